@@ -1,0 +1,50 @@
+# Two commands: `make demo` and `make test`. Each installs what is missing
+# (Debian packages, a Python venv in .venv), builds, then runs.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+BUILD := build/cpp
+JOBS ?= 2
+APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libssl-dev libgtest-dev ccache python3-venv
+export CCACHE_DIR ?= $(CURDIR)/build/ccache
+
+.PHONY: demo test deps venv cpp python test-cpp test-python bench clean
+
+demo: python
+	$(PY) examples/demo.py
+
+test: cpp python
+	$(MAKE) --no-print-directory test-cpp test-python
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; fi
+
+$(VENV)/.ready: pyproject.toml | deps
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy ml_dtypes pytest ninja
+	touch $@
+
+venv: $(VENV)/.ready
+
+cpp: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DALLOY_BUILD_TESTS=ON >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+python: venv
+	$(PY) -m pip install -q --no-build-isolation --no-deps . -Ccmake.define.CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS)
+
+test-cpp:
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+test-python:
+	$(PY) -m pytest -q tests/python
+
+bench: python
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf build $(VENV)

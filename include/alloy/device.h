@@ -1,0 +1,54 @@
+// Devices and streams. A stream is an ordered queue of work on one device.
+#pragma once
+
+#include <string>
+
+namespace alloy {
+
+struct Device {
+  enum class DeviceType { cpu, gpu };
+  static constexpr DeviceType cpu = DeviceType::cpu;
+  static constexpr DeviceType gpu = DeviceType::gpu;
+
+  DeviceType type = DeviceType::cpu;
+  int index = 0;
+
+  constexpr Device() = default;
+  constexpr Device(DeviceType t, int i = 0) : type(t), index(i) {}
+  bool operator==(const Device&) const = default;
+};
+
+std::string to_string(const Device& d);
+
+struct Stream {
+  int index = 0;
+  Device device;
+  Stream() = default;
+  Stream(int i, Device d) : index(i), device(d) {}
+  bool operator==(const Stream&) const = default;
+};
+
+// Whether a device of this type can run work here (the GPU needs a driver).
+bool is_available(const Device& d);
+
+const Device& default_device();
+void set_default_device(const Device& d);
+
+Stream default_stream(Device d);
+void set_default_stream(Stream s);
+Stream new_stream(Device d);
+
+// What an op runs on: an explicit stream, a device (its default stream), or
+// the default device's default stream.
+struct StreamOrDevice {
+  enum class Kind { none, stream, device } kind = Kind::none;
+  Stream stream;
+  Device device;
+  StreamOrDevice() = default;
+  StreamOrDevice(Stream s) : kind(Kind::stream), stream(s) {}
+  StreamOrDevice(Device d) : kind(Kind::device), device(d) {}
+  StreamOrDevice(Device::DeviceType t) : kind(Kind::device), device(t) {}
+};
+Stream to_stream(StreamOrDevice s);
+
+}  // namespace alloy

@@ -1,0 +1,98 @@
+// mx.array: construction, metadata, conversion to Python and numpy.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "alloy/ops.h"
+#include "alloy/transforms.h"
+#include "bindings.h"
+#include "convert.h"
+#include "stream_or_device.h"
+
+using namespace alloy;
+
+namespace {
+
+nb::tuple shape_tuple(const array& a) {
+  nb::list l;
+  for (auto d : a.shape()) l.append(d);
+  return nb::tuple(l);
+}
+
+std::string array_repr(const array& a) {
+  nb::object np = nb::module_::import_("numpy");
+  array shown = (a.dtype() == Dtype::bfloat16) ? astype(a, Dtype::float32) : a;
+  nb::object arr = py::to_numpy(shown);
+  std::string body = nb::cast<std::string>(
+      np.attr("array2string")(arr, nb::arg("separator") = ", ", nb::arg("prefix") = "array("));
+  return "array(" + body + ", dtype=" + dtype_name(a.dtype()) + ")";
+}
+
+}  // namespace
+
+void init_array(nb::module_& m) {
+  nb::class_<array>(m, "array", "A lazy n-dimensional array.")
+      .def("__init__",
+           [](array* self, nb::handle obj, std::optional<Dtype> dtype) { new (self) array(py::to_array(obj, dtype)); },
+           nb::arg("val"), nb::arg("dtype") = nb::none())
+      .def_prop_ro("shape", &shape_tuple, "The array's dimensions as a tuple.")
+      .def_prop_ro("dtype", &array::dtype)
+      .def_prop_ro("size", &array::size)
+      .def_prop_ro("ndim", &array::ndim)
+      .def_prop_ro("itemsize", &array::itemsize)
+      .def_prop_ro("nbytes", &array::nbytes)
+      .def("item", [](const array& a) { return py::to_scalar(a); }, "The single element as a Python scalar.")
+      .def("tolist", [](const array& a) { return py::to_list(a); }, "Nested Python lists of the elements.")
+      .def("__array__",
+           [](const array& a, nb::handle dtype, nb::handle copy) {
+             return py::to_numpy(a, dtype.is_none() ? std::nullopt : std::optional<nb::handle>(dtype));
+           },
+           nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+      .def("__repr__", &array_repr)
+      .def("__str__", &array_repr)
+      .def("__len__",
+           [](const array& a) {
+             if (a.ndim() == 0) throw nb::type_error("len() of a 0-d array");
+             return a.shape(0);
+           })
+      .def("__bool__",
+           [](const array& a) {
+             if (a.size() != 1) {
+               throw std::invalid_argument("[array] the truth value of an array with more than one element is ambiguous.");
+             }
+             return nb::cast<bool>(nb::bool_(py::to_scalar(astype(a, Dtype::bool_))));
+           })
+      .def("__int__", [](const array& a) { return nb::int_(py::to_scalar(astype(a, Dtype::int64))); })
+      .def("__float__", [](const array& a) { return nb::float_(py::to_scalar(astype(a, Dtype::float64))); })
+      .def("__index__",
+           [](const array& a) {
+             if (!is_integral(a.dtype()) && a.dtype() != Dtype::bool_) {
+               throw nb::type_error("only integer arrays can be used as an index");
+             }
+             return nb::int_(py::to_scalar(a));
+           })
+      .def("astype", [](const array& a, Dtype d, StreamOrDevice s) { return astype(a, d, s); }, nb::arg("dtype"),
+           nb::arg("stream") = nb::none())
+      .def("__copy__", [](const array& a) { return copy(a); })
+      .def("__deepcopy__", [](const array& a, nb::handle) { return copy(a); }, nb::arg("memo"));
+  m.def("eval",
+        [](nb::args args) {
+          std::vector<array> arrays;
+          // Arrays anywhere inside nested lists, tuples and dicts.
+          std::vector<nb::handle> todo(args.begin(), args.end());
+          while (!todo.empty()) {
+            nb::handle h = todo.back();
+            todo.pop_back();
+            if (nb::isinstance<array>(h)) {
+              arrays.push_back(nb::cast<array>(h));
+            } else if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
+              for (nb::handle x : h) todo.push_back(x);
+            } else if (nb::isinstance<nb::dict>(h)) {
+              for (auto [k, v] : nb::borrow<nb::dict>(h)) todo.push_back(v);
+            }
+          }
+          nb::gil_scoped_release release;
+          eval(arrays);
+        },
+        "Evaluates the given arrays (and arrays in nested lists, tuples and dicts).");
+}

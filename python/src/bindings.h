@@ -1,0 +1,32 @@
+// One init function per binding file; module.cpp calls them in order.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace nb = nanobind;
+
+void init_dtypes(nb::module_& m);
+void init_device(nb::module_& m);
+void init_array(nb::module_& m);
+void init_creation(nb::module_& m);
+void init_elementwise(nb::module_& m);
+void init_reductions(nb::module_& m);
+void init_shape(nb::module_& m);
+void init_indexing(nb::module_& m);
+void init_linalg(nb::module_& m);
+void init_random(nb::module_& m);
+void init_fast(nb::module_& m);
+void init_transforms(nb::module_& m);
+void init_memory(nb::module_& m);
+
+#include "alloy/array.h"
+
+// Adds a method to mx.array from any binding file (each op family binds its
+// own methods and operators next to its functions).
+template <typename F, typename... Extra>
+void def_array_method(const char* name, F&& f, const Extra&... extra) {
+  nb::handle cls = nb::type<alloy::array>();
+  nb::object fn = nb::cpp_function(std::forward<F>(f), nb::scope(cls), nb::name(name), nb::is_method(),
+                                   nb::sibling(nb::getattr(cls, name, nb::none())), extra...);
+  nb::setattr(cls, name, fn);
+}

@@ -1,0 +1,304 @@
+#include "convert.h"
+
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include <nanobind/ndarray.h>
+
+#include "alloy/ops.h"
+#include "alloy/transforms.h"
+
+namespace alloy::py {
+
+namespace {
+
+// ---- nested Python lists -------------------------------------------------
+
+enum class LeafKind { Bool = 0, Int = 1, Float = 2, Complex = 3 };
+
+struct ListReader {
+  Shape shape;
+  std::vector<std::complex<double>> values;  // all leaves, widened
+  std::vector<int64_t> ints;                 // exact integers while kind <= Int
+  LeafKind kind = LeafKind::Bool;
+  bool saw_leaf = false;
+
+  void read(nb::handle obj, size_t depth) {
+    bool seq = nb::isinstance<nb::list>(obj) || nb::isinstance<nb::tuple>(obj);
+    if (seq) {
+      size_t n = nb::len(obj);
+      if (depth == shape.size()) {
+        if (saw_leaf) throw std::invalid_argument("[array] inhomogeneous nested list: a list where a scalar was expected.");
+        shape.push_back(static_cast<ShapeElem>(n));
+      } else if (shape[depth] != static_cast<ShapeElem>(n)) {
+        throw std::invalid_argument("[array] inhomogeneous nested list: lengths " + std::to_string(shape[depth]) +
+                                    " and " + std::to_string(n) + " at depth " + std::to_string(depth) + ".");
+      }
+      for (nb::handle item : obj) read(item, depth + 1);
+      return;
+    }
+    if (depth != shape.size()) {
+      throw std::invalid_argument("[array] inhomogeneous nested list: a scalar where a list was expected.");
+    }
+    saw_leaf = true;
+    if (nb::isinstance<array>(obj)) {
+      array a = nb::cast<array>(obj);
+      if (a.ndim() != 0) throw std::invalid_argument("[array] arrays inside lists must be scalars (0-d).");
+      read_leaf(to_scalar(a));
+      return;
+    }
+    read_leaf(obj);
+  }
+
+  void read_leaf(nb::handle obj) {
+    if (PyBool_Check(obj.ptr())) {
+      values.emplace_back(obj.ptr() == Py_True ? 1.0 : 0.0, 0.0);
+      ints.push_back(obj.ptr() == Py_True);
+    } else if (PyLong_Check(obj.ptr())) {
+      int64_t v = nb::cast<int64_t>(obj);
+      values.emplace_back(static_cast<double>(v), 0.0);
+      ints.push_back(v);
+      kind = std::max(kind, LeafKind::Int);
+    } else if (PyFloat_Check(obj.ptr())) {
+      values.emplace_back(PyFloat_AsDouble(obj.ptr()), 0.0);
+      ints.push_back(0);
+      kind = std::max(kind, LeafKind::Float);
+    } else if (PyComplex_Check(obj.ptr())) {
+      values.emplace_back(PyComplex_RealAsDouble(obj.ptr()), PyComplex_ImagAsDouble(obj.ptr()));
+      ints.push_back(0);
+      kind = LeafKind::Complex;
+    } else if (nb::hasattr(obj, "item") && nb::hasattr(obj, "dtype")) {  // numpy scalar
+      read_leaf(obj.attr("item")());
+    } else {
+      throw std::invalid_argument(std::string("[array] cannot convert an element of type ") +
+                                  nb::type_name(obj.type()).c_str() + " to an array.");
+    }
+  }
+};
+
+Dtype default_dtype(LeafKind k, bool int_fits_32) {
+  switch (k) {
+    case LeafKind::Bool: return Dtype::bool_;
+    case LeafKind::Int: return int_fits_32 ? Dtype::int32 : Dtype::int64;
+    case LeafKind::Float: return Dtype::float32;
+    case LeafKind::Complex: return Dtype::complex64;
+  }
+  return Dtype::float32;
+}
+
+array from_list(nb::handle obj, std::optional<Dtype> dtype) {
+  ListReader r;
+  r.read(obj, 0);
+  bool fits32 = true;
+  for (auto v : r.ints) fits32 = fits32 && v >= INT32_MIN && v <= INT32_MAX;
+  Dtype out = dtype.value_or(default_dtype(r.kind, fits32));
+  if (r.kind <= LeafKind::Int && !is_inexact(out)) {
+    return array(r.ints, r.shape, out);
+  }
+  if (r.kind == LeafKind::Complex) {
+    std::vector<complex64_t> c(r.values.begin(), r.values.end());
+    return array(c, r.shape, out);
+  }
+  std::vector<double> d;
+  d.reserve(r.values.size());
+  for (auto& v : r.values) d.push_back(v.real());
+  return array(d, r.shape, out);
+}
+
+// ---- buffers from numpy / DLPack -------------------------------------------
+
+std::optional<Dtype> dtype_from_dlpack(nb::dlpack::dtype t) {
+  using nb::dlpack::dtype_code;
+  auto code = static_cast<dtype_code>(t.code);
+  if (t.lanes != 1) return std::nullopt;
+  switch (code) {
+    case dtype_code::Bool: return Dtype::bool_;
+    case dtype_code::Int:
+      switch (t.bits) { case 8: return Dtype::int8; case 16: return Dtype::int16; case 32: return Dtype::int32; case 64: return Dtype::int64; }
+      break;
+    case dtype_code::UInt:
+      switch (t.bits) { case 8: return Dtype::uint8; case 16: return Dtype::uint16; case 32: return Dtype::uint32; case 64: return Dtype::uint64; }
+      break;
+    case dtype_code::Float:
+      switch (t.bits) { case 16: return Dtype::float16; case 32: return Dtype::float32; case 64: return Dtype::float64; }
+      break;
+    case dtype_code::Bfloat:
+      if (t.bits == 16) return Dtype::bfloat16;
+      break;
+    case dtype_code::Complex:
+      if (t.bits == 64) return Dtype::complex64;
+      break;
+    default: break;
+  }
+  return std::nullopt;
+}
+
+nb::dlpack::dtype dlpack_from_dtype(Dtype d) {
+  using nb::dlpack::dtype_code;
+  dtype_code c = dtype_code::Float;
+  switch (kind_of(d)) {
+    case DtypeKind::Bool: c = dtype_code::Bool; break;
+    case DtypeKind::Unsigned: c = dtype_code::UInt; break;
+    case DtypeKind::Signed: c = dtype_code::Int; break;
+    case DtypeKind::Floating: c = d == Dtype::bfloat16 ? dtype_code::Bfloat : dtype_code::Float; break;
+    case DtypeKind::Complex: c = dtype_code::Complex; break;
+  }
+  return nb::dlpack::dtype{static_cast<uint8_t>(c), static_cast<uint8_t>(size_of(d) * 8), 1};
+}
+
+// Keeps a Python object alive as an array's memory owner; releases it with the GIL.
+std::shared_ptr<void> python_owner(nb::object o) {
+  auto* held = new nb::object(std::move(o));
+  return std::shared_ptr<void>(held, [](void* p) {
+    nb::gil_scoped_acquire gil;
+    delete static_cast<nb::object*>(p);
+  });
+}
+
+array from_ndarray(const nb::ndarray<nb::ro>& nd, nb::handle owner, bool share, std::optional<Dtype> dtype,
+                   bool float64_to_float32) {
+  auto src_dtype = dtype_from_dlpack(nd.dtype());
+  if (!src_dtype) throw std::invalid_argument("[array] unsupported element type in the input buffer.");
+  if (nd.device_type() != nb::device::cpu::value) {
+    throw std::invalid_argument("[array] only host (CPU) buffers can be imported without the CUDA backend.");
+  }
+  Shape shape;
+  Strides strides;
+  for (size_t i = 0; i < nd.ndim(); ++i) {
+    shape.push_back(static_cast<ShapeElem>(nd.shape(i)));
+    strides.push_back(nd.stride(i));
+  }
+  Buffer b{const_cast<void*>(nd.data()), nd.nbytes(), Device(Device::cpu)};
+  auto data = std::make_shared<Data>(b, python_owner(nb::borrow<nb::object>(owner)));
+  // A view of the foreign memory (no copy).
+  array view(data, shape, strides, *src_dtype, 0);
+  Dtype target = dtype.value_or(*src_dtype == Dtype::float64 && float64_to_float32 ? Dtype::float32 : *src_dtype);
+  if (share && target == *src_dtype) return view;
+  // numpy memory is mutable by its owner: take a copy, as MLX does.
+  array out = target == *src_dtype ? copy(view, Device(Device::cpu)) : astype(view, target, Device(Device::cpu));
+  out.eval();
+  return out;
+}
+
+}  // namespace
+
+bool is_python_scalar(nb::handle obj) {
+  return PyBool_Check(obj.ptr()) || PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) ||
+         PyComplex_Check(obj.ptr());
+}
+
+array to_array(nb::handle obj, std::optional<Dtype> dtype) {
+  if (nb::isinstance<array>(obj)) {
+    array a = nb::cast<array>(obj);
+    return dtype ? astype(a, *dtype) : a;
+  }
+  if (PyBool_Check(obj.ptr())) return array(obj.ptr() == Py_True, dtype.value_or(Dtype::bool_));
+  if (PyLong_Check(obj.ptr())) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    if (overflow) throw std::invalid_argument("[array] Python integer out of the range of int64.");
+    bool fits = v >= INT32_MIN && v <= INT32_MAX;
+    return array(static_cast<int64_t>(v), dtype.value_or(fits ? Dtype::int32 : Dtype::int64));
+  }
+  if (PyFloat_Check(obj.ptr())) return array(PyFloat_AsDouble(obj.ptr()), dtype.value_or(Dtype::float32));
+  if (PyComplex_Check(obj.ptr())) {
+    complex64_t c(static_cast<float>(PyComplex_RealAsDouble(obj.ptr())),
+                  static_cast<float>(PyComplex_ImagAsDouble(obj.ptr())));
+    return array(c, dtype.value_or(Dtype::complex64));
+  }
+  if (nb::isinstance<nb::list>(obj) || nb::isinstance<nb::tuple>(obj)) return from_list(obj, dtype);
+
+  // numpy (including ml_dtypes' bfloat16, which has no buffer-protocol code).
+  nb::module_ np = nb::module_::import_("numpy");
+  if (nb::isinstance(obj, np.attr("ndarray")) || nb::isinstance(obj, np.attr("generic"))) {
+    nb::object arr = np.attr("asarray")(obj);
+    std::string name = nb::cast<std::string>(arr.attr("dtype").attr("name"));
+    if (name == "bfloat16") {
+      nb::object bits = np.attr("ascontiguousarray")(arr).attr("view")(np.attr("uint16"));
+      auto nd = nb::cast<nb::ndarray<nb::ro>>(bits);
+      array raw = from_ndarray(nd, bits, false, Dtype::uint16, false);
+      array out(raw.data_shared_ptr(), raw.shape(), raw.strides(), Dtype::bfloat16, raw.offset());
+      return dtype ? astype(out, *dtype) : out;
+    }
+    auto nd = nb::cast<nb::ndarray<nb::ro>>(arr);
+    return from_ndarray(nd, arr, false, dtype, true);
+  }
+  // Other producers (PyTorch ...) through DLPack: shared when nothing converts.
+  if (nb::hasattr(obj, "__dlpack__")) {
+    auto nd = nb::cast<nb::ndarray<nb::ro>>(obj);
+    return from_ndarray(nd, obj, true, dtype, false);
+  }
+  throw std::invalid_argument(std::string("[array] cannot convert an object of type ") +
+                              nb::type_name(obj.type()).c_str() + " to an array.");
+}
+
+array to_array_like(nb::handle obj, const array& other) {
+  if (!is_python_scalar(obj)) return to_array(obj);
+  Dtype od = other.dtype();
+  if (PyBool_Check(obj.ptr())) return array(obj.ptr() == Py_True, od);
+  if (PyLong_Check(obj.ptr())) {
+    // An int scalar keeps the array's dtype unless that is bool.
+    return to_array(obj, od == Dtype::bool_ ? std::optional<Dtype>() : std::optional<Dtype>(od));
+  }
+  if (PyFloat_Check(obj.ptr())) return to_array(obj, is_inexact(od) ? od : Dtype::float32);
+  return to_array(obj, Dtype::complex64);
+}
+
+nb::object to_numpy(array a, std::optional<nb::handle> np_dtype) {
+  {
+    nb::gil_scoped_release release;
+    a.eval();
+  }
+  if (a.device().type != Device::cpu || !a.flags().row_contiguous) {
+    a = contiguous(a, false, Device(Device::cpu));
+    nb::gil_scoped_release release;
+    a.eval();
+  }
+  // Copy into memory the numpy array owns (arrays may share their buffers).
+  size_t n = a.nbytes();
+  char* copy_mem = new char[std::max<size_t>(n, 1)];
+  std::memcpy(copy_mem, a.raw_data(), n);
+  nb::capsule owner(copy_mem, [](void* p) noexcept { delete[] static_cast<char*>(p); });
+  std::vector<size_t> shape(a.shape().begin(), a.shape().end());
+  bool bf16 = a.dtype() == Dtype::bfloat16;
+  nb::dlpack::dtype dt = bf16 ? dlpack_from_dtype(Dtype::uint16) : dlpack_from_dtype(a.dtype());
+  nb::ndarray<nb::numpy> nd(copy_mem, shape.size(), shape.data(), owner, nullptr, dt);
+  nb::object out = nb::cast(nd, nb::rv_policy::reference);
+  if (bf16) {
+    nb::object ml = nb::module_::import_("ml_dtypes");
+    out = out.attr("view")(ml.attr("bfloat16"));
+  }
+  if (np_dtype && !np_dtype->is_none()) out = out.attr("astype")(*np_dtype);
+  return out;
+}
+
+nb::object to_list(array a) {
+  if (a.dtype() == Dtype::bfloat16 || a.dtype() == Dtype::float16) a = astype(a, Dtype::float32);
+  return to_numpy(a).attr("tolist")();
+}
+
+nb::object to_scalar(array a) {
+  if (a.size() != 1) {
+    throw std::invalid_argument("[item] only arrays with one element can be converted to a Python scalar (size is " +
+                                std::to_string(a.size()) + ").");
+  }
+  {
+    nb::gil_scoped_release release;
+    a.eval();
+  }
+  switch (kind_of(a.dtype())) {
+    case DtypeKind::Bool: return nb::bool_(a.item<bool>());
+    case DtypeKind::Unsigned: return nb::int_(a.item<uint64_t>());
+    case DtypeKind::Signed: return nb::int_(a.item<int64_t>());
+    case DtypeKind::Floating: return nb::float_(a.item<double>());
+    case DtypeKind::Complex: {
+      auto c = a.item<complex64_t>();
+      return nb::steal(PyComplex_FromDoubles(c.real(), c.imag()));
+    }
+  }
+  return nb::none();
+}
+
+}  // namespace alloy::py

@@ -1,0 +1,28 @@
+// Python objects <-> arrays: scalars, nested lists, numpy, DLPack producers.
+#pragma once
+
+#include <optional>
+
+#include <nanobind/nanobind.h>
+
+#include "alloy/array.h"
+
+namespace nb = nanobind;
+
+namespace alloy::py {
+
+// mx.array(obj, dtype): scalars, (nested) lists/tuples, numpy arrays, arrays,
+// objects with __dlpack__. Throws ValueError/TypeError naming the problem.
+array to_array(nb::handle obj, std::optional<Dtype> dtype = std::nullopt);
+
+// An operand of a binary op: Python scalars are weakly typed and take the
+// other operand's dtype where that loses nothing (MLX's rule).
+array to_array_like(nb::handle obj, const array& other);
+bool is_python_scalar(nb::handle obj);
+
+// A numpy array holding a copy of `a` (evaluates it).
+nb::object to_numpy(array a, std::optional<nb::handle> np_dtype = std::nullopt);
+nb::object to_list(array a);
+nb::object to_scalar(array a);
+
+}  // namespace alloy::py

@@ -1,0 +1,18 @@
+#include "bindings.h"
+
+NB_MODULE(core, m) {
+  m.doc() = "Alloy: MLX-compatible arrays; Metal kernels on NVIDIA GPUs and CPUs.";
+  init_dtypes(m);
+  init_device(m);
+  init_array(m);
+  init_creation(m);
+  init_elementwise(m);
+  init_reductions(m);
+  init_shape(m);
+  init_indexing(m);
+  init_linalg(m);
+  init_random(m);
+  init_fast(m);
+  init_transforms(m);
+  init_memory(m);
+}

@@ -1,0 +1,4 @@
+#include "bindings.h"
+
+// Bindings for this op family are not written yet.
+void init_random(nb::module_& m) {}

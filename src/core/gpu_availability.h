@@ -1,0 +1,10 @@
+// Whether a CUDA GPU can be used, decided once by loading the driver at run
+// time. The CUDA backend provides the definitions.
+#pragma once
+
+#include <string>
+
+namespace alloy {
+bool gpu_is_available();
+std::string gpu_unavailable_reason();
+}  // namespace alloy
