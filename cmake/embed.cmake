@@ -1,5 +1,6 @@
 # Writes OUT: a C++ file defining alloy::embedded_headers(), the text of FILES.
 set(body "#include <string_view>\n#include <utility>\n#include <vector>\nnamespace alloy {\nconst std::vector<std::pair<std::string_view, std::string_view>>& embedded_headers() {\n  static const std::vector<std::pair<std::string_view, std::string_view>> h = {\n")
+string(REPLACE "|" ";" FILES "${FILES}")
 foreach(f ${FILES})
   get_filename_component(name ${f} NAME)
   file(READ ${f} text)

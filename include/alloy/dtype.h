@@ -25,7 +25,7 @@ using complex64_t = std::complex<float>;
   X(uint64, uint64_t, Unsigned, "uint64", "uint64_t")           \
   X(int8, int8_t, Signed, "int8", "int8_t")                     \
   X(int16, int16_t, Signed, "int16", "int16_t")                 \
-  X(int32, int32_t, Signed, "int32", "int")                     \
+  X(int32, int32_t, Signed, "int32", "int32_t")                   \
   X(int64, int64_t, Signed, "int64", "int64_t")                 \
   X(float16, ::alloy::float16_t, Floating, "float16", "float16_t") \
   X(bfloat16, ::alloy::bfloat16_t, Floating, "bfloat16", "bfloat16_t") \

@@ -26,7 +26,7 @@ void init_memory(nb::module_& m);
 template <typename F, typename... Extra>
 void def_array_method(const char* name, F&& f, const Extra&... extra) {
   nb::handle cls = nb::type<alloy::array>();
-  nb::object fn = nb::cpp_function(std::forward<F>(f), nb::scope(cls), nb::name(name), nb::is_method(),
-                                   nb::sibling(nb::getattr(cls, name, nb::none())), extra...);
+  // nanobind chains this onto an existing overload set of the same name.
+  nb::object fn = nb::cpp_function(std::forward<F>(f), nb::scope(cls), nb::name(name), nb::is_method(), extra...);
   nb::setattr(cls, name, fn);
 }

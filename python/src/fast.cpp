@@ -1,4 +1,129 @@
-#include "bindings.h"
+// mx.fast.metal_kernel (and later cuda_kernel): MLX's Python API.
+#include <optional>
+#include <string>
+#include <variant>
 
-// Bindings for this op family are not written yet.
-void init_fast(nb::module_& m) {}
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
+
+#include "alloy/fast.h"
+#include "bindings.h"
+#include "convert.h"
+#include "stream_or_device.h"
+
+using namespace alloy;
+
+namespace {
+
+fast::Dims3 to_dims(nb::handle h, const char* what) {
+  if (!nb::isinstance<nb::tuple>(h) && !nb::isinstance<nb::list>(h)) {
+    throw nb::type_error((std::string("[metal_kernel] ") + what + " must be a tuple of 3 integers.").c_str());
+  }
+  if (nb::len(h) != 3) {
+    throw std::invalid_argument(std::string("[metal_kernel] ") + what + " must have 3 dimensions, got " +
+                                std::to_string(nb::len(h)) + ".");
+  }
+  auto dim = [&](size_t i) {
+    nb::handle x = h[i];
+    // numpy integers (np.prod(...)) and our 0-d arrays count as ints.
+    int64_t v = nb::cast<int64_t>(nb::int_(x));
+    if (v > INT32_MAX || v < INT32_MIN) {
+      throw std::invalid_argument(std::string("[metal_kernel] ") + what + " dimension " + std::to_string(i) +
+                                  " is too large (" + std::to_string(v) + ").");
+    }
+    return static_cast<int>(v);
+  };
+  return {dim(0), dim(1), dim(2)};
+}
+
+Shape to_shape(nb::handle h) {
+  Shape s;
+  for (nb::handle d : h) s.push_back(static_cast<ShapeElem>(nb::cast<int64_t>(nb::int_(d))));
+  return s;
+}
+
+struct PyCustomKernel {
+  fast::CustomKernelFunction fn;
+
+  nb::list call(nb::list inputs, nb::list output_shapes, nb::list output_dtypes, nb::handle grid,
+                nb::handle threadgroup, std::optional<nb::list> template_args, std::optional<double> init_value,
+                bool verbose, std::optional<bool> ensure_row_contiguous, StreamOrDevice stream) const {
+    fast::KernelCall call;
+    for (nb::handle in : inputs) call.inputs.push_back(py::to_array(in));
+    for (nb::handle s : output_shapes) call.output_shapes.push_back(to_shape(s));
+    for (nb::handle d : output_dtypes) {
+      if (!nb::isinstance<Dtype>(d)) throw nb::type_error("[metal_kernel] output_dtypes must hold Dtypes.");
+      call.output_dtypes.push_back(nb::cast<Dtype>(d));
+    }
+    call.grid = to_dims(grid, "grid");
+    call.threadgroup = to_dims(threadgroup, "threadgroup");
+    if (template_args) {
+      for (nb::handle item : *template_args) {
+        if (!nb::isinstance<nb::tuple>(item) || nb::len(item) != 2) {
+          throw nb::type_error("[metal_kernel] template entries must be (name, value) tuples.");
+        }
+        std::string name = nb::cast<std::string>(item[0]);
+        nb::handle v = item[1];
+        fast::TemplateArg arg;
+        if (nb::isinstance<Dtype>(v)) {
+          arg = nb::cast<Dtype>(v);
+        } else if (PyBool_Check(v.ptr())) {
+          arg = v.ptr() == Py_True;
+        } else if (PyLong_Check(v.ptr())) {
+          arg = nb::cast<int>(v);
+        } else {
+          throw nb::type_error(("[metal_kernel] template value for '" + name +
+                                "' must be a Dtype, int or bool, not " + nb::type_name(v.type()).c_str() + ".")
+                                   .c_str());
+        }
+        call.template_args.emplace_back(name, arg);
+      }
+    }
+    call.init_value = init_value;
+    call.verbose = verbose;
+    call.ensure_row_contiguous = ensure_row_contiguous;
+    call.stream = stream;
+    nb::list out;
+    for (auto& a : fn(call)) out.append(nb::cast(a));
+    return out;
+  }
+};
+
+}  // namespace
+
+void init_fast(nb::module_& m) {
+  nb::module_ f = m.def_submodule("fast", "Fused operations and custom kernels.");
+  nb::class_<PyCustomKernel>(f, "_CustomKernel")
+      .def("__call__", &PyCustomKernel::call, nb::kw_only(), nb::arg("inputs"), nb::arg("output_shapes"),
+           nb::arg("output_dtypes"), nb::arg("grid"), nb::arg("threadgroup"), nb::arg("template") = nb::none(),
+           nb::arg("init_value") = nb::none(), nb::arg("verbose") = false,
+           nb::arg("ensure_row_contiguous") = nb::none(), nb::arg("stream") = nb::none(),
+           "Launches the kernel: returns a list of lazy output arrays.");
+  f.def(
+      "metal_kernel",
+      [](const std::string& name, const std::vector<std::string>& input_names,
+         const std::vector<std::string>& output_names, const std::string& source, const std::string& header,
+         bool ensure_row_contiguous, bool atomic_outputs, std::optional<nb::dict> compile_options) {
+        std::string math_mode = "safe";
+        if (compile_options) {
+          for (auto [k, v] : *compile_options) {
+            std::string key = nb::cast<std::string>(k);
+            if (key != "math_mode") {
+              throw std::invalid_argument("[metal_kernel] unknown compile option '" + key +
+                                          "' (the only option is 'math_mode').");
+            }
+            math_mode = nb::cast<std::string>(v);
+          }
+        }
+        return PyCustomKernel{fast::metal_kernel(name, input_names, output_names, source, header,
+                                                 ensure_row_contiguous, atomic_outputs, math_mode)};
+      },
+      nb::arg("name"), nb::arg("input_names"), nb::arg("output_names"), nb::arg("source"), nb::arg("header") = "",
+      nb::arg("ensure_row_contiguous") = true, nb::arg("atomic_outputs") = false,
+      nb::arg("compile_options") = nb::none(),
+      "A custom kernel from the body of a Metal kernel, as MLX's mx.fast.metal_kernel; it runs on NVIDIA "
+      "GPUs (translated to CUDA) and on CPUs (translated to C++).");
+}

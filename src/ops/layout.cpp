@@ -61,3 +61,11 @@ std::vector<array> broadcast_arrays(const std::vector<array>& inputs, SD s) {
 }
 
 }  // namespace alloy
+
+namespace alloy {
+
+array stop_gradient(const array& a, SD s) {
+  return array(a.shape(), a.dtype(), std::make_shared<StopGradient>(to_stream(s)), {a});
+}
+
+}  // namespace alloy

@@ -51,3 +51,30 @@ std::vector<array> Broadcast::jvp(const std::vector<array>&, const std::vector<a
 }
 
 }  // namespace alloy
+
+namespace alloy {
+
+void Identity::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  outputs[0].copy_shared_buffer(inputs[0]);
+}
+void Identity::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  outputs[0].copy_shared_buffer(inputs[0]);
+}
+std::vector<array> Identity::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
+                                 const std::vector<int>&, const std::vector<array>&) {
+  return {cotangents[0]};
+}
+std::vector<array> Identity::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                                 const std::vector<int>&) {
+  return {tangents[0]};
+}
+std::vector<array> StopGradient::vjp(const std::vector<array>& primals, const std::vector<array>&,
+                                     const std::vector<int>&, const std::vector<array>&) {
+  return {zeros_like(primals[0], stream())};
+}
+std::vector<array> StopGradient::jvp(const std::vector<array>& primals, const std::vector<array>&,
+                                     const std::vector<int>&) {
+  return {zeros_like(primals[0], stream())};
+}
+
+}  // namespace alloy

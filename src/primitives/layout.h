@@ -43,3 +43,31 @@ class Broadcast : public Primitive {
 void broadcast_view(const array& in, array& out);
 
 }  // namespace alloy
+
+namespace alloy {
+
+// Shares its input's memory. `Identity` marks where a transformation starts
+// tracing; `StopGradient` blocks derivatives.
+class Identity : public Primitive {
+ public:
+  explicit Identity(Stream s) : Primitive(s) {}
+  const char* name() const override { return "Identity"; }
+  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<int>& argnums, const std::vector<array>& outputs) override;
+  std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                         const std::vector<int>& argnums) override;
+};
+
+class StopGradient : public Identity {
+ public:
+  using Identity::Identity;
+  const char* name() const override { return "StopGradient"; }
+  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<int>& argnums, const std::vector<array>& outputs) override;
+  std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                         const std::vector<int>& argnums) override;
+};
+
+}  // namespace alloy

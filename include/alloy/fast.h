@@ -1,0 +1,52 @@
+// Custom kernels: MLX's mx.fast.metal_kernel (Metal bodies, run here on
+// NVIDIA GPUs and CPUs) and mx.fast.cuda_kernel (CUDA bodies).
+#pragma once
+
+#include <array>
+#include <functional>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "alloy/array.h"
+#include "alloy/device.h"
+
+namespace alloy::fast {
+
+using TemplateArg = std::variant<Dtype, int, bool>;
+using Dims3 = std::tuple<int, int, int>;
+
+struct KernelCall {
+  std::vector<array> inputs;
+  std::vector<Shape> output_shapes;
+  std::vector<Dtype> output_dtypes;
+  Dims3 grid{1, 1, 1};
+  Dims3 threadgroup{1, 1, 1};
+  std::vector<std::pair<std::string, TemplateArg>> template_args;
+  std::optional<double> init_value;
+  bool verbose = false;
+  // Overrides the kernel's own setting for this call when set.
+  std::optional<bool> ensure_row_contiguous;
+  StreamOrDevice stream;
+};
+
+// The callable metal_kernel returns: builds lazy outputs for one launch.
+class CustomKernelFunction {
+ public:
+  std::vector<array> operator()(const KernelCall& call) const;
+  struct State;
+  explicit CustomKernelFunction(std::shared_ptr<State> s) : state_(std::move(s)) {}
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,
+                                  const std::vector<std::string>& output_names, const std::string& source,
+                                  const std::string& header = "", bool ensure_row_contiguous = true,
+                                  bool atomic_outputs = false, const std::string& math_mode = "safe");
+
+}  // namespace alloy::fast

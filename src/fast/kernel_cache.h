@@ -1,0 +1,42 @@
+// Per-kernel-object cache of translations and compiled binaries, keyed by
+// what changes the generated code for one source (dtypes, template values,
+// target). The disk/content cache underneath is alloy::jit's.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "alloy/msl/translate.h"
+
+namespace alloy::fast {
+
+struct CompiledKernel;  // backend-specific (a loaded shared object, a CUDA function)
+
+struct KernelVariant {
+  msl::KernelSpec spec;
+  msl::TranslatedKernel translated;
+  // Filled on first use by the backend that runs it.
+  std::mutex compile_mutex;
+  std::shared_ptr<void> binary;
+};
+
+class KernelVariantCache {
+ public:
+  template <typename Build>
+  std::shared_ptr<KernelVariant> get(const std::string& key, Build&& build) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = variants_.find(key);
+    if (it != variants_.end()) return it->second;
+    auto v = build();
+    variants_.emplace(key, v);
+    return v;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<KernelVariant>> variants_;
+};
+
+}  // namespace alloy::fast

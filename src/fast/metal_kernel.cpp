@@ -1,0 +1,197 @@
+// mx.fast.metal_kernel: validates a launch, describes it to the MSL front end
+// (types and flags only), and builds one CustomKernel node. Compilation and
+// running happen in the backends' eval.
+#include <algorithm>
+#include <iostream>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "alloy/fast.h"
+#include "alloy/ops.h"
+#include "fast/kernel_cache.h"
+#include "primitives/custom_kernel.h"
+
+namespace alloy::fast {
+
+struct CustomKernelFunction::State {
+  std::string name;
+  std::vector<std::string> input_names, output_names;
+  std::string source, header;
+  bool ensure_row_contiguous;
+  bool atomic_outputs;
+  std::string math_mode;
+  mutable KernelVariantCache variants;
+};
+
+namespace {
+
+constexpr unsigned kMaxThreadsPerThreadgroup = 1024;
+// MLX places inputs smaller than this in Metal's constant address space.
+constexpr size_t kConstantMemoryElements = 8;
+
+std::string dims_to_string(const Dims3& d) {
+  return "(" + std::to_string(std::get<0>(d)) + ", " + std::to_string(std::get<1>(d)) + ", " +
+         std::to_string(std::get<2>(d)) + ")";
+}
+
+void check_names(const std::vector<std::string>& names, const char* what) {
+  std::set<std::string> seen;
+  for (auto& n : names) {
+    if (n.empty()) throw std::invalid_argument(std::string("[metal_kernel] an empty name in ") + what + ".");
+    if (!seen.insert(n).second) {
+      throw std::invalid_argument(std::string("[metal_kernel] the name '") + n + "' appears twice in " + what + ".");
+    }
+  }
+}
+
+msl::TemplateArg to_msl_template(const std::string& name, const TemplateArg& v) {
+  msl::TemplateArg t;
+  t.name = name;
+  if (std::holds_alternative<Dtype>(v)) {
+    t.kind = msl::TemplateArg::Type;
+    t.value = dtype_info(std::get<Dtype>(v)).msl_name;
+  } else if (std::holds_alternative<bool>(v)) {
+    t.kind = msl::TemplateArg::Bool;
+    t.value = std::get<bool>(v) ? "true" : "false";
+  } else {
+    t.kind = msl::TemplateArg::Int;
+    t.value = std::to_string(std::get<int>(v));
+  }
+  return t;
+}
+
+}  // namespace
+
+CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,
+                                  const std::vector<std::string>& output_names, const std::string& source,
+                                  const std::string& header, bool ensure_row_contiguous, bool atomic_outputs,
+                                  const std::string& math_mode) {
+  if (name.empty()) throw std::invalid_argument("[metal_kernel] the kernel needs a name.");
+  if (output_names.empty()) throw std::invalid_argument("[metal_kernel] a kernel needs at least one output.");
+  check_names(input_names, "input_names");
+  check_names(output_names, "output_names");
+  for (auto& n : output_names) {
+    if (std::find(input_names.begin(), input_names.end(), n) != input_names.end()) {
+      throw std::invalid_argument("[metal_kernel] '" + n + "' is both an input and an output name.");
+    }
+  }
+  if (math_mode != "safe" && math_mode != "relaxed" && math_mode != "fast") {
+    throw std::invalid_argument("[metal_kernel] math_mode must be 'safe', 'relaxed' or 'fast', not '" + math_mode +
+                                "'.");
+  }
+  auto s = std::make_shared<CustomKernelFunction::State>();
+  s->name = name;
+  s->input_names = input_names;
+  s->output_names = output_names;
+  s->source = source;
+  s->header = header;
+  s->ensure_row_contiguous = ensure_row_contiguous;
+  s->atomic_outputs = atomic_outputs;
+  s->math_mode = math_mode;
+  return CustomKernelFunction(s);
+}
+
+std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) const {
+  const State& st = *state_;
+  const std::string op = "[metal_kernel] kernel '" + st.name + "': ";
+  if (call.inputs.size() != st.input_names.size()) {
+    throw std::invalid_argument(op + "expected " + std::to_string(st.input_names.size()) + " inputs (" +
+                                std::to_string(st.input_names.size()) + " input_names) but got " +
+                                std::to_string(call.inputs.size()) + ".");
+  }
+  if (call.output_shapes.size() != st.output_names.size() || call.output_dtypes.size() != st.output_names.size()) {
+    throw std::invalid_argument(op + "expected " + std::to_string(st.output_names.size()) +
+                                " output shapes and dtypes (one per output name) but got " +
+                                std::to_string(call.output_shapes.size()) + " shapes and " +
+                                std::to_string(call.output_dtypes.size()) + " dtypes.");
+  }
+  std::array<int, 3> g{std::get<0>(call.grid), std::get<1>(call.grid), std::get<2>(call.grid)};
+  std::array<int, 3> t{std::get<0>(call.threadgroup), std::get<1>(call.threadgroup), std::get<2>(call.threadgroup)};
+  for (int i = 0; i < 3; ++i) {
+    if (g[i] <= 0) throw std::invalid_argument(op + "grid " + dims_to_string(call.grid) + " must be positive in every dimension.");
+    if (t[i] <= 0) {
+      throw std::invalid_argument(op + "threadgroup " + dims_to_string(call.threadgroup) +
+                                  " must be positive in every dimension.");
+    }
+  }
+  std::array<unsigned, 3> grid, tg;
+  size_t tg_threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    grid[i] = static_cast<unsigned>(g[i]);
+    tg[i] = static_cast<unsigned>(std::min(t[i], g[i]));  // Metal clamps to the grid
+    tg_threads *= tg[i];
+  }
+  if (static_cast<size_t>(t[0]) * t[1] * t[2] > kMaxThreadsPerThreadgroup) {
+    throw std::invalid_argument(op + "threadgroup " + dims_to_string(call.threadgroup) + " has " +
+                                std::to_string(static_cast<size_t>(t[0]) * t[1] * t[2]) +
+                                " threads; the limit is " + std::to_string(kMaxThreadsPerThreadgroup) + ".");
+  }
+  for (size_t i = 0; i < call.output_shapes.size(); ++i) {
+    for (auto d : call.output_shapes[i]) {
+      if (d < 0) throw std::invalid_argument(op + "output shape " + std::to_string(i) + " has a negative dimension.");
+    }
+  }
+  std::set<std::string> template_names;
+  for (auto& [n, v] : call.template_args) {
+    if (n.empty() || !template_names.insert(n).second) {
+      throw std::invalid_argument(op + "template parameter names must be unique and non-empty ('" + n + "').");
+    }
+  }
+
+  Stream stream = to_stream(call.stream);
+  msl::Target target = stream.device.type == Device::gpu ? msl::Target::Cuda : msl::Target::Cpp;
+
+  // The variant key: everything besides the source that changes the code.
+  std::string key = target == msl::Target::Cuda ? "cuda|" : "cpp|";
+  for (auto& in : call.inputs) {
+    key += dtype_name(in.dtype());
+    key += in.ndim() == 0 ? "s" : (in.size() < kConstantMemoryElements ? "c" : "d");
+    key += ",";
+  }
+  key += "|";
+  for (auto d : call.output_dtypes) key += std::string(dtype_name(d)) + ",";
+  key += "|";
+  for (auto& [n, v] : call.template_args) {
+    key += n + "=" + to_msl_template(n, v).value + ",";
+  }
+
+  auto variant = st.variants.get(key, [&] {
+    auto v = std::make_shared<KernelVariant>();
+    msl::KernelSpec& spec = v->spec;
+    spec.name = st.name;
+    spec.source = st.source;
+    spec.header = st.header;
+    spec.atomic_outputs = st.atomic_outputs;
+    spec.math_mode = st.math_mode;
+    for (size_t i = 0; i < call.inputs.size(); ++i) {
+      msl::ParamSpec p;
+      p.name = st.input_names[i];
+      p.type = dtype_info(call.inputs[i].dtype()).msl_name;
+      p.is_scalar = call.inputs[i].ndim() == 0;
+      p.in_constant = !p.is_scalar && call.inputs[i].size() < kConstantMemoryElements;
+      spec.inputs.push_back(p);
+    }
+    for (size_t i = 0; i < call.output_dtypes.size(); ++i) {
+      msl::ParamSpec p;
+      p.name = st.output_names[i];
+      p.type = dtype_info(call.output_dtypes[i]).msl_name;
+      spec.outputs.push_back(p);
+    }
+    for (auto& [n, val] : call.template_args) spec.template_args.push_back(to_msl_template(n, val));
+    v->translated = msl::translate(spec, target);  // front-end errors surface here, at the call
+    return v;
+  });
+
+  if (call.verbose) {
+    std::cout << msl::translate(variant->spec, msl::Target::Metal).source << "\n"
+              << "// ---- translated for " << (target == msl::Target::Cuda ? "CUDA" : "the CPU") << " ----\n"
+              << variant->translated.source << std::endl;
+  }
+
+  bool row_contiguous = call.ensure_row_contiguous.value_or(st.ensure_row_contiguous);
+  auto prim = std::make_shared<CustomKernel>(stream, st.name, variant, grid, tg, call.init_value, row_contiguous);
+  return array::make_arrays(call.output_shapes, call.output_dtypes, prim, call.inputs);
+}
+
+}  // namespace alloy::fast

@@ -1,0 +1,19 @@
+#include "primitives/custom_kernel.h"
+
+#include <stdexcept>
+
+namespace alloy {
+
+std::vector<array> CustomKernel::vjp(const std::vector<array>&, const std::vector<array>&, const std::vector<int>&,
+                                     const std::vector<array>&) {
+  throw std::invalid_argument("[metal_kernel] kernel '" + user_name_ +
+                              "' has no derivative: wrap the call in mx.custom_function and give it a .vjp rule.");
+}
+
+std::vector<array> CustomKernel::jvp(const std::vector<array>&, const std::vector<array>&, const std::vector<int>&) {
+  throw std::invalid_argument("[metal_kernel] kernel '" + user_name_ +
+                              "' has no forward derivative: wrap the call in mx.custom_function and give it a "
+                              ".jvp rule.");
+}
+
+}  // namespace alloy

@@ -1,0 +1,46 @@
+"""Shared test set-up.
+
+Every test runs on the device named by ALLOY_TEST_DEVICE (cpu by default;
+scripts/gpu_check.sh runs the whole suite again with gpu). Random inputs are
+fresh on each run; the seed is printed so a failure can be replayed with
+ALLOY_TEST_SEED.
+"""
+import os
+import random
+
+import numpy as np
+import pytest
+
+import alloy.core as mx
+
+DEVICE = os.environ.get("ALLOY_TEST_DEVICE", "cpu")
+
+
+def pytest_configure(config):
+    if DEVICE == "gpu":
+        mx.set_default_device(mx.gpu)
+    else:
+        mx.set_default_device(mx.cpu)
+
+
+def pytest_report_header(config):
+    return f"alloy device: {DEVICE}, default_device={mx.default_device()}"
+
+
+@pytest.fixture
+def rng(request):
+    seed = int(os.environ.get("ALLOY_TEST_SEED", random.SystemRandom().randrange(2**32)))
+    print(f"\n[{request.node.name}] seed={seed}")
+    return np.random.default_rng(seed)
+
+
+def tolerance(dtype):
+    """(rtol, atol) for comparing a result of `dtype` with a float64 reference."""
+    name = str(dtype).split(".")[-1]
+    return {
+        "float16": (2e-3, 2e-3),
+        "bfloat16": (1.6e-2, 1.6e-2),
+        "float32": (1e-5, 1e-6),
+        "float64": (1e-12, 1e-12),
+        "complex64": (1e-5, 1e-6),
+    }.get(name, (0, 0))
