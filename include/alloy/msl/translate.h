@@ -1,0 +1,130 @@
+// The MSL front end: turns an MLX `metal_kernel` body into source text for
+// Metal (MLX's own form, shown by verbose=True), host C++ or CUDA.
+// It knows nothing about arrays: callers describe inputs/outputs by MSL type
+// spelling and flags. Depends on the C++ standard library only.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace alloy::msl {
+
+enum class Target { Metal, Cpp, Cuda };  // Metal = the MLX-form source for verbose=True
+
+struct ParamSpec {            // one input or output
+  std::string name;           // "inp"
+  std::string type;           // MSL element type spelling: "float", "float16_t", "int", "bool", ...
+  bool is_scalar = false;     // 0-d input -> `const constant T& name`
+  bool in_constant = false;   // small input (< 8 elements) -> `const constant T* name`
+};
+
+struct TemplateArg {
+  enum Kind { Type, Int, Bool };
+  std::string name;
+  Kind kind = Type;
+  std::string value;  // MSL type spelling for Type, decimal for Int, "true"/"false" for Bool
+};
+
+struct KernelSpec {
+  std::string name;  // user's name; the kernel is custom_kernel_<name>[_suffix]
+  std::vector<ParamSpec> inputs, outputs;
+  std::vector<TemplateArg> template_args;
+  std::string source, header;
+  bool atomic_outputs = false;
+  std::string math_mode = "safe";  // safe | relaxed | fast
+};
+
+// What the body uses, found on tokens (never substrings).
+struct Analysis {
+  std::vector<std::string> attributes;  // Metal attribute names used by `source`, in MLX's order
+  std::vector<bool> uses_shape, uses_strides, uses_ndim;  // per input (false for 0-d inputs)
+  bool uses_sync = false;     // barriers, simd_/quad_ calls, threadgroup memory, simdgroup_matrix
+  bool uses_atomics = false;  // atomic_outputs, or atomic types/functions named in source/header
+};
+
+// Which file a generated line comes from.
+enum class Origin { Generated, Source, Header };
+
+// Generated column `generated_col` corresponds to user column `user_col`;
+// when `exact`, columns after it on the same run advance together, otherwise
+// (inside a rewritten token) they all map to `user_col`.
+struct ColumnAnchor {
+  int generated_col = 1;
+  int user_col = 1;
+  bool exact = true;
+};
+
+struct LineInfo {
+  Origin origin = Origin::Generated;
+  int line = 0;  // user line for Source/Header; the generated line itself for Generated
+  std::vector<ColumnAnchor> anchors;  // sorted by generated_col; empty for Generated lines
+};
+
+// Generated line -> (file, user line, column anchors). `#line` directives in
+// the translation name the files "source", "header" and `generated_file`.
+struct LineMap {
+  std::vector<LineInfo> lines;  // lines[k - 1] describes generated line k
+  std::string generated_file = "generated";
+
+  // The generated line holding user line `line` of `origin`; 0 when none.
+  int generated_line(Origin origin, int line) const;
+  // The user column of generated (line, col); `col` itself when unmapped.
+  int user_column(int generated_line, int generated_col) const;
+};
+
+// One parameter of the glue entry point (CUDA: in kernel argument order,
+// before the trailing `alloy_msl::cuda::Dispatch`; CPU: read from the Launch;
+// Metal: in [[buffer(i)]] order).
+struct GlueParam {
+  enum Kind {
+    Buffer,   // an input or output array: a device pointer / L->buffers[index]
+    Scalar,   // a 0-d input: passed as a pointer to its one element
+    Shape,    // input `index`'s shape: int32 array of ndim / L->shapes[index]
+    Strides,  // input `index`'s strides: int64 array of ndim / L->strides[index]
+    Ndim      // input `index`'s ndim: an `int` by value / L->ndim[index]
+  };
+  Kind kind = Buffer;
+  int index = 0;  // Buffer/Scalar: position in inputs then outputs; else the input's index
+  std::string name;  // the glue parameter's name in the generated source
+};
+
+struct TranslatedKernel {
+  Target target = Target::Cpp;
+  std::string source;       // complete translation unit (includes the runtime header by name)
+  std::string entry;        // exported symbol: "alloy_kernel_main" (Metal: the host_name)
+  std::string kernel_name;  // custom_kernel_<name>[_suffix]
+  Analysis analysis;
+  LineMap lines;
+  std::vector<GlueParam> params;  // the glue's parameters, see GlueParam
+};
+
+// An error in the user's MSL found by the front end; what() quotes the
+// user's line with a caret under the column.
+class CompileError : public std::runtime_error {
+ public:
+  CompileError(const std::string& message, std::string file, int line, int column)
+      : std::runtime_error(message), file_(std::move(file)), line_(line), column_(column) {}
+  const std::string& file() const { return file_; }  // "source" or "header"
+  int line() const { return line_; }
+  int column() const { return column_; }
+
+ private:
+  std::string file_;
+  int line_, column_;
+};
+
+Analysis analyze(const KernelSpec&);
+TranslatedKernel translate(const KernelSpec&, Target);
+
+// The kernel's name as MLX forms it: custom_kernel_<name>, then the template
+// values, then each input's type (with `s` for 0-d, `c` for constant-memory
+// inputs) and each output's type, so that two dtypes never share a name.
+std::string kernel_name(const KernelSpec&);
+
+// Rewrites a g++/clang or NVRTC log so each diagnostic in `source`/`header`
+// names the user's line and column and quotes that line with a caret.
+std::string map_diagnostics(const TranslatedKernel&, const std::string& log, const KernelSpec&);
+
+}  // namespace alloy::msl

@@ -1,0 +1,68 @@
+// What a kernel body uses, decided on tokens: `my_grid_size` is not
+// `grid_size`, and names in comments or strings do not count.
+#include <set>
+
+#include "alloy/msl/translate.h"
+#include "msl/builtins.h"
+#include "msl/lexer.h"
+#include "msl/token_rules.h"
+
+namespace alloy::msl {
+namespace {
+
+// Identifiers named as themselves (not as members of something).
+std::set<std::string> free_identifiers(const std::vector<Token>& toks) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < toks.size(); ++i)
+    if (toks[i].kind == TokenKind::Identifier && !is_member_access(toks, i)) names.insert(toks[i].text);
+  return names;
+}
+
+bool uses_sync(const std::vector<Token>& toks) {
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    const Token& t = toks[i];
+    if (t.kind != TokenKind::Identifier || is_member_access(toks, i)) continue;
+    // Threadgroup storage, not a pointer parameter of a helper that may never run.
+    if (t.is("threadgroup")) {
+      if (declares_threadgroup_storage(toks, i)) return true;
+      continue;
+    }
+    if (is_sync_name(t.text)) return true;
+    bool called = i + 1 < toks.size() && (toks[i + 1].is_punct("(") || toks[i + 1].is_punct("<"));
+    if (called && is_sync_function(t.text)) return true;
+  }
+  return false;
+}
+
+bool uses_atomics(const std::vector<Token>& toks) {
+  for (std::size_t i = 0; i < toks.size(); ++i)
+    if (toks[i].kind == TokenKind::Identifier && !is_member_access(toks, i) &&
+        is_atomic_name(toks[i].text))
+      return true;
+  return false;
+}
+
+}  // namespace
+
+Analysis analyze(const KernelSpec& spec) {
+  std::vector<Token> body = code_tokens_with_macros(spec.source, "source");
+  std::vector<Token> header = code_tokens_with_macros(spec.header, "header");
+  std::set<std::string> used = free_identifiers(body);
+
+  Analysis a;
+  // Like MLX, attributes and shape names come from `source` only: the header
+  // is outside the kernel, where they are not in scope.
+  for (const AttributeInfo& attr : metal_attributes())
+    if (used.count(std::string(attr.name))) a.attributes.emplace_back(attr.name);
+  for (const ParamSpec& in : spec.inputs) {
+    bool has_shape_info = !in.is_scalar;  // MLX passes none for 0-d inputs
+    a.uses_shape.push_back(has_shape_info && used.count(in.name + "_shape"));
+    a.uses_strides.push_back(has_shape_info && used.count(in.name + "_strides"));
+    a.uses_ndim.push_back(has_shape_info && used.count(in.name + "_ndim"));
+  }
+  a.uses_sync = uses_sync(body) || uses_sync(header);
+  a.uses_atomics = spec.atomic_outputs || uses_atomics(body) || uses_atomics(header);
+  return a;
+}
+
+}  // namespace alloy::msl

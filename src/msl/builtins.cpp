@@ -1,0 +1,118 @@
+#include "msl/builtins.h"
+
+#include <array>
+#include <cctype>
+
+namespace alloy::msl {
+namespace {
+
+constexpr std::array<AttributeInfo, 20> kAttributes = {{
+    {"dispatch_quadgroups_per_threadgroup", "uint"},
+    {"dispatch_simdgroups_per_threadgroup", "uint"},
+    {"dispatch_threads_per_threadgroup", "uint3"},
+    {"grid_origin", "uint3"},
+    {"grid_size", "uint3"},
+    {"quadgroup_index_in_threadgroup", "uint"},
+    {"quadgroups_per_threadgroup", "uint"},
+    {"simdgroup_index_in_threadgroup", "uint"},
+    {"simdgroups_per_threadgroup", "uint"},
+    {"thread_execution_width", "uint"},
+    {"thread_index_in_quadgroup", "uint"},
+    {"thread_index_in_simdgroup", "uint"},
+    {"thread_index_in_threadgroup", "uint"},
+    {"thread_position_in_grid", "uint3"},
+    {"thread_position_in_threadgroup", "uint3"},
+    {"threadgroup_position_in_grid", "uint3"},
+    {"threadgroups_per_grid", "uint3"},
+    {"threads_per_grid", "uint3"},
+    {"threads_per_simdgroup", "uint"},
+    {"threads_per_threadgroup", "uint3"},
+}};
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Scalar element names that form vector types (`float4`, `packed_half3`).
+constexpr std::array<std::string_view, 12> kVectorScalars = {
+    "bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "float",
+    "bfloat"};
+
+bool is_integer_scalar(std::string_view s) {
+  return s == "char" || s == "uchar" || s == "short" || s == "ushort" || s == "int" ||
+         s == "uint" || s == "long" || s == "ulong";
+}
+
+}  // namespace
+
+std::span<const AttributeInfo> metal_attributes() { return kAttributes; }
+
+const AttributeInfo* find_attribute(std::string_view name) {
+  for (const AttributeInfo& a : kAttributes)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+bool is_sync_function(std::string_view name) {
+  if (name == "threadgroup_barrier" || name == "simdgroup_barrier") return true;
+  if (starts_with(name, "simd_") || starts_with(name, "quad_")) return true;
+  // simdgroup_load/store/multiply/multiply_accumulate and friends; the
+  // attribute simdgroup_index_in_threadgroup is not a function.
+  return starts_with(name, "simdgroup_") && !find_attribute(name);
+}
+
+bool is_sync_name(std::string_view name) {
+  return name == "simdgroup_matrix" ||
+         (starts_with(name, "simdgroup_") && (name.find("8x8") != std::string_view::npos));
+}
+
+bool is_atomic_name(std::string_view name) {
+  return name == "atomic" || starts_with(name, "atomic_");
+}
+
+std::optional<std::string> invalid_vector_type(std::string_view name) {
+  std::string_view rest = name;
+  if (starts_with(rest, "packed_")) rest.remove_prefix(7);
+  for (std::string_view scalar : kVectorScalars) {
+    if (!starts_with(rest, scalar)) continue;
+    std::string_view tail = rest.substr(scalar.size());
+    if (tail.empty() || !std::isdigit(static_cast<unsigned char>(tail[0]))) continue;
+    std::size_t i = 0;
+    while (i < tail.size() && std::isdigit(static_cast<unsigned char>(tail[i]))) ++i;
+    std::string_view n = tail.substr(0, i);
+    std::string_view after = tail.substr(i);
+    std::string_view m;
+    if (!after.empty()) {
+      // `float2x3` is a matrix; anything else after the digits is a plain name.
+      if (after[0] != 'x' || after.size() < 2) return std::nullopt;
+      m = after.substr(1);
+      for (char c : m)
+        if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    }
+    // int8, uint16, ... read as bit widths: user names, not vectors.
+    if (m.empty() && is_integer_scalar(scalar) &&
+        (n == "8" || n == "16" || n == "32" || n == "64"))
+      return std::nullopt;
+    auto ok = [](std::string_view w) { return w == "2" || w == "3" || w == "4"; };
+    if (ok(n) && (m.empty() || ok(m))) return std::nullopt;
+    if (m.empty())
+      return "invalid vector type '" + std::string(name) + "': Metal vectors have 2, 3 or 4 " +
+             "components, not " + std::string(n);
+    return "invalid matrix type '" + std::string(name) + "': Metal matrices have 2, 3 or 4 " +
+           "columns and rows, not " + std::string(n) + "x" + std::string(m);
+  }
+  return std::nullopt;
+}
+
+bool is_metal_include(std::string_view d) {
+  std::size_t i = 1;
+  auto skip = [&] {
+    while (i < d.size() && (d[i] == ' ' || d[i] == '\t')) ++i;
+  };
+  skip();
+  if (d.substr(i, 7) != "include") return false;
+  i += 7;
+  skip();
+  if (i >= d.size() || (d[i] != '<' && d[i] != '"')) return false;
+  return starts_with(d.substr(i + 1), "metal_");
+}
+
+}  // namespace alloy::msl

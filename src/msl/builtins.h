@@ -1,0 +1,40 @@
+// The Metal names the front end knows about: one table per question.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace alloy::msl {
+
+struct AttributeInfo {
+  std::string_view name;  // also the kernel parameter's name
+  std::string_view type;  // "uint3" or "uint"
+};
+
+// The 20 attributes MLX recognises, in MLX's order (the order of the
+// parameters it generates).
+std::span<const AttributeInfo> metal_attributes();
+const AttributeInfo* find_attribute(std::string_view name);
+
+// Whether an identifier that is called (`name(`) is a function that needs
+// the threadgroup's threads to run together: barriers, simd_*/quad_*
+// functions, simdgroup_matrix operations.
+bool is_sync_function(std::string_view name);
+// Whether an identifier is a type that needs the threads together wherever
+// it appears: the simdgroup matrix types. (`threadgroup` counts only where it
+// declares storage: see declares_threadgroup_storage.)
+bool is_sync_name(std::string_view name);
+// Whether an identifier names an atomic type or function.
+bool is_atomic_name(std::string_view name);
+
+// For `<scalar><N>`, `packed_<scalar><N>` and `<scalar><N>x<M>` spellings
+// with a width outside 2..4, the reason they are invalid; nullopt for every
+// other identifier (including int8/uint16/... bit-width lookalikes).
+std::optional<std::string> invalid_vector_type(std::string_view name);
+
+// `#include <metal_stdlib>` and the other `<metal_*>` headers.
+bool is_metal_include(std::string_view directive_text);
+
+}  // namespace alloy::msl

@@ -1,0 +1,163 @@
+// Compiler logs rewritten to point at the user's code. Thanks to the `#line`
+// directives, g++/clang and NVRTC already name "source"/"header" and the
+// user's line; what remains is the column (shifted where tokens were
+// rewritten; missing from NVRTC's location) and quoting the user's line.
+#include <cctype>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "alloy/msl/translate.h"
+#include "msl/source_text.h"
+
+namespace alloy::msl {
+namespace {
+
+struct Location {
+  std::string file;
+  int line = 0;
+  int col = 0;       // 0: not given
+  std::string rest;  // after "file:line:col: " or "file(line): "
+};
+
+bool all_digits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+// g++/clang: "file:line:col: rest" (or "file:line: rest").
+std::optional<Location> parse_gcc(std::string_view l) {
+  std::size_t a = l.find(':');
+  if (a == std::string_view::npos || a == 0) return std::nullopt;
+  std::size_t b = l.find(':', a + 1);
+  if (b == std::string_view::npos || !all_digits(l.substr(a + 1, b - a - 1))) return std::nullopt;
+  Location loc;
+  loc.file = std::string(l.substr(0, a));
+  loc.line = std::stoi(std::string(l.substr(a + 1, b - a - 1)));
+  std::size_t c = l.find(':', b + 1);
+  std::size_t rest = b + 1;
+  if (c != std::string_view::npos && all_digits(l.substr(b + 1, c - b - 1))) {
+    loc.col = std::stoi(std::string(l.substr(b + 1, c - b - 1)));
+    rest = c + 1;
+  }
+  while (rest < l.size() && l[rest] == ' ') ++rest;
+  loc.rest = std::string(l.substr(rest));
+  return loc;
+}
+
+// NVRTC: "file(line): rest".
+std::optional<Location> parse_nvrtc(std::string_view l) {
+  std::size_t open = l.find('(');
+  if (open == std::string_view::npos || open == 0) return std::nullopt;
+  std::size_t close = l.find("): ", open);
+  if (close == std::string_view::npos || !all_digits(l.substr(open + 1, close - open - 1)))
+    return std::nullopt;
+  Location loc;
+  loc.file = std::string(l.substr(0, open));
+  loc.line = std::stoi(std::string(l.substr(open + 1, close - open - 1)));
+  loc.rest = std::string(l.substr(close + 3));
+  return loc;
+}
+
+// A compiler's own quote of a line: "   12 |   code" or "      |   ^~~~".
+bool is_snippet_line(std::string_view l) {
+  std::size_t i = 0;
+  while (i < l.size() && l[i] == ' ') ++i;
+  while (i < l.size() && std::isdigit(static_cast<unsigned char>(l[i]))) ++i;
+  while (i < l.size() && l[i] == ' ') ++i;
+  return i < l.size() && l[i] == '|' && i > 0;
+}
+
+bool is_caret_line(std::string_view l) {
+  std::size_t i = l.find_first_not_of(" \t");
+  return i != std::string_view::npos && l[i] == '^' &&
+         l.find_first_not_of("^~ \t", i) == std::string_view::npos;
+}
+
+std::vector<std::string_view> split_lines(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t nl = s.find('\n', start);
+    if (nl == std::string_view::npos) {
+      if (start < s.size()) out.push_back(s.substr(start));
+      break;
+    }
+    out.push_back(s.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
+// NVRTC echoes the generated line and puts a caret under the column; find
+// that column in the generated line.
+int column_from_echo(std::string_view generated, std::string_view echo, std::string_view caret) {
+  int caret_at = static_cast<int>(caret.find('^'));
+  std::size_t lead = generated.find_first_not_of(" \t");
+  if (lead == std::string_view::npos) return 0;
+  std::string_view code = generated.substr(lead);
+  std::size_t at = echo.find(code);
+  if (at == std::string_view::npos) {
+    std::size_t echo_lead = echo.find_first_not_of(" \t");
+    if (echo_lead == std::string_view::npos) return 0;
+    at = echo_lead;
+  }
+  int col = caret_at - static_cast<int>(at) + static_cast<int>(lead) + 1;
+  return col >= 1 ? col : 0;
+}
+
+}  // namespace
+
+std::string map_diagnostics(const TranslatedKernel& k, const std::string& log,
+                            const KernelSpec& spec) {
+  std::vector<std::string_view> lines = split_lines(log);
+  std::ostringstream out;
+  bool in_our_quote = false;  // drop the compiler's own quote after ours
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string_view l = lines[i];
+    if (in_our_quote && is_snippet_line(l)) continue;
+    in_our_quote = false;
+
+    bool nvrtc = false;
+    std::optional<Location> loc = parse_gcc(l);
+    if (!loc || (loc->file != "source" && loc->file != "header" &&
+                 loc->file != k.lines.generated_file)) {
+      loc = parse_nvrtc(l);
+      nvrtc = true;
+    }
+    if (!loc || (loc->file != "source" && loc->file != "header" &&
+                 loc->file != k.lines.generated_file)) {
+      out << l << "\n";
+      continue;
+    }
+    Origin origin = loc->file == "source"   ? Origin::Source
+                    : loc->file == "header" ? Origin::Header
+                                            : Origin::Generated;
+    int generated_line = origin == Origin::Generated ? loc->line
+                                                     : k.lines.generated_line(origin, loc->line);
+    std::string_view generated_text = line_of(k.source, generated_line);
+    int col = loc->col;
+    if (nvrtc && i + 2 < lines.size() &&
+        is_caret_line(lines[i + 2])) {
+      col = column_from_echo(generated_text, lines[i + 1], lines[i + 2]);
+      i += 2;
+    }
+    int user_col = col > 0 && origin != Origin::Generated
+                       ? k.lines.user_column(generated_line, col)
+                       : col;
+    out << loc->file << ":" << loc->line;
+    if (user_col > 0) out << ":" << user_col;
+    out << ": " << loc->rest << "\n";
+    std::string_view text = origin == Origin::Source   ? std::string_view(spec.source)
+                            : origin == Origin::Header ? std::string_view(spec.header)
+                                                       : std::string_view(k.source);
+    if (!line_of(text, loc->line).empty() || generated_line > 0)
+      out << quote_line(text, loc->line, user_col);
+    in_our_quote = true;
+  }
+  return out.str();
+}
+
+}  // namespace alloy::msl

@@ -1,0 +1,97 @@
+#include "msl/emitter.h"
+
+#include "msl/rewrite.h"
+#include "msl/writer.h"
+
+namespace alloy::msl {
+namespace {
+
+// The kernel function's own parameter declaration (docs/design/msl.md).
+std::string kernel_param(const KernelSpec& spec, const KernelParam& p) {
+  using K = KernelParam::Kind;
+  switch (p.kind) {
+    case K::Input: return "const " + p.type + (p.is_scalar ? "& " : "* ") + p.name;
+    case K::Shape: return "const int* " + p.name;
+    case K::Strides: return "const int64_t* " + p.name;
+    case K::Ndim: return "const int " + p.name;
+    case K::Output: return pointee_type(spec, p) + "* " + p.name;
+    case K::Attribute: return p.type + " " + p.name;
+  }
+  return "";
+}
+
+std::string math_mode_macro(const std::string& mode) {
+  if (mode == "fast") return "ALLOY_MATH_MODE_FAST";
+  if (mode == "relaxed") return "ALLOY_MATH_MODE_RELAXED";
+  return "ALLOY_MATH_MODE_SAFE";
+}
+
+void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const std::string& name,
+                  Writer& w) {
+  w.generated("// " + name + ": MLX metal_kernel '" + spec.name + "' translated by alloy::msl " +
+              "for " + target.description() + ". Generated; do not edit.\n");
+  // Before the runtime headers, so they can choose their math for the mode.
+  w.generated("#define " + math_mode_macro(spec.math_mode) + " 1\n");
+  w.generated(std::string("#include \"") + target.runtime_header() + "\"\n");
+  w.generated("#include \"mlx_utils.h\"\n");
+  w.generated("using namespace metal;\n");
+  if (spec.math_mode == "fast") {
+    // Metal defines __FAST_MATH__ for fast math; bodies may test it. After
+    // the runtime headers, so system headers are not affected.
+    w.generated("#ifndef __FAST_MATH__\n#define __FAST_MATH__ 1\n#endif\n");
+  }
+}
+
+}  // namespace
+
+std::string pointee_type(const KernelSpec& spec, const KernelParam& p) {
+  if (p.kind == KernelParam::Kind::Output && spec.atomic_outputs) return "atomic<" + p.type + ">";
+  return p.type;
+}
+
+void emit_cxx(const KernelSpec& spec, const CxxTarget& target,
+              const std::vector<KernelParam>& params, TranslatedKernel& k) {
+  check_brackets(spec.header, "header");
+  check_brackets(spec.source, "source");
+  std::set<std::string> user_names = user_declared_names(spec.header, "header");
+  for (const std::string& n : user_declared_names(spec.source, "source")) user_names.insert(n);
+
+  Writer w;
+  emit_prelude(spec, target, k.kernel_name, w);
+  if (!spec.header.empty()) {
+    w.line_directive(Origin::Header, 1);
+    rewrite_user_code(spec.header, Origin::Header, user_names, w);
+    w.line_directive(Origin::Generated);
+  }
+
+  std::string tmpl = template_header(spec);
+  if (!tmpl.empty()) w.generated(tmpl + "\n");
+  w.generated("ALLOY_KERNEL_FN void " + k.kernel_name + "(");
+  for (std::size_t i = 0; i < params.size(); ++i)
+    w.generated((i ? ",\n    " : "\n    ") + kernel_param(spec, params[i]));
+  w.generated(") {\n");
+  w.line_directive(Origin::Source, 1);
+  rewrite_user_code(spec.source, Origin::Source, user_names, w);
+  w.line_directive(Origin::Generated);
+  w.generated("}\n\n");
+
+  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync};
+  std::string call = k.kernel_name + template_values(spec, /*cpp_bools=*/true) + "(";
+  std::size_t g = 0;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    call += i ? ",\n" : "\n";
+    call += target.call_indent();
+    if (params[i].kind == KernelParam::Kind::Attribute)
+      call += "t." + params[i].name;
+    else
+      call += target.argument(c, params[i], k.params[g++]);
+  }
+  call += ")";
+  target.glue(c, call, w);
+
+  k.entry = "alloy_kernel_main";
+  k.source = w.take_text();
+  k.lines = w.take_map();
+}
+
+}  // namespace alloy::msl

@@ -1,0 +1,52 @@
+// Emitting a translation unit. One base emitter writes what both C++
+// targets share (prelude, header, the kernel function template, the call
+// into it); a CxxTarget supplies the little that differs: the runtime header,
+// how the glue receives its arguments, and the glue around the call.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "alloy/msl/translate.h"
+#include "msl/signature.h"
+
+namespace alloy::msl {
+
+class Writer;
+
+// Everything the glue needs to know about the kernel.
+struct GlueContext {
+  const KernelSpec& spec;
+  const std::string& kernel_name;
+  const std::vector<KernelParam>& params;  // the kernel function's parameters
+  const std::vector<GlueParam>& glue;      // one per non-attribute parameter, same order
+  bool uses_sync;
+};
+
+class CxxTarget {
+ public:
+  virtual ~CxxTarget() = default;
+  virtual Target target() const = 0;
+  virtual const char* runtime_header() const = 0;  // "metal_cpu.h"
+  virtual const char* description() const = 0;     // for the TU's first comment
+  // The expression passing kernel parameter `p` (fed by glue parameter `g`).
+  virtual std::string argument(const GlueContext& c, const KernelParam& p,
+                               const GlueParam& g) const = 0;
+  // Indentation of each argument of the call in the glue (one per line).
+  virtual const char* call_indent() const = 0;
+  // Writes the entry point around `call` (a full call expression, no `;`).
+  virtual void glue(const GlueContext& c, const std::string& call, Writer& w) const = 0;
+};
+
+const CxxTarget& cpp_target();
+const CxxTarget& cuda_target();
+
+// The element type a buffer parameter points to: `T` or `atomic<T>`.
+std::string pointee_type(const KernelSpec& spec, const KernelParam& p);
+
+void emit_cxx(const KernelSpec& spec, const CxxTarget& target,
+              const std::vector<KernelParam>& params, TranslatedKernel& k);
+void emit_metal(const KernelSpec& spec, const std::vector<KernelParam>& params,
+                TranslatedKernel& k);
+
+}  // namespace alloy::msl

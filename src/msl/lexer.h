@@ -1,0 +1,66 @@
+// Tokens of MSL (C++14-like) source with their positions. Everything the
+// front end decides is decided on these tokens, never on substrings.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace alloy::msl {
+
+enum class TokenKind {
+  Identifier,  // also keywords: the front end tells them apart by text
+  Number,      // a C++ pp-number: 1, 1.0h, 0x1Fu, 1e-3, 2.5f
+  String,      // "..." with any prefix, raw strings included
+  Char,        // 'a'
+  Punct,       // operators and punctuators, longest match; `[[` and `]]` of attributes
+  Comment,     // only with LexOptions::keep_comments
+  Directive    // a whole preprocessor line, continuations included, no newline
+};
+
+struct Token {
+  TokenKind kind = TokenKind::Punct;
+  std::string text;
+  int line = 1;            // 1-based
+  int col = 1;             // 1-based, in bytes
+  std::size_t begin = 0;   // byte offsets of the token in the lexed text
+  std::size_t end = 0;
+
+  bool is(std::string_view s) const { return text == s; }
+  bool is_ident(std::string_view s) const { return kind == TokenKind::Identifier && text == s; }
+  bool is_punct(std::string_view s) const { return kind == TokenKind::Punct && text == s; }
+};
+
+struct LexOptions {
+  bool keep_comments = false;
+  bool directives = true;      // false inside a #define body: `#` is the stringize operator
+  std::string file = "source"; // named by errors
+};
+
+// Lexes `text`; throws CompileError on an unterminated comment, string or char.
+std::vector<Token> lex(std::string_view text, const LexOptions& options = {});
+
+// Lexes text[begin, end), where offset `begin` is at (line, col); positions
+// and offsets stay those of the whole text.
+std::vector<Token> lex_range(std::string_view text, std::size_t begin, std::size_t end, int line,
+                             int col, const LexOptions& options);
+
+// A preprocessor directive's name: "define" for "#  define X 1"; "" for a null directive.
+std::string directive_name(const Token& directive);
+
+// The part of a #define directive after its name and parameter list, as
+// [begin, end) offsets with the position of `begin`. For `#define SQ(x) ((x)*(x))`
+// it is `((x)*(x))`. Returns false for other directives.
+struct TextRange {
+  std::size_t begin = 0, end = 0;
+  int line = 1, col = 1;
+};
+bool define_body(std::string_view text, const Token& directive, TextRange& body);
+
+// The tokens of `text` that are code, with the bodies of its #define
+// directives lexed into tokens and put in place of each directive, so that
+// analysis sees what macros use. Comments and other directives are left out.
+std::vector<Token> code_tokens_with_macros(std::string_view text, const std::string& file);
+
+}  // namespace alloy::msl

@@ -1,0 +1,343 @@
+#include "msl/rewrite.h"
+
+#include <optional>
+#include <vector>
+
+#include "msl/builtins.h"
+#include "msl/lexer.h"
+#include "msl/source_text.h"
+#include "msl/token_rules.h"
+
+namespace alloy::msl {
+namespace {
+
+constexpr std::string_view kWhere = "msl::translate";
+
+using Out = std::vector<std::optional<std::string>>;  // nullopt: the token as written
+
+bool is_assignment(const Token& t) {
+  static const std::set<std::string> ops = {"=",  "+=", "-=", "*=", "/=",  "%=",
+                                            "&=", "|=", "^=", "<<=", ">>="};
+  return t.kind == TokenKind::Punct && ops.count(t.text);
+}
+
+// `xy` -> "0,1"; nullopt unless 2-4 letters all from xyzw or all from rgba.
+std::optional<std::string> swizzle_indices(const std::string& name) {
+  if (name.size() < 2 || name.size() > 4) return std::nullopt;
+  for (std::string_view set : {std::string_view("xyzw"), std::string_view("rgba")}) {
+    std::string idx;
+    bool ok = true;
+    for (char c : name) {
+      std::size_t k = set.find(c);
+      if (k == std::string_view::npos) {
+        ok = false;
+        break;
+      }
+      if (!idx.empty()) idx += ',';
+      idx += static_cast<char>('0' + k);
+    }
+    if (ok) return idx;
+  }
+  return std::nullopt;
+}
+
+// `1.0h` -> `half(1.0)`; nullopt for any other number.
+std::optional<std::string> half_literal(const std::string& n) {
+  if (n.size() < 2 || (n.back() != 'h' && n.back() != 'H')) return std::nullopt;
+  if (n.size() > 1 && n[0] == '0' && (n[1] == 'x' || n[1] == 'X')) return std::nullopt;
+  std::string value = n.substr(0, n.size() - 1);
+  for (char c : value)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' ||
+          c == '+' || c == '-' || c == '\''))
+      return std::nullopt;
+  return "half(" + value + ")";
+}
+
+bool is_keyword_before_expression(const std::string& s) {
+  static const std::set<std::string> kw = {"return", "else", "case",  "do",     "throw",
+                                           "sizeof", "new",  "delete", "co_return", "goto"};
+  return kw.count(s) > 0;
+}
+
+class Rewriter {
+ public:
+  Rewriter(std::string_view text, Origin origin, const std::set<std::string>& user_names,
+           Writer& w)
+      : text_(text),
+        origin_(origin),
+        file_(origin == Origin::Header ? "header" : "source"),
+        user_names_(user_names),
+        w_(w) {}
+
+  void run() {
+    LexOptions opt;
+    opt.file = file_;
+    emit(lex(text_, opt), 0, text_.size(), /*in_define=*/false);
+  }
+
+ private:
+  // Writes tokens with the user text between them, from `from` to `to`.
+  void emit(const std::vector<Token>& toks, std::size_t from, std::size_t to, bool in_define) {
+    Out out = decide(toks, in_define);
+    std::size_t pos = from;
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      const Token& t = toks[i];
+      w_.user_verbatim(text_.substr(pos, t.begin - pos));
+      pos = t.end;
+      TextRange body;
+      if (!out[i] && define_body(text_, t, body)) {
+        // `#define NAME(args)` as written, then the body translated like code.
+        w_.user_verbatim(text_.substr(t.begin, body.begin - t.begin));
+        LexOptions opt;
+        opt.file = file_;
+        opt.directives = false;
+        emit(lex_range(text_, body.begin, body.end, body.line, body.col, opt), body.begin,
+             body.end, /*in_define=*/true);
+      } else if (out[i]) {
+        // A dropped token takes the spaces after it along: `const device T*`
+        // becomes `const T*`, not `const  T*`.
+        std::size_t skip = 0;
+        if (out[i]->empty() && t.kind != TokenKind::Directive)
+          while (pos + skip < to && (text_[pos + skip] == ' ' || text_[pos + skip] == '\t')) ++skip;
+        w_.user_token(*out[i], t.col, static_cast<int>(t.end - t.begin + skip));
+        pos += skip;
+      } else {
+        w_.user_verbatim(t.text);
+      }
+    }
+    w_.user_verbatim(text_.substr(pos, to - pos));
+  }
+
+  Out decide(const std::vector<Token>& toks, bool in_define) {
+    Out out(toks.size());
+    drop_attributes(toks, out);
+    std::vector<bool> namespace_scopes;  // per open brace: is it a namespace's
+    int parens = 0;
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      if (out[i]) continue;
+      const Token& t = toks[i];
+      switch (t.kind) {
+        case TokenKind::Directive:
+          if (is_metal_include(t.text)) out[i] = "";
+          break;
+        case TokenKind::Number:
+          if (auto h = half_literal(t.text)) out[i] = *h;
+          break;
+        case TokenKind::Punct:
+          if (t.is("{")) namespace_scopes.push_back(opens_namespace(toks, i));
+          if (t.is("}") && !namespace_scopes.empty()) namespace_scopes.pop_back();
+          if (t.is("(") || t.is("[")) ++parens;
+          if ((t.is(")") || t.is("]")) && parens > 0) --parens;
+          break;
+        case TokenKind::Identifier: {
+          bool program_scope = origin_ == Origin::Header && !in_define && parens == 0;
+          for (bool ns : namespace_scopes) program_scope = program_scope && ns;
+          identifier(toks, i, out, program_scope);
+          break;
+        }
+        default: break;
+      }
+    }
+    return out;
+  }
+
+  void identifier(const std::vector<Token>& toks, std::size_t i, Out& out, bool program_scope) {
+    const Token& t = toks[i];
+    if (is_member_access(toks, i)) {
+      if (auto idx = swizzle_indices(t.text)) {
+        bool assigned = i + 1 < toks.size() && is_assignment(toks[i + 1]);
+        out[i] = std::string("template ") + (assigned ? "swizzle_ref<" : "swizzle<") + *idx + ">()";
+      }
+      return;
+    }
+    if (t.is("device") || t.is("thread")) {
+      out[i] = "";
+    } else if (t.is("constant")) {
+      if (program_scope) {
+        out[i] = "ALLOY_PROGRAM_CONSTANT";
+        drop_const_specifiers(toks, i, out);
+      } else {
+        // Constant memory is read-only: `constant float& s` must stay const.
+        out[i] = has_const_specifier(toks, i) ? "" : "const";
+      }
+    } else if (t.is("threadgroup")) {
+      out[i] = declares_threadgroup_storage(toks, i) ? "ALLOY_THREADGROUP" : "";
+    } else if (!user_names_.count(t.text) && !(i > 0 && toks[i - 1].is_punct("::") && i > 1 &&
+                                               toks[i - 2].kind == TokenKind::Identifier &&
+                                               user_names_.count(toks[i - 2].text))) {
+      if (auto why = invalid_vector_type(t.text))
+        throw_compile_error(kWhere, file_, text_, t.line, t.col, *why);
+    }
+  }
+
+  // Whether the type that `constant` at `i` qualifies already says `const`
+  // (`const constant T*`, `constant T const&`).
+  static bool has_const_specifier(const std::vector<Token>& toks, std::size_t i) {
+    for (std::size_t k = i; k-- > 0;) {
+      if (toks[k].is_ident("const")) return true;
+      if (toks[k].kind != TokenKind::Identifier && !toks[k].is_punct("::")) break;
+    }
+    int angles = 0;
+    for (std::size_t k = i + 1; k < toks.size(); ++k) {
+      const Token& t = toks[k];
+      if (t.is_ident("const") && angles == 0) return true;
+      if (t.is_punct("<")) ++angles;
+      else if (t.is_punct(">")) --angles;
+      else if (t.is_punct(">>")) angles -= 2;
+      else if (angles <= 0 && t.kind != TokenKind::Identifier && !t.is_punct("::")) break;
+    }
+    return false;
+  }
+
+  // `[[kernel]]`, `[[maybe_unused]]`, ... are dropped with everything inside.
+  static void drop_attributes(const std::vector<Token>& toks, Out& out) {
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      if (!toks[i].is_punct("[[")) continue;
+      int depth = 0;
+      std::size_t j = i;
+      for (; j < toks.size(); ++j) {
+        if (toks[j].is_punct("[[")) ++depth;
+        if (toks[j].is_punct("]]") && --depth == 0) break;
+      }
+      for (std::size_t k = i; k < toks.size() && k <= j; ++k) out[k] = "";
+      i = j;
+    }
+  }
+
+  static bool opens_namespace(const std::vector<Token>& toks, std::size_t brace) {
+    if (brace >= 2 && toks[brace - 1].kind == TokenKind::String && toks[brace - 2].is("extern"))
+      return true;  // extern "C" { ... }
+    for (std::size_t k = brace; k-- > 0;) {
+      const Token& t = toks[k];
+      if (t.is_ident("namespace")) return true;
+      if (t.kind != TokenKind::Identifier && !t.is_punct("::")) return false;
+    }
+    return false;
+  }
+
+  // ALLOY_PROGRAM_CONSTANT carries its own constness: drop `const` and
+  // `constexpr` among the declaration's specifiers (not after a `*`).
+  static void drop_const_specifiers(const std::vector<Token>& toks, std::size_t i, Out& out) {
+    std::size_t s = i;
+    while (s > 0) {
+      const Token& p = toks[s - 1];
+      if (p.kind == TokenKind::Directive || p.is_punct(";") || p.is_punct("{") ||
+          p.is_punct("}"))
+        break;
+      --s;
+    }
+    int angles = 0;
+    for (std::size_t j = s; j < toks.size(); ++j) {
+      const Token& t = toks[j];
+      if (t.is_punct("<")) ++angles;
+      if (t.is_punct(">")) --angles;
+      if (t.is_punct(">>")) angles -= 2;
+      if (angles > 0) continue;
+      if (t.is_punct("=") || t.is_punct(";") || t.is_punct("{") || t.is_punct("(") ||
+          t.is_punct("[") || t.is_punct("*") || t.is_punct("&"))
+        break;
+      if (j != i && (t.is_ident("const") || t.is_ident("constexpr"))) out[j] = "";
+    }
+  }
+
+  std::string_view text_;
+  Origin origin_;
+  std::string file_;
+  const std::set<std::string>& user_names_;
+  Writer& w_;
+};
+
+}  // namespace
+
+std::set<std::string> user_declared_names(std::string_view text, const std::string& file) {
+  std::set<std::string> names;
+  LexOptions opt;
+  opt.file = file;
+  for (const Token& d : lex(text, opt)) {
+    if (d.kind != TokenKind::Directive || directive_name(d) != "define") continue;
+    LexOptions inner = opt;
+    inner.directives = false;
+    std::vector<Token> toks = lex_range(text, d.begin + 1, d.end, d.line, d.col + 1, inner);
+    if (toks.size() >= 2) names.insert(toks[1].text);
+  }
+  std::vector<Token> toks = code_tokens_with_macros(text, file);
+  auto ident = [&](std::size_t k) { return k < toks.size() && toks[k].kind == TokenKind::Identifier; };
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    const Token& t = toks[i];
+    if (t.kind != TokenKind::Identifier) continue;
+    if ((t.is("struct") || t.is("class") || t.is("union") || t.is("enum")) && ident(i + 1))
+      names.insert(toks[i + 1].text);
+    if (t.is("using") && ident(i + 1) && i + 2 < toks.size() && toks[i + 2].is_punct("="))
+      names.insert(toks[i + 1].text);
+    if (t.is("typedef")) {
+      std::size_t j = i;
+      while (j < toks.size() && !toks[j].is_punct(";")) ++j;
+      for (std::size_t k = j; k-- > i;)
+        if (toks[k].kind == TokenKind::Identifier) {
+          names.insert(toks[k].text);
+          break;
+        }
+    }
+    // A declarator: after a type-ish token, before `= ; [ , ) ( {`.
+    if (i > 0 && i + 1 < toks.size()) {
+      const Token& p = toks[i - 1];
+      const Token& n = toks[i + 1];
+      bool after_type = (p.kind == TokenKind::Identifier && !is_keyword_before_expression(p.text)) ||
+                        p.is_punct(">") || p.is_punct("*") || p.is_punct("&");
+      bool before = n.is_punct("=") || n.is_punct(";") || n.is_punct("[") || n.is_punct(",") ||
+                    n.is_punct(")") || n.is_punct("(") || n.is_punct("{");
+      if (after_type && before) names.insert(t.text);
+    }
+  }
+  return names;
+}
+
+void check_brackets(std::string_view text, const std::string& file) {
+  LexOptions opt;
+  opt.file = file;
+  std::vector<Token> toks = lex(text, opt);
+  // A macro may open what the code closes (`#define BEGIN {`): then the code
+  // alone cannot be checked.
+  for (const Token& d : toks) {
+    TextRange body;
+    if (!define_body(text, d, body)) continue;
+    LexOptions inner = opt;
+    inner.directives = false;
+    int balance = 0;
+    for (const Token& t : lex_range(text, body.begin, body.end, body.line, body.col, inner)) {
+      if (t.is_punct("{") || t.is_punct("(") || t.is_punct("[")) ++balance;
+      if (t.is_punct("}") || t.is_punct(")") || t.is_punct("]")) --balance;
+    }
+    if (balance != 0) return;
+  }
+  auto closer_of = [](const std::string& open) {
+    return open == "{" ? "}" : open == "(" ? ")" : open == "[" ? "]" : "]]";
+  };
+  std::vector<const Token*> open;
+  for (const Token& t : toks) {
+    if (t.kind != TokenKind::Punct) continue;
+    if (t.is("{") || t.is("(") || t.is("[") || t.is("[[")) {
+      open.push_back(&t);
+    } else if (t.is("}") || t.is(")") || t.is("]") || t.is("]]")) {
+      if (open.empty())
+        throw_compile_error(kWhere, file, text, t.line, t.col, "unmatched '" + t.text + "'");
+      const Token& o = *open.back();
+      if (closer_of(o.text) != t.text)
+        throw_compile_error(kWhere, file, text, t.line, t.col,
+                            "'" + t.text + "' does not close the '" + o.text + "' opened at " +
+                                file + ":" + std::to_string(o.line) + ":" + std::to_string(o.col));
+      open.pop_back();
+    }
+  }
+  if (!open.empty()) {
+    const Token& o = *open.back();
+    throw_compile_error(kWhere, file, text, o.line, o.col, "unclosed '" + o.text + "'");
+  }
+}
+
+void rewrite_user_code(std::string_view text, Origin origin,
+                       const std::set<std::string>& user_names, Writer& w) {
+  Rewriter(text, origin, user_names, w).run();
+}
+
+}  // namespace alloy::msl

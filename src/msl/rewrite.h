@@ -1,0 +1,29 @@
+// User code (kernel body or header) rewritten to C++ for the runtime
+// headers, token by token, keeping every line where it was so that `#line`
+// maps compiler messages back. The rules are docs/design/msl.md's
+// "Translation rules"; both C++ targets share them (the runtime headers
+// differ, not the translated code).
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "alloy/msl/translate.h"
+#include "msl/writer.h"
+
+namespace alloy::msl {
+
+// Names the user declares (types, typedefs, macros, variables, functions):
+// they are never taken for invalid Metal vector types.
+std::set<std::string> user_declared_names(std::string_view text, const std::string& file);
+
+// Throws CompileError at an unmatched or unclosed bracket of `text`.
+void check_brackets(std::string_view text, const std::string& file);
+
+// Writes `text` (Origin::Source or Origin::Header) translated; throws
+// CompileError for an invalid vector type.
+void rewrite_user_code(std::string_view text, Origin origin,
+                       const std::set<std::string>& user_names, Writer& w);
+
+}  // namespace alloy::msl

@@ -1,0 +1,52 @@
+// The host C++ target: the glue reads its arguments from an
+// alloy_msl::cpu::Launch and runs the threadgroups through the runtime's
+// alloy_msl::cpu::run (plain loops, or fibers when the kernel synchronises).
+#include "msl/emitter.h"
+#include "msl/writer.h"
+
+namespace alloy::msl {
+namespace {
+
+class CppTarget final : public CxxTarget {
+ public:
+  Target target() const override { return Target::Cpp; }
+  const char* runtime_header() const override { return "metal_cpu.h"; }
+  const char* description() const override { return "the CPU (host C++20)"; }
+
+  const char* call_indent() const override { return "        "; }
+
+  std::string argument(const GlueContext& c, const KernelParam& p,
+                       const GlueParam& g) const override {
+    std::string i = std::to_string(g.index);
+    switch (g.kind) {
+      case GlueParam::Buffer: {
+        bool input = p.kind == KernelParam::Kind::Input;
+        return "static_cast<" + std::string(input ? "const " : "") + pointee_type(c.spec, p) +
+               "*>(L->buffers[" + i + "])";
+      }
+      case GlueParam::Scalar: return "*static_cast<const " + p.type + "*>(L->buffers[" + i + "])";
+      case GlueParam::Shape: return "L->shapes[" + i + "]";
+      case GlueParam::Strides: return "L->strides[" + i + "]";
+      case GlueParam::Ndim: return "L->ndim[" + i + "]";
+    }
+    return "";
+  }
+
+  void glue(const GlueContext& c, const std::string& call, Writer& w) const override {
+    w.generated("extern \"C\" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {\n");
+    w.generated(std::string("  alloy_msl::cpu::run</*uses_sync=*/") +
+                (c.uses_sync ? "true" : "false") +
+                ">(L, [&](const alloy_msl::ThreadIds& t) {\n");
+    w.generated("    " + call + ";\n");
+    w.generated("  });\n}\n");
+  }
+};
+
+}  // namespace
+
+const CxxTarget& cpp_target() {
+  static const CppTarget t;
+  return t;
+}
+
+}  // namespace alloy::msl

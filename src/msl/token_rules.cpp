@@ -1,0 +1,45 @@
+#include "msl/token_rules.h"
+
+namespace alloy::msl {
+
+bool is_member_access(const std::vector<Token>& toks, std::size_t i) {
+  return i > 0 && (toks[i - 1].is_punct(".") || toks[i - 1].is_punct("->"));
+}
+
+bool at_statement_start(const std::vector<Token>& toks, std::size_t i) {
+  std::size_t k = i;
+  while (k > 0) {
+    const Token& p = toks[k - 1];
+    if (p.is_punct("]]")) {  // skip an attribute back to its `[[`
+      while (k > 0 && !toks[k - 1].is_punct("[[")) --k;
+      if (k > 0) --k;
+      continue;
+    }
+    return p.kind == TokenKind::Directive || p.is_punct(";") || p.is_punct("{") ||
+           p.is_punct("}") || p.is_punct(":");
+  }
+  return true;
+}
+
+bool declares_pointer(const std::vector<Token>& toks, std::size_t i) {
+  int angles = 0;
+  for (std::size_t j = i + 1; j < toks.size(); ++j) {
+    const Token& t = toks[j];
+    if (t.kind != TokenKind::Punct) continue;
+    if (t.is("<")) ++angles;
+    if (t.is(">")) --angles;
+    if (t.is(">>")) angles -= 2;
+    if (angles > 0) continue;
+    if (t.is("*") || t.is("&") || t.is("&&")) return true;
+    if (t.is(";") || t.is("=") || t.is("[") || t.is("{") || t.is(",") || t.is("(") || t.is(")"))
+      return false;
+  }
+  return false;
+}
+
+bool declares_threadgroup_storage(const std::vector<Token>& toks, std::size_t i) {
+  return toks[i].is_ident("threadgroup") && at_statement_start(toks, i) &&
+         !declares_pointer(toks, i);
+}
+
+}  // namespace alloy::msl

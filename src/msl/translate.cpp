@@ -1,0 +1,24 @@
+#include "alloy/msl/translate.h"
+
+#include "msl/emitter.h"
+#include "msl/signature.h"
+
+namespace alloy::msl {
+
+TranslatedKernel translate(const KernelSpec& spec, Target target) {
+  check_spec(spec);
+  TranslatedKernel k;
+  k.target = target;
+  k.kernel_name = kernel_name(spec);
+  k.analysis = analyze(spec);
+  std::vector<KernelParam> params = kernel_params(spec, k.analysis);
+  k.params = glue_params(params, static_cast<int>(spec.inputs.size()));
+  switch (target) {
+    case Target::Metal: emit_metal(spec, params, k); break;
+    case Target::Cpp: emit_cxx(spec, cpp_target(), params, k); break;
+    case Target::Cuda: emit_cxx(spec, cuda_target(), params, k); break;
+  }
+  return k;
+}
+
+}  // namespace alloy::msl

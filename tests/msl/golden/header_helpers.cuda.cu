@@ -1,0 +1,71 @@
+// custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float: MLX metal_kernel 'header_helpers' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
+#define ALLOY_MATH_MODE_SAFE 1
+#include "metal_cuda.h"
+#include "mlx_utils.h"
+using namespace metal;
+#line 1 "header"
+
+
+using namespace metal;
+
+ALLOY_PROGRAM_CONSTANT float kScale = 2.0f;
+ALLOY_PROGRAM_CONSTANT int kTaps[3] = {1, 2, 1};
+namespace helpers {
+ALLOY_PROGRAM_CONSTANT half kHalf = half(0.5);
+}
+
+template <typename U>
+METAL_FUNC U square(U x) {
+  return x * x;
+}
+
+template <typename U>
+inline U load_scaled(const U* p, const float& s, uint i) {
+  U tmp = p[i];
+  return tmp * U(s) * U(kScale);
+}
+
+inline float tg_sum(float* buf, uint n) {
+  float acc = 0.0f;
+  for (uint i = 0; i < n; ++i) acc += buf[i];
+  return acc;
+}
+
+#define APPLY_BIAS(v, b) \
+  do {                   \
+    (v) += (b);          \
+  } while (0)
+#define SQ(x) square(x)
+#line 40 "generated"
+template <typename T, int K, bool USE_BIAS>
+ALLOY_KERNEL_FN void custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float(
+    const float* inp,
+    const float& scale,
+    const float* bias,
+    float* out,
+    uint3 thread_position_in_grid) {
+#line 1 "source"
+
+    uint i = thread_position_in_grid.x;
+    T v = load_scaled(inp, scale, i);
+    v = SQ(v) * T(helpers::kHalf) + K;
+    if (USE_BIAS) { APPLY_BIAS(v, bias[i % 3]); }
+    out[i] = v * kTaps[i % 3];
+#line 55 "generated"
+}
+
+extern "C" __global__ void alloy_kernel_main(
+    const float* __restrict__ in0,
+    const float* __restrict__ in1,
+    const float* __restrict__ in2,
+    float* __restrict__ out0,
+    alloy_msl::cuda::Dispatch d) {
+  alloy_msl::ThreadIds t;
+  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
+  custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float<float, -3, true>(
+      in0,
+      *in1,
+      in2,
+      out0,
+      t.thread_position_in_grid);
+}

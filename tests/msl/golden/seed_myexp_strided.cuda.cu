@@ -1,0 +1,42 @@
+// custom_kernel_myexp_strided_float_float_float: MLX metal_kernel 'myexp_strided' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
+#define ALLOY_MATH_MODE_SAFE 1
+#include "metal_cuda.h"
+#include "mlx_utils.h"
+using namespace metal;
+template <typename T>
+ALLOY_KERNEL_FN void custom_kernel_myexp_strided_float_float_float(
+    const float* inp,
+    const int* inp_shape,
+    const int64_t* inp_strides,
+    const int inp_ndim,
+    float* out,
+    uint3 thread_position_in_grid) {
+#line 1 "source"
+
+        uint elem = thread_position_in_grid.x;
+        // Utils from `mlx/backend/metal/kernels/utils.h` are automatically included
+        uint loc = elem_to_loc(elem, inp_shape, inp_strides, inp_ndim);
+        T tmp = inp[loc];
+        // Output arrays are always row contiguous
+        out[elem] = metal::exp(tmp);
+    
+#line 24 "generated"
+}
+
+extern "C" __global__ void alloy_kernel_main(
+    const float* __restrict__ in0,
+    const int* __restrict__ in0_shape,
+    const int64_t* __restrict__ in0_strides,
+    int in0_ndim,
+    float* __restrict__ out0,
+    alloy_msl::cuda::Dispatch d) {
+  alloy_msl::ThreadIds t;
+  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
+  custom_kernel_myexp_strided_float_float_float<float>(
+      in0,
+      in0_shape,
+      in0_strides,
+      in0_ndim,
+      out0,
+      t.thread_position_in_grid);
+}

@@ -1,0 +1,33 @@
+// custom_kernel_swizzles_float_float: MLX metal_kernel 'swizzles' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
+#define ALLOY_MATH_MODE_SAFE 1
+#include "metal_cpu.h"
+#include "mlx_utils.h"
+using namespace metal;
+ALLOY_KERNEL_FN void custom_kernel_swizzles_float_float(
+    const float* inp,
+    float* out,
+    uint3 thread_position_in_grid) {
+#line 1 "source"
+
+    uint i = thread_position_in_grid.x;
+    float4 v = float4(inp[4 * i], inp[4 * i + 1], inp[4 * i + 2], inp[4 * i + 3]);
+    float2 lo = v.template swizzle<0,1>();
+    v.template swizzle_ref<2,3>() = lo.template swizzle<1,0>();
+    v.template swizzle_ref<0,1>() += float2(1.0f, 2.0f);
+    float4 c = v.template swizzle<2,1,0,3>();
+    c.template swizzle_ref<0,1,2>() *= 0.5f;
+    float3 t = c.template swizzle<0,1,2>();
+    v.x = t.z + c.a;
+    float4* o = (float4*)out;
+    o[i] = v.template swizzle<3,2,1,0>();
+#line 24 "generated"
+}
+
+extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {
+  alloy_msl::cpu::run</*uses_sync=*/false>(L, [&](const alloy_msl::ThreadIds& t) {
+    custom_kernel_swizzles_float_float(
+        static_cast<const float*>(L->buffers[0]),
+        static_cast<float*>(L->buffers[1]),
+        t.thread_position_in_grid);
+  });
+}

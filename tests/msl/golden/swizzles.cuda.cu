@@ -1,0 +1,36 @@
+// custom_kernel_swizzles_float_float: MLX metal_kernel 'swizzles' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
+#define ALLOY_MATH_MODE_SAFE 1
+#include "metal_cuda.h"
+#include "mlx_utils.h"
+using namespace metal;
+ALLOY_KERNEL_FN void custom_kernel_swizzles_float_float(
+    const float* inp,
+    float* out,
+    uint3 thread_position_in_grid) {
+#line 1 "source"
+
+    uint i = thread_position_in_grid.x;
+    float4 v = float4(inp[4 * i], inp[4 * i + 1], inp[4 * i + 2], inp[4 * i + 3]);
+    float2 lo = v.template swizzle<0,1>();
+    v.template swizzle_ref<2,3>() = lo.template swizzle<1,0>();
+    v.template swizzle_ref<0,1>() += float2(1.0f, 2.0f);
+    float4 c = v.template swizzle<2,1,0,3>();
+    c.template swizzle_ref<0,1,2>() *= 0.5f;
+    float3 t = c.template swizzle<0,1,2>();
+    v.x = t.z + c.a;
+    float4* o = (float4*)out;
+    o[i] = v.template swizzle<3,2,1,0>();
+#line 24 "generated"
+}
+
+extern "C" __global__ void alloy_kernel_main(
+    const float* __restrict__ in0,
+    float* __restrict__ out0,
+    alloy_msl::cuda::Dispatch d) {
+  alloy_msl::ThreadIds t;
+  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
+  custom_kernel_swizzles_float_float(
+      in0,
+      out0,
+      t.thread_position_in_grid);
+}

@@ -1,0 +1,359 @@
+// Kernels the front-end tests translate: the seed documents' kernels as
+// users wrote them, and kernels that exercise one feature each.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "alloy/msl/translate.h"
+
+namespace alloy::msl::test {
+
+inline ParamSpec param(std::string name, std::string type) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = std::move(type);
+  return p;
+}
+
+inline TemplateArg type_arg(std::string name, std::string value) {
+  return {std::move(name), TemplateArg::Type, std::move(value)};
+}
+
+// Seed 002, "Simple Example": the body exactly as the page writes it.
+inline KernelSpec myexp(const std::string& in_type = "float16_t",
+                        const std::string& t = "float") {
+  KernelSpec s;
+  s.name = "myexp";
+  s.inputs = {param("inp", in_type)};
+  s.outputs = {param("out", in_type)};
+  s.template_args = {type_arg("T", t)};
+  s.source = R"(
+        uint elem = thread_position_in_grid.x;
+        T tmp = inp[elem];
+        out[elem] = metal::exp(tmp);
+    )";
+  return s;
+}
+
+// Seed 002, "Using Shape/Strides".
+inline KernelSpec myexp_strided() {
+  KernelSpec s;
+  s.name = "myexp_strided";
+  s.inputs = {param("inp", "float")};
+  s.outputs = {param("out", "float")};
+  s.template_args = {type_arg("T", "float")};
+  s.source = R"(
+        uint elem = thread_position_in_grid.x;
+        // Utils from `mlx/backend/metal/kernels/utils.h` are automatically included
+        uint loc = elem_to_loc(elem, inp_shape, inp_strides, inp_ndim);
+        T tmp = inp[loc];
+        // Output arrays are always row contiguous
+        out[elem] = metal::exp(tmp);
+    )";
+  return s;
+}
+
+// Seed 002, grid_sample forward.
+inline KernelSpec grid_sample() {
+  KernelSpec s;
+  s.name = "grid_sample";
+  s.inputs = {param("x", "float"), param("grid", "float")};
+  s.outputs = {param("out", "float")};
+  s.template_args = {type_arg("T", "float")};
+  s.source = R"(
+        uint elem = thread_position_in_grid.x;
+        int H = x_shape[1];
+        int W = x_shape[2];
+        int C = x_shape[3];
+        int gH = grid_shape[1];
+        int gW = grid_shape[2];
+
+        int w_stride = C;
+        int h_stride = W * w_stride;
+        int b_stride = H * h_stride;
+
+        uint grid_idx = elem / C * 2;
+        float ix = ((grid[grid_idx] + 1) * W - 1) / 2;
+        float iy = ((grid[grid_idx + 1] + 1) * H - 1) / 2;
+
+        int ix_nw = floor(ix);
+        int iy_nw = floor(iy);
+
+        int ix_ne = ix_nw + 1;
+        int iy_ne = iy_nw;
+
+        int ix_sw = ix_nw;
+        int iy_sw = iy_nw + 1;
+
+        int ix_se = ix_nw + 1;
+        int iy_se = iy_nw + 1;
+
+        T nw = (ix_se - ix)    * (iy_se - iy);
+        T ne = (ix    - ix_sw) * (iy_sw - iy);
+        T sw = (ix_ne - ix)    * (iy    - iy_ne);
+        T se = (ix    - ix_nw) * (iy    - iy_nw);
+
+        int batch_idx = elem / C / gH / gW * b_stride;
+        int channel_idx = elem % C;
+        int base_idx = batch_idx + channel_idx;
+
+        T I_nw = x[base_idx + iy_nw * h_stride + ix_nw * w_stride];
+        T I_ne = x[base_idx + iy_ne * h_stride + ix_ne * w_stride];
+        T I_sw = x[base_idx + iy_sw * h_stride + ix_sw * w_stride];
+        T I_se = x[base_idx + iy_se * h_stride + ix_se * w_stride];
+
+        I_nw = iy_nw >= 0 && iy_nw <= H - 1 && ix_nw >= 0 && ix_nw <= W - 1 ? I_nw : 0;
+        I_ne = iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1 ? I_ne : 0;
+        I_sw = iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1 ? I_sw : 0;
+        I_se = iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1 ? I_se : 0;
+
+        out[elem] = nw * I_nw + ne * I_ne + sw * I_sw + se * I_se;
+    )";
+  return s;
+}
+
+// Seed 002, grid_sample VJP: atomics and a SIMD-group reduction.
+inline KernelSpec grid_sample_grad() {
+  KernelSpec s;
+  s.name = "grid_sample_grad";
+  s.inputs = {param("x", "float"), param("grid", "float"), param("cotangent", "float")};
+  s.outputs = {param("x_grad", "float"), param("grid_grad", "float")};
+  s.template_args = {type_arg("T", "float")};
+  s.atomic_outputs = true;
+  s.source = R"(
+        uint elem = thread_position_in_grid.x;
+        int H = x_shape[1];
+        int W = x_shape[2];
+        int C = x_shape[3];
+        // Pad C to the nearest larger simdgroup size multiple
+        int C_padded = ceildiv(C, threads_per_simdgroup) * threads_per_simdgroup;
+
+        int gH = grid_shape[1];
+        int gW = grid_shape[2];
+
+        int w_stride = C;
+        int h_stride = W * w_stride;
+        int b_stride = H * h_stride;
+
+        uint grid_idx = elem / C_padded * 2;
+        float ix = ((grid[grid_idx] + 1) * W - 1) / 2;
+        float iy = ((grid[grid_idx + 1] + 1) * H - 1) / 2;
+
+        int ix_nw = floor(ix);
+        int iy_nw = floor(iy);
+
+        int ix_ne = ix_nw + 1;
+        int iy_ne = iy_nw;
+
+        int ix_sw = ix_nw;
+        int iy_sw = iy_nw + 1;
+
+        int ix_se = ix_nw + 1;
+        int iy_se = iy_nw + 1;
+
+        T nw = (ix_se - ix)    * (iy_se - iy);
+        T ne = (ix    - ix_sw) * (iy_sw - iy);
+        T sw = (ix_ne - ix)    * (iy    - iy_ne);
+        T se = (ix    - ix_nw) * (iy    - iy_nw);
+
+        int batch_idx = elem / C_padded / gH / gW * b_stride;
+        int channel_idx = elem % C_padded;
+        int base_idx = batch_idx + channel_idx;
+
+        T gix = T(0);
+        T giy = T(0);
+        if (channel_idx < C) {
+            int cot_index = elem / C_padded * C + channel_idx;
+            T cot = cotangent[cot_index];
+            if (iy_nw >= 0 && iy_nw <= H - 1 && ix_nw >= 0 && ix_nw <= W - 1) {
+                int offset = base_idx + iy_nw * h_stride + ix_nw * w_stride;
+                atomic_fetch_add_explicit(&x_grad[offset], nw * cot, memory_order_relaxed);
+
+                T I_nw = x[offset];
+                gix -= I_nw * (iy_se - iy) * cot;
+                giy -= I_nw * (ix_se - ix) * cot;
+            }
+            if (iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1) {
+                int offset = base_idx + iy_ne * h_stride + ix_ne * w_stride;
+                atomic_fetch_add_explicit(&x_grad[offset], ne * cot, memory_order_relaxed);
+
+                T I_ne = x[offset];
+                gix += I_ne * (iy_sw - iy) * cot;
+                giy -= I_ne * (ix - ix_sw) * cot;
+            }
+            if (iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1) {
+                int offset = base_idx + iy_sw * h_stride + ix_sw * w_stride;
+                atomic_fetch_add_explicit(&x_grad[offset], sw * cot, memory_order_relaxed);
+
+                T I_sw = x[offset];
+                gix -= I_sw * (iy - iy_ne) * cot;
+                giy += I_sw * (ix_ne - ix) * cot;
+            }
+            if (iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1) {
+                int offset = base_idx + iy_se * h_stride + ix_se * w_stride;
+                atomic_fetch_add_explicit(&x_grad[offset], se * cot, memory_order_relaxed);
+
+                T I_se = x[offset];
+                gix += I_se * (iy - iy_nw) * cot;
+                giy += I_se * (ix - ix_nw) * cot;
+            }
+        }
+
+        T gix_mult = W / 2;
+        T giy_mult = H / 2;
+
+        // Reduce across each simdgroup first.
+        // This is much faster than relying purely on atomics.
+        gix = simd_sum(gix);
+        giy = simd_sum(giy);
+
+        if (thread_index_in_simdgroup == 0) {
+            atomic_fetch_add_explicit(&grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
+            atomic_fetch_add_explicit(&grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
+        }
+    )";
+  return s;
+}
+
+// Threadgroup arrays (1-D and 2-D, sized by a template int and a #define),
+// barriers, a threadgroup pointer and a threadgroup cast.
+inline KernelSpec threadgroup_reduce() {
+  KernelSpec s;
+  s.name = "tg_reduce";
+  s.inputs = {param("inp", "float")};
+  s.outputs = {param("out", "float")};
+  s.template_args = {type_arg("T", "float"), {"N", TemplateArg::Int, "256"}};
+  s.source = R"(
+    #define TILE 32
+    threadgroup T partial[N];
+    threadgroup float tile[TILE][TILE + 1];
+    uint lid = thread_position_in_threadgroup.x;
+    uint gid = thread_position_in_grid.x;
+    partial[lid] = inp[gid];
+    tile[lid % TILE][lid / TILE] = 0.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    threadgroup T* p = partial;
+    for (uint s = threads_per_threadgroup.x / 2; s > 0; s /= 2) {
+        if (lid < s) p[lid] += p[lid + s];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    if (lid == 0) {
+        out[threadgroup_position_in_grid.x] = ((threadgroup T*)partial)[0];
+    }
+)";
+  return s;
+}
+
+// Swizzle reads and writes on vectors, single components, rgba names.
+inline KernelSpec swizzles() {
+  KernelSpec s;
+  s.name = "swizzles";
+  s.inputs = {param("inp", "float")};
+  s.outputs = {param("out", "float")};
+  s.source = R"(
+    uint i = thread_position_in_grid.x;
+    float4 v = float4(inp[4 * i], inp[4 * i + 1], inp[4 * i + 2], inp[4 * i + 3]);
+    float2 lo = v.xy;
+    v.zw = lo.yx;
+    v.xy += float2(1.0f, 2.0f);
+    float4 c = v.bgra;
+    c.rgb *= 0.5f;
+    float3 t = c.xyz;
+    v.x = t.z + c.a;
+    device float4* o = (device float4*)out;
+    o[i] = v.wzyx;
+)";
+  return s;
+}
+
+// Half literals in every spelling.
+inline KernelSpec half_literals() {
+  KernelSpec s;
+  s.name = "half_literals";
+  s.inputs = {param("inp", "float16_t")};
+  s.outputs = {param("out", "float16_t")};
+  s.source = R"(
+    uint i = thread_position_in_grid.x;
+    half a = 1.0h;
+    half b = 0.5H * inp[i] + .25h - 1e-2h;
+    half2 v = half2(2.0h, -3.5h);
+    out[i] = a + b + v.x * v.y + 1.0f;
+)";
+  return s;
+}
+
+// A header with metal includes, program-scope constants, templated helpers
+// with address-space parameters, kernel attributes, multi-line macros; int
+// and bool template values; a scalar and a constant-memory input.
+inline KernelSpec header_helpers() {
+  KernelSpec s;
+  s.name = "header_helpers";
+  ParamSpec scale = param("scale", "float");
+  scale.is_scalar = true;
+  ParamSpec bias = param("bias", "float");
+  bias.in_constant = true;
+  s.inputs = {param("inp", "float"), scale, bias};
+  s.outputs = {param("out", "float")};
+  s.template_args = {type_arg("T", "float"), {"K", TemplateArg::Int, "-3"},
+                     {"USE_BIAS", TemplateArg::Bool, "true"}};
+  s.header = R"(#include <metal_stdlib>
+#include <metal_simdgroup>
+using namespace metal;
+
+constant float kScale = 2.0f;
+constexpr constant int kTaps[3] = {1, 2, 1};
+namespace helpers {
+constant half kHalf = 0.5h;
+}
+
+template <typename U>
+[[clang::always_inline]] METAL_FUNC U square(U x) {
+  return x * x;
+}
+
+template <typename U>
+inline U load_scaled(const device U* p, constant float& s, uint i) {
+  thread U tmp = p[i];
+  return tmp * U(s) * U(kScale);
+}
+
+inline float tg_sum(threadgroup float* buf, uint n) {
+  float acc = 0.0f;
+  for (uint i = 0; i < n; ++i) acc += buf[i];
+  return acc;
+}
+
+#define APPLY_BIAS(v, b) \
+  do {                   \
+    (v) += (b);          \
+  } while (0)
+#define SQ(x) square(x)
+)";
+  s.source = R"(
+    uint i = thread_position_in_grid.x;
+    T v = load_scaled(inp, scale, i);
+    v = SQ(v) * T(helpers::kHalf) + K;
+    if (USE_BIAS) { APPLY_BIAS(v, bias[i % 3]); }
+    out[i] = v * kTaps[i % 3];
+)";
+  return s;
+}
+
+// Every kernel with a golden file, by the golden's base name.
+struct NamedKernel {
+  std::string name;
+  KernelSpec spec;
+};
+inline std::vector<NamedKernel> golden_kernels() {
+  return {{"seed_myexp", myexp("float", "float")},
+          {"seed_myexp_strided", myexp_strided()},
+          {"seed_grid_sample", grid_sample()},
+          {"seed_grid_sample_grad", grid_sample_grad()},
+          {"threadgroup_reduce", threadgroup_reduce()},
+          {"swizzles", swizzles()},
+          {"half_literals", half_literals()},
+          {"header_helpers", header_helpers()}};
+}
+
+}  // namespace alloy::msl::test

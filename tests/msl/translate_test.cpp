@@ -1,0 +1,285 @@
+// translate() to the C++ targets: each rule of docs/design/msl.md on small
+// bodies, the kernel function's parameters, the glue and the line map.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "alloy/msl/translate.h"
+#include "test_kernels.h"
+
+namespace alloy::msl {
+namespace {
+
+using test::param;
+
+KernelSpec spec(std::string source, std::string header = "") {
+  KernelSpec s;
+  s.name = "k";
+  s.inputs = {param("inp", "float")};
+  s.outputs = {param("out", "float")};
+  s.source = std::move(source);
+  s.header = std::move(header);
+  return s;
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// The generated line that holds user line `line` of `origin`.
+std::string generated_text(const TranslatedKernel& k, Origin origin, int line) {
+  int g = k.lines.generated_line(origin, line);
+  if (g == 0) return "<no such line>";
+  std::size_t start = 0;
+  for (int l = 1; l < g; ++l) start = k.source.find('\n', start) + 1;
+  return k.source.substr(start, k.source.find('\n', start) - start);
+}
+
+std::string body_line(const std::string& source, int line = 1, std::string header = "",
+                      Target t = Target::Cpp) {
+  return generated_text(translate(spec(source, std::move(header)), t), Origin::Source, line);
+}
+
+std::string header_line(const std::string& header, int line = 1) {
+  return generated_text(translate(spec("out[0] = 0;", header), Target::Cpp), Origin::Header,
+                        line);
+}
+
+TEST(MslTranslate, AddressSpacesInTypesAreDropped) {
+  EXPECT_EQ(body_line("device float* p = (device float*)out; thread float& r = p[0];"),
+            "float* p = (float*)out; float& r = p[0];");
+  // Constant memory is read-only: it stays const.
+  EXPECT_EQ(body_line("constant float* c = (constant float*)inp; const constant float* d = c;"),
+            "const float* c = (const float*)inp; const float* d = c;");
+  EXPECT_EQ(header_line("inline float f(constant float& s, const device float* p, "
+                        "constant float const* q) { return s; }"),
+            "inline float f(const float& s, const float* p, float const* q) { return s; }");
+}
+
+TEST(MslTranslate, ThreadgroupStorageVersusThreadgroupTypes) {
+  EXPECT_EQ(body_line("threadgroup float buf[32]; threadgroup vec<float, 4> v[2][3];"),
+            "ALLOY_THREADGROUP float buf[32]; ALLOY_THREADGROUP vec<float, 4> v[2][3];");
+  EXPECT_EQ(body_line("  threadgroup float* p = buf; auto q = (threadgroup float*)p;"),
+            "  float* p = buf; auto q = (float*)p;");
+  EXPECT_EQ(body_line("threadgroup atomic<int> count;"), "ALLOY_THREADGROUP atomic<int> count;");
+  EXPECT_EQ(header_line("inline void f(threadgroup float* buf) {"
+                        " threadgroup float local[4]; }"),
+            "inline void f(float* buf) { ALLOY_THREADGROUP float local[4]; }");
+  // Inside a macro body, like in code.
+  EXPECT_EQ(body_line("#define DECL threadgroup float tg[32];"),
+            "#define DECL ALLOY_THREADGROUP float tg[32];");
+}
+
+TEST(MslTranslate, ProgramScopeConstantsInTheHeader) {
+  EXPECT_EQ(header_line("constant float kScale = 2.0f;"), "ALLOY_PROGRAM_CONSTANT float kScale = 2.0f;");
+  // The macro carries its own constness: const/constexpr among the specifiers go.
+  EXPECT_EQ(header_line("constexpr constant int kTaps[3] = {1, 2, 1};"),
+            "ALLOY_PROGRAM_CONSTANT int kTaps[3] = {1, 2, 1};");
+  EXPECT_EQ(header_line("static const constant float a = 1, *const p = nullptr;"),
+            "static ALLOY_PROGRAM_CONSTANT float a = 1, *const p = nullptr;");
+  EXPECT_EQ(header_line("namespace a::b { constant int N = 4; }"),
+            "namespace a::b { ALLOY_PROGRAM_CONSTANT int N = 4; }");
+  // Not at program scope: in a function, a struct, a parameter list.
+  EXPECT_EQ(header_line("inline int f() { constant int M = 2; return M; }"),
+            "inline int f() { const int M = 2; return M; }");
+  EXPECT_EQ(header_line("inline int g(constant int* p) { return p[0]; }"),
+            "inline int g(const int* p) { return p[0]; }");
+  // In the body everything is function scope.
+  EXPECT_EQ(body_line("constant float w[2] = {1, 2};"), "const float w[2] = {1, 2};");
+}
+
+TEST(MslTranslate, HalfLiterals) {
+  EXPECT_EQ(body_line("half a = 1.0h + 0.5H * .25h - 1e-3h + 2h; float f = 1.0f; int x = 0x1h;"),
+            "half a = half(1.0) + half(0.5) * half(.25) - half(1e-3) + half(2); float f = 1.0f; "
+            "int x = 0x1h;");
+}
+
+TEST(MslTranslate, Swizzles) {
+  EXPECT_EQ(body_line("float2 a = v.xy; float4 b = v.wzyx; float3 c = v.rgb; float d = v.x + v.a;"),
+            "float2 a = v.template swizzle<0,1>(); float4 b = v.template swizzle<3,2,1,0>(); "
+            "float3 c = v.template swizzle<0,1,2>(); float d = v.x + v.a;");
+  EXPECT_EQ(body_line("v.zw = a; v.xy += a; v.ba *= 2; v.yx <<= 1; p->xy = a; p->xy == a;"),
+            "v.template swizzle_ref<2,3>() = a; v.template swizzle_ref<0,1>() += a; "
+            "v.template swizzle_ref<2,3>() *= 2; v.template swizzle_ref<1,0>() <<= 1; "
+            "p->template swizzle_ref<0,1>() = a; p->template swizzle<0,1>() == a;");
+  // Repeated components read fine; mixed sets, long names, free names are not swizzles.
+  EXPECT_EQ(body_line("float2 a = v.xx; float b = s.xg + s.xyzwx; float xy = 0;"),
+            "float2 a = v.template swizzle<0,0>(); float b = s.xg + s.xyzwx; float xy = 0;");
+}
+
+TEST(MslTranslate, IncludesAttributesAndUsing) {
+  KernelSpec s = spec("out[0] = 0;",
+                      "#include <metal_stdlib>\n#include \"metal_atomic\"\n#include \"my.h\"\n"
+                      "using namespace metal;\n"
+                      "[[clang::always_inline]] inline float f(float x [[maybe_unused]]) "
+                      "{ return x; }\n#pragma clang fp contract(off)\n");
+  TranslatedKernel k = translate(s, Target::Cpp);
+  EXPECT_EQ(generated_text(k, Origin::Header, 1), "");
+  EXPECT_EQ(generated_text(k, Origin::Header, 2), "");
+  EXPECT_EQ(generated_text(k, Origin::Header, 3), "#include \"my.h\"");
+  EXPECT_EQ(generated_text(k, Origin::Header, 4), "using namespace metal;");
+  EXPECT_EQ(generated_text(k, Origin::Header, 5), "inline float f(float x ) { return x; }");
+  EXPECT_EQ(generated_text(k, Origin::Header, 6), "#pragma clang fp contract(off)");
+}
+
+TEST(MslTranslate, UserLinesKeepTheirNumbers) {
+  KernelSpec s = test::header_helpers();
+  for (Target t : {Target::Cpp, Target::Cuda}) {
+    TranslatedKernel k = translate(s, t);
+    // Every user line is on its own generated line, with #line naming it.
+    int header_lines = 1 + static_cast<int>(std::count(s.header.begin(), s.header.end(), '\n'));
+    for (int l = 1; l < header_lines; ++l) EXPECT_GT(k.lines.generated_line(Origin::Header, l), 0);
+    EXPECT_TRUE(contains(k.source, "#line 1 \"header\"\n"));
+    EXPECT_TRUE(contains(k.source, "#line 1 \"source\"\n"));
+    EXPECT_EQ(generated_text(k, Origin::Source, 3), "    T v = load_scaled(inp, scale, i);");
+    EXPECT_EQ(generated_text(k, Origin::Header, 5), "ALLOY_PROGRAM_CONSTANT float kScale = 2.0f;");
+    // Generated lines after a `#line N "generated"` are numbered as they are.
+    std::size_t d = k.source.find("#line ", k.source.find("#line 1 \"source\"") + 1);
+    int n = std::stoi(k.source.substr(d + 6));
+    int physical = 1 + static_cast<int>(std::count(k.source.begin(), k.source.begin() + d, '\n'));
+    EXPECT_EQ(n, physical + 1);
+    EXPECT_EQ(k.lines.lines[n - 1].origin, Origin::Generated);
+  }
+}
+
+TEST(MslTranslate, ColumnsMapBackAcrossRewrites) {
+  //                           12345678901234567890123456789
+  TranslatedKernel k = translate(spec("half a = 1.0h + v.xy.x + bad;"), Target::Cpp);
+  int g = k.lines.generated_line(Origin::Source, 1);
+  std::string line = generated_text(k, Origin::Source, 1);
+  int gen_bad = static_cast<int>(line.find("bad")) + 1;
+  EXPECT_EQ(k.lines.user_column(g, gen_bad), 26);
+  EXPECT_EQ(k.lines.user_column(g, 1), 1);
+  EXPECT_EQ(k.lines.user_column(g, 10), 10);  // `half(1.0)` starts where `1.0h` did
+  EXPECT_EQ(k.lines.user_column(g, 13), 10);  // inside the rewrite: its start
+}
+
+TEST(MslTranslate, KernelFunctionParametersInOrder) {
+  KernelSpec s;
+  s.name = "p";
+  ParamSpec sc = param("s", "int");
+  sc.is_scalar = true;
+  ParamSpec small = param("c", "float16_t");
+  small.in_constant = true;
+  s.inputs = {param("a", "float"), sc, small};
+  s.outputs = {param("o", "float")};
+  s.atomic_outputs = true;
+  s.source = "uint i = simdgroup_index_in_threadgroup + thread_position_in_grid.x"
+             " + a_ndim + a_shape[0] + c_strides[0];";
+  TranslatedKernel k = translate(s, Target::Cpp);
+  EXPECT_TRUE(contains(k.source, "ALLOY_KERNEL_FN void custom_kernel_p_float_ints_float16_tc_float(\n"
+                                 "    const float* a,\n"
+                                 "    const int* a_shape,\n"
+                                 "    const int a_ndim,\n"
+                                 "    const int& s,\n"
+                                 "    const float16_t* c,\n"
+                                 "    const int64_t* c_strides,\n"
+                                 "    atomic<float>* o,\n"
+                                 "    uint simdgroup_index_in_threadgroup,\n"
+                                 "    uint3 thread_position_in_grid) {\n"))
+      << k.source;
+  EXPECT_TRUE(contains(k.source, "alloy_msl::cpu::run</*uses_sync=*/false>"));
+  EXPECT_TRUE(contains(k.source, "custom_kernel_p_float_ints_float16_tc_float(\n"
+                                 "        static_cast<const float*>(L->buffers[0]),\n"
+                                 "        L->shapes[0],\n"
+                                 "        L->ndim[0],\n"
+                                 "        *static_cast<const int*>(L->buffers[1]),\n"
+                                 "        static_cast<const float16_t*>(L->buffers[2]),\n"
+                                 "        L->strides[2],\n"
+                                 "        static_cast<atomic<float>*>(L->buffers[3]),\n"
+                                 "        t.simdgroup_index_in_threadgroup,\n"
+                                 "        t.thread_position_in_grid);\n"))
+      << k.source;
+
+  ASSERT_EQ(k.params.size(), 7u);
+  std::vector<std::tuple<GlueParam::Kind, int, std::string>> want = {
+      {GlueParam::Buffer, 0, "in0"},  {GlueParam::Shape, 0, "in0_shape"},
+      {GlueParam::Ndim, 0, "in0_ndim"}, {GlueParam::Scalar, 1, "in1"},
+      {GlueParam::Buffer, 2, "in2"},  {GlueParam::Strides, 2, "in2_strides"},
+      {GlueParam::Buffer, 3, "out0"}};  // outputs are numbered after the 3 inputs
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(k.params[i].kind, std::get<0>(want[i])) << i;
+    EXPECT_EQ(k.params[i].index, std::get<1>(want[i])) << i;
+    EXPECT_EQ(k.params[i].name, std::get<2>(want[i])) << i;
+  }
+  TranslatedKernel cu = translate(s, Target::Cuda);
+  EXPECT_TRUE(contains(cu.source, "extern \"C\" __global__ void alloy_kernel_main(\n"
+                                  "    const float* __restrict__ in0,\n"
+                                  "    const int* __restrict__ in0_shape,\n"
+                                  "    int in0_ndim,\n"
+                                  "    const int* __restrict__ in1,\n"
+                                  "    const float16_t* __restrict__ in2,\n"
+                                  "    const int64_t* __restrict__ in2_strides,\n"
+                                  "    float* __restrict__ out0,\n"
+                                  "    alloy_msl::cuda::Dispatch d) {\n"))
+      << cu.source;
+  EXPECT_TRUE(contains(cu.source, "      *in1,\n"));
+  EXPECT_TRUE(contains(cu.source, "      reinterpret_cast<atomic<float>*>(out0),\n"));
+  EXPECT_TRUE(contains(cu.source, "if (!alloy_msl::cuda::thread_ids(d, t)) return;"));
+  EXPECT_EQ(cu.entry, "alloy_kernel_main");
+  EXPECT_EQ(cu.params.size(), k.params.size());
+}
+
+TEST(MslTranslate, PreludeAndMathMode) {
+  KernelSpec s = spec("out[0] = 0;");
+  TranslatedKernel k = translate(s, Target::Cpp);
+  EXPECT_TRUE(contains(k.source, "#define ALLOY_MATH_MODE_SAFE 1\n#include \"metal_cpu.h\"\n"
+                                 "#include \"mlx_utils.h\"\nusing namespace metal;\n"));
+  EXPECT_FALSE(contains(k.source, "__FAST_MATH__"));
+  s.math_mode = "fast";
+  k = translate(s, Target::Cuda);
+  EXPECT_TRUE(contains(k.source, "#define ALLOY_MATH_MODE_FAST 1\n#include \"metal_cuda.h\"\n"));
+  EXPECT_TRUE(contains(k.source, "#ifndef __FAST_MATH__\n#define __FAST_MATH__ 1\n#endif\n"));
+  s.math_mode = "relaxed";
+  EXPECT_TRUE(contains(translate(s, Target::Cpp).source, "#define ALLOY_MATH_MODE_RELAXED 1\n"));
+  s.math_mode = "fastest";
+  try {
+    translate(s, Target::Cpp);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "[msl::translate]"));
+    EXPECT_TRUE(contains(e.what(), "'fastest'"));
+  }
+}
+
+TEST(MslTranslate, SyncSelectsTheFiberRun) {
+  EXPECT_TRUE(contains(translate(test::threadgroup_reduce(), Target::Cpp).source,
+                       "alloy_msl::cpu::run</*uses_sync=*/true>"));
+  EXPECT_TRUE(contains(translate(test::grid_sample_grad(), Target::Cpp).source,
+                       "alloy_msl::cpu::run</*uses_sync=*/true>"));
+  EXPECT_TRUE(contains(translate(test::grid_sample(), Target::Cpp).source,
+                       "alloy_msl::cpu::run</*uses_sync=*/false>"));
+}
+
+TEST(MslTranslate, TemplateValuesInTheCall) {
+  KernelSpec s = test::header_helpers();
+  TranslatedKernel k = translate(s, Target::Cpp);
+  EXPECT_TRUE(contains(k.source, "template <typename T, int K, bool USE_BIAS>\nALLOY_KERNEL_FN"));
+  EXPECT_TRUE(contains(k.source, k.kernel_name + "<float, -3, true>(\n"));
+}
+
+TEST(MslTranslate, BadSpecsAreRejected) {
+  auto rejects = [](KernelSpec s, const std::string& part) {
+    try {
+      translate(s, Target::Cpp);
+      ADD_FAILURE() << "no error for " << part;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(contains(e.what(), part)) << e.what();
+    }
+  };
+  KernelSpec s = spec("out[0] = 0;");
+  s.inputs[0].name = "in put";
+  rejects(s, "'in put'");
+  s = spec("out[0] = 0;");
+  s.outputs.clear();
+  rejects(s, "no outputs");
+  s = spec("out[0] = 0;");
+  s.template_args = {{"N", TemplateArg::Int, "4.5"}};
+  rejects(s, "'4.5'");
+  s = spec("out[0] = 0;");
+  s.outputs.push_back(param("inp", "float"));
+  rejects(s, "twice");
+}
+
+}  // namespace
+}  // namespace alloy::msl
