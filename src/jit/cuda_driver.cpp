@@ -1,0 +1,234 @@
+// Binds the CUDA driver API at run time. See cuda_driver.h.
+#include "jit/cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+namespace alloy::cuda_driver {
+namespace {
+
+struct Loaded {
+  Api api{};
+  bool ok = false;
+  std::string reason;
+};
+
+// Binds `names` in order, the first that exists wins (versioned names first:
+// the unversioned ones are the old ABI for several calls).
+template <typename Fn>
+bool bind(void* lib, Fn& slot, std::initializer_list<const char*> names, std::string& missing) {
+  for (const char* n : names) {
+    if (void* p = dlsym(lib, n)) {
+      slot = reinterpret_cast<Fn>(p);
+      return true;
+    }
+  }
+  missing += std::string(missing.empty() ? "" : ", ") + *names.begin();
+  return false;
+}
+
+Loaded load() {
+  Loaded L;
+  void* lib = nullptr;
+  std::string tried;
+  for (const char* name : {"libcuda.so.1", "libcuda.so"}) {
+    lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (lib) break;
+    const char* e = dlerror();
+    tried += std::string(tried.empty() ? "" : "; ") + (e ? e : name);
+  }
+  if (!lib) {
+    L.reason = "libcuda.so.1 not found (" + tried + ")";
+    return L;
+  }
+  Api& a = L.api;
+  std::string missing;
+  bind(lib, a.cuInit, {"cuInit"}, missing);
+  bind(lib, a.cuDriverGetVersion, {"cuDriverGetVersion"}, missing);
+  bind(lib, a.cuDeviceGetCount, {"cuDeviceGetCount"}, missing);
+  bind(lib, a.cuDeviceGet, {"cuDeviceGet"}, missing);
+  bind(lib, a.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing);
+  bind(lib, a.cuDeviceGetName, {"cuDeviceGetName"}, missing);
+  bind(lib, a.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing);
+  bind(lib, a.cuDevicePrimaryCtxRelease, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, missing);
+  bind(lib, a.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing);
+  bind(lib, a.cuCtxGetCurrent, {"cuCtxGetCurrent"}, missing);
+  bind(lib, a.cuCtxSynchronize, {"cuCtxSynchronize"}, missing);
+  bind(lib, a.cuStreamCreate, {"cuStreamCreate"}, missing);
+  bind(lib, a.cuStreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}, missing);
+  bind(lib, a.cuStreamSynchronize, {"cuStreamSynchronize"}, missing);
+  bind(lib, a.cuStreamWaitEvent, {"cuStreamWaitEvent"}, missing);
+  bind(lib, a.cuEventCreate, {"cuEventCreate"}, missing);
+  bind(lib, a.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, missing);
+  bind(lib, a.cuEventRecord, {"cuEventRecord"}, missing);
+  bind(lib, a.cuEventSynchronize, {"cuEventSynchronize"}, missing);
+  bind(lib, a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing);
+  bind(lib, a.cuMemGetInfo, {"cuMemGetInfo_v2"}, missing);
+  bind(lib, a.cuMemAlloc, {"cuMemAlloc_v2"}, missing);
+  bind(lib, a.cuMemFree, {"cuMemFree_v2"}, missing);
+  bind(lib, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing);
+  bind(lib, a.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing);
+  bind(lib, a.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, missing);
+  bind(lib, a.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, missing);
+  bind(lib, a.cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, missing);
+  bind(lib, a.cuMemsetD8Async, {"cuMemsetD8Async"}, missing);
+  bind(lib, a.cuMemsetD32Async, {"cuMemsetD32Async"}, missing);
+  bind(lib, a.cuModuleLoadData, {"cuModuleLoadData"}, missing);
+  bind(lib, a.cuModuleUnload, {"cuModuleUnload"}, missing);
+  bind(lib, a.cuModuleGetFunction, {"cuModuleGetFunction"}, missing);
+  bind(lib, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing);
+  bind(lib, a.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing);
+  bind(lib, a.cuLaunchKernel, {"cuLaunchKernel"}, missing);
+  bind(lib, a.cuGetErrorName, {"cuGetErrorName"}, missing);
+  bind(lib, a.cuGetErrorString, {"cuGetErrorString"}, missing);
+  if (!missing.empty()) {
+    L.reason = "libcuda.so.1 lacks entry points: " + missing;
+    return L;  // the library stays loaded: harmless, and unloading drivers is risky
+  }
+  CUresult r = a.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    L.reason = "cuInit failed: " + std::to_string(r);
+    const char* name = nullptr;
+    if (a.cuGetErrorName(r, &name) == CUDA_SUCCESS && name) L.reason = std::string("cuInit failed: ") + name;
+    return L;
+  }
+  int count = 0;
+  r = a.cuDeviceGetCount(&count);
+  if (r != CUDA_SUCCESS || count <= 0) {
+    L.reason = "no CUDA device (cuDeviceGetCount returned " + std::to_string(r) + ", count " +
+               std::to_string(count) + ")";
+    return L;
+  }
+  L.ok = true;
+  return L;
+}
+
+const Loaded& loaded() {
+  static const Loaded L = load();
+  return L;
+}
+
+}  // namespace
+
+bool is_available() { return loaded().ok; }
+
+const std::string& unavailable_reason() { return loaded().reason; }
+
+const Api& api() {
+  const Loaded& L = loaded();
+  if (!L.ok) throw std::runtime_error("[cuda_driver::api] the CUDA driver is not available: " + L.reason);
+  return L.api;
+}
+
+std::string error_text(CUresult result) {
+  const Loaded& L = loaded();
+  std::string out = "CUresult " + std::to_string(result);
+  if (!L.api.cuGetErrorName) return out;
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (L.api.cuGetErrorName(result, &name) == CUDA_SUCCESS && name) out = name;
+  if (L.api.cuGetErrorString(result, &text) == CUDA_SUCCESS && text) out += std::string(": ") + text;
+  return out;
+}
+
+void check(CUresult result, const char* where, const char* call) {
+  if (result == CUDA_SUCCESS) return;
+  throw std::runtime_error(std::string("[") + where + "] " + call + " failed: " + error_text(result));
+}
+
+int device_count() {
+  int n = 0;
+  check(api().cuDeviceGetCount(&n), "cuda_driver::device_count", "cuDeviceGetCount");
+  return n;
+}
+
+int device_attribute(int attribute, int device) {
+  const Api& a = api();
+  CUdevice dev = 0;
+  check(a.cuDeviceGet(&dev, device), "cuda_driver::device_attribute", "cuDeviceGet");
+  int v = 0;
+  check(a.cuDeviceGetAttribute(&v, attribute, dev), "cuda_driver::device_attribute", "cuDeviceGetAttribute");
+  return v;
+}
+
+std::string device_name(int device) {
+  const Api& a = api();
+  CUdevice dev = 0;
+  check(a.cuDeviceGet(&dev, device), "cuda_driver::device_name", "cuDeviceGet");
+  char name[256] = {};
+  check(a.cuDeviceGetName(name, sizeof(name) - 1, dev), "cuda_driver::device_name", "cuDeviceGetName");
+  return name;
+}
+
+void make_current(int device) {
+  const Api& a = api();
+  static std::mutex mu;
+  static std::vector<CUcontext> contexts;  // retained primary contexts, by ordinal
+  CUcontext ctx = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (device < 0 || device >= device_count()) {
+      throw std::runtime_error("[cuda_driver::make_current] no device " + std::to_string(device) + " (" +
+                               std::to_string(device_count()) + " present)");
+    }
+    if (contexts.size() <= size_t(device)) contexts.resize(device + 1, nullptr);
+    if (!contexts[device]) {
+      CUdevice dev = 0;
+      check(a.cuDeviceGet(&dev, device), "cuda_driver::make_current", "cuDeviceGet");
+      check(a.cuDevicePrimaryCtxRetain(&contexts[device], dev), "cuda_driver::make_current",
+            "cuDevicePrimaryCtxRetain");
+    }
+    ctx = contexts[device];
+  }
+  check(a.cuCtxSetCurrent(ctx), "cuda_driver::make_current", "cuCtxSetCurrent");
+}
+
+void launch(CUfunction fn, const unsigned grid[3], const unsigned block[3], unsigned dynamic_shared_bytes,
+            CUstream stream, void** params) {
+  const Api& a = api();
+  if (dynamic_shared_bytes > 48u * 1024u) {
+    check(a.cuFuncSetAttribute(fn, kFuncMaxDynamicSharedSizeBytes, int(dynamic_shared_bytes)),
+          "cuda_driver::launch", "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  }
+  CUresult r = a.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                dynamic_shared_bytes, stream, params, nullptr);
+  if (r != CUDA_SUCCESS) {
+    throw std::runtime_error("[cuda_driver::launch] cuLaunchKernel(grid " + std::to_string(grid[0]) + "x" +
+                             std::to_string(grid[1]) + "x" + std::to_string(grid[2]) + ", block " +
+                             std::to_string(block[0]) + "x" + std::to_string(block[1]) + "x" +
+                             std::to_string(block[2]) + ", shared " + std::to_string(dynamic_shared_bytes) +
+                             " B) failed: " + error_text(r));
+  }
+}
+
+Module::Module(const void* cubin) {
+  check(api().cuModuleLoadData(&module_, cubin), "cuda_driver::Module", "cuModuleLoadData");
+}
+
+Module::~Module() {
+  if (module_ && is_available()) api().cuModuleUnload(module_);  // errors at teardown are ignored
+}
+
+Module& Module::operator=(Module&& o) noexcept {
+  if (this != &o) {
+    if (module_) api().cuModuleUnload(module_);
+    module_ = o.module_;
+    o.module_ = nullptr;
+  }
+  return *this;
+}
+
+CUfunction Module::function(const char* name) const {
+  CUfunction fn = nullptr;
+  CUresult r = api().cuModuleGetFunction(&fn, module_, name);
+  if (r != CUDA_SUCCESS) {
+    throw std::runtime_error(std::string("[cuda_driver::Module::function] no kernel '") + name +
+                             "' in the module: " + error_text(r));
+  }
+  return fn;
+}
+
+}  // namespace alloy::cuda_driver

@@ -1,0 +1,147 @@
+// The CUDA driver API, loaded at run time (dlopen libcuda.so.1), so one build
+// of Alloy runs on machines without a GPU or driver. Only the calls Alloy uses
+// are bound; the types are declared here (opaque handles, ints) so building
+// needs no CUDA headers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace alloy::cuda_driver {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+struct CUctx_st;
+struct CUstream_st;
+struct CUevent_st;
+struct CUmod_st;
+struct CUfunc_st;
+using CUcontext = CUctx_st*;
+using CUstream = CUstream_st*;
+using CUevent = CUevent_st*;
+using CUmodule = CUmod_st*;
+using CUfunction = CUfunc_st*;
+
+inline constexpr CUresult CUDA_SUCCESS = 0;
+
+// Values of the driver's enums that Alloy uses (from cuda.h, stable ABI).
+enum DeviceAttribute : int {
+  kMaxThreadsPerBlock = 1,
+  kMaxSharedMemoryPerBlock = 8,
+  kWarpSize = 10,
+  kMultiprocessorCount = 16,
+  kComputeCapabilityMajor = 75,
+  kComputeCapabilityMinor = 76,
+  kMaxSharedMemoryPerBlockOptin = 97,
+};
+enum FunctionAttribute : int {
+  kFuncMaxThreadsPerBlock = 0,
+  kFuncSharedSizeBytes = 1,
+  kFuncNumRegs = 4,
+  kFuncMaxDynamicSharedSizeBytes = 8,
+};
+inline constexpr unsigned kStreamNonBlocking = 0x1;
+inline constexpr unsigned kEventDefault = 0x0;
+inline constexpr unsigned kEventDisableTiming = 0x2;
+
+// The bound entry points. Every pointer is non-null once `api()` succeeds.
+struct Api {
+  CUresult (*cuInit)(unsigned flags);
+  CUresult (*cuDriverGetVersion)(int* version);
+  CUresult (*cuDeviceGetCount)(int* count);
+  CUresult (*cuDeviceGet)(CUdevice* device, int ordinal);
+  CUresult (*cuDeviceGetAttribute)(int* value, int attribute, CUdevice device);
+  CUresult (*cuDeviceGetName)(char* name, int len, CUdevice device);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* ctx, CUdevice device);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
+  CUresult (*cuCtxSetCurrent)(CUcontext ctx);
+  CUresult (*cuCtxGetCurrent)(CUcontext* ctx);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags);
+  CUresult (*cuStreamDestroy)(CUstream stream);
+  CUresult (*cuStreamSynchronize)(CUstream stream);
+  CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event, unsigned flags);
+  CUresult (*cuEventCreate)(CUevent* event, unsigned flags);
+  CUresult (*cuEventDestroy)(CUevent event);
+  CUresult (*cuEventRecord)(CUevent event, CUstream stream);
+  CUresult (*cuEventSynchronize)(CUevent event);
+  CUresult (*cuEventElapsedTime)(float* ms, CUevent start, CUevent end);
+  CUresult (*cuMemGetInfo)(size_t* free_bytes, size_t* total_bytes);
+  CUresult (*cuMemAlloc)(CUdeviceptr* ptr, size_t bytes);
+  CUresult (*cuMemFree)(CUdeviceptr ptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void* src, size_t bytes);
+  CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void* src, size_t bytes, CUstream s);
+  CUresult (*cuMemcpyDtoHAsync)(void* dst, CUdeviceptr src, size_t bytes, CUstream s);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t count, CUstream s);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr dst, unsigned value, size_t count, CUstream s);
+  CUresult (*cuModuleLoadData)(CUmodule* module, const void* image);
+  CUresult (*cuModuleUnload)(CUmodule module);
+  CUresult (*cuModuleGetFunction)(CUfunction* fn, CUmodule module, const char* name);
+  CUresult (*cuFuncGetAttribute)(int* value, int attribute, CUfunction fn);
+  CUresult (*cuFuncSetAttribute)(CUfunction fn, int attribute, int value);
+  CUresult (*cuLaunchKernel)(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,
+                             unsigned bx, unsigned by, unsigned bz, unsigned shared_bytes,
+                             CUstream stream, void** params, void** extra);
+  CUresult (*cuGetErrorName)(CUresult error, const char** name);
+  CUresult (*cuGetErrorString)(CUresult error, const char** text);
+};
+
+// True when libcuda.so.1 loads, every entry point binds, cuInit succeeds and
+// at least one device exists. Never throws and never crashes; the answer is
+// computed once.
+bool is_available();
+
+// Why `is_available()` is false ("" when it is true), e.g. "libcuda.so.1 not
+// found: ..." or "cuInit failed: CUDA_ERROR_NO_DEVICE".
+const std::string& unavailable_reason();
+
+// The bound API. Throws std::runtime_error (with `unavailable_reason()`) when
+// the driver is not available.
+const Api& api();
+
+// "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a result code.
+std::string error_text(CUresult result);
+
+// Throws std::runtime_error "[where] <call> failed: <error_text>" unless
+// `result` is CUDA_SUCCESS.
+void check(CUresult result, const char* where, const char* call);
+
+// ---- small conveniences over the bound API (all throw on failure) ----
+
+int device_count();
+int device_attribute(int attribute, int device = 0);
+std::string device_name(int device = 0);
+
+// Makes the device's primary context current on the calling thread
+// (retained once per device for the life of the process).
+void make_current(int device = 0);
+
+// Launches `fn` with a 1-D or 3-D grid. When `dynamic_shared_bytes` is over
+// 48 KB, first raises the function's dynamic shared memory limit (the driver
+// refuses such launches otherwise).
+void launch(CUfunction fn, const unsigned grid[3], const unsigned block[3],
+            unsigned dynamic_shared_bytes, CUstream stream, void** params);
+
+// A module loaded from a cubin; unloads on destruction.
+class Module {
+ public:
+  Module() = default;
+  explicit Module(const void* cubin);  // make_current() must have run
+  ~Module();
+  Module(Module&& o) noexcept : module_(o.module_) { o.module_ = nullptr; }
+  Module& operator=(Module&& o) noexcept;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  CUfunction function(const char* name) const;
+  CUmodule get() const { return module_; }
+
+ private:
+  CUmodule module_ = nullptr;
+};
+
+}  // namespace alloy::cuda_driver

@@ -1,0 +1,71 @@
+// NVRTC, loaded at run time (dlopen libnvrtc), compiling one CUDA C++
+// translation unit to a cubin (SASS for one architecture, not PTX).
+//
+// The runtime headers in src/msl/runtime/ (metal_cuda.h and the portable
+// headers it includes) are handed to NVRTC as in-memory headers, so a kernel
+// source only needs `#include "metal_cuda.h"`.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace alloy::jit {
+
+#ifndef ALLOY_JIT_COMPILE_ERROR_DEFINED
+#define ALLOY_JIT_COMPILE_ERROR_DEFINED
+// A JIT compiler rejected a translation unit. what() holds the compiler's
+// full log; log() the log alone.
+class CompileError : public std::runtime_error {
+ public:
+  CompileError(const std::string& message, std::string log)
+      : std::runtime_error(message), log_(std::move(log)) {}
+  const std::string& log() const { return log_; }
+
+ private:
+  std::string log_;
+};
+#endif
+
+struct NvrtcOptions {
+  std::string arch = "sm_90";       // "sm_90", "sm_89", ... (also accepts "90")
+  std::string math_mode = "safe";   // safe | relaxed | fast (fast adds --use_fast_math)
+  bool line_info = false;           // -lineinfo, for profilers
+  // NVRTC's automatic precompiled header (--pch): later compiles in this
+  // process that include the same runtime headers skip their parse (about
+  // -40%), but the first compile pays to create it (about +40%). A PCH does
+  // not carry over to another process.
+  bool use_pch = false;
+  std::vector<std::string> extra_options;                         // passed last, verbatim
+  std::vector<std::pair<std::string, std::string>> extra_headers;  // (include name, text)
+};
+
+struct NvrtcOutput {
+  std::string cubin;     // the ELF image, ready for cuModuleLoadData
+  std::string log;       // warnings (empty when none)
+  double compile_ms = 0; // wall time of nvrtcCompileProgram alone
+};
+
+// True when libnvrtc loads and binds. Never throws.
+bool nvrtc_available();
+// Why nvrtc_available() is false ("" when it is true).
+const std::string& nvrtc_unavailable_reason();
+// (major, minor) of the loaded NVRTC; throws when unavailable.
+std::pair<int, int> nvrtc_version();
+
+// The options nvrtc_compile passes for `opts` (part of any cache key).
+std::vector<std::string> nvrtc_options(const NvrtcOptions& opts);
+
+// Compiles `source` (named `file_name` in diagnostics) to a cubin.
+// Throws CompileError with the full log when NVRTC rejects it, and
+// std::runtime_error when NVRTC is unavailable or fails otherwise.
+NvrtcOutput nvrtc_compile(std::string_view source, std::string_view file_name,
+                          const NvrtcOptions& opts = {});
+
+// The sm_XY the cubin holds code for (from its ELF header), or -1 when the
+// bytes are not a CUDA ELF image. Used by tests and sanity checks.
+int cubin_sm_arch(std::string_view cubin);
+
+}  // namespace alloy::jit

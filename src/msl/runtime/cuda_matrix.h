@@ -1,0 +1,181 @@
+// CUDA target: simdgroup_matrix<T, 8, 8> (half, bfloat, float).
+//
+// Storage follows the element-to-lane layout MLX's GEMMs rely on through
+// thread_elements(): lane L holds row (L/4 & 4) + (L/2 % 4), columns
+// (L/4 & 2) * 2 + (L % 2) * 2 and the next one. Multiplication:
+//  - half x half, bfloat x bfloat: mma.sync m16n8k8 on the tensor cores
+//    (fp32 accumulation, rows 8-15 of A are zero); operands move from the
+//    storage layout to the mma fragments with one shuffle each, B transposed
+//    by movmatrix;
+//  - anything with float: exact fp32 FMAs over shuffled rows and columns
+//    (the tensor cores' tf32 would round the inputs).
+// As in Metal, every lane of the SIMD group must take part (a full warp).
+#pragma once
+
+namespace metal {
+
+template <class T, int Rows, int Cols> struct simdgroup_matrix;
+
+template <class T> struct simdgroup_matrix<T, 8, 8> {
+  vec<T, 2> elements_;
+
+  simdgroup_matrix() = default;
+  // A diagonal matrix with `diag` on the diagonal.
+  ALLOY_FUNC simdgroup_matrix(T diag);
+  ALLOY_FUNC vec<T, 2>& thread_elements() { return elements_; }
+  ALLOY_FUNC const vec<T, 2>& thread_elements() const { return elements_; }
+};
+typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
+typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
+
+}  // namespace metal
+
+namespace alloy_msl {
+namespace cuda {
+namespace matrix_detail {
+
+// Row and first column of the two elements lane `l` holds.
+ALLOY_FUNC unsigned row_of(unsigned l) { return ((l >> 2) & 4u) + ((l >> 1) & 3u); }
+ALLOY_FUNC unsigned col_of(unsigned l) { return (((l >> 2) & 2u) << 1) + ((l & 1u) << 1); }
+// The lane holding row `r`, columns 2p and 2p+1.
+ALLOY_FUNC unsigned lane_of(unsigned r, unsigned p) {
+  return ((r & 4u) << 2) | ((p & 2u) << 2) | ((r & 3u) << 1) | (p & 1u);
+}
+
+template <class T> ALLOY_FUNC unsigned pack2(const metal::vec<T, 2>& e) { return __builtin_bit_cast(unsigned, e); }
+template <class T> ALLOY_FUNC metal::vec<T, 2> unpack2(unsigned w) { return __builtin_bit_cast(metal::vec<T, 2>, w); }
+
+// D = A * B + C on the tensor cores; A and B are 16-bit (half or bfloat).
+template <class AB, class TD, class TC>
+ALLOY_FUNC void mma16(metal::simdgroup_matrix<TD, 8, 8>& d, const metal::simdgroup_matrix<AB, 8, 8>& a,
+                      const metal::simdgroup_matrix<AB, 8, 8>& b, const metal::simdgroup_matrix<TC, 8, 8>* c) {
+  const unsigned full = 0xffffffffu, lane = lane_id();
+  const unsigned src = lane_of(lane >> 2, lane & 3u);  // holder of mma fragment (row g, pair t)
+  unsigned a0 = __shfl_sync(full, pack2(a.elements_), src);
+  unsigned b_rows = __shfl_sync(full, pack2(b.elements_), src), b0;
+  asm("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(b0) : "r"(b_rows));
+  float c0 = 0.f, c1 = 0.f;
+  if (c) {
+    c0 = __shfl_sync(full, float(c->elements_.x), src);
+    c1 = __shfl_sync(full, float(c->elements_.y), src);
+  }
+  float d0, d1, d2, d3;
+  if constexpr (metal::is_same_v<AB, metal::half>) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+        : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+        : "r"(a0), "r"(0u), "r"(b0), "f"(c0), "f"(c1), "f"(0.f), "f"(0.f));
+  } else {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+        : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+        : "r"(a0), "r"(0u), "r"(b0), "f"(c0), "f"(c1), "f"(0.f), "f"(0.f));
+  }
+  (void)d2;
+  (void)d3;
+  // Back to the storage layout: my elements sit in mma lane (row, pair).
+  const unsigned back = row_of(lane) * 4u + (col_of(lane) >> 1);
+  d.elements_.x = TD(__shfl_sync(full, d0, back));
+  d.elements_.y = TD(__shfl_sync(full, d1, back));
+}
+
+// D = A * B + C in exact fp32 FMAs.
+template <class TA, class TB, class TD, class TC>
+ALLOY_FUNC void fma_path(metal::simdgroup_matrix<TD, 8, 8>& d, const metal::simdgroup_matrix<TA, 8, 8>& a,
+                         const metal::simdgroup_matrix<TB, 8, 8>& b, const metal::simdgroup_matrix<TC, 8, 8>* c) {
+  const unsigned full = 0xffffffffu, lane = lane_id();
+  const unsigned r = row_of(lane), col = col_of(lane);
+  float acc0 = c ? float(c->elements_.x) : 0.f;
+  float acc1 = c ? float(c->elements_.y) : 0.f;
+  const float ax = float(a.elements_.x), ay = float(a.elements_.y);
+  const float bx = float(b.elements_.x), by = float(b.elements_.y);
+#pragma unroll
+  for (unsigned p = 0; p < 4u; ++p) {
+    const unsigned a_src = lane_of(r, p);
+    const float a_k0 = __shfl_sync(full, ax, a_src), a_k1 = __shfl_sync(full, ay, a_src);
+    const unsigned b_src0 = lane_of(2u * p, col >> 1), b_src1 = lane_of(2u * p + 1u, col >> 1);
+    const float b00 = __shfl_sync(full, bx, b_src0), b01 = __shfl_sync(full, by, b_src0);
+    const float b10 = __shfl_sync(full, bx, b_src1), b11 = __shfl_sync(full, by, b_src1);
+    acc0 = __fmaf_rn(a_k0, b00, acc0);
+    acc1 = __fmaf_rn(a_k0, b01, acc1);
+    acc0 = __fmaf_rn(a_k1, b10, acc0);
+    acc1 = __fmaf_rn(a_k1, b11, acc1);
+  }
+  d.elements_.x = TD(acc0);
+  d.elements_.y = TD(acc1);
+}
+
+template <class TA, class TB, class TD, class TC>
+ALLOY_FUNC void multiply(metal::simdgroup_matrix<TD, 8, 8>& d, const metal::simdgroup_matrix<TA, 8, 8>& a,
+                         const metal::simdgroup_matrix<TB, 8, 8>& b, const metal::simdgroup_matrix<TC, 8, 8>* c) {
+  constexpr bool tensor = metal::is_same_v<TA, TB> &&
+                          (metal::is_same_v<TA, metal::half> || metal::is_same_v<TA, metal::bfloat>);
+  if constexpr (tensor) {
+    mma16(d, a, b, c);
+  } else {
+    fma_path(d, a, b, c);
+  }
+}
+
+}  // namespace matrix_detail
+}  // namespace cuda
+}  // namespace alloy_msl
+
+namespace metal {
+
+template <class T>
+ALLOY_FUNC simdgroup_matrix<T, 8, 8>::simdgroup_matrix(T diag) {
+  const unsigned l = ::alloy_msl::cuda::lane_id();
+  const unsigned r = ::alloy_msl::cuda::matrix_detail::row_of(l), c = ::alloy_msl::cuda::matrix_detail::col_of(l);
+  elements_.x = r == c ? diag : T(0);
+  elements_.y = r == c + 1u ? diag : T(0);
+}
+
+template <class T, int R = 8, int C = 8> ALLOY_FUNC simdgroup_matrix<T, R, C> make_filled_simdgroup_matrix(T value) {
+  simdgroup_matrix<T, R, C> m;
+  m.elements_ = vec<T, 2>(value);
+  return m;
+}
+
+template <class T, class U>
+ALLOY_FUNC void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, const U* src, ulong elements_per_row = 8,
+                               vec<ulong, 2> matrix_origin = vec<ulong, 2>(0), bool transpose_matrix = false) {
+  const unsigned l = ::alloy_msl::cuda::lane_id();
+  const ulong r = ::alloy_msl::cuda::matrix_detail::row_of(l), c = ::alloy_msl::cuda::matrix_detail::col_of(l);
+  const U* base = src + matrix_origin.y * elements_per_row + matrix_origin.x;
+  if (!transpose_matrix) {
+    d.elements_.x = T(base[r * elements_per_row + c]);
+    d.elements_.y = T(base[r * elements_per_row + c + 1]);
+  } else {
+    d.elements_.x = T(base[c * elements_per_row + r]);
+    d.elements_.y = T(base[(c + 1) * elements_per_row + r]);
+  }
+}
+
+template <class T, class U>
+ALLOY_FUNC void simdgroup_store(const simdgroup_matrix<T, 8, 8>& a, U* dst, ulong elements_per_row = 8,
+                                vec<ulong, 2> matrix_origin = vec<ulong, 2>(0), bool transpose_matrix = false) {
+  const unsigned l = ::alloy_msl::cuda::lane_id();
+  const ulong r = ::alloy_msl::cuda::matrix_detail::row_of(l), c = ::alloy_msl::cuda::matrix_detail::col_of(l);
+  U* base = dst + matrix_origin.y * elements_per_row + matrix_origin.x;
+  if (!transpose_matrix) {
+    base[r * elements_per_row + c] = U(a.elements_.x);
+    base[r * elements_per_row + c + 1] = U(a.elements_.y);
+  } else {
+    base[c * elements_per_row + r] = U(a.elements_.x);
+    base[(c + 1) * elements_per_row + r] = U(a.elements_.y);
+  }
+}
+
+template <class TD, class TA, class TB, class TC>
+ALLOY_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<TD, 8, 8>& d, const simdgroup_matrix<TA, 8, 8>& a,
+                                              const simdgroup_matrix<TB, 8, 8>& b,
+                                              const simdgroup_matrix<TC, 8, 8>& c) {
+  ::alloy_msl::cuda::matrix_detail::multiply(d, a, b, &c);
+}
+template <class TD, class TA, class TB>
+ALLOY_FUNC void simdgroup_multiply(simdgroup_matrix<TD, 8, 8>& d, const simdgroup_matrix<TA, 8, 8>& a,
+                                   const simdgroup_matrix<TB, 8, 8>& b) {
+  ::alloy_msl::cuda::matrix_detail::multiply(d, a, b, static_cast<const simdgroup_matrix<TD, 8, 8>*>(nullptr));
+}
+
+}  // namespace metal

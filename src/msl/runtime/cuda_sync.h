@@ -1,0 +1,82 @@
+// CUDA target: barriers, memory flags, fences, and the set of lanes of this
+// thread's SIMD group that exist.
+//
+// Threads outside the grid return at kernel entry (Metal: they do not
+// exist), so the last warp of a partial threadgroup has fewer lanes, always
+// the low ones (SIMD groups are formed from the linear thread index).
+// Warp intrinsics with a full mask are undefined when lanes have exited; the
+// SIMD-group functions use the mask of the lanes present instead.
+// thread_ids() stores the threadgroup's thread count in one shared word
+// (every thread stores the same value, before any reads it), and the mask
+// is derived from it; the compiler usually forwards the stored value.
+#pragma once
+
+namespace alloy_msl {
+namespace cuda {
+
+__shared__ unsigned threads_present_in_threadgroup;
+
+ALLOY_FUNC unsigned lane_id() { return threadIdx.x & 31u; }
+
+// Number of lanes present in this thread's SIMD group (1..32).
+ALLOY_FUNC unsigned lanes_present() {
+  unsigned left = threads_present_in_threadgroup - (threadIdx.x & ~31u);
+  return left < 32u ? left : 32u;
+}
+// Bit i set for each lane i present in this thread's SIMD group.
+ALLOY_FUNC unsigned present_mask() {
+  unsigned n = lanes_present();
+  return n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
+}
+
+}  // namespace cuda
+}  // namespace alloy_msl
+
+namespace metal {
+
+enum class mem_flags : unsigned {
+  mem_none = 0,
+  mem_device = 1,
+  mem_threadgroup = 2,
+  mem_texture = 4,
+  mem_threadgroup_imageblock = 8,
+  mem_object_data = 16,
+};
+ALLOY_FUNC constexpr mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(unsigned(a) | unsigned(b)); }
+ALLOY_FUNC constexpr mem_flags operator&(mem_flags a, mem_flags b) { return mem_flags(unsigned(a) & unsigned(b)); }
+
+enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
+using thread_scope::thread_scope_device;
+using thread_scope::thread_scope_simdgroup;
+using thread_scope::thread_scope_thread;
+using thread_scope::thread_scope_threadgroup;
+
+enum memory_order {
+  memory_order_relaxed,
+  memory_order_acquire,
+  memory_order_release,
+  memory_order_acq_rel,
+  memory_order_seq_cst,
+};
+
+// All threads of the threadgroup must reach it (as in Metal). __syncthreads
+// also orders device and threadgroup memory within the block, which covers
+// every mem_flags value.
+ALLOY_FUNC void threadgroup_barrier(mem_flags = mem_flags::mem_none) { __syncthreads(); }
+
+ALLOY_FUNC void simdgroup_barrier(mem_flags flags = mem_flags::mem_none) {
+  __syncwarp(::alloy_msl::cuda::present_mask());
+  if (unsigned(flags & mem_flags::mem_device)) __threadfence_block();
+}
+
+ALLOY_FUNC void atomic_thread_fence(mem_flags flags, memory_order order = memory_order_seq_cst,
+                                    thread_scope scope = thread_scope_device) {
+  if (order == memory_order_relaxed) return;
+  if (scope == thread_scope_device && unsigned(flags & mem_flags::mem_device)) {
+    __threadfence();
+  } else {
+    __threadfence_block();
+  }
+}
+
+}  // namespace metal
