@@ -8,13 +8,13 @@ JOBS ?= 2
 APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libssl-dev libgtest-dev ccache python3-venv
 export CCACHE_DIR ?= $(CURDIR)/build/ccache
 
-.PHONY: demo test deps venv cpp python test-cpp test-python bench clean
+.PHONY: demo test deps venv cpp python test-cpp test-example test-python bench clean
 
 demo: python
 	$(PY) examples/demo.py
 
 test: cpp python
-	$(MAKE) --no-print-directory test-cpp test-python
+	$(MAKE) --no-print-directory test-cpp test-example test-python
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -39,6 +39,13 @@ python: venv
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The C++ API as a user sees it: install, then find_package(Alloy) from examples/cpp.
+test-example:
+	cmake --install $(BUILD) --prefix build/install >/dev/null
+	cmake -S examples/cpp -B build/example -G Ninja -DCMAKE_PREFIX_PATH=$(CURDIR)/build/install >/dev/null
+	cmake --build build/example
+	LD_LIBRARY_PATH=$(CURDIR)/build/install/lib build/example/metal_exp
 
 test-python:
 	$(PY) -m pytest -q tests/python

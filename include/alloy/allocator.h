@@ -27,8 +27,6 @@ class Allocator {
 };
 
 Allocator& allocator(Device d);
-// Registers the allocator a backend provides for a device type.
-void register_allocator(Device::DeviceType t, Allocator* a);
 
 size_t get_active_memory();
 size_t get_peak_memory();

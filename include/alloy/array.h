@@ -27,6 +27,9 @@ struct Data {
   // Where the memory came from when it is not ours (numpy, DLPack): the
   // deleter releases the owner instead of freeing through an allocator.
   std::shared_ptr<void> external_owner;
+  // A copy of this memory on the other device (host <-> GPU), made the first
+  // time an op on that device reads it; buffers never change once written.
+  std::shared_ptr<Data> mirror;
   explicit Data(Buffer b) : buffer(b) {}
   Data(Buffer b, std::shared_ptr<void> owner) : buffer(b), external_owner(std::move(owner)) {}
   ~Data();

@@ -2,6 +2,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/ndarray.h>
 
 #include "alloy/ops.h"
 #include "alloy/transforms.h"
@@ -26,6 +27,36 @@ std::string array_repr(const array& a) {
   std::string body = nb::cast<std::string>(
       np.attr("array2string")(arr, nb::arg("separator") = ", ", nb::arg("prefix") = "array("));
   return "array(" + body + ", dtype=" + dtype_name(a.dtype()) + ")";
+}
+
+// DLPack export: a read-only tensor over the array's memory (no copy), kept
+// alive by a handle to the array. copy=True exports a fresh copy instead.
+nb::object dlpack_export(const array& self, nb::kwargs kw) {
+  array a = self;
+  if (kw.contains("copy") && PyObject_IsTrue(nb::object(kw["copy"]).ptr()) == 1) {
+    a = copy(self);
+    nb::del(kw["copy"]);
+  }
+  {
+    nb::gil_scoped_release release;
+    a.eval();
+  }
+  if (a.device().type != Device::cpu) throw std::invalid_argument("[__dlpack__] only host (CPU) arrays can be exported.");
+  using nb::dlpack::dtype_code;
+  dtype_code code = dtype_code::Float;
+  switch (kind_of(a.dtype())) {
+    case DtypeKind::Bool: code = dtype_code::Bool; break;
+    case DtypeKind::Unsigned: code = dtype_code::UInt; break;
+    case DtypeKind::Signed: code = dtype_code::Int; break;
+    case DtypeKind::Floating: code = a.dtype() == Dtype::bfloat16 ? dtype_code::Bfloat : dtype_code::Float; break;
+    case DtypeKind::Complex: code = dtype_code::Complex; break;
+  }
+  nb::dlpack::dtype dt{static_cast<uint8_t>(code), static_cast<uint8_t>(a.itemsize() * 8), 1};
+  std::vector<size_t> shape(a.shape().begin(), a.shape().end());
+  std::vector<int64_t> strides(a.strides().begin(), a.strides().end());
+  nb::capsule owner(new array(a), [](void* p) noexcept { delete static_cast<array*>(p); });
+  nb::ndarray<nb::array_api, nb::ro> nd(a.raw_data(), shape.size(), shape.data(), owner, strides.data(), dt, nb::device::cpu::value, 0);
+  return nb::cast(nd, nb::rv_policy::reference).attr("__dlpack__")(**kw);
 }
 
 }  // namespace
@@ -74,7 +105,9 @@ void init_array(nb::module_& m) {
       .def("astype", [](const array& a, Dtype d, StreamOrDevice s) { return astype(a, d, s); }, nb::arg("dtype"),
            nb::arg("stream") = nb::none())
       .def("__copy__", [](const array& a) { return copy(a); })
-      .def("__deepcopy__", [](const array& a, nb::handle) { return copy(a); }, nb::arg("memo"));
+      .def("__deepcopy__", [](const array& a, nb::handle) { return copy(a); }, nb::arg("memo"))
+      .def("__dlpack__", &dlpack_export, "Exports the array through DLPack (shares memory).")
+      .def("__dlpack_device__", [](const array& a) { return nb::make_tuple(a.device().type == Device::cpu ? 1 : 2, 0); });
   m.def("eval",
         [](nb::args args) {
           std::vector<array> arrays;

@@ -216,7 +216,9 @@ array to_array(nb::handle obj, std::optional<Dtype> dtype) {
     nb::object arr = np.attr("asarray")(obj);
     std::string name = nb::cast<std::string>(arr.attr("dtype").attr("name"));
     if (name == "bfloat16") {
-      nb::object bits = np.attr("ascontiguousarray")(arr).attr("view")(np.attr("uint16"));
+      // ascontiguousarray makes 0-d arrays 1-d: restore the shape after.
+      nb::object bits = np.attr("ascontiguousarray")(arr).attr("view")(np.attr("uint16")).attr("reshape")(
+          arr.attr("shape"));
       auto nd = nb::cast<nb::ndarray<nb::ro>>(bits);
       array raw = from_ndarray(nd, bits, false, Dtype::uint16, false);
       array out(raw.data_shared_ptr(), raw.shape(), raw.strides(), Dtype::bfloat16, raw.offset());

@@ -1,4 +1,70 @@
-#include "bindings.h"
+// mx.zeros / ones / full / *_like / arange / linspace / eye / identity.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/vector.h>
 
-// Bindings for this op family are not written yet.
-void init_creation(nb::module_& m) {}
+#include "alloy/ops.h"
+#include "bindings.h"
+#include "convert.h"
+#include "stream_or_device.h"
+
+using namespace alloy;
+using namespace nb::literals;
+
+namespace {
+
+// A shape given as an int or a sequence of ints.
+Shape shape_arg(nb::handle h) {
+  if (PyLong_Check(h.ptr())) return {nb::cast<ShapeElem>(h)};
+  Shape out;
+  for (nb::handle d : h) out.push_back(nb::cast<ShapeElem>(d));
+  return out;
+}
+
+// Python ints and numpy integer scalars (anything with __index__ that is not a float).
+bool is_int_arg(nb::handle h) { return PyLong_Check(h.ptr()) || (!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr())); }
+
+}  // namespace
+
+void init_creation(nb::module_& m) {
+  m.def("zeros", [](nb::handle shape, Dtype dtype, SD s) { return zeros(shape_arg(shape), dtype, s); }, "shape"_a,
+        "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(), "An array of zeros.");
+  m.def("ones", [](nb::handle shape, Dtype dtype, SD s) { return ones(shape_arg(shape), dtype, s); }, "shape"_a,
+        "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(), "An array of ones.");
+  m.def("full",
+        [](nb::handle shape, nb::handle vals, std::optional<Dtype> dtype, SD s) {
+          return full(shape_arg(shape), py::to_array(vals), dtype, s);
+        },
+        "shape"_a, "vals"_a, "dtype"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none(),
+        "An array of the given shape filled with vals (broadcast); dtype defaults to vals' dtype.");
+  m.def("zeros_like", [](const array& a, SD s) { return zeros_like(a, s); }, "a"_a, nb::kw_only(),
+        "stream"_a = nb::none());
+  m.def("ones_like", [](const array& a, SD s) { return ones_like(a, s); }, "a"_a, nb::kw_only(),
+        "stream"_a = nb::none());
+  m.def("full_like",
+        [](const array& a, nb::handle vals, std::optional<Dtype> dtype, SD s) {
+          return full(a.shape(), py::to_array(vals), dtype.value_or(a.dtype()), s);
+        },
+        "a"_a, "vals"_a, "dtype"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none());
+  m.def("arange",
+        [](nb::handle first, nb::handle second, nb::handle third, std::optional<Dtype> dtype, SD s) {
+          // arange(stop) or arange(start, stop[, step]); int32 when every given value is an int.
+          bool ints = is_int_arg(first) && (second.is_none() || is_int_arg(second)) &&
+                      (third.is_none() || is_int_arg(third));
+          double start = second.is_none() ? 0.0 : nb::cast<double>(first);
+          double stop = second.is_none() ? nb::cast<double>(first) : nb::cast<double>(second);
+          double step = third.is_none() ? 1.0 : nb::cast<double>(third);
+          return arange(start, stop, step, dtype.value_or(ints ? Dtype::int32 : Dtype::float32), s);
+        },
+        "start"_a, "stop"_a = nb::none(), "step"_a = nb::none(), "dtype"_a = nb::none(), nb::kw_only(),
+        "stream"_a = nb::none(), "Evenly spaced values in [start, stop) (numpy's arange).");
+  m.def("linspace",
+        [](double start, double stop, int num, Dtype dtype, SD s) { return linspace(start, stop, num, dtype, s); },
+        "start"_a, "stop"_a, "num"_a = 50, "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(),
+        "num evenly spaced values from start to stop inclusive.");
+  m.def("eye",
+        [](int n, std::optional<int> mcols, int k, Dtype dtype, SD s) { return eye(n, mcols.value_or(n), k, dtype, s); },
+        "n"_a, "m"_a = nb::none(), "k"_a = 0, "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(),
+        "An (n, m) matrix with ones on the k-th diagonal.");
+  m.def("identity", [](int n, Dtype dtype, SD s) { return identity(n, dtype, s); }, "n"_a,
+        "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(), "The (n, n) identity matrix.");
+}

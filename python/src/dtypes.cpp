@@ -18,6 +18,7 @@ void init_dtypes(nb::module_& m) {
 #define ALLOY_EXPORT_DTYPE(name, type, kind, py, msl) m.attr(py) = Dtype::name;
   ALLOY_DTYPES(ALLOY_EXPORT_DTYPE)
 #undef ALLOY_EXPORT_DTYPE
+  m.attr("bool_") = Dtype::bool_;  // MLX's spelling; mx.bool stays as an alias
 
   auto cat = nb::enum_<DtypeCategory>(m, "DtypeCategory");
   cat.value("complexfloating", DtypeCategory::complexfloating)

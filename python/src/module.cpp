@@ -1,6 +1,9 @@
 #include "bindings.h"
 
 NB_MODULE(core, m) {
+  // Functions captured by custom_function form reference cycles with their
+  // modules that live until exit; nanobind's exit-time report would be noise.
+  nb::set_leak_warnings(false);
   m.doc() = "Alloy: MLX-compatible arrays; Metal kernels on NVIDIA GPUs and CPUs.";
   init_dtypes(m);
   init_device(m);
@@ -15,4 +18,5 @@ NB_MODULE(core, m) {
   init_fast(m);
   init_transforms(m);
   init_memory(m);
+  init_msl(m);
 }

@@ -4,37 +4,34 @@
 
 namespace alloy {
 
+// Provided by the backends.
 Allocator& cpu_allocator();
-
-namespace {
-Allocator* gpu_allocator_ptr = nullptr;
-}
-
-void register_allocator(Device::DeviceType t, Allocator* a) {
-  if (t == Device::gpu) gpu_allocator_ptr = a;
-}
+Allocator* gpu_allocator();  // null when no GPU can be used
 
 Allocator& allocator(Device d) {
   if (d.type == Device::cpu) return cpu_allocator();
-  if (!gpu_allocator_ptr) {
-    throw std::runtime_error("[allocator] no GPU allocator is available.");
-  }
-  return *gpu_allocator_ptr;
+  Allocator* g = gpu_allocator();
+  if (!g) throw std::runtime_error("[allocator] no GPU is available.");
+  return *g;
 }
 
-size_t get_active_memory() {
-  return cpu_allocator().active_memory() + (gpu_allocator_ptr ? gpu_allocator_ptr->active_memory() : 0);
+namespace {
+template <typename F>
+size_t both(F f) {
+  Allocator* g = gpu_allocator();
+  return f(cpu_allocator()) + (g ? f(*g) : 0);
 }
-size_t get_peak_memory() {
-  return cpu_allocator().peak_memory() + (gpu_allocator_ptr ? gpu_allocator_ptr->peak_memory() : 0);
-}
+}  // namespace
+
+size_t get_active_memory() { return both([](Allocator& a) { return a.active_memory(); }); }
+size_t get_peak_memory() { return both([](Allocator& a) { return a.peak_memory(); }); }
 void reset_peak_memory() {
   cpu_allocator().reset_peak_memory();
-  if (gpu_allocator_ptr) gpu_allocator_ptr->reset_peak_memory();
+  if (Allocator* g = gpu_allocator()) g->reset_peak_memory();
 }
-size_t get_cache_memory() { return gpu_allocator_ptr ? gpu_allocator_ptr->cache_memory() : 0; }
+size_t get_cache_memory() { return both([](Allocator& a) { return a.cache_memory(); }); }
 void clear_cache() {
-  if (gpu_allocator_ptr) gpu_allocator_ptr->clear_cache();
+  if (Allocator* g = gpu_allocator()) g->clear_cache();
 }
 
 }  // namespace alloy

@@ -62,8 +62,7 @@ void eval(std::vector<array> outputs) {
 
 void eval_primitive(Primitive& p, const std::vector<array>& inputs, std::vector<array>& outputs) {
   if (p.device().type == Device::cpu) {
-    const std::vector<array>& host_inputs = inputs_on_host(inputs);
-    p.eval_cpu(host_inputs, outputs);
+    p.eval_cpu(inputs_on_host(inputs), outputs);
   } else {
     p.eval_gpu(inputs_on_device(inputs, p.stream()), outputs);
   }

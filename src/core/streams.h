@@ -9,7 +9,7 @@ namespace alloy {
 
 // Inputs as the CPU backend needs them: GPU-resident ones are copied to host
 // memory (after their producing stream finished).
-const std::vector<array>& inputs_on_host(const std::vector<array>& inputs);
+std::vector<array> inputs_on_host(const std::vector<array>& inputs);
 // Inputs as the GPU backend needs them on stream `s`.
 std::vector<array> inputs_on_device(const std::vector<array>& inputs, const Stream& s);
 // Blocks until the work producing `outputs` is done (GPU streams).

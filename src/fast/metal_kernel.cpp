@@ -21,10 +21,18 @@ struct CustomKernelFunction::State {
   bool ensure_row_contiguous;
   bool atomic_outputs;
   std::string math_mode;
-  mutable KernelVariantCache variants;
+  // Everything of the kernel's definition that shapes the code: with the
+  // per-call part it keys the process-wide variant cache, so a kernel object
+  // rebuilt on every call (as the seeds do) still translates and compiles once.
+  std::string definition_key;
 };
 
 namespace {
+
+KernelVariantCache& variant_cache() {
+  static KernelVariantCache* c = new KernelVariantCache();
+  return *c;
+}
 
 constexpr unsigned kMaxThreadsPerThreadgroup = 1024;
 // MLX places inputs smaller than this in Metal's constant address space.
@@ -89,6 +97,12 @@ CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std
   s->ensure_row_contiguous = ensure_row_contiguous;
   s->atomic_outputs = atomic_outputs;
   s->math_mode = math_mode;
+  std::string k = "metal\x1f" + name + "\x1f" + source + "\x1f" + header + "\x1f" + math_mode + "\x1f" +
+                  (atomic_outputs ? "atomic" : "plain");
+  for (auto& n : input_names) k += "\x1f" + n;
+  k += "\x1e";
+  for (auto& n : output_names) k += "\x1f" + n;
+  s->definition_key = std::move(k);
   return CustomKernelFunction(s);
 }
 
@@ -143,7 +157,8 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
   msl::Target target = stream.device.type == Device::gpu ? msl::Target::Cuda : msl::Target::Cpp;
 
   // The variant key: everything besides the source that changes the code.
-  std::string key = target == msl::Target::Cuda ? "cuda|" : "cpp|";
+  std::string key = st.definition_key;
+  key += target == msl::Target::Cuda ? "|cuda|" : "|cpp|";
   for (auto& in : call.inputs) {
     key += dtype_name(in.dtype());
     key += in.ndim() == 0 ? "s" : (in.size() < kConstantMemoryElements ? "c" : "d");
@@ -156,7 +171,7 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
     key += n + "=" + to_msl_template(n, v).value + ",";
   }
 
-  auto variant = st.variants.get(key, [&] {
+  auto variant = variant_cache().get(key, [&] {
     auto v = std::make_shared<KernelVariant>();
     msl::KernelSpec& spec = v->spec;
     spec.name = st.name;

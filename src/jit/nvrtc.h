@@ -12,22 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "jit/compile_error.h"
+
 namespace alloy::jit {
 
-#ifndef ALLOY_JIT_COMPILE_ERROR_DEFINED
-#define ALLOY_JIT_COMPILE_ERROR_DEFINED
-// A JIT compiler rejected a translation unit. what() holds the compiler's
-// full log; log() the log alone.
-class CompileError : public std::runtime_error {
- public:
-  CompileError(const std::string& message, std::string log)
-      : std::runtime_error(message), log_(std::move(log)) {}
-  const std::string& log() const { return log_; }
-
- private:
-  std::string log_;
-};
-#endif
+// CompileError: see jit/compile_error.h (shared with the host compiler).
 
 struct NvrtcOptions {
   std::string arch = "sm_90";       // "sm_90", "sm_89", ... (also accepts "90")

@@ -27,7 +27,7 @@ class CppTarget final : public CxxTarget {
       case GlueParam::Scalar: return "*static_cast<const " + p.type + "*>(L->buffers[" + i + "])";
       case GlueParam::Shape: return "L->shapes[" + i + "]";
       case GlueParam::Strides: return "L->strides[" + i + "]";
-      case GlueParam::Ndim: return "L->ndim[" + i + "]";
+      case GlueParam::Ndim: return "L->ndims[" + i + "]";
     }
     return "";
   }

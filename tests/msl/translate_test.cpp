@@ -182,7 +182,7 @@ TEST(MslTranslate, KernelFunctionParametersInOrder) {
   EXPECT_TRUE(contains(k.source, "custom_kernel_p_float_ints_float16_tc_float(\n"
                                  "        static_cast<const float*>(L->buffers[0]),\n"
                                  "        L->shapes[0],\n"
-                                 "        L->ndim[0],\n"
+                                 "        L->ndims[0],\n"
                                  "        *static_cast<const int*>(L->buffers[1]),\n"
                                  "        static_cast<const float16_t*>(L->buffers[2]),\n"
                                  "        L->strides[2],\n"

@@ -29,7 +29,7 @@ extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) 
         static_cast<const float*>(L->buffers[0]),
         L->shapes[0],
         L->strides[0],
-        L->ndim[0],
+        L->ndims[0],
         static_cast<float*>(L->buffers[1]),
         t.thread_position_in_grid);
   });

@@ -1,0 +1,200 @@
+"""GPU benchmarks (run by scripts/gpu_check.sh on the H100), each figure next
+to its peer measured in the same run:
+
+- the seed's grid_sample forward/backward through mx.fast.metal_kernel (the
+  seed's Metal source verbatim, examples/seeds/grid_sample.py) vs the same
+  algorithm hand-written in CUDA (benchmarks/cuda/grid_sample.cu via CuPy) vs
+  PyTorch's grid_sample;
+- the seed's exp kernel on 1 GiB vs torch.exp and a device-to-device copy;
+- host cost of a metal_kernel call; first compile and disk-cache load.
+
+Usage: python3 benchmarks/bench_gpu.py [--out table.md] [--quick]
+"""
+import argparse
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples" / "seeds"))
+
+import alloy.core as mx  # noqa: E402
+
+rows = []
+
+
+def row(what, alloy_ms, peer_name, peer_ms, note=""):
+    ratio = (alloy_ms / peer_ms) if (alloy_ms and peer_ms) else None
+    rows.append((what, alloy_ms, peer_name, peer_ms, ratio, note))
+    r = f"{ratio:.2f}x" if ratio else "-"
+    print(f"{what:44s} alloy {fmt(alloy_ms)}  {peer_name} {fmt(peer_ms)}  ratio {r} {note}", flush=True)
+
+
+def fmt(v):
+    return "n/a" if v is None else (f"{v:.3f} ms" if v >= 0.01 else f"{v * 1e3:.2f} us")
+
+
+def alloy_ms(make, reps=5, batch=10):
+    """Median over `reps` of (build `batch` outputs, one eval) per call."""
+    mx.eval(make())  # warm: compile, uploads
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        mx.eval([make() for _ in range(batch)])
+        times.append((time.perf_counter() - t0) * 1e3 / batch)
+    return statistics.median(times)
+
+
+def torch_ms(fn, reps=20):
+    import torch
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    return statistics.median(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    import torch
+    import torch.nn.functional as F
+    import cupy as cp
+
+    mx.set_default_device(mx.gpu)
+    rng = np.random.default_rng(0)
+    B, H, W, C = (2, 256, 256, 64) if args.quick else (8, 1024, 1024, 64)
+    gN, gM = (64, 64) if args.quick else (256, 256)
+    x_np = rng.standard_normal((B, H, W, C), dtype=np.float32)
+    g_np = (rng.random((B, gN, gM, 2), dtype=np.float32) * 2.2 - 1.1).astype(np.float32)
+    cot_np = rng.standard_normal((B, gN, gM, C), dtype=np.float32)
+
+    # ---- peers: hand-written CUDA (CuPy) and PyTorch
+    mod = cp.RawModule(code=(ROOT / "benchmarks" / "cuda" / "grid_sample.cu").read_text(),
+                       options=("-arch=sm_90",))
+    k_fwd, k_bwd = mod.get_function("grid_sample_fwd"), mod.get_function("grid_sample_bwd")
+    xc, gc, cc = cp.asarray(x_np), cp.asarray(g_np), cp.asarray(cot_np)
+    out_c = cp.empty((B, gN, gM, C), cp.float32)
+    total = B * gN * gM * C
+
+    def cuda_fwd():
+        k_fwd(((total + 255) // 256,), (256,), (xc, gc, out_c, np.int32(H), np.int32(W), np.int32(C),
+                                               np.int32(gN), np.int32(gM), np.uint32(total)))
+
+    xg_c = cp.empty_like(xc)
+    gg_c = cp.empty_like(gc)
+    Cp = (C + 31) // 32 * 32
+    total_b = B * gN * gM * Cp
+
+    def cuda_bwd():
+        xg_c.fill(0)
+        gg_c.fill(0)
+        k_bwd(((total_b + 255) // 256,), (256,), (xc, gc, cc, xg_c, gg_c, np.int32(H), np.int32(W), np.int32(C),
+                                                 np.int32(gN), np.int32(gM), np.uint32(total_b)))
+
+    def cupy_ms(fn, reps=20):
+        fn()
+        cp.cuda.runtime.deviceSynchronize()
+        s, e = cp.cuda.Event(), cp.cuda.Event()
+        ts = []
+        for _ in range(reps):
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(s, e))
+        return statistics.median(ts)
+
+    hand_fwd = cupy_ms(cuda_fwd)
+    hand_bwd = cupy_ms(cuda_bwd)
+    xt = torch.from_dlpack(xc).permute(0, 3, 1, 2).contiguous()
+    gt = torch.from_dlpack(gc)
+    torch_fwd = torch_ms(lambda: F.grid_sample(xt, gt, mode="bilinear", padding_mode="zeros", align_corners=False))
+    xt_r = xt.clone().requires_grad_(True)
+    gt_r = gt.clone().requires_grad_(True)
+    o = F.grid_sample(xt_r, gt_r, mode="bilinear", padding_mode="zeros", align_corners=False)
+    cot_t = torch.from_dlpack(cc).permute(0, 3, 1, 2).contiguous()
+    torch_bwd = torch_ms(lambda: torch.autograd.grad(o, (xt_r, gt_r), cot_t, retain_graph=True), reps=10)
+
+    # ---- alloy: the seed's kernels, verbatim
+    import grid_sample as seed
+
+    x, grid, cot = mx.array(x_np), mx.array(g_np), mx.array(cot_np)
+    fwd = alloy_ms(lambda: seed.grid_sample(x, grid))
+    got = np.array(seed.grid_sample(x, grid))
+    err = float(np.abs(got - cp.asnumpy(out_c)).max())
+    row("grid_sample fwd (seed metal_kernel)", fwd, "hand CUDA", hand_fwd, f"max|diff|={err:.1e}")
+    row("grid_sample fwd vs torch.grid_sample", fwd, "torch", torch_fwd)
+
+    bwd = alloy_ms(lambda: seed.grid_sample_vjp((x, grid), cot, None)[0], batch=5)
+    xg, gg = seed.grid_sample_vjp((x, grid), cot, None)
+    cuda_bwd()
+    err_b = max(float(np.abs(np.array(xg) - cp.asnumpy(xg_c)).max()),
+                float(np.abs(np.array(gg) - cp.asnumpy(gg_c)).max() / max(1.0, np.abs(cp.asnumpy(gg_c)).max())))
+    row("grid_sample bwd (seed vjp kernel, zero-fill)", bwd, "hand CUDA", hand_bwd, f"max err={err_b:.1e}")
+    row("grid_sample bwd vs torch backward", bwd, "torch", torch_bwd)
+
+    # ---- exp on 1 GiB: the seed's exp kernel vs torch.exp vs a copy
+    import exp_elementwise as seed_exp
+    n = (1 << 24) if args.quick else (1 << 28)
+    a_np = rng.standard_normal(n, dtype=np.float32)
+    a = mx.array(a_np)
+    t_exp = alloy_ms(lambda: seed_exp.exp_elementwise(a), batch=5)
+    at = torch.from_numpy(a_np).cuda()
+    bt = torch.empty_like(at)
+    t_texp = torch_ms(lambda: torch.exp(at, out=bt))
+    t_copy = torch_ms(lambda: bt.copy_(at))
+    gbps = 2 * n * 4 / (t_exp * 1e-3) / 1e9
+    row("exp 1 GiB (seed kernel)", t_exp, "torch.exp", t_texp, f"{gbps:.0f} GB/s")
+    row("exp 1 GiB vs d2d copy", t_exp, "copy", t_copy, f"{100 * t_copy / t_exp:.0f}% of copy bandwidth")
+
+    # ---- host cost of a tiny metal_kernel call
+    tiny = mx.array(np.ones(16, np.float32))
+    src = "uint i = thread_position_in_grid.x; out[i] = inp[i] + 1.0f;"
+    k = mx.fast.metal_kernel(name="tiny", input_names=["inp"], output_names=["out"], source=src)
+    call = lambda: k(inputs=[tiny], grid=(16, 1, 1), threadgroup=(16, 1, 1), output_shapes=[(16,)],
+                     output_dtypes=[mx.float32])[0]
+    mx.eval(call())
+    N = 2000
+    t0 = time.perf_counter()
+    outs = [call() for _ in range(N)]
+    mx.eval(outs)
+    per_call = (time.perf_counter() - t0) / N * 1e3
+    t0 = time.perf_counter()
+    for _ in range(N):
+        mx.eval(call())
+    per_eval = (time.perf_counter() - t0) / N * 1e3
+    row("metal_kernel call, one eval at end (host)", per_call, "target", 0.005)
+    row("metal_kernel call + its own eval", per_eval, "target", 0.010)
+
+    # ---- compile: first compile in a fresh cache, then disk-cache load in a fresh process
+    probe = ROOT / "benchmarks" / "compile_probe.py"
+    env = dict(os.environ, ALLOY_CACHE_DIR=f"/tmp/alloy-bench-cache-{os.getpid()}")
+    first = float(subprocess.check_output([sys.executable, str(probe)], env=env, text=True).strip())
+    again = float(subprocess.check_output([sys.executable, str(probe)], env=env, text=True).strip())
+    row("first compile of grid_sample (NVRTC)", first, "target", 100.0)
+    row("load from disk cache, fresh process", again, "target", 2.0)
+
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("| benchmark | alloy | peer | peer time | alloy/peer | note |\n|---|---|---|---|---|---|\n")
+            for what, a_, pn, p_, r_, note in rows:
+                f.write(f"| {what} | {fmt(a_)} | {pn} | {fmt(p_)} | {'-' if r_ is None else f'{r_:.2f}'} | {note} |\n")
+
+
+if __name__ == "__main__":
+    main()

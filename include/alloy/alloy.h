@@ -1,0 +1,13 @@
+// Alloy's C++ API in one include.
+#pragma once
+
+#include "alloy/allocator.h"
+#include "alloy/array.h"
+#include "alloy/device.h"
+#include "alloy/dtype.h"
+#include "alloy/fast.h"
+#include "alloy/ops.h"
+#include "alloy/transforms.h"
+#if __has_include("alloy/random.h")
+#include "alloy/random.h"
+#endif

@@ -1,0 +1,72 @@
+"""python -m alloy.msl: translate an MLX metal_kernel body for a target, compile
+it, and print the result or the compiler's errors mapped to the body's own
+lines. Exit status 0 when it compiles, 1 when it does not, 2 on bad usage.
+
+Example:
+    python -m alloy.msl kernel.metal --input inp:float16_t --output out:float16_t \\
+        --template T=float --target cuda
+"""
+import argparse
+import sys
+
+from alloy.core import _msl
+
+TARGETS = ("cpp", "cuda", "metal")
+
+
+def param(text, what):
+    name, sep, typ = text.partition(":")
+    if not sep or not name or not typ:
+        raise argparse.ArgumentTypeError(f"{what} must look like NAME:TYPE (e.g. inp:float), not {text!r}")
+    scalar = typ.endswith("&")
+    return (name, typ.rstrip("&"), scalar)
+
+
+def template(text):
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"template must look like NAME=VALUE, not {text!r}")
+    if value in ("true", "false"):
+        return (name, "bool", value)
+    if value.lstrip("-").isdigit():
+        return (name, "int", value)
+    return (name, "type", value)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m alloy.msl", description=__doc__.split("\n\n")[0])
+    ap.add_argument("source", help="file holding the kernel body ('-' for stdin)")
+    ap.add_argument("--header", help="file holding the header (helpers, #defines)")
+    ap.add_argument("--name", default="kernel")
+    ap.add_argument("--input", action="append", default=[], type=lambda t: param(t, "--input"),
+                    help="NAME:TYPE in MSL spelling (float, float16_t, int32_t...); TYPE& for a 0-d input")
+    ap.add_argument("--output", action="append", default=[], type=lambda t: param(t, "--output"))
+    ap.add_argument("--template", action="append", default=[], type=template, help="NAME=VALUE (type, int or bool)")
+    ap.add_argument("--target", choices=TARGETS, default="cpp")
+    ap.add_argument("--arch", default="sm_90", help="CUDA architecture for --target cuda")
+    ap.add_argument("--atomic-outputs", action="store_true")
+    ap.add_argument("--math-mode", default="safe", choices=("safe", "relaxed", "fast"))
+    ap.add_argument("--print", action="store_true", help="print the translated source")
+    args = ap.parse_args(argv)
+    if not args.output:
+        ap.error("at least one --output NAME:TYPE is needed")
+    source = sys.stdin.read() if args.source == "-" else open(args.source).read()
+    header = open(args.header).read() if args.header else ""
+    common = (args.name, source, header, args.input, args.output, args.template, args.atomic_outputs,
+              args.math_mode)
+    try:
+        text = _msl.translate(*common, args.target)
+    except Exception as e:  # front-end errors quote the user's line
+        print(e, file=sys.stderr)
+        return 1
+    if args.print or args.target == "metal":
+        print(text)
+    if args.target == "metal":
+        return 0
+    ok, message = _msl.compile(*common, args.target, args.arch)
+    print(message, file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+// alloy.core._msl: the MSL front end and the JIT compilers for tools
+// (python -m alloy.msl), without arrays.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "alloy/msl/translate.h"
+#include "bindings.h"
+#include "jit/cpu_kernel.h"
+#include "jit/cuda_compile.h"
+
+using namespace alloy;
+
+namespace {
+
+using Param = std::tuple<std::string, std::string, bool>;          // name, MSL type, is 0-d
+using Template = std::tuple<std::string, std::string, std::string>;  // name, kind, value
+
+msl::KernelSpec make_spec(const std::string& name, const std::string& source, const std::string& header,
+                          const std::vector<Param>& inputs, const std::vector<Param>& outputs,
+                          const std::vector<Template>& templates, bool atomic_outputs, const std::string& math_mode) {
+  msl::KernelSpec spec;
+  spec.name = name;
+  spec.source = source;
+  spec.header = header;
+  spec.atomic_outputs = atomic_outputs;
+  spec.math_mode = math_mode;
+  for (auto& [n, t, scalar] : inputs) spec.inputs.push_back({n, t, scalar, false});
+  for (auto& [n, t, scalar] : outputs) spec.outputs.push_back({n, t, false, false});
+  for (auto& [n, kind, v] : templates) {
+    msl::TemplateArg a;
+    a.name = n;
+    a.kind = kind == "int" ? msl::TemplateArg::Int : kind == "bool" ? msl::TemplateArg::Bool : msl::TemplateArg::Type;
+    a.value = v;
+    spec.template_args.push_back(a);
+  }
+  return spec;
+}
+
+msl::Target to_target(const std::string& t) {
+  if (t == "metal") return msl::Target::Metal;
+  if (t == "cpp" || t == "cpu") return msl::Target::Cpp;
+  if (t == "cuda") return msl::Target::Cuda;
+  throw std::invalid_argument("[msl] unknown target '" + t + "' (metal, cpp or cuda).");
+}
+
+}  // namespace
+
+void init_msl(nb::module_& m) {
+  nb::module_ s = m.def_submodule("_msl", "The MSL front end and JIT compilers, for tools.");
+  s.def(
+      "translate",
+      [](const std::string& name, const std::string& source, const std::string& header,
+         const std::vector<Param>& inputs, const std::vector<Param>& outputs, const std::vector<Template>& templates,
+         bool atomic_outputs, const std::string& math_mode, const std::string& target) {
+        auto spec = make_spec(name, source, header, inputs, outputs, templates, atomic_outputs, math_mode);
+        return msl::translate(spec, to_target(target)).source;
+      },
+      nb::arg("name"), nb::arg("source"), nb::arg("header"), nb::arg("inputs"), nb::arg("outputs"),
+      nb::arg("template"), nb::arg("atomic_outputs"), nb::arg("math_mode"), nb::arg("target"));
+  s.def(
+      "compile",
+      [](const std::string& name, const std::string& source, const std::string& header,
+         const std::vector<Param>& inputs, const std::vector<Param>& outputs, const std::vector<Template>& templates,
+         bool atomic_outputs, const std::string& math_mode, const std::string& target, const std::string& arch) {
+        // Returns (ok, message): the mapped diagnostics when the compiler rejects the kernel.
+        auto spec = make_spec(name, source, header, inputs, outputs, templates, atomic_outputs, math_mode);
+        msl::TranslatedKernel t;
+        try {
+          t = msl::translate(spec, to_target(target));
+        } catch (const msl::CompileError& e) {
+          return std::make_tuple(false, std::string(e.what()));
+        }
+        try {
+          nb::gil_scoped_release release;
+          if (t.target == msl::Target::Cuda) {
+            jit::NvrtcOptions o;
+            o.arch = arch;
+            o.math_mode = math_mode;
+            auto cubin = jit::compile_cuda(t.source, t.lines.generated_file, o);
+            return std::make_tuple(true, "compiled for " + arch + " with NVRTC: " +
+                                             std::to_string(cubin->size()) + " bytes of SASS");
+          }
+          jit::CompileOptions o;
+          o.math_mode = math_mode;
+          jit::compile_cpu(t.source, o);
+          return std::make_tuple(true, std::string("compiled for this CPU with the host compiler"));
+        } catch (const jit::CompileError& e) {
+          return std::make_tuple(false, msl::map_diagnostics(t, e.log(), spec));
+        }
+      },
+      nb::arg("name"), nb::arg("source"), nb::arg("header"), nb::arg("inputs"), nb::arg("outputs"),
+      nb::arg("template"), nb::arg("atomic_outputs"), nb::arg("math_mode"), nb::arg("target"),
+      nb::arg("arch") = "sm_90");
+}

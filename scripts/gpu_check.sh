@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# On the GPU machine (through the device tool), from the repo root, after
+# scripts/gpu_prepare.sh filled .gpu/ and .whl/ here; carry [".gpu", ".whl"]:
+#   builds the Python extension against the prebuilt liballoy, runs the C++
+#   tests, the whole pytest suite on mx.gpu, and the GPU benchmarks, then
+#   prints a short table. Logs go to $OUT when set.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+out="${OUT:-/tmp/alloy-gpu-out}"
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+export ALLOY_CACHE_DIR=/tmp/alloy-cache
+export LD_LIBRARY_PATH="$root/.gpu/lib:${LD_LIBRARY_PATH:-}"
+
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >/dev/null 2>&1
+export PYTHONPATH=/tmp/site
+
+declare -A status
+step() {  # step NAME LOGFILE COMMAND...
+  local name=$1 log=$2; shift 2
+  local t0=$(date +%s)
+  "$@" >"$out/$log" 2>&1
+  local rc=$?
+  status[$name]="rc=$rc $(( $(date +%s) - t0 ))s $(grep -E '(passed|failed|PASSED|FAILED|error)' "$out/$log" | tail -1 | cut -c1-90)"
+  return $rc
+}
+
+step build build.log bash -c "cmake -S . -B /tmp/build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DALLOY_PREBUILT_LIB=$root/.gpu/lib/liballoy.so -DPython_EXECUTABLE=$(command -v python3) \
+  -Dnanobind_DIR=\$(python3 -m nanobind --cmake_dir) && cmake --build /tmp/build -j16"
+mkdir -p /tmp/pkg/alloy
+cp python/alloy/*.py /tmp/pkg/alloy/ && cp -r python/alloy/msl /tmp/pkg/alloy/ 2>/dev/null
+cp /tmp/build/python/core.*.so /tmp/pkg/alloy/ && cp -L .gpu/lib/liballoy.so.0 /tmp/pkg/alloy/
+export PYTHONPATH=/tmp/pkg:/tmp/site
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
+step cpp_jit jit.log .gpu/alloy_jit_tests
+step cpp_core core.log .gpu/alloy_core_tests
+step cpp_msl msl.log .gpu/alloy_msl_tests
+step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu python3 -m pytest -q tests/python -p no:cacheprovider
+step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
+
+echo
+echo "== alloy gpu_check on $(cat "$out/device.txt") =="
+for k in build cpp_jit cpp_core cpp_msl pytest_gpu bench; do printf '%-11s %s\n' "$k" "${status[$k]:-not run}"; done
+echo
+[ -f "$out/bench.md" ] && cat "$out/bench.md"
+exit 0

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# On the development machine: build liballoy and the C++ test binaries, and
+# gather them with the shared libraries the GPU machine lacks into .gpu/, and
+# the Python wheels it lacks into .whl/ (both git-ignored). Then run
+# scripts/gpu_check.sh on the GPU machine with carry [".gpu", ".whl"].
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+build=build/gpu-prep
+cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DALLOY_BUILD_TESTS=ON >/dev/null
+cmake --build $build -j"${JOBS:-2}" --target alloy alloy_jit_tests alloy_core_tests alloy_msl_tests
+rm -rf .gpu && mkdir -p .gpu/lib
+cp -L $build/liballoy.so.0 .gpu/lib/ && ln -sf liballoy.so.0 .gpu/lib/liballoy.so
+cp $build/alloy_jit_tests $build/alloy_core_tests $build/alloy_msl_tests .gpu/
+cp -L /lib/x86_64-linux-gnu/libboost_context.so.1.74.0 .gpu/lib/
+mkdir -p .whl
+py=.venv/bin/python
+nb=$($py -c "import nanobind; print(nanobind.__version__)")
+$py -m pip download -q --no-deps -d .whl "nanobind==$nb" pytest pluggy iniconfig packaging
+$py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl ml_dtypes
+du -sh .gpu .whl

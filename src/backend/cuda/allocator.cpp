@@ -1,0 +1,95 @@
+// GPU memory: a caching allocator over cuMemAlloc. Freed blocks go to size
+// buckets and are reused by later allocations of the same bucket, so steady
+// workloads never call the driver. Reuse is safe because all GPU work of a
+// buffer's life is ordered on the streams that use it (one per device in
+// practice); a block freed on the host is reused only by later launches.
+#include <map>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "alloy/allocator.h"
+#include "backend/cuda/device.h"
+
+namespace alloy {
+namespace {
+
+size_t bucket_size(size_t n) {
+  if (n <= 512) return 512;
+  if (n <= (size_t(1) << 20)) {  // powers of two up to 1 MiB
+    size_t b = 512;
+    while (b < n) b <<= 1;
+    return b;
+  }
+  constexpr size_t kMiB = size_t(1) << 20;  // then whole MiBs
+  return (n + kMiB - 1) / kMiB * kMiB;
+}
+
+class CudaAllocator final : public Allocator {
+ public:
+  Buffer malloc(size_t size) override {
+    size_t b = bucket_size(size);
+    std::lock_guard<std::mutex> lock(mutex_);
+    void* p = nullptr;
+    auto it = free_.find(b);
+    if (it != free_.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+      cached_ -= b;
+    } else {
+      cuda::ensure_context();
+      cuda_driver::CUdeviceptr d = 0;
+      auto r = cuda_driver::api().cuMemAlloc(&d, b);
+      if (r != cuda_driver::CUDA_SUCCESS) {
+        release_cache_locked();  // give the cache back and try once more
+        r = cuda_driver::api().cuMemAlloc(&d, b);
+        if (r != cuda_driver::CUDA_SUCCESS) throw std::bad_alloc();
+      }
+      p = reinterpret_cast<void*>(d);
+    }
+    active_ += b;
+    if (active_ > peak_) peak_ = active_;
+    return Buffer{p, b, Device(Device::gpu, 0)};
+  }
+
+  void free(Buffer b) override {
+    if (!b.ptr) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    active_ -= b.size;
+    free_[b.size].push_back(b.ptr);
+    cached_ += b.size;
+  }
+
+  size_t active_memory() const override { return active_; }
+  size_t peak_memory() const override { return peak_; }
+  void reset_peak_memory() override { peak_ = active_; }
+  size_t cache_memory() const override { return cached_; }
+  void clear_cache() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    release_cache_locked();
+  }
+
+ private:
+  void release_cache_locked() {
+    cuda::synchronize_all();  // blocks may still be read by queued work
+    for (auto& [size, ptrs] : free_) {
+      for (void* p : ptrs) cuda_driver::api().cuMemFree(reinterpret_cast<cuda_driver::CUdeviceptr>(p));
+    }
+    free_.clear();
+    cached_ = 0;
+  }
+
+  std::mutex mutex_;
+  std::map<size_t, std::vector<void*>> free_;
+  size_t active_ = 0, peak_ = 0, cached_ = 0;
+};
+
+}  // namespace
+
+Allocator* gpu_allocator() {
+  if (!cuda_driver::is_available()) return nullptr;
+  static CudaAllocator* a = new CudaAllocator();  // outlives static arrays at exit
+  return a;
+}
+
+}  // namespace alloy

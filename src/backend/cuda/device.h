@@ -1,0 +1,30 @@
+// The CUDA device as the backend sees it: context, streams, synchronisation.
+#pragma once
+
+#include <string>
+
+#include "alloy/device.h"
+#include "jit/cuda_driver.h"
+
+namespace alloy::cuda {
+
+using cuda_driver::CUdeviceptr;
+using cuda_driver::CUstream;
+
+// Makes the context current on this thread (cheap after the first call).
+void ensure_context();
+// The CUDA stream behind an Alloy GPU stream (created on first use).
+CUstream stream_for(const Stream& s);
+// Blocks until every stream that ran work since the last call is idle.
+void synchronize_all();
+// Marks a stream as having pending work.
+void note_pending(const Stream& s);
+// "sm_90" for the current device.
+const std::string& device_arch();
+
+// Throws "[where] call failed: ..." on a driver error.
+inline void check(cuda_driver::CUresult r, const char* where, const char* call) {
+  if (r != cuda_driver::CUDA_SUCCESS) cuda_driver::check(r, where, call);
+}
+
+}  // namespace alloy::cuda

@@ -1,0 +1,1 @@
+../../common/binary_ops.h

@@ -1,0 +1,1 @@
+../../common/math_shim.h

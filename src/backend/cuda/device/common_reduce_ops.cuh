@@ -1,0 +1,1 @@
+../../common/reduce_ops.h

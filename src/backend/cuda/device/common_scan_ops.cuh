@@ -1,0 +1,1 @@
+../../common/scan_ops.h

@@ -1,0 +1,1 @@
+../../common/ternary_ops.h

@@ -1,0 +1,1 @@
+../../common/unary_ops.h

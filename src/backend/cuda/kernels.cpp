@@ -1,0 +1,184 @@
+#include "backend/cuda/kernels.h"
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "alloy/allocator.h"
+#include "backend/cpu/strided.h"
+#include "jit/cuda_compile.h"
+#include "jit/embedded_headers.h"
+
+namespace alloy::cuda {
+
+const char* device_type_name(Dtype d) {
+  switch (d) {
+    case Dtype::bool_: return "bool";
+    case Dtype::uint8: return "uint8_t";
+    case Dtype::uint16: return "uint16_t";
+    case Dtype::uint32: return "uint32_t";
+    case Dtype::uint64: return "uint64_t";
+    case Dtype::int8: return "int8_t";
+    case Dtype::int16: return "int16_t";
+    case Dtype::int32: return "int32_t";
+    case Dtype::int64: return "int64_t";
+    case Dtype::float16: return "__half";
+    case Dtype::bfloat16: return "__nv_bfloat16";
+    case Dtype::float32: return "float";
+    case Dtype::float64: return "double";
+    case Dtype::complex64: return "alloy::complex64_t";
+  }
+  return "float";
+}
+
+namespace {
+
+// The shared element headers, embedded through the links
+// src/backend/cuda/device/common_<name>.cuh -> src/backend/common/<name>.h.
+const char* const kCommonHeaders[] = {"math_shim.h",   "unary_ops.h",  "binary_ops.h",
+                                      "ternary_ops.h", "reduce_ops.h", "scan_ops.h"};
+
+std::vector<std::pair<std::string, std::string>> common_headers() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const char* name : kCommonHeaders) {
+    std::string stem(name);
+    stem = stem.substr(0, stem.size() - 2);
+    const std::string linked = "common_" + stem + ".cuh";
+    bool found = false;
+    for (const auto& [embedded, text] : embedded_headers()) {
+      if (embedded == linked || embedded == name) {
+        out.emplace_back(std::string("backend/common/") + name, std::string(text));
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      throw std::runtime_error(std::string("[cuda kernels] the shared header ") + name +
+                               " is not embedded in the library (expected " + linked + ").");
+    }
+  }
+  return out;
+}
+
+struct LoadedModule {
+  cuda_driver::Module module;
+  std::unordered_map<std::string, CUfunction> functions;
+};
+
+std::mutex& cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_map<std::string, std::unique_ptr<LoadedModule>>& modules() {
+  static auto* m = new std::unordered_map<std::string, std::unique_ptr<LoadedModule>>();
+  return *m;
+}
+
+std::string file_name_for(const std::string& key) {
+  std::string f = "alloy_";
+  for (char c : key) f += (c == '/' || c == ' ' || c == ',') ? '_' : c;
+  return f + ".cu";
+}
+
+}  // namespace
+
+jit::NvrtcOptions kernel_compile_options(const std::string& arch) {
+  jit::NvrtcOptions opts;
+  opts.arch = arch;
+  opts.extra_headers = common_headers();
+  return opts;
+}
+
+CUfunction kernel(const std::string& module_key, const std::function<std::string()>& make_source,
+                  const std::string& name) {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  auto& mods = modules();
+  auto it = mods.find(module_key);
+  if (it == mods.end()) {
+    static const jit::NvrtcOptions opts = kernel_compile_options(device_arch());
+    std::string source = make_source();
+    jit::Cache::Bytes cubin;
+    try {
+      cubin = jit::compile_cuda(source, file_name_for(module_key), opts);
+    } catch (const jit::CompileError& e) {
+      throw std::runtime_error("[cuda kernels] the kernel module '" + module_key + "' failed to compile:\n" +
+                               e.log() + "\n--- source ---\n" + source);
+    }
+    ensure_context();
+    auto m = std::make_unique<LoadedModule>();
+    m->module = cuda_driver::Module(cubin->data());
+    it = mods.emplace(module_key, std::move(m)).first;
+  }
+  auto& fns = it->second->functions;
+  auto f = fns.find(name);
+  if (f != fns.end()) return f->second;
+  CUfunction fn = it->second->module.function(name.c_str());
+  fns.emplace(name, fn);
+  return fn;
+}
+
+unsigned grid_blocks(int64_t work, unsigned block) {
+  static const int64_t max_blocks = [] {
+    ensure_context();
+    return int64_t(cuda_driver::device_attribute(cuda_driver::kMultiprocessorCount)) * 32;
+  }();
+  int64_t need = (work + block - 1) / block;
+  if (need < 1) need = 1;
+  return static_cast<unsigned>(need < max_blocks ? need : max_blocks);
+}
+
+template <int N>
+StridedLayout<N> make_layout(const Shape& shape, const std::array<const Strides*, N>& strides, const char* op) {
+  std::vector<Strides> st;
+  for (const Strides* s : strides) st.push_back(*s);
+  cpu::CollapsedLayout c = cpu::collapse_dims(shape, st);
+  StridedLayout<N> L{};
+  if (c.shape.empty()) {  // every dim has size 1: one element
+    L.ndim = 1;
+    L.shape[0] = 1;
+    return L;
+  }
+  if (static_cast<int>(c.shape.size()) > kMaxDims) {
+    throw std::invalid_argument(std::string("[") + op + "] the GPU kernels handle at most " +
+                                std::to_string(kMaxDims) + " non-mergeable dimensions, got " +
+                                std::to_string(c.shape.size()) + ".");
+  }
+  L.ndim = static_cast<int32_t>(c.shape.size());
+  for (int d = 0; d < L.ndim; ++d) {
+    L.shape[d] = static_cast<int32_t>(c.shape[d]);
+    for (int k = 0; k < N; ++k) L.strides[k][d] = c.strides[k][d];
+  }
+  return L;
+}
+
+template <int N>
+std::string strided_suffix(const StridedLayout<N>& layout, const std::vector<size_t>& spans) {
+  bool small = true;
+  size_t n = 1;
+  for (int d = 0; d < layout.ndim; ++d) n *= static_cast<size_t>(layout.shape[d]);
+  small = n < (size_t(1) << 31);
+  for (size_t s : spans) small = small && s < (size_t(1) << 31);
+  if (small && layout.ndim <= 3) return "s" + std::to_string(layout.ndim);
+  return "sn";
+}
+
+template StridedLayout<2> make_layout<2>(const Shape&, const std::array<const Strides*, 2>&, const char*);
+template StridedLayout<3> make_layout<3>(const Shape&, const std::array<const Strides*, 3>&, const char*);
+template StridedLayout<4> make_layout<4>(const Shape&, const std::array<const Strides*, 4>&, const char*);
+template std::string strided_suffix<2>(const StridedLayout<2>&, const std::vector<size_t>&);
+template std::string strided_suffix<3>(const StridedLayout<3>&, const std::vector<size_t>&);
+template std::string strided_suffix<4>(const StridedLayout<4>&, const std::vector<size_t>&);
+
+void allocate_row_contiguous(array& out) { out.set_data(allocator(Device(Device::gpu)).malloc(out.nbytes())); }
+
+void allocate_like(array& out, const array& like) {
+  if (like.flags().row_contiguous) {
+    allocate_row_contiguous(out);
+    return;
+  }
+  Buffer b = allocator(Device(Device::gpu)).malloc(like.data_size() * out.itemsize());
+  out.set_data(std::make_shared<Data>(b), like.data_size(), like.strides(), like.flags());
+}
+
+}  // namespace alloy::cuda

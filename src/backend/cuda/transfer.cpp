@@ -1,0 +1,74 @@
+// Arrays crossing between host and GPU memory. A buffer is copied once per
+// direction and the copy kept beside it (Data::mirror).
+#include <cstring>
+#include <stdexcept>
+
+#include "alloy/allocator.h"
+#include "backend/cuda/device.h"
+#include "core/streams.h"
+
+namespace alloy {
+
+namespace {
+
+array view_over(const std::shared_ptr<Data>& data, const array& like) {
+  return array(data, like.shape(), like.strides(), like.dtype(), like.offset());
+}
+
+array to_host(const array& a) {
+  const auto& d = a.data_shared_ptr();
+  if (!d->mirror) {
+    cuda::synchronize_all();
+    Buffer host = allocator(Device(Device::cpu)).malloc(d->buffer.size);
+    if (d->buffer.size) {
+      cuda::check(cuda_driver::api().cuMemcpyDtoH(host.ptr, reinterpret_cast<cuda::CUdeviceptr>(d->buffer.ptr),
+                                                  d->buffer.size),
+                  "gpu->cpu", "cuMemcpyDtoH");
+    }
+    d->mirror = std::make_shared<Data>(host);
+  }
+  return view_over(d->mirror, a);
+}
+
+array to_device(const array& a, const Stream& s) {
+  const auto& d = a.data_shared_ptr();
+  if (!d->mirror) {
+    Buffer dev = allocator(Device(Device::gpu)).malloc(d->buffer.size);
+    if (d->buffer.size) {
+      cuda::check(cuda_driver::api().cuMemcpyHtoDAsync(reinterpret_cast<cuda::CUdeviceptr>(dev.ptr), d->buffer.ptr,
+                                                       d->buffer.size, cuda::stream_for(s)),
+                  "cpu->gpu", "cuMemcpyHtoDAsync");
+      cuda::note_pending(s);
+    }
+    d->mirror = std::make_shared<Data>(dev);
+  }
+  return view_over(d->mirror, a);
+}
+
+}  // namespace
+
+std::vector<array> inputs_on_host(const std::vector<array>& inputs) {
+  std::vector<array> out;
+  out.reserve(inputs.size());
+  for (auto& in : inputs) out.push_back(in.device().type == Device::cpu ? in : to_host(in));
+  return out;
+}
+
+std::vector<array> inputs_on_device(const std::vector<array>& inputs, const Stream& s) {
+  std::vector<array> out;
+  out.reserve(inputs.size());
+  for (auto& in : inputs) out.push_back(in.device().type == Device::gpu ? in : to_device(in, s));
+  return out;
+}
+
+void synchronize_streams_for(const std::vector<array>&) {
+  if (cuda_driver::is_available()) cuda::synchronize_all();
+}
+
+void copy_item_to_host(const array& a, void* dst) {
+  cuda::synchronize_all();
+  cuda::check(cuda_driver::api().cuMemcpyDtoH(dst, reinterpret_cast<cuda::CUdeviceptr>(a.raw_data()), a.itemsize()),
+              "item", "cuMemcpyDtoH");
+}
+
+}  // namespace alloy

@@ -1,0 +1,374 @@
+// One threadgroup's threads as fibers on the calling OS thread (boost.context's
+// fcontext: a switch is a few register saves). A scheduler loop resumes ready
+// fibers in order; a fiber leaves the ready set only at a threadgroup barrier
+// or a SIMD-group exchange, and comes back when that rendezvous completes:
+//   - a barrier completes when every thread that has not returned waits at it
+//     (returned threads no longer count, as on Metal and CUDA); threads waiting
+//     at barriers of different call sites are a divergence error;
+//   - a SIMD exchange completes when every living lane of the SIMD group waits
+//     at it, or, when nothing else can run, over the lanes waiting at it (the
+//     others wait at a threadgroup barrier: they are inactive for this call).
+// When nothing can run and nothing can complete, the group is deadlocked: the
+// error names the threads and where each waits, and the run stops.
+#include "jit/cpu_fibers.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <boost/context/detail/fcontext.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace alloy::jit {
+namespace {
+
+namespace bctx = boost::context::detail;
+using alloy_msl::cpu::kSimdSlotBytes;
+using alloy_msl::cpu::SimdView;
+using alloy_msl::cpu::SyncSite;
+constexpr unsigned kLanes = 32;
+
+size_t page_size() {
+  static const size_t p = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+
+size_t fiber_stack_bytes() {
+  static const size_t bytes = [] {
+    size_t kb = 256;
+    if (const char* env = std::getenv("ALLOY_CPU_FIBER_STACK_KB")) {
+      long v = std::atol(env);
+      if (v >= 16) kb = static_cast<size_t>(v);
+    }
+    size_t p = page_size();
+    return (kb * 1024 + p - 1) / p * p;
+  }();
+  return bytes;
+}
+
+// Stacks for one OS thread's fibers, grown on demand and kept for reuse.
+class StackPool {
+ public:
+  ~StackPool() {
+    for (char* base : bases_) munmap(base, fiber_stack_bytes() + page_size());
+  }
+  // Top of stack i (stacks grow down), or null when memory ran out.
+  void* top(size_t i) {
+    while (bases_.size() <= i) {
+      size_t len = fiber_stack_bytes() + page_size();
+      void* m = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (m == MAP_FAILED) return nullptr;
+      char* base = static_cast<char*>(m);
+      // The lowest page stays PROT_NONE: an overflowing fiber faults instead of
+      // writing into its neighbour's stack.
+      if (mprotect(base + page_size(), fiber_stack_bytes(), PROT_READ | PROT_WRITE) != 0) {
+        munmap(m, len);
+        return nullptr;
+      }
+      bases_.push_back(base);
+    }
+    return bases_[i] + page_size() + fiber_stack_bytes();
+  }
+
+ private:
+  std::vector<char*> bases_;
+};
+
+enum class State : unsigned char { Ready, Running, Barrier, Simd, Done };
+
+struct Fiber {
+  bctx::fcontext_t ctx;
+  State state;
+  SyncSite site;
+  const unsigned char* simd_slots;  // result of the last exchange
+  unsigned simd_mask;
+};
+
+struct SimdGroup {
+  unsigned living;   // lanes that have not returned
+  unsigned waiting;  // lanes waiting at an exchange
+  unsigned width;    // lanes that exist
+  unsigned gen;      // exchanges completed; picks the slot buffer
+  // Two buffers: a lane may deposit for the next exchange while others still
+  // read this one's values (they cannot be two exchanges behind).
+  unsigned char slots[2][kLanes][kSimdSlotBytes];
+};
+
+bool same_site(const SyncSite& a, const SyncSite& b) {
+  if (a.line != b.line || a.column != b.column) return false;
+  if (a.file != b.file && std::strcmp(a.file ? a.file : "", b.file ? b.file : "") != 0) return false;
+  return a.what == b.what || std::strcmp(a.what ? a.what : "", b.what ? b.what : "") == 0;
+}
+
+std::string site_text(const SyncSite& s) {
+  std::string t = s.what ? s.what : "?";
+  t += " (";
+  t += s.file ? s.file : "?";
+  t += ":" + std::to_string(s.line) + ")";
+  return t;
+}
+
+// "0-15, 17" from sorted ids.
+std::string ranges_text(const std::vector<unsigned>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(ids[i]);
+    if (j > i) out += "-" + std::to_string(ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+class Group {
+ public:
+  int run(unsigned count, const unsigned pos[3], void (*entry)(void*, unsigned), void* arg, char* err, size_t err_size);
+
+  void barrier(const SyncSite& site);
+  void simd_exchange(const SyncSite& site, const void* value, unsigned size, SimdView* out);
+  unsigned lane() const { return current_ % kLanes; }
+
+ private:
+  static void fiber_main(bctx::transfer_t t);
+  void suspend() {
+    bctx::transfer_t t = bctx::jump_fcontext(sched_, nullptr);
+    sched_ = t.fctx;
+  }
+  void finish(unsigned i);
+  void release_barrier();
+  void resolve_simd(unsigned s);
+  bool resolve_stall();
+  void make_ready(unsigned i) {
+    fibers_[i].state = State::Ready;
+    ready_.push_back(i);
+  }
+  // Threads in `state` grouped by call site: "threads 0-15 at X, threads 16-31 at Y".
+  std::string waiting_text(State state, unsigned first, unsigned last, const char* noun) const;
+  void fail(const std::string& what);
+
+  unsigned count_ = 0, pos_[3] = {0, 0, 0};
+  void (*entry_)(void*, unsigned) = nullptr;
+  void* arg_ = nullptr;
+  char* err_ = nullptr;
+  size_t err_size_ = 0;
+  std::vector<Fiber> fibers_;
+  std::vector<SimdGroup> simd_;
+  std::vector<unsigned> ready_;
+  size_t ready_head_ = 0;
+  unsigned living_ = 0, at_barrier_ = 0, current_ = 0;
+  bool failed_ = false;
+  bctx::fcontext_t sched_ = nullptr;
+  StackPool stacks_;
+};
+
+thread_local Group t_group;
+
+void Group::fiber_main(bctx::transfer_t t) {
+  Group& g = t_group;
+  g.sched_ = t.fctx;
+  unsigned i = static_cast<unsigned>(reinterpret_cast<uintptr_t>(t.data));
+  g.entry_(g.arg_, i);
+  g.finish(i);
+  bctx::jump_fcontext(g.sched_, nullptr);  // a finished fiber is never resumed
+  __builtin_unreachable();
+}
+
+int Group::run(unsigned count, const unsigned pos[3], void (*entry)(void*, unsigned), void* arg, char* err,
+               size_t err_size) {
+  count_ = count;
+  for (int d = 0; d < 3; ++d) pos_[d] = pos[d];
+  entry_ = entry;
+  arg_ = arg;
+  err_ = err;
+  err_size_ = err_size;
+  failed_ = false;
+  living_ = count;
+  at_barrier_ = 0;
+  fibers_.assign(count, Fiber{nullptr, State::Ready, SyncSite{}, nullptr, 0});
+  ready_.clear();
+  ready_head_ = 0;
+  for (unsigned i = 0; i < count; ++i) ready_.push_back(i);
+  unsigned nsimd = (count + kLanes - 1) / kLanes;
+  simd_.resize(nsimd);
+  for (unsigned s = 0; s < nsimd; ++s) {
+    unsigned width = count - s * kLanes < kLanes ? count - s * kLanes : kLanes;
+    simd_[s].width = width;
+    simd_[s].living = width == kLanes ? 0xffffffffu : ((1u << width) - 1u);
+    simd_[s].waiting = 0;
+    simd_[s].gen = 0;
+  }
+
+  while (living_ > 0 && !failed_) {
+    if (ready_head_ == ready_.size()) {
+      ready_.clear();
+      ready_head_ = 0;
+      if (!resolve_stall()) break;
+      continue;
+    }
+    unsigned i = ready_[ready_head_++];
+    Fiber& f = fibers_[i];
+    if (!f.ctx) {
+      void* top = stacks_.top(i);
+      if (!top) {
+        fail("cannot allocate a fiber stack of " + std::to_string(fiber_stack_bytes() / 1024) +
+             " KiB for thread " + std::to_string(i) + " (set ALLOY_CPU_FIBER_STACK_KB lower)");
+        break;
+      }
+      f.ctx = bctx::make_fcontext(top, fiber_stack_bytes(), &Group::fiber_main);
+    }
+    current_ = i;
+    f.state = State::Running;
+    bctx::transfer_t t = bctx::jump_fcontext(f.ctx, reinterpret_cast<void*>(static_cast<uintptr_t>(i)));
+    fibers_[i].ctx = t.fctx;
+  }
+  if (!failed_ && living_ > 0) {
+    fail("deadlock: no thread can proceed; " + waiting_text(State::Barrier, 0, count_, "threads") + "; " +
+         waiting_text(State::Simd, 0, count_, "threads"));
+  }
+  return failed_ ? 1 : 0;
+}
+
+void Group::finish(unsigned i) {
+  fibers_[i].state = State::Done;
+  --living_;
+  SimdGroup& sg = simd_[i / kLanes];
+  sg.living &= ~(1u << (i % kLanes));
+  if (living_ > 0 && at_barrier_ == living_) release_barrier();
+  if (!failed_ && sg.waiting != 0 && sg.waiting == sg.living) resolve_simd(i / kLanes);
+}
+
+void Group::barrier(const SyncSite& site) {
+  Fiber& f = fibers_[current_];
+  f.state = State::Barrier;
+  f.site = site;
+  ++at_barrier_;
+  if (at_barrier_ == living_) release_barrier();
+  suspend();
+}
+
+void Group::release_barrier() {
+  const SyncSite* first = nullptr;
+  for (unsigned i = 0; i < count_; ++i) {
+    if (fibers_[i].state != State::Barrier) continue;
+    if (!first) {
+      first = &fibers_[i].site;
+    } else if (!same_site(*first, fibers_[i].site)) {
+      fail("barrier divergence: " + waiting_text(State::Barrier, 0, count_, "threads") +
+           "; every thread of a threadgroup that has not returned must reach the same threadgroup_barrier");
+      return;
+    }
+  }
+  for (unsigned i = 0; i < count_; ++i)
+    if (fibers_[i].state == State::Barrier) make_ready(i);
+  at_barrier_ = 0;
+}
+
+void Group::simd_exchange(const SyncSite& site, const void* value, unsigned size, SimdView* out) {
+  unsigned i = current_, s = i / kLanes, lane = i % kLanes;
+  SimdGroup& sg = simd_[s];
+  if (size) std::memcpy(sg.slots[sg.gen & 1][lane], value, size);
+  Fiber& f = fibers_[i];
+  f.state = State::Simd;
+  f.site = site;
+  sg.waiting |= 1u << lane;
+  if (sg.waiting == sg.living) resolve_simd(s);
+  suspend();
+  out->slots = f.simd_slots;
+  out->mask = f.simd_mask;
+  out->lane = lane;
+  out->width = sg.width;
+}
+
+void Group::resolve_simd(unsigned s) {
+  SimdGroup& sg = simd_[s];
+  const SyncSite* first = nullptr;
+  for (unsigned l = 0; l < kLanes; ++l) {
+    if (!((sg.waiting >> l) & 1u)) continue;
+    const SyncSite& site = fibers_[s * kLanes + l].site;
+    if (!first) {
+      first = &site;
+    } else if (!same_site(*first, site)) {
+      unsigned last = s * kLanes + sg.width;
+      fail("SIMD group " + std::to_string(s) + ": " + waiting_text(State::Simd, s * kLanes, last, "threads") +
+           "; the lanes of a SIMD group must call the same SIMD-group function together (divergent calls are "
+           "not supported on the CPU)");
+      return;
+    }
+  }
+  const unsigned char* slots = &sg.slots[sg.gen & 1][0][0];
+  for (unsigned l = 0; l < kLanes; ++l) {
+    if (!((sg.waiting >> l) & 1u)) continue;
+    Fiber& f = fibers_[s * kLanes + l];
+    f.simd_slots = slots;
+    f.simd_mask = sg.waiting;
+    make_ready(s * kLanes + l);
+  }
+  sg.waiting = 0;
+  ++sg.gen;
+}
+
+// Nothing is ready: complete the SIMD exchanges whose other lanes wait at a
+// threadgroup barrier (or elsewhere). Returns whether anything became ready.
+bool Group::resolve_stall() {
+  bool any = false;
+  for (unsigned s = 0; s < simd_.size() && !failed_; ++s) {
+    if (simd_[s].waiting) {
+      resolve_simd(s);
+      any = true;
+    }
+  }
+  return any && !failed_;
+}
+
+std::string Group::waiting_text(State state, unsigned first, unsigned last, const char* noun) const {
+  std::vector<const SyncSite*> sites;
+  std::vector<std::vector<unsigned>> ids;
+  for (unsigned i = first; i < last && i < count_; ++i) {
+    if (fibers_[i].state != state) continue;
+    size_t k = 0;
+    while (k < sites.size() && !same_site(*sites[k], fibers_[i].site)) ++k;
+    if (k == sites.size()) {
+      sites.push_back(&fibers_[i].site);
+      ids.emplace_back();
+    }
+    ids[k].push_back(i);
+  }
+  if (sites.empty()) return std::string("no ") + noun + (state == State::Barrier ? " at a barrier" : " at a SIMD-group function");
+  std::string out;
+  for (size_t k = 0; k < sites.size(); ++k) {
+    if (k) out += ", ";
+    out += std::string(noun) + " " + ranges_text(ids[k]) + " wait at " + site_text(*sites[k]);
+  }
+  return out;
+}
+
+void Group::fail(const std::string& what) {
+  if (failed_) return;
+  failed_ = true;
+  if (!err_ || err_size_ == 0) return;
+  std::snprintf(err_, err_size_, "[alloy_msl::cpu::run] threadgroup (%u, %u, %u) of %u threads: %s", pos_[0], pos_[1],
+                pos_[2], count_, what.c_str());
+}
+
+int api_run_group(unsigned count, const unsigned group[3], void (*entry)(void*, unsigned), void* arg, char* err,
+                  size_t err_size) {
+  return t_group.run(count, group, entry, arg, err, err_size);
+}
+void api_barrier(SyncSite site) { t_group.barrier(site); }
+void api_simd_exchange(SyncSite site, const void* value, unsigned size, SimdView* out) {
+  t_group.simd_exchange(site, value, size, out);
+}
+unsigned api_lane() { return t_group.lane(); }
+
+const alloy_msl::cpu::FiberApi kApi = {&api_run_group, &api_barrier, &api_simd_exchange, &api_lane};
+
+}  // namespace
+
+const alloy_msl::cpu::FiberApi* cpu_fiber_api() { return &kApi; }
+
+}  // namespace alloy::jit

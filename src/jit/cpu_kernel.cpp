@@ -1,0 +1,142 @@
+#include "jit/cpu_kernel.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <alloy/detail/thread_pool.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
+
+#include "jit/cpu_fibers.h"
+#include "jit/embedded_headers.h"
+#include "jit/sha256.h"
+
+#ifndef ALLOY_VERSION
+#define ALLOY_VERSION "unknown"
+#endif
+
+namespace alloy::jit {
+namespace {
+
+constexpr unsigned kMaxThreadsPerThreadgroup = 1024;  // Metal's limit, which MLX checks
+constexpr size_t kErrorBytes = 2048;
+
+// dlopen needs a file; glibc treats a second dlopen of an already-loaded path
+// as the same library, so each load gets a fresh name (key, pid, counter). The
+// file is unlinked once loaded: the mapping keeps it alive, nothing is left.
+void* load_shared_object(const std::string& bytes, const std::string& key) {
+  static std::atomic<unsigned long> counter{0};
+  const char* tmp = std::getenv("TMPDIR");
+  std::filesystem::path path = std::filesystem::path(tmp && *tmp ? tmp : "/tmp") /
+                               ("alloy-kernel-" + key.substr(0, 16) + "-" + std::to_string(getpid()) + "-" +
+                                std::to_string(counter.fetch_add(1)) + ".so");
+  if (!write_file_atomically(path, bytes)) {
+    throw std::runtime_error("[alloy::jit::compile_cpu] cannot write kernel " + key + " to " + path.string());
+  }
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string why = handle ? "" : std::string(::dlerror());
+  ::unlink(path.c_str());
+  if (!handle) throw std::runtime_error("[alloy::jit::compile_cpu] cannot load kernel " + key + ": " + why);
+  return handle;
+}
+
+}  // namespace
+
+std::string cpu_cache_key(const std::string& source, const CompileOptions& options) {
+  std::string compiler = host_compiler_path(options);
+  KeyBuilder key;
+  key.add("kind", "alloy-cpu-shared-object-v1")
+      .add("alloy_version", ALLOY_VERSION)
+      .add("compiler", compiler)
+      .add("compiler_version", host_compiler_identity(compiler))
+      .add("runtime_headers", runtime_headers_hash())
+      .add("entry", options.entry)
+      .add("source", source);
+  for (const auto& f : host_compile_flags(options)) key.add("flag", f);
+  if (options.native) key.add("target_cpu", host_cpu_identity());
+  return key.hex();
+}
+
+std::shared_ptr<CpuKernel> compile_cpu(const std::string& source, const CompileOptions& options, Cache* cache) {
+  if (!cache) cache = &Cache::global();
+  const std::string key = cpu_cache_key(source, options);
+
+  // One loaded kernel per (cache, key) for the process.
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::shared_ptr<CpuKernel>> loaded;
+  const std::string loaded_key = cache->dir().string() + "|" + key;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = loaded.find(loaded_key);
+    if (it != loaded.end()) return it->second;
+  }
+
+  const std::string compiler = host_compiler_path(options);
+  Cache::Bytes bytes = cache->get_or_build(key, [&](std::vector<Cache::SideFile>& side) {
+    side.push_back({".cpp", source});
+    return compile_shared_object(compiler, host_compile_flags(options), runtime_include_dir(cache->dir()), source);
+  });
+
+  void* handle = load_shared_object(*bytes, key);
+  auto entry = reinterpret_cast<CpuKernel::Entry>(::dlsym(handle, options.entry.c_str()));
+  if (!entry) {
+    throw std::runtime_error("[alloy::jit::compile_cpu] the compiled kernel " + key + " has no symbol '" +
+                             options.entry + "' (is it declared extern \"C\" ALLOY_EXPORT?)");
+  }
+  auto kernel = std::make_shared<CpuKernel>(key, handle, entry);
+  std::lock_guard<std::mutex> lock(mutex);
+  return loaded.emplace(loaded_key, kernel).first->second;
+}
+
+void CpuKernel::launch(alloy_msl::cpu::Launch base) const {
+  for (int d = 0; d < 3; ++d) {
+    if (base.threadgroup[d] == 0) {
+      throw std::invalid_argument("[alloy::jit::CpuKernel::launch] threadgroup dimension " + std::to_string(d) +
+                                  " is 0; every dimension must be at least 1");
+    }
+  }
+  if (base.grid[0] == 0 || base.grid[1] == 0 || base.grid[2] == 0) return;  // no threads
+  for (int d = 0; d < 3; ++d) base.threadgroup[d] = std::min(base.threadgroup[d], base.grid[d]);
+  uint64_t per_group = uint64_t(base.threadgroup[0]) * base.threadgroup[1] * base.threadgroup[2];
+  if (per_group > kMaxThreadsPerThreadgroup) {
+    throw std::invalid_argument("[alloy::jit::CpuKernel::launch] threadgroup (" + std::to_string(base.threadgroup[0]) +
+                                ", " + std::to_string(base.threadgroup[1]) + ", " + std::to_string(base.threadgroup[2]) +
+                                ") has " + std::to_string(per_group) + " threads; the limit is " +
+                                std::to_string(kMaxThreadsPerThreadgroup));
+  }
+  uint64_t groups = 1;
+  for (int d = 0; d < 3; ++d) groups *= (base.grid[d] + base.threadgroup[d] - 1) / base.threadgroup[d];
+
+  auto& pool = alloy::detail::ThreadPool::global();
+  // A few chunks per thread balance uneven groups; each chunk is a range of groups.
+  uint64_t chunks = std::min<uint64_t>(groups, pool.size() * 4);
+  std::vector<char> errors(chunks * kErrorBytes, 0);
+  std::atomic<int> cancel{0};
+  base.fibers = cpu_fiber_api();
+  base.cancel = reinterpret_cast<const int*>(&cancel);
+  static_assert(sizeof(std::atomic<int>) == sizeof(int), "cancel flag layout");
+
+  pool.parallel_for(chunks, [&](size_t c) {
+    alloy_msl::cpu::Launch L = base;
+    L.tg_begin = groups * c / chunks;
+    L.tg_end = groups * (c + 1) / chunks;
+    L.error = &errors[c * kErrorBytes];
+    L.error_size = kErrorBytes;
+    entry_(&L);
+    if (L.error[0]) cancel.store(1, std::memory_order_relaxed);
+  });
+  for (uint64_t c = 0; c < chunks; ++c) {
+    if (errors[c * kErrorBytes]) {
+      throw std::runtime_error("[alloy::jit::CpuKernel::launch] kernel " + key_.substr(0, 16) + " failed: " +
+                               std::string(&errors[c * kErrorBytes]));
+    }
+  }
+}
+
+}  // namespace alloy::jit

@@ -1,0 +1,50 @@
+// JIT for the CPU: a translated kernel (alloy::msl::Target::Cpp) compiled by the
+// host compiler, cached by content, loaded, and launched over the thread pool.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "jit/cache.h"
+#include "jit/compile_error.h"
+#include "jit/host_compiler.h"
+#include "msl/runtime/cpu_launch.h"
+
+namespace alloy::jit {
+
+class CpuKernel {
+ public:
+  using Entry = void (*)(const alloy_msl::cpu::Launch*);
+  CpuKernel(std::string key, void* handle, Entry entry) : key_(std::move(key)), handle_(handle), entry_(entry) {}
+  CpuKernel(const CpuKernel&) = delete;
+  CpuKernel& operator=(const CpuKernel&) = delete;
+
+  // Runs the whole grid. From `base` it reads buffers, shapes, strides, ndims,
+  // grid and threadgroup (clamped here to the grid); it sets the threadgroup
+  // ranges, fiber services, error buffers and cancel flag itself, and splits the
+  // threadgroups over alloy::detail::ThreadPool::global(). Throws
+  // std::invalid_argument for a bad grid/threadgroup and std::runtime_error with
+  // the executor's message when the kernel fails (barrier divergence, deadlock).
+  void launch(alloy_msl::cpu::Launch base) const;
+
+  const std::string& key() const { return key_; }  // the cache key
+  Entry entry() const { return entry_; }
+
+ private:
+  std::string key_;
+  void* handle_;  // dlopen handle, never closed (kernels live for the process)
+  Entry entry_;
+};
+
+// Compiles (or finds in `cache`, default Cache::global()) the translation unit
+// `source` and loads it. The key hashes the source, the compiler's path and
+// --version, the flags, the target CPU, the runtime headers and Alloy's version.
+// The generated source is stored beside the binary (<key>.cpp). Throws
+// CompileError (raw compiler output in log()) when the compiler rejects it.
+std::shared_ptr<CpuKernel> compile_cpu(const std::string& source, const CompileOptions& options = {},
+                                       Cache* cache = nullptr);
+
+// The cache key compile_cpu uses for `source` and `options`.
+std::string cpu_cache_key(const std::string& source, const CompileOptions& options);
+
+}  // namespace alloy::jit

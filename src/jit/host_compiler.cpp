@@ -1,0 +1,155 @@
+#include "jit/host_compiler.h"
+
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "jit/cache.h"
+#include "jit/compile_error.h"
+
+#ifndef ALLOY_HOST_CXX
+#define ALLOY_HOST_CXX "c++"
+#endif
+
+namespace alloy::jit {
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+// Runs `command` through the shell; returns its exit status and combined output.
+int run_command(const std::string& command, std::string& output) {
+  output.clear();
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
+  int status = ::pclose(pipe);
+  if (status == -1) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/alloy-build-XXXXXX";
+    if (!::mkdtemp(pattern.data())) {
+      throw std::runtime_error("[alloy::jit::compile_shared_object] cannot create a temporary directory from " + pattern);
+    }
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+std::string host_compiler_path(const CompileOptions& options) {
+  if (!options.compiler.empty()) return options.compiler;
+  if (const char* env = std::getenv("ALLOY_CXX"); env && *env) return env;
+  return ALLOY_HOST_CXX;
+}
+
+const std::string& host_compiler_identity(const std::string& compiler) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::string> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(compiler);
+  if (it != known.end()) return it->second;
+  std::string out;
+  int rc = run_command(shell_quote(compiler) + " --version", out);
+  if (rc != 0) {
+    throw std::runtime_error("[alloy::jit::host_compiler_identity] cannot run the host compiler '" + compiler +
+                             "' (exit status " + std::to_string(rc) + "): " + out +
+                             " Set ALLOY_CXX to a C++20 compiler (g++ or clang++).");
+  }
+  return known.emplace(compiler, out).first->second;
+}
+
+const std::string& host_cpu_identity() {
+  static const std::string id = [] {
+    std::string s;
+    struct utsname u;
+    if (uname(&u) == 0) s += u.machine;
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+      // x86 lists "flags", Arm "Features"; the model name covers -mtune.
+      if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0 || line.rfind("model name", 0) == 0 ||
+          line.rfind("CPU part", 0) == 0) {
+        s += "\n" + line;
+      }
+      if (line.empty() && s.find('\n') != std::string::npos) break;  // the first CPU is enough
+    }
+    return s;
+  }();
+  return id;
+}
+
+std::vector<std::string> host_compile_flags(const CompileOptions& options) {
+  std::vector<std::string> flags = {"-std=c++20", "-O2", "-fvect-cost-model=cheap", "-fPIC", "-shared", "-fvisibility=hidden",
+                                    "-fno-exceptions", "-fno-rtti", "-fno-math-errno", "-fno-plt",
+                                    "-fdiagnostics-color=never", "-Wno-unused-parameter", "-Wno-unused-variable"};
+  if (options.native) flags.push_back("-march=native");
+  if (options.math_mode == "fast") {
+    flags.push_back("-ffast-math");
+  } else if (options.math_mode == "relaxed") {
+    flags.insert(flags.end(), {"-fno-signed-zeros", "-fno-trapping-math", "-ffp-contract=fast"});
+  } else if (options.math_mode != "safe") {
+    throw std::invalid_argument("[alloy::jit::host_compile_flags] math_mode must be 'safe', 'relaxed' or 'fast', got '" +
+                                options.math_mode + "'");
+  }
+  flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
+  return flags;
+}
+
+std::string compile_shared_object(const std::string& compiler, const std::vector<std::string>& flags,
+                                  const std::filesystem::path& include_dir, const std::string& source) {
+  TempDir tmp;
+  std::filesystem::path src = tmp.path() / "kernel.cpp", out = tmp.path() / "kernel.so";
+  if (!write_file_atomically(src, source)) {
+    throw std::runtime_error("[alloy::jit::compile_shared_object] cannot write " + src.string());
+  }
+  std::string cmd = shell_quote(compiler);
+  for (const auto& f : flags) cmd += " " + shell_quote(f);
+  cmd += " -I" + shell_quote(include_dir.string()) + " -o " + shell_quote(out.string()) + " " + shell_quote(src.string());
+  std::string log;
+  int rc = run_command(cmd, log);
+  if (rc != 0) {
+    throw CompileError("[alloy::jit::compile_cpu] the host compiler failed (exit status " + std::to_string(rc) +
+                           ") on the translated kernel; compiler output:\n" + log,
+                       log);
+  }
+  std::ifstream in(out, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in || bytes.str().empty()) {
+    throw std::runtime_error("[alloy::jit::compile_shared_object] the compiler reported success but wrote no " +
+                             out.string() + "; output:\n" + log);
+  }
+  return bytes.str();
+}
+
+}  // namespace alloy::jit

@@ -1,0 +1,36 @@
+// Compiling a translated kernel with the host C++ compiler into a shared object.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace alloy::jit {
+
+struct CompileOptions {
+  std::string math_mode = "safe";        // safe | relaxed | fast (as MLX's metal_kernel)
+  bool native = true;                    // -march=native (the CPU's identity joins the cache key)
+  std::vector<std::string> extra_flags;  // appended to the command line
+  std::string compiler;                  // empty: $ALLOY_CXX, else the compiler Alloy was built with
+  std::string entry = "alloy_kernel_main";
+};
+
+// The compiler a compile with `options` uses.
+std::string host_compiler_path(const CompileOptions& options);
+
+// `compiler --version` output (run once per compiler per process).
+const std::string& host_compiler_identity(const std::string& compiler);
+
+// What -march=native depends on: the machine and the CPU's feature flags.
+const std::string& host_cpu_identity();
+
+// The command-line flags for `options` (without -I, -o and the source).
+std::vector<std::string> host_compile_flags(const CompileOptions& options);
+
+// Compiles `source` (a complete translation unit) with `compiler flags
+// -I include_dir` into a shared object and returns its bytes. Throws
+// CompileError with the compiler's output when compilation fails.
+std::string compile_shared_object(const std::string& compiler, const std::vector<std::string>& flags,
+                                  const std::filesystem::path& include_dir, const std::string& source);
+
+}  // namespace alloy::jit

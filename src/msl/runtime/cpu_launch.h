@@ -1,0 +1,62 @@
+// The launch record liballoy hands to a JIT-compiled CPU kernel
+// (alloy_kernel_main), and the fiber services liballoy provides to it through
+// function pointers, so the kernel's shared object links against nothing.
+// Plain C++ with no dependencies: included by the runtime and by liballoy.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace alloy_msl::cpu {
+
+// Bytes one lane may deposit in a SIMD-group exchange (the largest MSL vector, long4).
+inline constexpr unsigned kSimdSlotBytes = 32;
+
+// Where a barrier or SIMD-group function was called (for matching and messages).
+struct SyncSite {
+  const char* file;
+  unsigned line;
+  unsigned column;
+  const char* what;  // "threadgroup_barrier", "simd_sum", ...
+};
+
+// What a SIMD-group exchange returns to each lane taking part.
+struct SimdView {
+  const unsigned char* slots;  // lane i's bytes at slots + i * kSimdSlotBytes
+  unsigned mask;               // lanes taking part (bit i = lane i)
+  unsigned lane;               // the caller's lane
+  unsigned width;              // lanes that exist in the caller's SIMD group
+};
+
+struct FiberApi {
+  // Runs threads [0, count) of one threadgroup as fibers, entry(arg, i), until all
+  // have returned. Returns 0, or nonzero after writing a message (naming the
+  // threadgroup `group`) to err (err_size bytes, NUL-terminated).
+  int (*run_group)(unsigned count, const unsigned group[3], void (*entry)(void* arg, unsigned thread), void* arg,
+                   char* err, size_t err_size);
+  // threadgroup_barrier from the running fiber: waits for every thread of the
+  // group that has not returned.
+  void (*barrier)(SyncSite site);
+  // SIMD-group rendezvous from the running fiber: deposits `size` bytes of
+  // `value` and waits for the living lanes of its SIMD group (or, when some of
+  // them wait at a threadgroup barrier, for those at this call).
+  void (*simd_exchange)(SyncSite site, const void* value, unsigned size, SimdView* out);
+  // thread_index_in_simdgroup of the running fiber.
+  unsigned (*lane)();
+};
+
+struct Launch {
+  void* const* buffers;            // kernel arguments in order: inputs, then outputs
+  const int* const* shapes;        // per input: name_shape (null where unused)
+  const int64_t* const* strides;   // per input: name_strides
+  const int* ndims;                // per input: name_ndim
+  unsigned grid[3];                // threads, as dispatchThreads counts them
+  unsigned threadgroup[3];         // requested size, already clamped to the grid
+  uint64_t tg_begin, tg_end;       // linear threadgroup indices to run (x fastest)
+  const FiberApi* fibers;          // liballoy's fiber services (run<true>)
+  char* error;                     // run() writes a message here and stops
+  size_t error_size;
+  const int* cancel;               // nonzero: stop before the next threadgroup (may be null)
+};
+
+}  // namespace alloy_msl::cpu

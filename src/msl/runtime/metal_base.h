@@ -1,0 +1,308 @@
+// Shared by both targets (g++ for the CPU, NVRTC for CUDA): function qualifier,
+// MSL scalar type names, bfloat, minimal type traits, as_type, numeric_limits
+// and the MSL constants. No standard headers beyond <stdint.h>/<stddef.h>: this
+// file is parsed on every kernel compile, so it stays small.
+#pragma once
+
+#if defined(__CUDACC__)
+#define ALLOY_FUNC __device__ __forceinline__
+#else
+#define ALLOY_FUNC inline __attribute__((always_inline))
+#endif
+
+#if !defined(__CUDACC_RTC__)
+#include <stddef.h>
+#include <stdint.h>
+#endif
+
+namespace metal {
+
+// ---- scalar type names MSL has and C++ lacks
+typedef unsigned int uint;
+typedef unsigned short ushort;
+typedef unsigned char uchar;
+typedef unsigned long ulong;
+#if !defined(__CUDACC__)
+typedef _Float16 half;
+#endif
+
+// bfloat: 16-bit storage, arithmetic through float, round to nearest even.
+// bfloat op bfloat / integer -> bfloat; bfloat op float -> float (Metal's rule).
+struct bfloat {
+  uint16_t bits;
+
+  bfloat() = default;
+  template <class U, class = decltype(static_cast<float>(U()))>
+  ALLOY_FUNC constexpr bfloat(U v) : bits(round_bits(static_cast<float>(v))) {}
+#if defined(__CUDACC__)
+  // (CUDA runtime author) Implicit only to float/double, explicit to other
+  // types: with an implicit operator float, `cond ? bf : 0` (the seed's
+  // grid_sample with bfloat16) is ambiguous, since int converts to bfloat and
+  // bfloat to int. Metal makes it a bfloat; so does this. Suggested for both
+  // targets (g++ rejects the conditional the same way).
+  template <class F>
+    requires(requires(F* p) { static_cast<float*>(p); } || requires(F* p) { static_cast<double*>(p); })
+  ALLOY_FUNC constexpr operator F() const {
+    return F(__builtin_bit_cast(float, static_cast<uint32_t>(bits) << 16));
+  }
+  template <class I>
+    requires(!requires(I* p) { static_cast<float*>(p); } && !requires(I* p) { static_cast<double*>(p); } &&
+             requires { static_cast<I>(0.0f); })
+  ALLOY_FUNC constexpr explicit operator I() const {
+    return static_cast<I>(__builtin_bit_cast(float, static_cast<uint32_t>(bits) << 16));
+  }
+#else
+  ALLOY_FUNC constexpr operator float() const {
+    return __builtin_bit_cast(float, static_cast<uint32_t>(bits) << 16);
+  }
+#endif
+  ALLOY_FUNC static constexpr bfloat from_bits(uint16_t b) {
+    bfloat r{};
+    r.bits = b;
+    return r;
+  }
+  ALLOY_FUNC static constexpr uint16_t round_bits(float f) {
+    uint32_t u = __builtin_bit_cast(uint32_t, f);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return uint16_t((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return uint16_t(u >> 16);
+  }
+};
+
+typedef half float16_t;
+typedef bfloat bfloat16_t;
+
+// ---- minimal type traits (metal_type_traits subset; also used below)
+template <bool B, class T = void> struct enable_if {};
+template <class T> struct enable_if<true, T> { typedef T type; };
+template <bool B, class T = void> using enable_if_t = typename enable_if<B, T>::type;
+template <bool B, class T, class F> struct conditional { typedef T type; };
+template <class T, class F> struct conditional<false, T, F> { typedef F type; };
+template <bool B, class T, class F> using conditional_t = typename conditional<B, T, F>::type;
+template <class A, class B> inline constexpr bool is_same_v = false;
+template <class A> inline constexpr bool is_same_v<A, A> = true;
+template <class A, class B> struct is_same { static constexpr bool value = is_same_v<A, B>; };
+template <class T> struct remove_cv { typedef T type; };
+template <class T> struct remove_cv<const T> { typedef T type; };
+template <class T> struct remove_cv<volatile T> { typedef T type; };
+template <class T> struct remove_cv<const volatile T> { typedef T type; };
+template <class T> using remove_cv_t = typename remove_cv<T>::type;
+template <class T> struct remove_reference { typedef T type; };
+template <class T> struct remove_reference<T&> { typedef T type; };
+template <class T> struct remove_reference<T&&> { typedef T type; };
+template <class T> using remove_reference_t = typename remove_reference<T>::type;
+template <class T> using decay_scalar_t = remove_cv_t<remove_reference_t<T>>;
+
+template <class T> inline constexpr bool is_integral_impl = false;
+#define ALLOY_INTEGRAL(T) template <> inline constexpr bool is_integral_impl<T> = true;
+ALLOY_INTEGRAL(bool)
+ALLOY_INTEGRAL(char)
+ALLOY_INTEGRAL(signed char)
+ALLOY_INTEGRAL(unsigned char)
+ALLOY_INTEGRAL(short)
+ALLOY_INTEGRAL(unsigned short)
+ALLOY_INTEGRAL(int)
+ALLOY_INTEGRAL(unsigned int)
+ALLOY_INTEGRAL(long)
+ALLOY_INTEGRAL(unsigned long)
+ALLOY_INTEGRAL(long long)
+ALLOY_INTEGRAL(unsigned long long)
+#undef ALLOY_INTEGRAL
+template <class T> inline constexpr bool is_floating_impl = false;
+template <> inline constexpr bool is_floating_impl<half> = true;
+template <> inline constexpr bool is_floating_impl<bfloat> = true;
+template <> inline constexpr bool is_floating_impl<float> = true;
+template <> inline constexpr bool is_floating_impl<double> = true;
+
+template <class T> inline constexpr bool is_integral_v = is_integral_impl<remove_cv_t<T>>;
+template <class T> inline constexpr bool is_floating_point_v = is_floating_impl<remove_cv_t<T>>;
+template <class T> inline constexpr bool is_arithmetic_v = is_integral_v<T> || is_floating_point_v<T>;
+template <class T> inline constexpr bool is_scalar_v = is_arithmetic_v<T>;
+template <class T> inline constexpr bool is_signed_v = is_floating_point_v<T> || (is_integral_v<T> && T(-1) < T(0));
+template <class T> inline constexpr bool is_unsigned_v = is_integral_v<T> && !is_signed_v<T>;
+template <class T> struct is_integral { static constexpr bool value = is_integral_v<T>; };
+template <class T> struct is_floating_point { static constexpr bool value = is_floating_point_v<T>; };
+template <class T> struct is_arithmetic { static constexpr bool value = is_arithmetic_v<T>; };
+template <class T> struct is_signed { static constexpr bool value = is_signed_v<T>; };
+template <class T> struct is_unsigned { static constexpr bool value = is_unsigned_v<T>; };
+
+template <class T> struct make_unsigned { typedef T type; };
+template <> struct make_unsigned<char> { typedef unsigned char type; };
+template <> struct make_unsigned<signed char> { typedef unsigned char type; };
+template <> struct make_unsigned<short> { typedef unsigned short type; };
+template <> struct make_unsigned<int> { typedef unsigned int type; };
+template <> struct make_unsigned<long> { typedef unsigned long type; };
+template <> struct make_unsigned<long long> { typedef unsigned long long type; };
+template <class T> using make_unsigned_t = typename make_unsigned<T>::type;
+
+// The scalar type a mixed expression computes in, by Metal's rules: double (a
+// literal such as 0.5, which MSL reads as float) counts as float; a floating
+// type beats an integer; half or bfloat with float is float.
+template <class A, class B> struct metal_common { typedef decltype(A() + B()) type; };
+template <class A> struct metal_common<A, A> { typedef A type; };
+template <class A, class B>
+  requires(is_same_v<A, double> != is_same_v<B, double>)
+struct metal_common<A, B> {
+  typedef conditional_t<is_same_v<A, double>, B, A> other;
+  typedef typename metal_common<other, float>::type type;
+};
+template <class B> struct metal_common<bfloat, B> {
+  typedef conditional_t<is_integral_v<B> || is_same_v<B, bfloat>, bfloat, float> type;
+};
+template <class A> struct metal_common<A, bfloat> { typedef typename metal_common<bfloat, A>::type type; };
+template <> struct metal_common<bfloat, bfloat> { typedef bfloat type; };
+template <> struct metal_common<bfloat, double> { typedef float type; };
+template <> struct metal_common<double, bfloat> { typedef float type; };
+template <class A, class B> using metal_common_t = typename metal_common<A, B>::type;
+
+// ---- bfloat arithmetic (templates constrained to scalars so vectors never match)
+#define ALLOY_BF_BINOP(op)                                                                  \
+  ALLOY_FUNC bfloat operator op(bfloat a, bfloat b) { return bfloat(float(a) op float(b)); } \
+  template <class U, enable_if_t<is_arithmetic_v<U>, int> = 0>                             \
+  ALLOY_FUNC metal_common_t<bfloat, U> operator op(bfloat a, U b) {                        \
+    typedef metal_common_t<bfloat, U> R;                                                    \
+    typedef conditional_t<is_same_v<R, bfloat>, float, R> C;                                \
+    return R(C(a) op C(b));                                                                 \
+  }                                                                                         \
+  template <class U, enable_if_t<is_arithmetic_v<U>, int> = 0>                             \
+  ALLOY_FUNC metal_common_t<bfloat, U> operator op(U a, bfloat b) {                        \
+    typedef metal_common_t<bfloat, U> R;                                                    \
+    typedef conditional_t<is_same_v<R, bfloat>, float, R> C;                                \
+    return R(C(a) op C(b));                                                                 \
+  }                                                                                         \
+  template <class U, enable_if_t<is_arithmetic_v<U>, int> = 0>                             \
+  ALLOY_FUNC bfloat& operator op##=(bfloat & a, U b) { return a = bfloat(float(a) op float(b)); }
+ALLOY_BF_BINOP(+)
+ALLOY_BF_BINOP(-)
+ALLOY_BF_BINOP(*)
+ALLOY_BF_BINOP(/)
+#undef ALLOY_BF_BINOP
+#define ALLOY_BF_CMP(op)                                                              \
+  ALLOY_FUNC bool operator op(bfloat a, bfloat b) { return float(a) op float(b); }   \
+  template <class U, enable_if_t<is_arithmetic_v<U>, int> = 0>                       \
+  ALLOY_FUNC bool operator op(bfloat a, U b) { return float(a) op b; }               \
+  template <class U, enable_if_t<is_arithmetic_v<U>, int> = 0>                       \
+  ALLOY_FUNC bool operator op(U a, bfloat b) { return a op float(b); }
+ALLOY_BF_CMP(==)
+ALLOY_BF_CMP(!=)
+ALLOY_BF_CMP(<)
+ALLOY_BF_CMP(<=)
+ALLOY_BF_CMP(>)
+ALLOY_BF_CMP(>=)
+#undef ALLOY_BF_CMP
+ALLOY_FUNC bfloat operator-(bfloat a) { return bfloat::from_bits(uint16_t(a.bits ^ 0x8000u)); }
+ALLOY_FUNC bfloat operator+(bfloat a) { return a; }
+ALLOY_FUNC bfloat& operator++(bfloat& a) { return a = bfloat(float(a) + 1.0f); }
+ALLOY_FUNC bfloat& operator--(bfloat& a) { return a = bfloat(float(a) - 1.0f); }
+ALLOY_FUNC bfloat operator++(bfloat& a, int) { bfloat o = a; ++a; return o; }
+ALLOY_FUNC bfloat operator--(bfloat& a, int) { bfloat o = a; --a; return o; }
+
+// ---- as_type: reinterpret the bits of a value of the same size
+template <class To, class From>
+ALLOY_FUNC constexpr To as_type(const From& v) {
+  static_assert(sizeof(To) == sizeof(From), "as_type: source and destination sizes differ");
+  return __builtin_bit_cast(To, v);
+}
+
+// ---- numeric_limits
+template <class T> struct numeric_limits;
+template <class T, T Lo, T Hi, int Digits> struct integer_limits {
+  static constexpr bool is_specialized = true, is_integer = true, is_exact = true;
+  static constexpr bool is_signed = Lo != 0, has_infinity = false, has_quiet_NaN = false;
+  static constexpr int digits = Digits;
+  ALLOY_FUNC static constexpr T min() { return Lo; }
+  ALLOY_FUNC static constexpr T max() { return Hi; }
+  ALLOY_FUNC static constexpr T lowest() { return Lo; }
+  ALLOY_FUNC static constexpr T epsilon() { return 0; }
+};
+template <> struct numeric_limits<bool> : integer_limits<bool, false, true, 1> {};
+template <> struct numeric_limits<char> : integer_limits<char, char(-128), char(127), 7> {};
+template <> struct numeric_limits<signed char> : integer_limits<signed char, -128, 127, 7> {};
+template <> struct numeric_limits<unsigned char> : integer_limits<unsigned char, 0, 255, 8> {};
+template <> struct numeric_limits<short> : integer_limits<short, -32768, 32767, 15> {};
+template <> struct numeric_limits<unsigned short> : integer_limits<unsigned short, 0, 65535, 16> {};
+template <> struct numeric_limits<int> : integer_limits<int, -2147483647 - 1, 2147483647, 31> {};
+template <> struct numeric_limits<unsigned int> : integer_limits<unsigned int, 0, 4294967295u, 32> {};
+template <> struct numeric_limits<long> : integer_limits<long, -9223372036854775807l - 1, 9223372036854775807l, 63> {};
+template <> struct numeric_limits<unsigned long> : integer_limits<unsigned long, 0, 18446744073709551615ul, 64> {};
+template <> struct numeric_limits<long long> : integer_limits<long long, -9223372036854775807ll - 1, 9223372036854775807ll, 63> {};
+template <> struct numeric_limits<unsigned long long> : integer_limits<unsigned long long, 0, 18446744073709551615ull, 64> {};
+
+template <class T, uint32_t MaxBits, uint32_t MinBits, uint32_t EpsBits, uint32_t InfBits, uint32_t NanBits, uint32_t DenormBits,
+          int Digits>
+struct float_limits {
+  // Bits are given as the float whose value the type's limit equals (exact for half/bfloat).
+  static constexpr bool is_specialized = true, is_integer = false, is_exact = false;
+  static constexpr bool is_signed = true, has_infinity = true, has_quiet_NaN = true;
+  static constexpr int digits = Digits;
+  ALLOY_FUNC static constexpr T max() { return T(__builtin_bit_cast(float, MaxBits)); }
+  ALLOY_FUNC static constexpr T min() { return T(__builtin_bit_cast(float, MinBits)); }
+  ALLOY_FUNC static constexpr T lowest() { return T(-__builtin_bit_cast(float, MaxBits)); }
+  ALLOY_FUNC static constexpr T epsilon() { return T(__builtin_bit_cast(float, EpsBits)); }
+  ALLOY_FUNC static constexpr T infinity() { return T(__builtin_bit_cast(float, InfBits)); }
+  ALLOY_FUNC static constexpr T quiet_NaN() { return T(__builtin_bit_cast(float, NanBits)); }
+  ALLOY_FUNC static constexpr T signaling_NaN() { return quiet_NaN(); }
+  ALLOY_FUNC static constexpr T denorm_min() { return T(__builtin_bit_cast(float, DenormBits)); }
+};
+template <> struct numeric_limits<float>
+    : float_limits<float, 0x7f7fffffu, 0x00800000u, 0x34000000u, 0x7f800000u, 0x7fc00000u, 0x00000001u, 24> {};
+// half: max 65504, min 2^-14, eps 2^-10, denorm 2^-24
+template <> struct numeric_limits<half>
+    : float_limits<half, 0x477fe000u, 0x38800000u, 0x3a800000u, 0x7f800000u, 0x7fc00000u, 0x33800000u, 11> {};
+// bfloat: max 0x7f7f0000, min 2^-126, eps 2^-7, denorm 2^-133
+template <> struct numeric_limits<bfloat>
+    : float_limits<bfloat, 0x7f7f0000u, 0x00800000u, 0x3c000000u, 0x7f800000u, 0x7fc00000u, 0x00010000u, 8> {};
+template <class T> struct numeric_limits<const T> : numeric_limits<T> {};
+
+}  // namespace metal
+
+// ---- MSL constants (macros, as in metal_stdlib)
+#ifndef INFINITY
+#define INFINITY (__builtin_inff())
+#endif
+#ifndef NAN
+#define NAN (__builtin_nanf(""))
+#endif
+#ifndef HUGE_VALF
+#define HUGE_VALF (__builtin_huge_valf())
+#endif
+#ifndef HUGE_VALH
+#define HUGE_VALH (::metal::half(__builtin_huge_valf()))
+#endif
+#define MAXFLOAT 0x1.fffffep+127f
+#define FLT_MAX 0x1.fffffep+127f
+#define FLT_MIN 0x1p-126f
+#define FLT_EPSILON 0x1p-23f
+#define FLT_DIG 6
+#define FLT_MANT_DIG 24
+#define FLT_MAX_EXP 128
+#define FLT_MIN_EXP (-125)
+#define HALF_MAX (::metal::half(65504.0f))
+#define HALF_MIN (::metal::half(0x1p-14f))
+#define HALF_EPSILON (::metal::half(0x1p-10f))
+#define M_E_F 2.71828182845904523536f
+#define M_LOG2E_F 1.44269504088896340736f
+#define M_LOG10E_F 0.434294481903251827651f
+#define M_LN2_F 0.693147180559945309417f
+#define M_LN10_F 2.30258509299404568402f
+#define M_PI_F 3.14159265358979323846f
+#define M_PI_2_F 1.57079632679489661923f
+#define M_PI_4_F 0.785398163397448309616f
+#define M_1_PI_F 0.318309886183790671538f
+#define M_2_PI_F 0.636619772367581343076f
+#define M_2_SQRTPI_F 1.12837916709551257390f
+#define M_SQRT2_F 1.41421356237309504880f
+#define M_SQRT1_2_F 0.707106781186547524401f
+#define M_E_H (::metal::half(M_E_F))
+#define M_LOG2E_H (::metal::half(M_LOG2E_F))
+#define M_LOG10E_H (::metal::half(M_LOG10E_F))
+#define M_LN2_H (::metal::half(M_LN2_F))
+#define M_LN10_H (::metal::half(M_LN10_F))
+#define M_PI_H (::metal::half(M_PI_F))
+#define M_PI_2_H (::metal::half(M_PI_2_F))
+#define M_PI_4_H (::metal::half(M_PI_4_F))
+#define M_1_PI_H (::metal::half(M_1_PI_F))
+#define M_2_PI_H (::metal::half(M_2_PI_F))
+#define M_2_SQRTPI_H (::metal::half(M_2_SQRTPI_F))
+#define M_SQRT2_H (::metal::half(M_SQRT2_F))
+#define M_SQRT1_2_H (::metal::half(M_SQRT1_2_F))

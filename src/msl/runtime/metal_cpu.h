@@ -1,0 +1,571 @@
+// The MSL runtime for the CPU target (g++/clang, C++20): everything the
+// translator leaves in place, plus alloy_msl::cpu::run, which executes a
+// kernel's threads with Metal's dispatchThreads semantics. Threadgroups that
+// need no synchronisation run as plain loops; the others run their threads as
+// fibers provided by liballoy (Launch::fibers), so barriers and SIMD-group
+// functions behave as on a GPU.
+#pragma once
+
+#include "cpu_launch.h"
+#include "metal_math.h"
+#include "metal_thread_ids.h"
+
+// Threadgroup memory: one instance per OS thread, shared by the fibers of the
+// threadgroup that thread is running (an OS thread runs one group at a time).
+#define ALLOY_THREADGROUP static thread_local
+#define ALLOY_PROGRAM_CONSTANT static constexpr
+#define METAL_FUNC inline __attribute__((always_inline))
+#define ALLOY_KERNEL_FN inline __attribute__((always_inline))
+#define ALLOY_EXPORT __attribute__((visibility("default")))
+
+// The caller's position, as a defaulted last parameter of every synchronising
+// function (g++ has no __builtin_COLUMN: sites there are file and line).
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_COLUMN)
+#define ALLOY_BUILTIN_COLUMN() __builtin_COLUMN()
+#endif
+#endif
+#ifndef ALLOY_BUILTIN_COLUMN
+#define ALLOY_BUILTIN_COLUMN() 0u
+#endif
+#define ALLOY_SYNC_SITE \
+  ::alloy_msl::cpu::SyncSite site = {__builtin_FILE(), __builtin_LINE(), ALLOY_BUILTIN_COLUMN(), nullptr}
+
+namespace alloy_msl::cpu::detail {
+// liballoy's fiber services; set by run<true> before any fiber starts (the same
+// table for every launch, so concurrent stores write the same value).
+inline const FiberApi* g_fiber_api = nullptr;
+ALLOY_FUNC const FiberApi* fiber_api() { return __atomic_load_n(&g_fiber_api, __ATOMIC_RELAXED); }
+// Other fibers ran while this one waited: values in memory may have changed.
+ALLOY_FUNC void memory_clobber() { __asm__ __volatile__("" ::: "memory"); }
+
+template <class T> struct exchanged {
+  SimdView v;
+  ALLOY_FUNC T at(unsigned lane) const {
+    T r;
+    __builtin_memcpy(&r, v.slots + lane * kSimdSlotBytes, sizeof(T));
+    return r;
+  }
+  ALLOY_FUNC bool has(unsigned lane) const { return lane < 32 && ((v.mask >> lane) & 1u); }
+};
+template <class T> ALLOY_FUNC exchanged<T> exchange(const T& x, SyncSite site, const char* what) {
+  static_assert(sizeof(T) <= kSimdSlotBytes, "SIMD-group functions take scalars and vectors up to 32 bytes");
+  site.what = what;
+  exchanged<T> e;
+  fiber_api()->simd_exchange(site, &x, sizeof(T), &e.v);
+  memory_clobber();
+  return e;
+}
+}  // namespace alloy_msl::cpu::detail
+
+namespace metal {
+
+// ---- barriers
+enum mem_flags : unsigned {
+  mem_none = 0,
+  mem_device = 1,
+  mem_threadgroup = 2,
+  mem_texture = 4,
+  mem_threadgroup_imageblock = 8,
+  mem_object_data = 16,
+};
+ALLOY_FUNC constexpr mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(unsigned(a) | unsigned(b)); }
+
+ALLOY_FUNC void threadgroup_barrier(mem_flags = mem_none, ALLOY_SYNC_SITE) {
+  site.what = "threadgroup_barrier";
+  alloy_msl::cpu::detail::fiber_api()->barrier(site);
+  alloy_msl::cpu::detail::memory_clobber();
+}
+ALLOY_FUNC void simdgroup_barrier(mem_flags = mem_none, ALLOY_SYNC_SITE) {
+  alloy_msl::cpu::detail::exchange(0, site, "simdgroup_barrier");
+}
+
+// ---- SIMD-group (32 lanes) and quad-group (4 lanes) functions, over the
+// lanes taking part (a partial last group, lanes that returned early).
+namespace detail {
+using alloy_msl::cpu::detail::exchanged;
+// The lanes of the caller's segment: the whole SIMD group (W = 32) or its quad (W = 4).
+template <unsigned W> struct segment {
+  unsigned base, mask, width;
+  template <class T> ALLOY_FUNC segment(const exchanged<T>& e) {
+    base = W == 32 ? 0u : (e.v.lane & ~(W - 1));
+    unsigned seg_bits = W == 32 ? 0xffffffffu : (((1u << W) - 1u) << base);
+    mask = e.v.mask & seg_bits;
+    unsigned end = base + W < e.v.width ? base + W : e.v.width;
+    width = end > base ? end - base : 0;
+  }
+  ALLOY_FUNC bool has(unsigned lane) const { return lane < 32 && ((mask >> lane) & 1u); }
+};
+template <unsigned W, class T, class Op>
+ALLOY_FUNC T seg_reduce(const T& x, alloy_msl::cpu::SyncSite site, const char* what, Op op) {
+  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
+  segment<W> s(e);
+  T r = x;
+  bool first = true;
+  for (unsigned l = s.base; l < s.base + W; ++l) {
+    if (!s.has(l)) continue;
+    r = first ? e.at(l) : op(r, e.at(l));
+    first = false;
+  }
+  return r;
+}
+template <unsigned W, bool Inclusive, class T, class Op>
+ALLOY_FUNC T seg_scan(const T& x, T identity, alloy_msl::cpu::SyncSite site, const char* what, Op op) {
+  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
+  segment<W> s(e);
+  T r = identity;
+  unsigned end = Inclusive ? e.v.lane + 1 : e.v.lane;
+  for (unsigned l = s.base; l < end; ++l)
+    if (s.has(l)) r = op(r, e.at(l));
+  return r;
+}
+// Value of lane `src` (relative to the segment base); the caller's own value
+// where that lane does not take part.
+template <unsigned W, class T>
+ALLOY_FUNC T seg_read(const exchanged<T>& e, const segment<W>& s, unsigned src_abs, const T& own) {
+  return s.has(src_abs) ? e.at(src_abs) : own;
+}
+struct op_add { template <class T> ALLOY_FUNC T operator()(const T& a, const T& b) const { return a + b; } };
+struct op_mul { template <class T> ALLOY_FUNC T operator()(const T& a, const T& b) const { return a * b; } };
+struct op_min { template <class T> ALLOY_FUNC T operator()(const T& a, const T& b) const { return metal::min(a, b); } };
+struct op_max { template <class T> ALLOY_FUNC T operator()(const T& a, const T& b) const { return metal::max(a, b); } };
+struct op_and { template <class T> ALLOY_FUNC T operator()(const T& a, const T& b) const { return a & b; } };
+struct op_or { template <class T> ALLOY_FUNC T operator()(const T& a, const T& b) const { return a | b; } };
+struct op_xor { template <class T> ALLOY_FUNC T operator()(const T& a, const T& b) const { return a ^ b; } };
+
+template <unsigned W, class T> ALLOY_FUNC T shuffle(const T& x, unsigned src_in_seg, alloy_msl::cpu::SyncSite site, const char* what) {
+  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
+  segment<W> s(e);
+  return seg_read(e, s, s.base + (src_in_seg & (W - 1)), x);
+}
+template <unsigned W, class T> ALLOY_FUNC T shuffle_up(const T& x, unsigned delta, alloy_msl::cpu::SyncSite site, const char* what) {
+  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
+  segment<W> s(e);
+  unsigned me = e.v.lane - s.base;
+  return me < delta ? x : seg_read(e, s, e.v.lane - delta, x);  // no wrap: the first lanes keep their value
+}
+template <unsigned W, class T> ALLOY_FUNC T shuffle_down(const T& x, unsigned delta, alloy_msl::cpu::SyncSite site, const char* what) {
+  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
+  segment<W> s(e);
+  unsigned me = e.v.lane - s.base;
+  return me + delta >= W ? x : seg_read(e, s, e.v.lane + delta, x);  // no wrap: the last lanes keep their value
+}
+template <unsigned W, class T> ALLOY_FUNC T shuffle_xor(const T& x, unsigned m, alloy_msl::cpu::SyncSite site, const char* what) {
+  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
+  segment<W> s(e);
+  return seg_read(e, s, s.base + ((e.v.lane - s.base) ^ (m & (W - 1))), x);
+}
+// Rotations wrap around the lanes that exist in the segment.
+template <unsigned W, class T>
+ALLOY_FUNC T shuffle_rotate(const T& x, unsigned delta, bool down, alloy_msl::cpu::SyncSite site, const char* what) {
+  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
+  segment<W> s(e);
+  if (s.width == 0) return x;
+  unsigned me = e.v.lane - s.base, d = delta % s.width;
+  unsigned src = down ? (me + d) % s.width : (me + s.width - d) % s.width;
+  return seg_read(e, s, s.base + src, x);
+}
+template <unsigned W, class T>
+ALLOY_FUNC T shuffle_fill(const T& x, const T& fill, unsigned delta, bool down, alloy_msl::cpu::SyncSite site, const char* what) {
+  struct pair { T d, f; };
+  auto e = alloy_msl::cpu::detail::exchange(pair{x, fill}, site, what);
+  segment<W> s(e);
+  unsigned me = e.v.lane - s.base;
+  if (!down) {
+    if (me >= delta) return s.has(e.v.lane - delta) ? e.at(e.v.lane - delta).d : x;
+    unsigned src = s.base + me + W - delta;
+    return s.has(src) ? e.at(src).f : x;
+  }
+  if (me + delta < W) return s.has(e.v.lane + delta) ? e.at(e.v.lane + delta).d : x;
+  unsigned src = s.base + me + delta - W;
+  return s.has(src) ? e.at(src).f : x;
+}
+template <unsigned W> ALLOY_FUNC unsigned long long ballot(bool b, alloy_msl::cpu::SyncSite site, const char* what) {
+  auto e = alloy_msl::cpu::detail::exchange(b, site, what);
+  segment<W> s(e);
+  unsigned long long r = 0;
+  for (unsigned l = s.base; l < s.base + W; ++l)
+    if (s.has(l) && e.at(l)) r |= 1ull << (W == 32 ? l : l - s.base);
+  return r;
+}
+template <unsigned W> ALLOY_FUNC unsigned long long active_mask(alloy_msl::cpu::SyncSite site, const char* what) {
+  auto e = alloy_msl::cpu::detail::exchange(true, site, what);
+  segment<W> s(e);
+  return W == 32 ? s.mask : (s.mask >> s.base);
+}
+template <unsigned W> ALLOY_FUNC bool is_first(alloy_msl::cpu::SyncSite site, const char* what) {
+  auto e = alloy_msl::cpu::detail::exchange(true, site, what);
+  segment<W> s(e);
+  return s.mask != 0 && unsigned(__builtin_ctz(s.mask)) == e.v.lane;
+}
+template <unsigned W, class T> ALLOY_FUNC T broadcast_first(const T& x, alloy_msl::cpu::SyncSite site, const char* what) {
+  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
+  segment<W> s(e);
+  return s.mask ? e.at(unsigned(__builtin_ctz(s.mask))) : x;
+}
+}  // namespace detail
+
+// simd_vote: the result of a ballot (bit i = lane i).
+struct simd_vote {
+  typedef ulong vote_t;
+  vote_t v;
+  ALLOY_FUNC constexpr explicit simd_vote(vote_t x = 0) : v(x) {}
+  ALLOY_FUNC constexpr explicit operator vote_t() const { return v; }
+  ALLOY_FUNC constexpr bool all() const { return v == 0xffffffffull; }
+  ALLOY_FUNC constexpr bool any() const { return v != 0; }
+};
+struct quad_vote {
+  typedef unsigned vote_t;
+  vote_t v;
+  ALLOY_FUNC constexpr explicit quad_vote(vote_t x = 0) : v(x) {}
+  ALLOY_FUNC constexpr explicit operator vote_t() const { return v; }
+  ALLOY_FUNC constexpr bool all() const { return v == 0xfu; }
+  ALLOY_FUNC constexpr bool any() const { return v != 0; }
+};
+
+#define ALLOY_SEG_FUNCS(prefix, W)                                                                          \
+  template <class T> ALLOY_FUNC T prefix##_sum(T x, ALLOY_SYNC_SITE) {                                      \
+    return detail::seg_reduce<W>(x, site, #prefix "_sum", detail::op_add());                               \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_product(T x, ALLOY_SYNC_SITE) {                                  \
+    return detail::seg_reduce<W>(x, site, #prefix "_product", detail::op_mul());                           \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_min(T x, ALLOY_SYNC_SITE) {                                      \
+    return detail::seg_reduce<W>(x, site, #prefix "_min", detail::op_min());                               \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_max(T x, ALLOY_SYNC_SITE) {                                      \
+    return detail::seg_reduce<W>(x, site, #prefix "_max", detail::op_max());                               \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_and(T x, ALLOY_SYNC_SITE) {                                      \
+    return detail::seg_reduce<W>(x, site, #prefix "_and", detail::op_and());                               \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_or(T x, ALLOY_SYNC_SITE) {                                       \
+    return detail::seg_reduce<W>(x, site, #prefix "_or", detail::op_or());                                 \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_xor(T x, ALLOY_SYNC_SITE) {                                      \
+    return detail::seg_reduce<W>(x, site, #prefix "_xor", detail::op_xor());                               \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_prefix_inclusive_sum(T x, ALLOY_SYNC_SITE) {                     \
+    return detail::seg_scan<W, true>(x, T(0), site, #prefix "_prefix_inclusive_sum", detail::op_add());    \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_prefix_exclusive_sum(T x, ALLOY_SYNC_SITE) {                     \
+    return detail::seg_scan<W, false>(x, T(0), site, #prefix "_prefix_exclusive_sum", detail::op_add());   \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_prefix_inclusive_product(T x, ALLOY_SYNC_SITE) {                 \
+    return detail::seg_scan<W, true>(x, T(1), site, #prefix "_prefix_inclusive_product", detail::op_mul()); \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_prefix_exclusive_product(T x, ALLOY_SYNC_SITE) {                 \
+    return detail::seg_scan<W, false>(x, T(1), site, #prefix "_prefix_exclusive_product", detail::op_mul());\
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_shuffle(T x, ushort lane, ALLOY_SYNC_SITE) {                     \
+    return detail::shuffle<W>(x, lane, site, #prefix "_shuffle");                                          \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_broadcast(T x, ushort lane, ALLOY_SYNC_SITE) {                   \
+    return detail::shuffle<W>(x, lane, site, #prefix "_broadcast");                                        \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_shuffle_up(T x, ushort delta, ALLOY_SYNC_SITE) {                 \
+    return detail::shuffle_up<W>(x, delta, site, #prefix "_shuffle_up");                                   \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_shuffle_down(T x, ushort delta, ALLOY_SYNC_SITE) {               \
+    return detail::shuffle_down<W>(x, delta, site, #prefix "_shuffle_down");                               \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_shuffle_xor(T x, ushort mask, ALLOY_SYNC_SITE) {                 \
+    return detail::shuffle_xor<W>(x, mask, site, #prefix "_shuffle_xor");                                  \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_shuffle_rotate_up(T x, ushort delta, ALLOY_SYNC_SITE) {          \
+    return detail::shuffle_rotate<W>(x, delta, false, site, #prefix "_shuffle_rotate_up");                 \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_shuffle_rotate_down(T x, ushort delta, ALLOY_SYNC_SITE) {        \
+    return detail::shuffle_rotate<W>(x, delta, true, site, #prefix "_shuffle_rotate_down");                \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_shuffle_and_fill_up(T x, T fill, ushort delta, ALLOY_SYNC_SITE) { \
+    return detail::shuffle_fill<W>(x, fill, delta, false, site, #prefix "_shuffle_and_fill_up");           \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_shuffle_and_fill_down(T x, T fill, ushort delta, ALLOY_SYNC_SITE) { \
+    return detail::shuffle_fill<W>(x, fill, delta, true, site, #prefix "_shuffle_and_fill_down");          \
+  }                                                                                                         \
+  template <class T> ALLOY_FUNC T prefix##_broadcast_first(T x, ALLOY_SYNC_SITE) {                          \
+    return detail::broadcast_first<W>(x, site, #prefix "_broadcast_first");                                \
+  }                                                                                                         \
+  ALLOY_FUNC bool prefix##_is_first(ALLOY_SYNC_SITE) { return detail::is_first<W>(site, #prefix "_is_first"); } \
+  ALLOY_FUNC bool prefix##_all(bool b, ALLOY_SYNC_SITE) {                                                   \
+    return detail::seg_reduce<W>(b, site, #prefix "_all", detail::op_and());                               \
+  }                                                                                                         \
+  ALLOY_FUNC bool prefix##_any(bool b, ALLOY_SYNC_SITE) {                                                   \
+    return detail::seg_reduce<W>(b, site, #prefix "_any", detail::op_or());                                \
+  }
+
+ALLOY_SEG_FUNCS(simd, 32)
+ALLOY_SEG_FUNCS(quad, 4)
+#undef ALLOY_SEG_FUNCS
+
+ALLOY_FUNC simd_vote simd_ballot(bool b, ALLOY_SYNC_SITE) { return simd_vote(detail::ballot<32>(b, site, "simd_ballot")); }
+ALLOY_FUNC quad_vote quad_ballot(bool b, ALLOY_SYNC_SITE) {
+  return quad_vote(quad_vote::vote_t(detail::ballot<4>(b, site, "quad_ballot")));
+}
+ALLOY_FUNC simd_vote simd_active_threads_mask(ALLOY_SYNC_SITE) {
+  return simd_vote(detail::active_mask<32>(site, "simd_active_threads_mask"));
+}
+ALLOY_FUNC quad_vote quad_active_threads_mask(ALLOY_SYNC_SITE) {
+  return quad_vote(quad_vote::vote_t(detail::active_mask<4>(site, "quad_active_threads_mask")));
+}
+
+// ---- atomics: atomic<T> has T's size and layout, so a plain buffer cast to
+// `atomic<T>*` works too. Integer add/sub/and/or/xor map to one instruction;
+// float add/sub and min/max are compare-and-swap loops on the bits.
+enum memory_order {
+  memory_order_relaxed = __ATOMIC_RELAXED,
+  memory_order_acquire = __ATOMIC_ACQUIRE,
+  memory_order_release = __ATOMIC_RELEASE,
+  memory_order_acq_rel = __ATOMIC_ACQ_REL,
+  memory_order_seq_cst = __ATOMIC_SEQ_CST,
+};
+template <class T> struct atomic {
+  T v_;
+};
+typedef atomic<int> atomic_int;
+typedef atomic<uint> atomic_uint;
+typedef atomic<bool> atomic_bool;
+typedef atomic<float> atomic_float;
+typedef atomic<ulong> atomic_ulong;
+typedef atomic<long> atomic_long;
+
+namespace detail {
+template <class T> struct identity { typedef T type; };
+template <int Size> struct bits_type;
+template <> struct bits_type<1> { typedef unsigned char __attribute__((may_alias)) type; };
+template <> struct bits_type<2> { typedef unsigned short __attribute__((may_alias)) type; };
+template <> struct bits_type<4> { typedef unsigned int __attribute__((may_alias)) type; };
+template <> struct bits_type<8> { typedef unsigned long long __attribute__((may_alias)) type; };
+template <class T> using bits_t = typename bits_type<sizeof(T)>::type;
+
+template <class T, class Op> ALLOY_FUNC T atomic_rmw_cas(volatile atomic<T>* obj, Op op) {
+  bits_t<T>* p = (bits_t<T>*)(&obj->v_);
+  bits_t<T> old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  for (;;) {
+    T o = __builtin_bit_cast(T, old);
+    bits_t<T> desired = __builtin_bit_cast(bits_t<T>, T(op(o)));
+    if (__atomic_compare_exchange_n(p, &old, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return o;
+  }
+}
+}  // namespace detail
+
+template <class T>
+ALLOY_FUNC void atomic_store_explicit(volatile atomic<T>* obj, typename detail::identity<T>::type v, memory_order o = memory_order_relaxed) {
+  __atomic_store((detail::bits_t<T>*)&obj->v_, (detail::bits_t<T>*)&v, int(o) == __ATOMIC_ACQUIRE ? __ATOMIC_RELAXED : int(o));
+}
+template <class T> ALLOY_FUNC T atomic_load_explicit(const volatile atomic<T>* obj, memory_order o = memory_order_relaxed) {
+  detail::bits_t<T> b;
+  __atomic_load((const detail::bits_t<T>*)&obj->v_, &b, int(o) == __ATOMIC_RELEASE ? __ATOMIC_RELAXED : int(o));
+  return __builtin_bit_cast(T, b);
+}
+template <class T>
+ALLOY_FUNC T atomic_exchange_explicit(volatile atomic<T>* obj, typename detail::identity<T>::type v, memory_order = memory_order_relaxed) {
+  detail::bits_t<T> b = __atomic_exchange_n((detail::bits_t<T>*)&obj->v_, __builtin_bit_cast(detail::bits_t<T>, v), __ATOMIC_RELAXED);
+  return __builtin_bit_cast(T, b);
+}
+// On failure the observed value is written back to *expected.
+template <class T>
+ALLOY_FUNC bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* obj, typename detail::identity<T>::type* expected,
+                                                      typename detail::identity<T>::type desired,
+                                                      memory_order = memory_order_relaxed, memory_order = memory_order_relaxed) {
+  return __atomic_compare_exchange((detail::bits_t<T>*)&obj->v_, (detail::bits_t<T>*)expected, (detail::bits_t<T>*)&desired, true,
+                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+template <class T>
+ALLOY_FUNC bool atomic_compare_exchange_strong_explicit(volatile atomic<T>* obj, typename detail::identity<T>::type* expected,
+                                                        typename detail::identity<T>::type desired,
+                                                        memory_order = memory_order_relaxed, memory_order = memory_order_relaxed) {
+  return __atomic_compare_exchange((detail::bits_t<T>*)&obj->v_, (detail::bits_t<T>*)expected, (detail::bits_t<T>*)&desired, false,
+                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+#define ALLOY_ATOMIC_RMW(name, builtin, expr)                                                              \
+  template <class T>                                                                                       \
+  ALLOY_FUNC T atomic_fetch_##name##_explicit(volatile atomic<T>* obj, typename detail::identity<T>::type v, \
+                                              memory_order = memory_order_relaxed) {                       \
+    if constexpr (is_integral_v<T> && !is_same_v<T, bool> && (builtin)) {                                  \
+      return __atomic_fetch_##name((T*)&obj->v_, v, __ATOMIC_RELAXED);                                     \
+    } else {                                                                                               \
+      return detail::atomic_rmw_cas(obj, [&](const T& o) { return expr; });                               \
+    }                                                                                                      \
+  }
+ALLOY_ATOMIC_RMW(add, true, o + v)
+ALLOY_ATOMIC_RMW(sub, true, o - v)
+ALLOY_ATOMIC_RMW(and, true, o & v)
+ALLOY_ATOMIC_RMW(or, true, o | v)
+ALLOY_ATOMIC_RMW(xor, true, o ^ v)
+ALLOY_ATOMIC_RMW(min, false, v < o ? v : o)
+ALLOY_ATOMIC_RMW(max, false, o < v ? v : o)
+#undef ALLOY_ATOMIC_RMW
+// Non-explicit forms (seq_cst in C++; relaxed is all Metal has).
+template <class T> ALLOY_FUNC void atomic_store(volatile atomic<T>* obj, typename detail::identity<T>::type v) {
+  atomic_store_explicit(obj, v);
+}
+template <class T> ALLOY_FUNC T atomic_load(const volatile atomic<T>* obj) { return atomic_load_explicit(obj); }
+
+// ---- simdgroup_matrix<T, 8, 8>: each lane holds two elements, row fm and
+// columns fn, fn+1 with qid = lane / 4, fm = (qid & 4) + (lane / 2) % 4,
+// fn = (qid & 2) * 2 + (lane % 2) * 2 -- the layout MLX's GEMMs read through
+// thread_elements(). multiply_accumulate exchanges the operands across the
+// SIMD group and computes each lane's outputs in float, in k order.
+namespace detail {
+struct frag_coord {
+  unsigned row, col;
+};
+ALLOY_FUNC frag_coord frag_of(unsigned lane) {
+  unsigned qid = lane / 4;
+  return {(qid & 4) + (lane / 2) % 4, (qid & 2) * 2 + (lane % 2) * 2};
+}
+ALLOY_FUNC unsigned current_lane() { return alloy_msl::cpu::detail::fiber_api()->lane(); }
+}  // namespace detail
+
+template <class T, int Cols, int Rows> struct simdgroup_matrix {
+  static_assert(Cols == 8 && Rows == 8, "simdgroup_matrix: only 8x8 exists");
+  vec<T, 2> e_;
+  simdgroup_matrix() = default;
+  // A diagonal matrix with `d` on the diagonal.
+  ALLOY_FUNC explicit simdgroup_matrix(T d) {
+    detail::frag_coord c = detail::frag_of(detail::current_lane());
+    e_[0] = c.row == c.col ? d : T(0);
+    e_[1] = c.row == c.col + 1 ? d : T(0);
+  }
+  ALLOY_FUNC vec<T, 2>& thread_elements() { return e_; }
+  ALLOY_FUNC const vec<T, 2>& thread_elements() const { return e_; }
+};
+typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
+typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
+
+template <class T, int C, int R> ALLOY_FUNC simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T v) {
+  simdgroup_matrix<T, C, R> m;
+  m.e_ = vec<T, 2>(v);
+  return m;
+}
+// Element (row r, column c) of the matrix is src[(origin.y + r) * elements_per_row + origin.x + c],
+// or with transpose src[(origin.y + c) * elements_per_row + origin.x + r].
+template <class T, int C, int R, class U>
+ALLOY_FUNC void simdgroup_load(simdgroup_matrix<T, C, R>& m, const U* src, ulong elements_per_row = C,
+                               ulong2 origin = ulong2(0ul), bool transpose = false) {
+  detail::frag_coord f = detail::frag_of(detail::current_lane());
+  for (unsigned j = 0; j < 2; ++j) {
+    ulong r = f.row, c = f.col + j;
+    m.e_[j] = T(transpose ? src[(origin.y + c) * elements_per_row + origin.x + r]
+                          : src[(origin.y + r) * elements_per_row + origin.x + c]);
+  }
+}
+template <class T, int C, int R, class U>
+ALLOY_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& m, U* dst, ulong elements_per_row = C,
+                                ulong2 origin = ulong2(0ul), bool transpose = false) {
+  detail::frag_coord f = detail::frag_of(detail::current_lane());
+  for (unsigned j = 0; j < 2; ++j) {
+    ulong r = f.row, c = f.col + j;
+    (transpose ? dst[(origin.y + c) * elements_per_row + origin.x + r]
+               : dst[(origin.y + r) * elements_per_row + origin.x + c]) = U(m.e_[j]);
+  }
+}
+template <class T, int C, int R>
+ALLOY_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<T, 8, R>& a,
+                                              const simdgroup_matrix<T, C, 8>& b, const simdgroup_matrix<T, C, R>& c,
+                                              ALLOY_SYNC_SITE) {
+  struct operands { vec<T, 2> a, b; };
+  auto e = alloy_msl::cpu::detail::exchange(operands{a.e_, b.e_}, site, "simdgroup_multiply_accumulate");
+  float A[8][8] = {}, B[8][8] = {};
+  for (unsigned l = 0; l < 32; ++l) {
+    if (!e.has(l)) continue;  // a missing lane (undefined in Metal) contributes zeros
+    operands o = e.at(l);
+    detail::frag_coord f = detail::frag_of(l);
+    A[f.row][f.col] = float(o.a[0]);
+    A[f.row][f.col + 1] = float(o.a[1]);
+    B[f.row][f.col] = float(o.b[0]);
+    B[f.row][f.col + 1] = float(o.b[1]);
+  }
+  detail::frag_coord f = detail::frag_of(e.v.lane);
+  vec<T, 2> out;
+  for (unsigned j = 0; j < 2; ++j) {
+    float acc = float(c.e_[j]);
+    for (unsigned k = 0; k < 8; ++k) acc += A[f.row][k] * B[k][f.col + j];
+    out[j] = T(acc);
+  }
+  d.e_ = out;
+}
+template <class T, int C, int R>
+ALLOY_FUNC void simdgroup_multiply(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<T, 8, R>& a,
+                                   const simdgroup_matrix<T, C, 8>& b, ALLOY_SYNC_SITE) {
+  simdgroup_multiply_accumulate(d, a, b, make_filled_simdgroup_matrix<T, C, R>(T(0)), site);
+}
+
+}  // namespace metal
+
+// ---- the executor
+namespace alloy_msl::cpu {
+namespace detail {
+template <class F> struct group_call {
+  F* fn;
+  const GroupGeometry* geometry;
+};
+template <class F> void fiber_entry(void* arg, unsigned thread) {
+  auto* call = static_cast<group_call<F>*>(arg);
+  ThreadIds t;
+  fill_thread_ids(t, *call->geometry, thread);
+  (*call->fn)(static_cast<const ThreadIds&>(t));
+}
+ALLOY_FUNC void write_error(const Launch* L, const char* msg) {
+  if (!L->error || L->error_size == 0) return;
+  size_t i = 0;
+  for (; msg[i] && i + 1 < L->error_size; ++i) L->error[i] = msg[i];
+  L->error[i] = 0;
+}
+}  // namespace detail
+
+// Runs threadgroups [L->tg_begin, L->tg_end) of the launch, calling
+// thread_fn(const ThreadIds&) once per thread. uses_sync = false: each group is
+// a plain loop (threads never wait for each other); true: each group's threads
+// run as fibers. A failure is written to L->error and ends the run.
+template <bool uses_sync, class F> void run(const Launch* L, F&& thread_fn) {
+  if constexpr (uses_sync) {
+    if (!L->fibers) {
+      detail::write_error(L, "[alloy_msl::cpu::run] this kernel synchronises threads but the launch has no fiber services");
+      return;
+    }
+    __atomic_store_n(&detail::g_fiber_api, L->fibers, __ATOMIC_RELAXED);
+  }
+  for (unsigned long long g = L->tg_begin; g < L->tg_end; ++g) {
+    if (L->cancel && __atomic_load_n(L->cancel, __ATOMIC_RELAXED)) return;
+    const GroupGeometry geo = group_geometry(L->grid, L->threadgroup, g);
+    if constexpr (!uses_sync) {
+      // Fields shared by the group are set once; the x loop runs over the grid
+      // position itself, so an index derived from it is a plain induction
+      // variable the compiler can vectorise over.
+      ThreadIds t;
+      fill_thread_ids(t, geo, metal::uint3(0u), 0u);
+      const unsigned gx0 = geo.position.x * geo.threadgroup.x, gx1 = gx0 + geo.actual.x;
+      for (unsigned z = 0; z < geo.actual.z; ++z)
+        for (unsigned y = 0; y < geo.actual.y; ++y) {
+          const unsigned row = (z * geo.actual.y + y) * geo.actual.x;
+          const unsigned gy = geo.position.y * geo.threadgroup.y + y, gz = geo.position.z * geo.threadgroup.z + z;
+          for (unsigned gx = gx0; gx < gx1; ++gx) {
+            const unsigned linear = row + (gx - gx0);
+            t.thread_position_in_grid = metal::uint3(gx, gy, gz);
+            t.thread_position_in_threadgroup = metal::uint3(gx - gx0, y, z);
+            t.thread_index_in_threadgroup = linear;
+            t.thread_index_in_simdgroup = linear % kSimdWidth;
+            t.simdgroup_index_in_threadgroup = linear / kSimdWidth;
+            t.thread_index_in_quadgroup = linear % 4;
+            t.quadgroup_index_in_threadgroup = linear / 4;
+            thread_fn(static_cast<const ThreadIds&>(t));
+          }
+        }
+    } else {
+      using Fn = metal::remove_reference_t<F>;
+      detail::group_call<Fn> call{&thread_fn, &geo};
+      unsigned pos[3] = {geo.position.x, geo.position.y, geo.position.z};
+      if (L->fibers->run_group(geo.count, pos, &detail::fiber_entry<Fn>, &call, L->error, L->error_size) != 0) return;
+    }
+  }
+}
+
+}  // namespace alloy_msl::cpu
+
+#include "mlx_utils.h"
+
+using namespace metal;

@@ -1,0 +1,102 @@
+// Shared by both targets: the utilities MLX prepends to every metal_kernel
+// (its kernels/utils.h), which user kernels call: elem_to_loc and its
+// variants, ceildiv, Limits<T>. Global scope, as in MLX. Written from MLX's
+// documented behaviour (index type template defaulting to int64_t).
+#pragma once
+
+#include "metal_math.h"
+
+// ---- Limits<T>: max/min are the infinities for floating types.
+template <class T> struct Limits {
+  static constexpr T max = metal::numeric_limits<T>::max();
+  static constexpr T min = metal::numeric_limits<T>::min();
+  static constexpr T finite_max = metal::numeric_limits<T>::max();
+  static constexpr T finite_min = metal::numeric_limits<T>::min();
+};
+#define ALLOY_FLOAT_LIMITS(T)                                                 \
+  template <> struct Limits<T> {                                              \
+    static constexpr T max = metal::numeric_limits<T>::infinity();            \
+    static constexpr T min = T(-float(metal::numeric_limits<T>::infinity())); \
+    static constexpr T finite_max = metal::numeric_limits<T>::max();          \
+    static constexpr T finite_min = metal::numeric_limits<T>::lowest();       \
+  };
+ALLOY_FLOAT_LIMITS(float)
+ALLOY_FLOAT_LIMITS(metal::half)
+ALLOY_FLOAT_LIMITS(metal::bfloat)
+#undef ALLOY_FLOAT_LIMITS
+template <> struct Limits<bool> {
+  static constexpr bool max = true;
+  static constexpr bool min = false;
+};
+
+// ---- indexing: the memory offset of element `elem` of a strided array
+template <class IdxT = int64_t>
+ALLOY_FUNC IdxT elem_to_loc(IdxT elem, const int* shape, const int64_t* strides, int ndim) {
+  IdxT loc = 0;
+  for (int i = ndim - 1; i >= 0 && elem > 0; --i) {
+    loc += (elem % shape[i]) * IdxT(strides[i]);
+    elem /= shape[i];
+  }
+  return loc;
+}
+// uint overloads: the offset type is int64_t unless named.
+template <class IdxT = int64_t>
+ALLOY_FUNC IdxT elem_to_loc(metal::uint elem, const int* shape, const int64_t* strides, int ndim) {
+  return elem_to_loc<IdxT>(IdxT(elem), shape, strides, ndim);
+}
+template <class IdxT = int64_t>
+ALLOY_FUNC IdxT elem_to_loc(metal::uint2 elem, const int* shape, const int64_t* strides, int ndim) {
+  IdxT loc = IdxT(elem.x) * IdxT(strides[ndim - 1]);
+  if (ndim > 1) loc += IdxT(elem.y) * IdxT(strides[ndim - 2]);
+  return loc;
+}
+template <class IdxT = int64_t>
+ALLOY_FUNC IdxT elem_to_loc(metal::uint3 elem, const int* shape, const int64_t* strides, int ndim) {
+  IdxT loc = IdxT(elem.x) * IdxT(strides[ndim - 1]) + IdxT(elem.y) * IdxT(strides[ndim - 2]);
+  for (int d = ndim - 3; d >= 0; --d) {
+    loc += IdxT(elem.z % shape[d]) * IdxT(strides[d]);
+    elem.z /= shape[d];
+  }
+  return loc;
+}
+template <class IdxT = int64_t> ALLOY_FUNC IdxT elem_to_loc_1(metal::uint elem, const int64_t& stride) {
+  return IdxT(elem) * IdxT(stride);
+}
+template <class IdxT = int64_t> ALLOY_FUNC IdxT elem_to_loc_2(metal::uint2 elem, const int64_t strides[2]) {
+  return IdxT(elem.x) * IdxT(strides[1]) + IdxT(elem.y) * IdxT(strides[0]);
+}
+template <class IdxT = int64_t> ALLOY_FUNC IdxT elem_to_loc_3(metal::uint3 elem, const int64_t strides[3]) {
+  return IdxT(elem.x) * IdxT(strides[2]) + IdxT(elem.y) * IdxT(strides[1]) + IdxT(elem.z) * IdxT(strides[0]);
+}
+// Offsets of one element in two / three arrays sharing a shape.
+template <class IdxT = int64_t>
+ALLOY_FUNC metal::vec<IdxT, 2> elem_to_loc_2_nd(metal::uint3 elem, const int* shape, const int64_t* a_strides,
+                                                const int64_t* b_strides, int ndim) {
+  metal::vec<IdxT, 2> loc(IdxT(elem.x) * IdxT(a_strides[ndim - 1]) + IdxT(elem.y) * IdxT(a_strides[ndim - 2]),
+                          IdxT(elem.x) * IdxT(b_strides[ndim - 1]) + IdxT(elem.y) * IdxT(b_strides[ndim - 2]));
+  for (int d = ndim - 3; d >= 0; --d) {
+    IdxT l = IdxT(elem.z % shape[d]);
+    loc.x += l * IdxT(a_strides[d]);
+    loc.y += l * IdxT(b_strides[d]);
+    elem.z /= shape[d];
+  }
+  return loc;
+}
+template <class IdxT = int64_t>
+ALLOY_FUNC metal::vec<IdxT, 3> elem_to_loc_3_nd(metal::uint3 elem, const int* shape, const int64_t* a_strides,
+                                                const int64_t* b_strides, const int64_t* c_strides, int ndim) {
+  metal::vec<IdxT, 3> loc(IdxT(elem.x) * IdxT(a_strides[ndim - 1]) + IdxT(elem.y) * IdxT(a_strides[ndim - 2]),
+                          IdxT(elem.x) * IdxT(b_strides[ndim - 1]) + IdxT(elem.y) * IdxT(b_strides[ndim - 2]),
+                          IdxT(elem.x) * IdxT(c_strides[ndim - 1]) + IdxT(elem.y) * IdxT(c_strides[ndim - 2]));
+  for (int d = ndim - 3; d >= 0; --d) {
+    IdxT l = IdxT(elem.z % shape[d]);
+    loc.x += l * IdxT(a_strides[d]);
+    loc.y += l * IdxT(b_strides[d]);
+    loc.z += l * IdxT(c_strides[d]);
+    elem.z /= shape[d];
+  }
+  return loc;
+}
+
+// ---- calculation
+template <class T, class U> ALLOY_FUNC T ceildiv(T n, U m) { return (n + m - 1) / m; }

@@ -1,0 +1,218 @@
+// mx.random: keys, the global key sequence, and the distributions, built as
+// ops on RandomBits so every backend produces the same streams.
+#include "alloy/random.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+
+#include "alloy/ops.h"
+#include "ops/op_utils.h"
+#include "primitives/random.h"
+
+namespace alloy::random {
+
+namespace {
+
+// The global key state: each draw splits it into (next state, key used).
+class KeySequence {
+ public:
+  KeySequence() : key_(key(static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()))) {}
+  void seed(uint64_t s) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    key_ = key(s);
+  }
+  array next() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto [state, used] = split(key_);
+    // Evaluated now, so the state never grows into a long lazy chain.
+    state.eval();
+    key_ = state;
+    return used;
+  }
+  static KeySequence& global() {
+    static KeySequence* seq = new KeySequence();  // outlives static arrays at exit
+    return *seq;
+  }
+
+ private:
+  std::mutex mutex_;
+  array key_;
+};
+
+array resolve_key(const Key& k) { return k ? *k : KeySequence::global().next(); }
+
+void check_floating(Dtype dtype, const char* op) {
+  if (!is_floating(dtype)) {
+    throw std::invalid_argument(std::string("[") + op + "] needs a real floating point dtype, got " +
+                                dtype_name(dtype) + ".");
+  }
+}
+
+// The largest value below 1 in `dtype` (uniform samples stay below it).
+double below_one(Dtype dtype) {
+  switch (size_of(dtype)) {
+    case 2: return dtype == Dtype::bfloat16 ? 1.0 - std::ldexp(1.0, -8) : 1.0 - std::ldexp(1.0, -11);
+    case 4: return std::nextafter(1.0f, 0.0f);
+    default: return std::nextafter(1.0, 0.0);
+  }
+}
+
+Shape without_axis(Shape shape, int axis) {
+  shape.erase(shape.begin() + axis);
+  return shape;
+}
+
+}  // namespace
+
+array key(uint64_t seed) {
+  return array({static_cast<uint32_t>(seed >> 32), static_cast<uint32_t>(seed & 0xffffffffu)}, Dtype::uint32);
+}
+
+void seed(uint64_t s) { KeySequence::global().seed(s); }
+
+array bits(const Shape& shape, int width, const Key& key_in, SD s) {
+  if (width != 1 && width != 2 && width != 4) {
+    throw std::invalid_argument("[bits] width must be 1, 2 or 4 bytes, got " + std::to_string(width) + ".");
+  }
+  for (auto d : shape) {
+    if (d < 0) throw std::invalid_argument("[bits] negative dimension in shape " + shape_to_string(shape) + ".");
+  }
+  array k = resolve_key(key_in);
+  if (k.dtype() != Dtype::uint32 || k.shape() != Shape{2}) {
+    throw std::invalid_argument("[bits] a key is a uint32 array of shape (2,), got " +
+                                std::string(dtype_name(k.dtype())) + " of shape " + shape_to_string(k.shape()) + ".");
+  }
+  Dtype dtype = width == 4 ? Dtype::uint32 : width == 2 ? Dtype::uint16 : Dtype::uint8;
+  return array(shape, dtype, std::make_shared<RandomBits>(to_stream(s), width), {k});
+}
+
+array split(const array& k, int num, SD s) {
+  if (num < 1) throw std::invalid_argument("[split] num must be positive, got " + std::to_string(num) + ".");
+  return bits({num, 2}, 4, k, s);
+}
+
+std::pair<array, array> split(const array& k, SD s) {
+  array keys = split(k, 2, s);
+  return {reshape(slice(keys, {0, 0}, {1, 2}, {1, 1}, s), {2}, s),
+          reshape(slice(keys, {1, 0}, {2, 2}, {1, 1}, s), {2}, s)};
+}
+
+array uniform(const array& low, const array& high, const Shape& shape, Dtype dtype, const Key& key_in, SD s) {
+  check_floating(dtype, "uniform");
+  array lo = astype(low, dtype, s);
+  array hi = astype(high, dtype, s);
+  array range = subtract(hi, lo, s);
+  Shape bounds = broadcast_shapes(lo.shape(), hi.shape());
+  bool fits = true;
+  try {
+    fits = broadcast_shapes(shape, bounds) == shape;
+  } catch (const std::invalid_argument&) {
+    fits = false;
+  }
+  if (!fits) {
+    throw std::invalid_argument("[uniform] cannot generate values of shape " + shape_to_string(shape) +
+                                " from bounds of shape " + shape_to_string(bounds) + ".");
+  }
+  // bits / (2^(8 width) - 1) is in [0, 1]; capped at the largest value below 1.
+  const int width = size_of(dtype) == 2 ? 2 : 4;
+  const double maxval = width == 2 ? 65535.0 : 4294967295.0;
+  array u = bits(shape, width, resolve_key(key_in), s);
+  array unit = astype(divide(u, array(maxval, dtype == Dtype::float64 ? Dtype::float64 : Dtype::float32), s), dtype, s);
+  unit = minimum(unit, array(below_one(dtype), dtype), s);
+  return add(multiply(range, unit, s), lo, s);
+}
+
+array uniform(const Shape& shape, Dtype dtype, const Key& key_in, SD s) {
+  return uniform(array(0.0, dtype), array(1.0, dtype), shape, dtype, key_in, s);
+}
+
+array normal(const Shape& shape, Dtype dtype, const std::optional<array>& loc, const std::optional<array>& scale,
+             const Key& key_in, SD s) {
+  check_floating(dtype, "normal");
+  // Inverse CDF: sqrt(2) erfinv(u) with u uniform in the open interval (-1, 1).
+  const double edge = below_one(dtype);
+  array u = uniform(array(-edge, dtype), array(edge, dtype), shape, dtype, key_in, s);
+  array out = multiply(array(std::sqrt(2.0), dtype), erfinv(u, s), s);
+  if (scale) out = multiply(out, astype(*scale, dtype, s), s);
+  if (loc) out = add(out, astype(*loc, dtype, s), s);
+  return out;
+}
+
+array randint(const array& low, const array& high, const Shape& shape, Dtype dtype, const Key& key_in, SD s) {
+  if (!is_integral(dtype)) {
+    throw std::invalid_argument(std::string("[randint] needs an integer dtype, got ") + dtype_name(dtype) + ".");
+  }
+  array lo = astype(low, Dtype::float32, s);
+  array hi = astype(high, Dtype::float32, s);
+  array u = floor(uniform(lo, hi, shape, Dtype::float32, key_in, s), s);
+  // Rounding in float32 must not leave [low, high - 1].
+  u = minimum(maximum(u, lo, s), subtract(hi, array(1.0f), s), s);
+  return astype(u, dtype, s);
+}
+
+array bernoulli(const array& p, const std::optional<Shape>& shape, const Key& key_in, SD s) {
+  Dtype dtype = is_floating(p.dtype()) ? p.dtype() : Dtype::float32;
+  Shape out_shape = shape.value_or(p.shape());
+  if (broadcast_shapes(out_shape, p.shape()) != out_shape) {
+    throw std::invalid_argument("[bernoulli] probabilities of shape " + shape_to_string(p.shape()) +
+                                " do not broadcast to shape " + shape_to_string(out_shape) + ".");
+  }
+  return less(uniform(out_shape, dtype, key_in, s), astype(p, dtype, s), s);
+}
+
+array truncated_normal(const array& lower, const array& upper, const std::optional<Shape>& shape, Dtype dtype,
+                       const Key& key_in, SD s) {
+  check_floating(dtype, "truncated_normal");
+  array lo = astype(lower, dtype, s);
+  array hi = astype(upper, dtype, s);
+  Shape out_shape = shape.value_or(broadcast_shapes(lo.shape(), hi.shape()));
+  // Inverse CDF restricted to [Phi(lower), Phi(upper)], in erf form.
+  array sqrt2 = array(std::sqrt(2.0), dtype);
+  array a = erf(divide(lo, sqrt2, s), s);
+  array b = erf(divide(hi, sqrt2, s), s);
+  array u = uniform(a, b, out_shape, dtype, key_in, s);
+  array out = multiply(sqrt2, erfinv(u, s), s);
+  return minimum(maximum(out, lo, s), hi, s);
+}
+
+array gumbel(const Shape& shape, Dtype dtype, const Key& key_in, SD s) {
+  check_floating(dtype, "gumbel");
+  // -log(-log(u)) with u in (0, 1).
+  array u = uniform(array(std::numeric_limits<float>::min(), dtype), array(1.0, dtype), shape, dtype, key_in, s);
+  return negative(log(negative(log(u, s), s), s), s);
+}
+
+array categorical(const array& logits, int axis, const std::optional<Shape>& shape, std::optional<int> num_samples,
+                  const Key& key_in, SD s) {
+  const int ax = normalize_axis(axis, logits.ndim(), "categorical");
+  if (shape && num_samples) {
+    throw std::invalid_argument("[categorical] give at most one of shape and num_samples.");
+  }
+  if (num_samples) {
+    if (*num_samples < 0) throw std::invalid_argument("[categorical] num_samples must be non-negative.");
+    // (..., C) -> (..., 1, C) against noise (..., num_samples, C).
+    array lg = expand_dims(moveaxis(logits, ax, -1, s), -2, s);
+    Shape noise_shape = lg.shape();
+    noise_shape[noise_shape.size() - 2] = *num_samples;
+    return argmax(add(lg, gumbel(noise_shape, Dtype::float32, key_in, s), s), -1, false, s);
+  }
+  Shape sample_shape = shape.value_or(without_axis(logits.shape(), ax));
+  const int after = logits.ndim() - 1 - ax;  // dims after the category axis
+  const int insert_at = static_cast<int>(sample_shape.size()) - after;
+  if (insert_at < 0) {
+    throw std::invalid_argument("[categorical] shape " + shape_to_string(sample_shape) +
+                                " has too few dimensions for logits of shape " + shape_to_string(logits.shape()) + ".");
+  }
+  Shape noise_shape = sample_shape;
+  noise_shape.insert(noise_shape.begin() + insert_at, logits.shape(ax));
+  if (broadcast_shapes(noise_shape, logits.shape()) != noise_shape) {
+    throw std::invalid_argument("[categorical] shape " + shape_to_string(sample_shape) +
+                                " is not compatible with logits of shape " + shape_to_string(logits.shape()) + ".");
+  }
+  return argmax(add(logits, gumbel(noise_shape, Dtype::float32, key_in, s), s), insert_at, false, s);
+}
+
+}  // namespace alloy::random

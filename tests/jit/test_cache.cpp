@@ -1,0 +1,212 @@
+// The content-addressed cache: memory and disk hits, distinct keys for
+// distinct inputs, corrupt or truncated entries rebuilt, one build for many
+// concurrent callers (threads and processes), failed builds not remembered.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "jit/sha256.h"
+#include "test_cpu_util.h"
+
+namespace alloy::jit::test {
+namespace {
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto dir = test_cache_dir() / name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+std::string constant_kernel(int value) {
+  return translation_unit(R"(
+template <typename T>
+ALLOY_KERNEL_FN void custom_kernel_const(T* out, uint3 thread_position_in_grid) {
+  out[thread_position_in_grid.x] = T()" + std::to_string(value) + R"();
+}
+)",
+                          R"(
+  alloy_msl::cpu::run<false>(L, [&](const alloy_msl::ThreadIds& t) {
+    custom_kernel_const<float>(static_cast<float*>(L->buffers[0]), t.thread_position_in_grid);
+  });)");
+}
+
+Cache::Builder counting_builder(std::atomic<int>& builds, std::string payload) {
+  return [&builds, payload](std::vector<Cache::SideFile>& side) {
+    ++builds;
+    side.push_back({".txt", "side:" + payload});
+    return payload;
+  };
+}
+
+TEST(Cache, MemoryThenDiskHit) {
+  auto dir = fresh_dir("hits");
+  std::atomic<int> builds{0};
+  const std::string key = sha256_hex("hits-key");
+  {
+    Cache c(dir);
+    EXPECT_EQ(*c.get_or_build(key, counting_builder(builds, "payload-1")), "payload-1");
+    EXPECT_EQ(*c.get_or_build(key, counting_builder(builds, "other")), "payload-1");
+    EXPECT_EQ(c.stats().memory_hits, 1u);
+    EXPECT_EQ(c.stats().builds, 1u);
+  }
+  Cache c2(dir);  // a new process's view: memory empty, disk full
+  EXPECT_EQ(*c2.get_or_build(key, counting_builder(builds, "other")), "payload-1");
+  EXPECT_EQ(c2.stats().disk_hits, 1u);
+  EXPECT_EQ(builds.load(), 1);
+  std::ifstream side(c2.side_path(key, ".txt"));
+  std::string text((std::istreambuf_iterator<char>(side)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "side:payload-1");
+}
+
+TEST(Cache, CorruptOrTruncatedEntryIsRebuilt) {
+  auto dir = fresh_dir("corrupt");
+  std::atomic<int> builds{0};
+  const std::string key = sha256_hex("corrupt-key");
+  std::string payload(100000, 'x');
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = char('a' + i % 23);
+  Cache(dir).get_or_build(key, counting_builder(builds, payload));
+  auto path = Cache(dir).entry_path(key);
+  auto full = std::filesystem::file_size(path);
+
+  std::filesystem::resize_file(path, full / 2);  // a torn write
+  Cache c1(dir);
+  EXPECT_EQ(*c1.get_or_build(key, counting_builder(builds, payload)), payload);
+  EXPECT_EQ(c1.stats().corrupt_entries, 1u);
+  EXPECT_EQ(builds.load(), 2);
+  EXPECT_EQ(std::filesystem::file_size(path), full);  // replaced by a whole entry
+
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(full - 10);
+    f.put('#');  // one flipped byte in the payload
+  }
+  Cache c2(dir);
+  EXPECT_EQ(*c2.get_or_build(key, counting_builder(builds, payload)), payload);
+  EXPECT_EQ(c2.stats().corrupt_entries, 1u);
+  EXPECT_EQ(builds.load(), 3);
+
+  Cache c3(dir);  // and the rebuilt entry is good
+  EXPECT_EQ(*c3.get_or_build(key, counting_builder(builds, payload)), payload);
+  EXPECT_EQ(c3.stats().disk_hits, 1u);
+  EXPECT_EQ(builds.load(), 3);
+}
+
+TEST(Cache, ConcurrentCallersShareOneBuild) {
+  Cache c(fresh_dir("concurrent"));
+  std::atomic<int> builds{0};
+  const std::string key = sha256_hex("concurrent-key");
+  std::vector<std::thread> threads;
+  std::vector<Cache::Bytes> got(16);
+  for (int i = 0; i < 16; ++i) {
+    threads.emplace_back([&, i] {
+      got[i] = c.get_or_build(key, [&](std::vector<Cache::SideFile>&) {
+        ++builds;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        return std::string("built");
+      });
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(builds.load(), 1);
+  for (auto& g : got) EXPECT_EQ(g.get(), got[0].get());
+}
+
+TEST(Cache, FailedBuildIsNotRemembered) {
+  Cache c(fresh_dir("failed"));
+  const std::string key = sha256_hex("failed-key");
+  EXPECT_THROW(c.get_or_build(key, [](std::vector<Cache::SideFile>&) -> std::string { throw std::runtime_error("x"); }),
+               std::runtime_error);
+  EXPECT_EQ(*c.get_or_build(key, [](std::vector<Cache::SideFile>&) { return std::string("ok"); }), "ok");
+}
+
+TEST(Cache, ProcessesWritingOneEntryAtOnce) {
+  auto dir = fresh_dir("processes");
+  const std::string key = sha256_hex("process-key");
+  std::string payload(1 << 20, 'p');
+  std::vector<pid_t> kids;
+  for (int i = 0; i < 6; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      Cache c(dir);
+      auto b = c.get_or_build(key, [&](std::vector<Cache::SideFile>&) { return payload; });
+      _exit(*b == payload ? 0 : 1);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  Cache c(dir);
+  std::atomic<int> builds{0};
+  EXPECT_EQ(*c.get_or_build(key, counting_builder(builds, "rebuilt")), payload);
+  EXPECT_EQ(builds.load(), 0);
+  for (auto& e : std::filesystem::directory_iterator(dir))  // no temporary files left behind
+    EXPECT_EQ(e.path().filename().string().rfind(".tmp", 0), std::string::npos) << e.path();
+}
+
+TEST(CacheCpu, KernelHitStoresSourceAndDistinctSourcesDiffer) {
+  Cache c(fresh_dir("cpu"));
+  auto k1 = compile(constant_kernel(1), {}, &c);
+  auto k1b = compile(constant_kernel(1), {}, &c);
+  auto k2 = compile(constant_kernel(2), {}, &c);
+  EXPECT_EQ(k1.get(), k1b.get());
+  EXPECT_NE(k1->key(), k2->key());
+  EXPECT_EQ(c.stats().builds, 2u);
+  std::vector<float> out(5, 0.0f);
+  launch(*k1, {out.data()}, {5}, {4});
+  EXPECT_EQ(out, std::vector<float>(5, 1.0f));
+  launch(*k2, {out.data()}, {5}, {4});
+  EXPECT_EQ(out, std::vector<float>(5, 2.0f));
+  EXPECT_TRUE(std::filesystem::exists(c.entry_path(k1->key())));
+  std::ifstream src(c.side_path(k1->key(), ".cpp"));
+  std::string text((std::istreambuf_iterator<char>(src)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, constant_kernel(1));
+}
+
+TEST(CacheCpu, KeyCoversOptions) {
+  const std::string s = constant_kernel(3);
+  CompileOptions safe, fast, extra;
+  fast.math_mode = "fast";
+  extra.extra_flags = {"-DALLOY_TEST_FLAG=1"};
+  EXPECT_EQ(cpu_cache_key(s, safe), cpu_cache_key(s, safe));
+  EXPECT_NE(cpu_cache_key(s, safe), cpu_cache_key(s, fast));
+  EXPECT_NE(cpu_cache_key(s, safe), cpu_cache_key(s, extra));
+  EXPECT_NE(cpu_cache_key(s, safe), cpu_cache_key(s + " ", safe));
+  CompileOptions bad;
+  bad.math_mode = "turbo";
+  EXPECT_THROW(cpu_cache_key(s, bad), std::invalid_argument);
+}
+
+TEST(CacheCpu, ConcurrentCompilesFromThreads) {
+  Cache c(fresh_dir("cpu-concurrent"));
+  const std::string s = constant_kernel(4);
+  std::vector<std::shared_ptr<CpuKernel>> got(6);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i) threads.emplace_back([&, i] { got[i] = compile_cpu(s, {}, &c); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(c.stats().builds, 1u);
+  for (auto& k : got) EXPECT_EQ(k.get(), got[0].get());
+  std::vector<float> out(3, 0.0f);
+  launch(*got[0], {out.data()}, {3}, {3});
+  EXPECT_EQ(out, std::vector<float>(3, 4.0f));
+}
+
+TEST(CacheCpu, CompileErrorCarriesTheLog) {
+  Cache c(fresh_dir("cpu-error"));
+  try {
+    compile_cpu(translation_unit("int f() { return undeclared_name; }", ""), {}, &c);
+    FAIL() << "bad source compiled";
+  } catch (const CompileError& e) {
+    EXPECT_NE(e.log().find("undeclared_name"), std::string::npos) << e.log();
+    EXPECT_NE(e.log().find("source:1"), std::string::npos) << e.log();
+  }
+  EXPECT_EQ(c.stats().builds, 0u);
+}
+
+}  // namespace
+}  // namespace alloy::jit::test

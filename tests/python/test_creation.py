@@ -1,0 +1,103 @@
+"""Creation ops against numpy: zeros/ones/full(+_like), arange, linspace, eye, identity."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import alloy.core as mx
+
+ALL_DTYPES = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+              "float16", "bfloat16", "float32", "float64", "complex64"]
+
+
+def np_dtype(name):
+    return ml_dtypes.bfloat16 if name == "bfloat16" else np.dtype(name)
+
+
+def mx_dtype(name):
+    # MLX spells the boolean dtype mx.bool_ (alloy's dtype table may only export "bool").
+    return getattr(mx, "bool_", None) or getattr(mx, "bool") if name == "bool" else getattr(mx, name)
+
+
+def check(out, expected):
+    got = np.array(out)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_zeros_ones_full_every_dtype(dtype):
+    d = mx_dtype(dtype)
+    check(mx.zeros((2, 3), dtype=d), np.zeros((2, 3), np_dtype(dtype)))
+    check(mx.ones((4,), d), np.ones((4,), np_dtype(dtype)))
+    check(mx.full((3, 1), 1, dtype=d), np.full((3, 1), 1, np_dtype(dtype)))
+    assert mx.zeros((2, 3), dtype=d).dtype == d
+
+
+def test_shapes_and_defaults(rng):
+    check(mx.zeros(3), np.zeros(3, np.float32))
+    check(mx.zeros(()), np.zeros((), np.float32))
+    check(mx.ones((0, 4)), np.ones((0, 4), np.float32))
+    check(mx.full((2, 2), 7), np.full((2, 2), 7, np.int32))
+    check(mx.full((2, 2), 2.5), np.full((2, 2), 2.5, np.float32))
+    check(mx.full((2,), True), np.full((2,), True))
+    row = rng.standard_normal(3).astype(np.float32)
+    check(mx.full((2, 3), mx.array(row)), np.broadcast_to(row, (2, 3)))
+    check(mx.full((2, 3), mx.array(row), dtype=mx.float16), np.broadcast_to(row, (2, 3)).astype(np.float16))
+    x = mx.array(rng.standard_normal((3, 2)).astype(np.float16))
+    check(mx.zeros_like(x), np.zeros((3, 2), np.float16))
+    check(mx.ones_like(x), np.ones((3, 2), np.float16))
+    check(mx.full_like(x, 3), np.full((3, 2), 3, np.float16))
+
+
+def test_full_is_not_a_broadcast_view():
+    before = mx.get_active_memory()
+    a = mx.full((64, 64), 1.0)
+    mx.eval(a)
+    assert mx.get_active_memory() >= before + 64 * 64 * 4
+
+
+@pytest.mark.parametrize("args", [(5,), (0,), (-3,), (2, 9), (2, 9, 3), (9, 2, -2), (-4, 4, 3), (0, 1, 0.1),
+                                  (0.5, 3.0), (1.5,), (3, 0), (-1.0, 1.0, 0.25)])
+def test_arange(args):
+    want = np.arange(*args)
+    got = mx.arange(*args)
+    ints = all(isinstance(v, int) for v in args)
+    assert got.dtype == (mx.int32 if ints else mx.float32)
+    np.testing.assert_allclose(np.array(got), want.astype(np.int32 if ints else np.float32), rtol=1e-6, atol=1e-6)
+    assert got.shape == want.shape
+
+
+def test_arange_dtype_and_errors():
+    check(mx.arange(0, 5, dtype=mx.float16), np.arange(0, 5, dtype=np.float16))
+    check(mx.arange(10, dtype=mx.int64), np.arange(10, dtype=np.int64))
+    check(mx.arange(np.int64(4)), np.arange(4, dtype=np.int32))
+    with pytest.raises(ValueError, match=r"\[arange\]"):
+        mx.arange(0, 10, 0)
+    with pytest.raises(ValueError, match=r"\[arange\]"):
+        mx.arange(0.0, float("inf"))
+
+
+@pytest.mark.parametrize("start,stop,num", [(0, 1, 5), (-2.5, 7.0, 50), (3, 3, 4), (1, 0, 1), (0, 10, 0)])
+def test_linspace(start, stop, num):
+    want = np.linspace(start, stop, num)
+    got = mx.linspace(start, stop, num)
+    assert got.dtype == mx.float32
+    np.testing.assert_allclose(np.array(got), want.astype(np.float32), rtol=1e-6, atol=1e-6)
+    check(mx.linspace(start, stop, num, dtype=mx.float64), want)
+
+
+@pytest.mark.parametrize("n,m,k", [(3, None, 0), (4, 2, 0), (2, 5, 1), (4, 4, -2), (3, 3, 5), (0, None, 0)])
+def test_eye_identity(n, m, k):
+    check(mx.eye(n, m, k), np.eye(n, m, k, dtype=np.float32))
+    check(mx.eye(n, m, k, dtype=mx.int32), np.eye(n, m, k, dtype=np.int32))
+    check(mx.identity(n), np.identity(n, np.float32))
+
+
+def test_creation_errors():
+    with pytest.raises(ValueError, match=r"\[full\]"):
+        mx.zeros((2, -1))
+    with pytest.raises(ValueError, match=r"\[eye\]"):
+        mx.eye(-1)
+    with pytest.raises(ValueError, match=r"\[linspace\]"):
+        mx.linspace(0, 1, -2)

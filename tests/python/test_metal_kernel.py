@@ -1,0 +1,413 @@
+"""mx.fast.metal_kernel: the seeds' kernels and each feature of the API, on
+the device ALLOY_TEST_DEVICE names, against float64 numpy references."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import alloy.core as mx
+
+SEEDS = pathlib.Path(__file__).resolve().parents[2] / "examples" / "seeds"
+sys.path.insert(0, str(SEEDS))
+
+NAN = float("nan")
+
+
+def run(name, source, inputs, shapes, dtypes, grid, tg, names=None, outputs=("out",), header="", template=None,
+        init_value=NAN, **kernel_kw):
+    """Builds and launches a kernel; outputs start as NaN so unwritten elements show."""
+    names = names if names is not None else [f"in{i}" for i in range(len(inputs))]
+    k = mx.fast.metal_kernel(name=name, input_names=list(names), output_names=list(outputs), source=source,
+                             header=header, **kernel_kw)
+    return k(inputs=inputs, output_shapes=shapes, output_dtypes=dtypes, grid=grid, threadgroup=tg,
+             template=template, init_value=init_value)
+
+
+# ---- the seeds -------------------------------------------------------------
+
+def test_seed_exp_float16(rng):
+    import exp_elementwise as seed  # runs the seed's own assert at import
+    a = mx.array(rng.standard_normal((4, 16)).astype(np.float16))
+    b = seed.exp_elementwise(a)
+    ref = np.exp(np.array(a).astype(np.float64))
+    assert b.dtype == mx.float16
+    np.testing.assert_allclose(np.array(b).astype(np.float64), ref, rtol=2e-3, atol=2e-3)
+
+
+def test_seed_exp_strided(rng):
+    import exp_strided as seed
+    base = mx.array(rng.standard_normal((6, 16)).astype(np.float16))
+    a = base[::2]
+    b = seed.exp_elementwise(a)
+    np.testing.assert_allclose(np.array(b).astype(np.float64), np.exp(np.array(a).astype(np.float64)),
+                               rtol=2e-3, atol=2e-3)
+
+
+def grid_sample_np(x, grid):
+    x = x.astype(np.float64)
+    grid = grid.astype(np.float64)
+    N, H, W, C = x.shape
+    ix = ((grid[..., 0] + 1) * W - 1) / 2
+    iy = ((grid[..., 1] + 1) * H - 1) / 2
+    x0, y0 = np.floor(ix).astype(int), np.floor(iy).astype(int)
+    out = np.zeros(grid.shape[:3] + (C,))
+    b = np.arange(N)[:, None, None]
+    for dy in (0, 1):
+        for dx in (0, 1):
+            xi, yi = x0 + dx, y0 + dy
+            w = (1 - np.abs(ix - xi)) * (1 - np.abs(iy - yi))
+            ok = (xi >= 0) & (xi < W) & (yi >= 0) & (yi < H)
+            v = x[b, np.clip(yi, 0, H - 1), np.clip(xi, 0, W - 1)] * ok[..., None]
+            out += w[..., None] * v
+    return out
+
+
+def test_seed_grid_sample_forward(rng):
+    import grid_sample as seed
+    x_np = rng.standard_normal((2, 9, 11, 5)).astype(np.float32)
+    g_np = (rng.random((2, 4, 6, 2)) * 2.4 - 1.2).astype(np.float32)  # some samples fall outside
+    x, g = mx.array(x_np), mx.array(g_np)
+    out = seed.grid_sample(x, g)
+    ref = grid_sample_np(x_np, g_np)
+    np.testing.assert_allclose(np.array(out), ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.array(seed.grid_sample_ref(x, g)), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_seed_grid_sample_vjp_kernel(rng):
+    import grid_sample as seed
+    x_np = rng.standard_normal((2, 7, 8, 5)).astype(np.float32)
+    g_np = (rng.random((2, 3, 4, 2)) * 2.4 - 1.2).astype(np.float32)
+    cot_np = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    x, g, cot = mx.array(x_np), mx.array(g_np), mx.array(cot_np)
+    xg, gg = seed.grid_sample_vjp((x, g), cot, None)
+    # Reference gradient by central differences of the float64 forward.
+    def loss(xv, gv):
+        return float((grid_sample_np(xv, gv) * cot_np).sum())
+    # x gradient is linear in x: exact via the adjoint of sampling.
+    eps = 1e-6
+    xv = x_np.astype(np.float64)
+    ref_x = np.zeros_like(xv)
+    it = np.nditer(xv, flags=["multi_index"])
+    base = loss(xv, g_np)
+    for _ in it:
+        i = it.multi_index
+        xp = xv.copy()
+        xp[i] += 1.0
+        ref_x[i] = loss(xp, g_np) - base
+    np.testing.assert_allclose(np.array(xg), ref_x, rtol=1e-4, atol=1e-4)
+    gv = g_np.astype(np.float64)
+    ref_g = np.zeros_like(gv)
+    it = np.nditer(gv, flags=["multi_index"])
+    for _ in it:
+        i = it.multi_index
+        gp, gm = gv.copy(), gv.copy()
+        gp[i] += eps
+        gm[i] -= eps
+        ref_g[i] = (loss(xv, gp) - loss(xv, gm)) / (2 * eps)
+    # The seed multiplies by integer W/2 and H/2 (as Metal evaluates `W / 2`).
+    N, H, W, C = x_np.shape
+    scale = np.array([(W // 2) / (W / 2), (H // 2) / (H / 2)])
+    np.testing.assert_allclose(np.array(gg), ref_g * scale, rtol=1e-3, atol=1e-3)
+
+
+# ---- signature generation and verbose output -------------------------------
+
+def test_verbose_prints_metal_signature_and_translation(capfd):
+    k = mx.fast.metal_kernel(name="myexp_verbose", input_names=["inp"], output_names=["out"],
+                             source="uint elem = thread_position_in_grid.x;\nout[elem] = metal::exp(inp[elem]);")
+    a = mx.array(np.linspace(-1, 1, 8, dtype=np.float32))
+    out = k(inputs=[a], template=[("T", mx.float32)], grid=(8, 1, 1), threadgroup=(8, 1, 1),
+            output_shapes=[(8,)], output_dtypes=[mx.float32], verbose=True)[0]
+    mx.eval(out)
+    text = capfd.readouterr().out
+    assert "template <typename T>" in text
+    assert "[[kernel]] void custom_kernel_myexp_verbose" in text
+    assert "const device float* inp [[buffer(0)]]" in text
+    assert "device float* out [[buffer(1)]]" in text
+    assert "uint3 thread_position_in_grid [[thread_position_in_grid]]" in text
+    assert "[[host_name(" in text
+    assert "translated for" in text
+
+
+def test_attributes_detected_on_tokens_not_substrings(capfd):
+    src = """
+    uint my_grid_size = 3;  // grid_size in a comment must not count
+    out[thread_position_in_grid.x] = my_grid_size;
+    """
+    k = mx.fast.metal_kernel(name="tokens", input_names=[], output_names=["out"], source=src)
+    out = k(inputs=[], grid=(4, 1, 1), threadgroup=(4, 1, 1), output_shapes=[(4,)], output_dtypes=[mx.uint32],
+            verbose=True)[0]
+    assert np.array(out).tolist() == [3, 3, 3, 3]
+    text = capfd.readouterr().out
+    assert "[[grid_size]]" not in text
+    assert "[[thread_position_in_grid]]" in text
+
+
+def test_shape_strides_ndim_only_when_used(capfd):
+    src = "uint i = thread_position_in_grid.x; out[i] = a[i] * a_ndim + a_shape[0];"
+    k = mx.fast.metal_kernel(name="shape_info", input_names=["a", "b"], output_names=["out"], source=src)
+    a = mx.array(np.arange(10, dtype=np.float32))
+    b = mx.array(np.arange(10, dtype=np.float32))
+    out = k(inputs=[a, b], grid=(10, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(10,)],
+            output_dtypes=[mx.float32], verbose=True)[0]
+    np.testing.assert_array_equal(np.array(out), np.arange(10) * 1 + 10)
+    text = capfd.readouterr().out
+    assert "a_shape" in text and "a_ndim" in text
+    assert "b_shape" not in text and "a_strides" not in text
+
+
+# ---- dispatch semantics ------------------------------------------------------
+
+def test_partial_threadgroups_and_attributes():
+    src = """
+    uint3 g = thread_position_in_grid;
+    uint idx = (g.z * threads_per_grid.y + g.y) * threads_per_grid.x + g.x;
+    out[idx * 6 + 0] = threads_per_threadgroup.x;
+    out[idx * 6 + 1] = threads_per_threadgroup.y;
+    out[idx * 6 + 2] = thread_index_in_threadgroup;
+    out[idx * 6 + 3] = threadgroup_position_in_grid.x;
+    out[idx * 6 + 4] = dispatch_threads_per_threadgroup.x;
+    out[idx * 6 + 5] = thread_index_in_simdgroup + 100 * simdgroup_index_in_threadgroup;
+    """
+    grid, tg = (10, 5, 1), (4, 4, 1)
+    n = grid[0] * grid[1]
+    k = mx.fast.metal_kernel(name="attrs", input_names=[], output_names=["out"], source=src)
+    out = np.array(k(inputs=[], grid=grid, threadgroup=tg, output_shapes=[(n * 6,)], output_dtypes=[mx.uint32],
+                     init_value=0xFFFFFFFF)[0]).reshape(grid[1], grid[0], 6)
+    for y in range(grid[1]):
+        for x in range(grid[0]):
+            ax = min(tg[0], grid[0] - x // tg[0] * tg[0])
+            ay = min(tg[1], grid[1] - y // tg[1] * tg[1])
+            lin = (x % tg[0]) + (y % tg[1]) * ax
+            assert out[y, x].tolist() == [ax, ay, lin, x // tg[0], tg[0], lin % 32 + 100 * (lin // 32)], (x, y)
+
+
+def test_threadgroup_reduction_with_barriers(rng):
+    src = """
+    threadgroup float buf[256];
+    uint lid = thread_position_in_threadgroup.x;
+    uint n = threads_per_threadgroup.x;
+    buf[lid] = inp[thread_position_in_grid.x];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint s = 128; s > 0; s >>= 1) {
+        if (lid < s && lid + s < n) buf[lid] += buf[lid + s];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    if (lid == 0) out[threadgroup_position_in_grid.x] = buf[0];
+    """
+    n = 1000  # the last threadgroup is partial
+    x = rng.standard_normal(n).astype(np.float32)
+    out = run("tg_reduce", src, [mx.array(x)], [(4,)], [mx.float32], (n, 1, 1), (256, 1, 1), names=["inp"])[0]
+    ref = [x[i * 256:(i + 1) * 256].astype(np.float64).sum() for i in range(4)]
+    np.testing.assert_allclose(np.array(out), ref, rtol=1e-5, atol=1e-4)
+
+
+def test_simd_sum_over_partial_simdgroup(rng):
+    src = """
+    float v = inp[thread_position_in_grid.x];
+    float s = simd_sum(v);
+    float p = simd_prefix_exclusive_sum(v);
+    out[thread_position_in_grid.x] = s;
+    pre[thread_position_in_grid.x] = p;
+    """
+    n = 45  # SIMD groups of 32 and 13 lanes
+    x = rng.standard_normal(n).astype(np.float32)
+    s, p = run("simd_partial", src, [mx.array(x)], [(n,), (n,)], [mx.float32, mx.float32], (n, 1, 1), (64, 1, 1),
+               names=["inp"], outputs=["out", "pre"])
+    groups = [x[:32], x[32:]]
+    ref_s = np.concatenate([np.full(len(g), g.astype(np.float64).sum()) for g in groups])
+    ref_p = np.concatenate([np.concatenate([[0], np.cumsum(g.astype(np.float64))[:-1]]) for g in groups])
+    np.testing.assert_allclose(np.array(s), ref_s, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.array(p), ref_p, rtol=1e-5, atol=1e-5)
+
+
+def test_atomics_under_contention(rng):
+    src = """
+    uint i = thread_position_in_grid.x;
+    atomic_fetch_add_explicit(&hist[bins[i]], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&total[0], vals[i], memory_order_relaxed);
+    """
+    n = 5000
+    bins = rng.integers(0, 7, n).astype(np.int32)
+    vals = rng.integers(-50, 50, n).astype(np.float32)  # exact in float32 in any order
+    k = mx.fast.metal_kernel(name="hist", input_names=["bins", "vals"], output_names=["hist", "total"],
+                             source=src, atomic_outputs=True)
+    h, t = k(inputs=[mx.array(bins), mx.array(vals)], grid=(n, 1, 1), threadgroup=(256, 1, 1),
+             output_shapes=[(7,), (1,)], output_dtypes=[mx.int32, mx.float32], init_value=0)
+    np.testing.assert_array_equal(np.array(h), np.bincount(bins, minlength=7))
+    assert float(np.array(t)[0]) == float(vals.astype(np.float64).sum())
+
+
+def test_swizzle_reads_and_writes():
+    src = """
+    uint i = thread_position_in_grid.x;
+    float4 v = float4(inp[4 * i], inp[4 * i + 1], inp[4 * i + 2], inp[4 * i + 3]);
+    float4 w = v.wzyx;
+    w.xy = v.zw;
+    float3 c = w.rgb;
+    out[4 * i] = w.x; out[4 * i + 1] = w.y; out[4 * i + 2] = c.z; out[4 * i + 3] = float(sizeof(float3));
+    """
+    x = np.arange(8, dtype=np.float32)
+    out = np.array(run("swz", src, [mx.array(x)], [(8,)], [mx.float32], (2, 1, 1), (2, 1, 1), names=["inp"])[0])
+    v = x.reshape(2, 4)
+    ref = np.stack([v[:, 2], v[:, 3], v[:, 1], np.full(2, 16.0)], axis=1).ravel()
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_init_value_and_partial_writes():
+    src = "uint i = thread_position_in_grid.x; if (i % 2 == 0) out[i] = 1.0f;"
+    out = np.array(run("partial_write", src, [], [(10,)], [mx.float32], (10, 1, 1), (4, 1, 1), init_value=-3.0)[0])
+    assert out.tolist() == [1.0, -3.0] * 5
+
+
+def test_template_int_bool_dtype_and_scalar_inputs(rng):
+    src = """
+    uint i = thread_position_in_grid.x;
+    T v = inp[i] * scale + N;
+    out[i] = FLIP ? -v : v;
+    """
+    x = rng.standard_normal(16).astype(np.float32)
+    k = mx.fast.metal_kernel(name="tmpl", input_names=["inp", "scale"], output_names=["out"], source=src)
+    for flip in (True, False):
+        out = k(inputs=[mx.array(x), 2.5], template=[("T", mx.float32), ("N", 3), ("FLIP", flip)], grid=(16, 1, 1),
+                threadgroup=(16, 1, 1), output_shapes=[(16,)], output_dtypes=[mx.float32])[0]
+        ref = x.astype(np.float64) * 2.5 + 3
+        np.testing.assert_allclose(np.array(out), -ref if flip else ref, rtol=1e-6)
+
+
+def test_header_helpers_templates():
+    header = """
+    template <typename T> T twice(T v) { return v + v; }
+    #define SQ(a) ((a) * (a))
+    """
+    src = "uint i = thread_position_in_grid.x; out[i] = twice(SQ(float(i)));"
+    out = run("hdr", src, [], [(6,)], [mx.float32], (6, 1, 1), (6, 1, 1), header=header)[0]
+    assert np.array(out).tolist() == [2.0 * i * i for i in range(6)]
+
+
+# ---- caching -----------------------------------------------------------------
+
+def test_same_name_different_source_in_one_eval():
+    k1 = mx.fast.metal_kernel(name="same", input_names=[], output_names=["out"],
+                              source="out[thread_position_in_grid.x] = 1;")
+    k2 = mx.fast.metal_kernel(name="same", input_names=[], output_names=["out"],
+                              source="out[thread_position_in_grid.x] = 2;")
+    args = dict(inputs=[], grid=(4, 1, 1), threadgroup=(4, 1, 1), output_shapes=[(4,)], output_dtypes=[mx.int32])
+    a, b = k1(**args)[0], k2(**args)[0]
+    mx.eval(a, b)
+    assert np.array(a).tolist() == [1] * 4 and np.array(b).tolist() == [2] * 4
+
+
+def test_same_kernel_two_dtypes_in_one_graph(rng):
+    src = "uint i = thread_position_in_grid.x; out[i] = inp[i] * 2;"
+    k = mx.fast.metal_kernel(name="twodt", input_names=["inp"], output_names=["out"], source=src)
+    xf = mx.array(rng.standard_normal(8).astype(np.float32))
+    xi = mx.array(rng.integers(-100, 100, 8).astype(np.int32))
+    of = k(inputs=[xf], grid=(8, 1, 1), threadgroup=(8, 1, 1), output_shapes=[(8,)], output_dtypes=[mx.float32])[0]
+    oi = k(inputs=[xi], grid=(8, 1, 1), threadgroup=(8, 1, 1), output_shapes=[(8,)], output_dtypes=[mx.int32])[0]
+    mx.eval(of, oi)
+    np.testing.assert_allclose(np.array(of), np.array(xf) * 2)
+    np.testing.assert_array_equal(np.array(oi), np.array(xi) * 2)
+
+
+def test_corrupt_disk_cache_entry_is_rebuilt(tmp_path):
+    script = f"""
+import numpy as np, alloy.core as mx
+mx.set_default_device(mx.{os.environ.get('ALLOY_TEST_DEVICE', 'cpu')})
+k = mx.fast.metal_kernel(name="cached", input_names=[], output_names=["out"],
+                         source="out[thread_position_in_grid.x] = 7;")
+o = k(inputs=[], grid=(3, 1, 1), threadgroup=(3, 1, 1), output_shapes=[(3,)], output_dtypes=[mx.int32])[0]
+print(np.array(o).tolist())
+"""
+    env = dict(os.environ, ALLOY_CACHE_DIR=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    entries = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix not in (".cpp", ".cu", ".h")
+               and "runtime-" not in str(p)]
+    assert entries, "the compile left no cache entry"
+    for p in entries:
+        data = p.read_bytes()
+        p.write_bytes(data[: len(data) // 2])  # truncated, as after a crash mid-write
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "[7, 7, 7]"
+
+
+# ---- errors ------------------------------------------------------------------
+
+def test_compile_error_quotes_the_users_line():
+    src = "uint i = thread_position_in_grid.x;\nfloat y = 1.0f;\nout[i] = y + undefined_thing;\n"
+    k = mx.fast.metal_kernel(name="broken", input_names=[], output_names=["out"], source=src)
+    good = mx.array([1.0, 2.0])
+    mx.eval(good)
+    with pytest.raises(RuntimeError) as e:
+        mx.eval(k(inputs=[], grid=(2, 1, 1), threadgroup=(2, 1, 1), output_shapes=[(2,)],
+                  output_dtypes=[mx.float32])[0])
+    msg = str(e.value)
+    assert "source:3:" in msg and "undefined_thing" in msg
+    assert "out[i] = y + undefined_thing;" in msg
+    assert np.array(good).tolist() == [1.0, 2.0]
+
+
+def test_invalid_msl_vector_width_is_a_clear_error():
+    src = "uint i = thread_position_in_grid.x;\nhalf8 v;\nout[i] = 0;"
+    k = mx.fast.metal_kernel(name="half8", input_names=[], output_names=["out"], source=src)
+    with pytest.raises(Exception) as e:
+        mx.eval(k(inputs=[], grid=(1, 1, 1), threadgroup=(1, 1, 1), output_shapes=[(1,)],
+                  output_dtypes=[mx.float32])[0])
+    assert "half8" in str(e.value) and "2" in str(e.value)
+
+
+@pytest.mark.parametrize("bad", [
+    dict(threadgroup=(1025, 1, 1)),
+    dict(threadgroup=(64, 32, 1)),
+    dict(grid=(0, 1, 1)),
+    dict(threadgroup=(-1, 1, 1)),
+    dict(output_dtypes=[mx.float32, mx.float32]),
+    dict(inputs=[mx.array([1.0]), mx.array([2.0])]),
+])
+def test_bad_launch_arguments_raise_value_error(bad):
+    k = mx.fast.metal_kernel(name="args", input_names=["a"], output_names=["out"],
+                             source="out[thread_position_in_grid.x] = a[0];")
+    args = dict(inputs=[mx.array([1.0])], grid=(4, 1, 1), threadgroup=(4, 1, 1), output_shapes=[(4,)],
+                output_dtypes=[mx.float32])
+    args.update(bad)
+    with pytest.raises(ValueError):
+        k(**args)
+
+
+def test_bad_math_mode_is_value_error():
+    with pytest.raises(ValueError):
+        mx.fast.metal_kernel(name="m", input_names=[], output_names=["out"], source="",
+                             compile_options={"math_mode": "turbo"})
+
+
+def test_fast_math_mode_defines_fast_math():
+    src = """
+    #ifdef __FAST_MATH__
+    out[0] = 1;
+    #else
+    out[0] = 0;
+    #endif
+    """
+    for mode, want in (("fast", 1), ("safe", 0)):
+        k = mx.fast.metal_kernel(name="fm", input_names=[], output_names=["out"], source=src,
+                                 compile_options={"math_mode": mode})
+        o = k(inputs=[], grid=(1, 1, 1), threadgroup=(1, 1, 1), output_shapes=[(1,)], output_dtypes=[mx.int32])[0]
+        assert np.array(o).tolist() == [want], mode
+
+
+def test_metal_kernel_without_vjp_names_the_kernel_when_differentiated():
+    k = mx.fast.metal_kernel(name="nograd", input_names=["a"], output_names=["out"],
+                             source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2;")
+
+    def f(a):
+        return k(inputs=[a], grid=(3, 1, 1), threadgroup=(3, 1, 1), output_shapes=[(3,)],
+                 output_dtypes=[mx.float32])[0].sum()
+
+    with pytest.raises(ValueError) as e:
+        mx.grad(f)(mx.array([1.0, 2.0, 3.0]))
+    assert "nograd" in str(e.value)
