@@ -254,7 +254,8 @@ nb::object to_numpy(array a, std::optional<nb::handle> np_dtype) {
     a.eval();
   }
   if (a.device().type != Device::cpu || !a.flags().row_contiguous) {
-    a = contiguous(a, false, Device(Device::cpu));
+    // A row-contiguous host copy (contiguous() would hand back a GPU array as is).
+    a = copy(a, Device(Device::cpu));
     nb::gil_scoped_release release;
     a.eval();
   }

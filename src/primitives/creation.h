@@ -11,6 +11,7 @@ class Arange : public Primitive {
   Arange(Stream s, double start, double step) : Primitive(s), start_(start), step_(step) {}
   const char* name() const override { return "Arange"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   bool is_equivalent(const Primitive& o) const override;
 
  private:
@@ -24,6 +25,7 @@ class Linspace : public Primitive {
   Linspace(Stream s, double start, double stop) : Primitive(s), start_(start), stop_(stop) {}
   const char* name() const override { return "Linspace"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
 
  private:
   double start_, stop_;
@@ -35,6 +37,7 @@ class Eye : public Primitive {
   Eye(Stream s, int k) : Primitive(s), k_(k) {}
   const char* name() const override { return "Eye"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
 
  private:
   int k_;

@@ -43,6 +43,7 @@ class SliceUpdate : public Primitive {
       : Primitive(s), start_(std::move(start)), stop_(std::move(stop)), strides_(std::move(strides)) {}
   const char* name() const override { return "SliceUpdate"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums, const std::vector<array>& outputs) override;
   std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
@@ -61,6 +62,7 @@ class Gather : public Primitive {
       : Primitive(s), axes_(std::move(axes)), slice_sizes_(std::move(slice_sizes)) {}
   const char* name() const override { return "Gather"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums, const std::vector<array>& outputs) override;
   std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
@@ -80,6 +82,7 @@ class Scatter : public Primitive {
       : Primitive(s), axes_(std::move(axes)), reduce_(reduce) {}
   const char* name() const override { return "Scatter"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums, const std::vector<array>& outputs) override;
   std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,

@@ -12,6 +12,7 @@ class AsType : public Primitive {
   AsType(Stream s, Dtype dtype) : Primitive(s), dtype_(dtype) {}
   const char* name() const override { return "AsType"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums, const std::vector<array>& outputs) override;
   std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,

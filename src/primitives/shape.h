@@ -30,6 +30,7 @@ class Reshape : public Primitive {
   Reshape(Stream s, Shape shape) : Primitive(s), shape_(std::move(shape)) {}
   const char* name() const override { return "Reshape"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums, const std::vector<array>& outputs) override;
   std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
@@ -62,6 +63,7 @@ class Concatenate : public Primitive {
   Concatenate(Stream s, int axis) : Primitive(s), axis_(axis) {}
   const char* name() const override { return "Concatenate"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums, const std::vector<array>& outputs) override;
   std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,

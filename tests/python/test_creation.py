@@ -15,7 +15,7 @@ def np_dtype(name):
 
 def mx_dtype(name):
     # MLX spells the boolean dtype mx.bool_ (alloy's dtype table may only export "bool").
-    return getattr(mx, "bool_", None) or getattr(mx, "bool") if name == "bool" else getattr(mx, name)
+    return mx.bool_ if name == "bool" else getattr(mx, name)
 
 
 def check(out, expected):

@@ -32,17 +32,12 @@ def random_array(rng, shape, name):
     return (rng.standard_normal(shape) * 100).astype(np_dtype(name))
 
 
-BF16_SCALAR_BUG = pytest.mark.xfail(strict=True, reason="python/src/convert.cpp imports a 0-d ml_dtypes.bfloat16 "
-                                    "numpy array as shape (1,) (reported to the lead)")
-
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("shape", [pytest.param((), id="0d"), (0,), (3,), (2, 3, 4)])
 def test_numpy_round_trip(rng, dtype, shape, request):
-    if dtype == "bfloat16" and shape == ():
-        request.applymarker(BF16_SCALAR_BUG)
     x = random_array(rng, shape, dtype)
-    a = mx.array(x, dtype=getattr(mx, "bool_", None) or getattr(mx, "bool") if dtype == "bool" else getattr(mx, dtype))
+    a = mx.array(x, dtype=mx.bool_ if dtype == "bool" else getattr(mx, dtype))
     assert a.shape == x.shape
     back = np.array(a)
     assert back.dtype == x.dtype

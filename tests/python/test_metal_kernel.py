@@ -411,3 +411,13 @@ def test_metal_kernel_without_vjp_names_the_kernel_when_differentiated():
     with pytest.raises(ValueError) as e:
         mx.grad(f)(mx.array([1.0, 2.0, 3.0]))
     assert "nograd" in str(e.value)
+
+
+def test_seed_grid_sample_large_buffers_with_samples_outside(rng):
+    # The seed's kernel loads all four corners before masking them, so it reads
+    # up to a row outside `x`; large buffers carry guard zones for that.
+    import grid_sample as seed
+    x_np = rng.standard_normal((2, 64, 64, 32)).astype(np.float32)
+    g_np = (rng.random((2, 16, 16, 2)) * 2.6 - 1.3).astype(np.float32)
+    out = seed.grid_sample(mx.array(x_np), mx.array(g_np))
+    np.testing.assert_allclose(np.array(out), grid_sample_np(x_np, g_np), rtol=1e-5, atol=1e-5)

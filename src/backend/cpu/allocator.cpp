@@ -5,6 +5,7 @@
 #include <string>
 
 #include "alloy/allocator.h"
+#include "backend/common/guard_zone.h"
 
 namespace alloy {
 namespace {
@@ -14,10 +15,12 @@ class CpuAllocator final : public Allocator {
   Buffer malloc(size_t size) override {
     // 64-byte alignment: cache lines, and vector loads in JIT kernels.
     size_t rounded = (size + 63) / 64 * 64;
-    void* p = rounded == 0 ? nullptr : std::aligned_alloc(64, rounded);
-    if (rounded != 0 && p == nullptr) {
+    size_t guard = guard_zone_bytes(rounded);
+    void* base = rounded == 0 ? nullptr : std::aligned_alloc(64, rounded + 2 * guard);
+    if (rounded != 0 && base == nullptr) {
       throw std::bad_alloc();
     }
+    void* p = base ? static_cast<char*>(base) + guard : nullptr;
     size_t now = active_.fetch_add(rounded) + rounded;
     size_t peak = peak_.load();
     while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
@@ -26,7 +29,7 @@ class CpuAllocator final : public Allocator {
   }
   void free(Buffer b) override {
     if (!b.ptr) return;
-    std::free(b.ptr);
+    std::free(static_cast<char*>(b.ptr) - guard_zone_bytes(b.size));
     active_.fetch_sub(b.size);
   }
   size_t active_memory() const override { return active_.load(); }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "alloy/allocator.h"
+#include "backend/common/guard_zone.h"
 #include "backend/cuda/device.h"
 
 namespace alloy {
@@ -39,13 +40,14 @@ class CudaAllocator final : public Allocator {
     } else {
       cuda::ensure_context();
       cuda_driver::CUdeviceptr d = 0;
-      auto r = cuda_driver::api().cuMemAlloc(&d, b);
+      const size_t guard = guard_zone_bytes(b);
+      auto r = cuda_driver::api().cuMemAlloc(&d, b + 2 * guard);
       if (r != cuda_driver::CUDA_SUCCESS) {
         release_cache_locked();  // give the cache back and try once more
-        r = cuda_driver::api().cuMemAlloc(&d, b);
+        r = cuda_driver::api().cuMemAlloc(&d, b + 2 * guard);
         if (r != cuda_driver::CUDA_SUCCESS) throw std::bad_alloc();
       }
-      p = reinterpret_cast<void*>(d);
+      p = reinterpret_cast<void*>(d + guard);
     }
     active_ += b;
     if (active_ > peak_) peak_ = active_;
@@ -73,7 +75,9 @@ class CudaAllocator final : public Allocator {
   void release_cache_locked() {
     cuda::synchronize_all();  // blocks may still be read by queued work
     for (auto& [size, ptrs] : free_) {
-      for (void* p : ptrs) cuda_driver::api().cuMemFree(reinterpret_cast<cuda_driver::CUdeviceptr>(p));
+      for (void* p : ptrs) {
+        cuda_driver::api().cuMemFree(reinterpret_cast<cuda_driver::CUdeviceptr>(p) - guard_zone_bytes(size));
+      }
     }
     free_.clear();
     cached_ = 0;

@@ -34,15 +34,42 @@ int vec_width(size_t a, size_t b) {
 
 }  // namespace
 
-std::string map_module_source(Dtype in, Dtype out, const std::string& includes, const std::string& body) {
+std::string map_module_source(Dtype in, Dtype out, const std::string& includes, const std::string& body,
+                              const std::string& name) {
   return "#include \"elementwise.cuh\"\n" + includes + "using In = " + device_type_name(in) +
-         ";\nusing Out = " + device_type_name(out) + ";\n" + body + "\nALLOY_MAP_KERNELS(F, In, Out)\n";
+         ";\nusing Out = " + device_type_name(out) + ";\n" + body + "ALLOY_KERNEL_" + name + "(F, In, Out)\n";
+}
+
+std::string zip_module_source(Dtype t, Dtype out, const std::string& op_name, const std::string& name) {
+  return std::string("#include \"elementwise.cuh\"\n#include \"backend/common/binary_ops.h\"\nusing T = ") +
+         device_type_name(t) + ";\nusing Out = " + device_type_name(out) +
+         ";\nstruct F {\n  __device__ Out operator()(T a, T b) const {\n"
+         "    using C = alloy::math::compute_t<T>;\n"
+         "    return alloy::cast_value<Out>(alloy::binary::Fn<alloy::BinaryOp::" +
+         op_name + ">{}(C(a), C(b)));\n  }\n};\nALLOY_KERNEL_" + name + "(F, T, Out)\n";
+}
+
+std::string select_module_source(Dtype bits, const std::string& name) {
+  return std::string("#include \"elementwise.cuh\"\nALLOY_KERNEL_") + name + "(" + device_type_name(bits) + ")\n";
+}
+
+MapModule unary_module(const std::string& op_name, Dtype in, Dtype out) {
+  return {"map/unary/" + op_name + "/" + dtype_name(in) + "/" + dtype_name(out), [=](const std::string& name) {
+            return map_module_source(
+                in, out, "#include \"backend/common/unary_ops.h\"\n",
+                "struct F {\n  __device__ Out operator()(In x) const {\n"
+                "    return alloy::cast_value<Out>(alloy::unary::Fn<alloy::UnaryOp::" +
+                    op_name + ">{}(alloy::math::compute_t<In>(x)));\n  }\n};\n",
+                name);
+          }};
 }
 
 MapModule cast_module(Dtype in, Dtype out) {
   if (in == out) in = out = bits_dtype(in);
   std::string key = std::string("map/cast/") + dtype_name(in) + "/" + dtype_name(out);
-  return {key, [in, out] { return map_module_source(in, out, "", "using F = alloy::CastFn<In, Out>;\n"); }};
+  return {key, [in, out](const std::string& name) {
+            return map_module_source(in, out, "", "using F = alloy::CastFn<In, Out>;\n", name);
+          }};
 }
 
 void run_map_dense(const MapModule& m, const void* src, void* dst, int64_t n, size_t in_itemsize,
@@ -50,7 +77,7 @@ void run_map_dense(const MapModule& m, const void* src, void* dst, int64_t n, si
   if (n == 0) return;
   const int V = vec_width(in_itemsize, out_itemsize);
   if (aligned(src, V * in_itemsize) && aligned(dst, V * out_itemsize)) {
-    CUfunction fn = kernel(m.key, m.source, "map_v");
+    CUfunction fn = kernel(m.key, "map_v", m.source);
     launch(fn, grid_blocks(n / V + 1), kBlock, 0, stream, src, dst, n);
     return;
   }
@@ -59,7 +86,7 @@ void run_map_dense(const MapModule& m, const void* src, void* dst, int64_t n, si
   L.ndim = 1;
   L.shape[0] = static_cast<int32_t>(n);
   L.strides[0][0] = L.strides[1][0] = 1;
-  CUfunction fn = kernel(m.key, m.source, n < (int64_t(1) << 31) ? "map_s1" : "map_sn");
+  CUfunction fn = kernel(m.key, n < (int64_t(1) << 31) ? "map_s1" : "map_sn", m.source);
   launch(fn, grid_blocks(n), kBlock, 0, stream, src, dst, L, n);
 }
 
@@ -74,7 +101,7 @@ void run_map(const MapModule& m, const array& in, void* dst, const Strides& dst_
   StridedLayout<2> L = make_layout<2>(in.shape(), {&in.strides(), &dst_strides}, op);
   size_t dst_span = 0;
   view_flags(in.shape(), dst_strides, &dst_span);
-  CUfunction fn = kernel(m.key, m.source, "map_" + strided_suffix(L, {in.data_size(), dst_span}));
+  CUfunction fn = kernel(m.key, "map_" + strided_suffix(L, {in.data_size(), dst_span}), m.source);
   const void* src = in.raw_data();
   launch(fn, grid_blocks(n), kBlock, 0, stream, src, dst, L, n);
 }
@@ -127,15 +154,7 @@ void Unary::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outpu
       }
     });
   });
-  const Dtype in_t = in.dtype(), out_t = out.dtype();
-  const std::string op_name = unary_info(op_).name;
-  MapModule m{"map/unary/" + op_name + "/" + dtype_name(in_t) + "/" + dtype_name(out_t), [=] {
-                return map_module_source(
-                    in_t, out_t, "#include \"backend/common/unary_ops.h\"\n",
-                    "struct F {\n  __device__ Out operator()(In x) const {\n"
-                    "    return alloy::cast_value<Out>(alloy::unary::Fn<alloy::UnaryOp::" +
-                        op_name + ">{}(alloy::math::compute_t<In>(x)));\n  }\n};\n");
-              }};
+  MapModule m = unary_module(unary_info(op_).name, in.dtype(), out.dtype());
   CUstream s = stream_for(stream());
   if (is_dense(in)) {
     allocate_like(out, in);
@@ -149,15 +168,6 @@ void Unary::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outpu
 }
 
 namespace {
-
-std::string zip_module_source(Dtype t, Dtype out, const std::string& op_name) {
-  return std::string("#include \"elementwise.cuh\"\n#include \"backend/common/binary_ops.h\"\nusing T = ") +
-         device_type_name(t) + ";\nusing Out = " + device_type_name(out) +
-         ";\nstruct F {\n  __device__ Out operator()(T a, T b) const {\n"
-         "    using C = alloy::math::compute_t<T>;\n"
-         "    return alloy::cast_value<Out>(alloy::binary::Fn<alloy::BinaryOp::" +
-         op_name + ">{}(C(a), C(b)));\n  }\n};\nALLOY_ZIP_KERNELS(F, T, Out)\n";
-}
 
 bool is_scalar_like(const array& a) { return a.data_size() == 1; }
 
@@ -180,7 +190,7 @@ void Binary::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
   const Dtype t = a.dtype(), out_t = out.dtype();
   const std::string op_name = binary_info(op_).name;
   const std::string key = "zip/" + op_name + "/" + dtype_name(t) + "/" + dtype_name(out_t);
-  auto source = [=] { return zip_module_source(t, out_t, op_name); };
+  SourceFn source = [=](const std::string& k) { return zip_module_source(t, out_t, op_name, k); };
   CUstream s = stream_for(stream());
   const size_t ti = a.itemsize(), oi = out.itemsize();
   const int V = vec_width(ti, oi);
@@ -202,7 +212,7 @@ void Binary::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
     const int64_t n = static_cast<int64_t>(like->data_size());
     if (n > 0 && (vec_ok(a.raw_data(), ti) || contig[4] == 's') && (vec_ok(b.raw_data(), ti) || contig[5] == 's') &&
         vec_ok(out.raw_data(), oi)) {
-      CUfunction fn = kernel(key, source, contig);
+      CUfunction fn = kernel(key, contig, source);
       const void* pa = a.raw_data();
       const void* pb = b.raw_data();
       void* po = out.raw_data();
@@ -218,7 +228,7 @@ void Binary::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
   const int64_t n = static_cast<int64_t>(out.size());
   if (n == 0) return;
   StridedLayout<3> L = make_layout<3>(out.shape(), {&a.strides(), &b.strides(), &out.strides()}, name());
-  CUfunction fn = kernel(key, source, "zip_" + strided_suffix(L, {a.data_size(), b.data_size(), out.data_size()}));
+  CUfunction fn = kernel(key, "zip_" + strided_suffix(L, {a.data_size(), b.data_size(), out.data_size()}), source);
   const void* pa = a.raw_data();
   const void* pb = b.raw_data();
   void* po = out.raw_data();
@@ -239,9 +249,7 @@ void Select::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
                      : size_of(x.dtype()) == 4 ? Dtype::uint32
                                                : Dtype::uint64;
   const std::string key = std::string("select/") + dtype_name(bits);
-  auto source = [bits] {
-    return std::string("#include \"elementwise.cuh\"\nALLOY_SELECT_KERNELS(") + device_type_name(bits) + ")\n";
-  };
+  SourceFn source = [bits](const std::string& k) { return select_module_source(bits, k); };
   CUstream s = stream_for(stream());
   const size_t item = x.itemsize();
   const int V = vec_width(item, item);
@@ -251,13 +259,13 @@ void Select::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
   void* po = out.raw_data();
   if (c.flags().row_contiguous && x.flags().row_contiguous && y.flags().row_contiguous && aligned(pc, V) &&
       aligned(px, V * item) && aligned(py, V * item) && aligned(po, V * item)) {
-    CUfunction fn = kernel(key, source, "select_v");
+    CUfunction fn = kernel(key, "select_v", source);
     launch(fn, grid_blocks(n / V + 1), kBlock, 0, s, pc, px, py, po, n);
   } else {
     StridedLayout<4> L =
         make_layout<4>(out.shape(), {&c.strides(), &x.strides(), &y.strides(), &out.strides()}, "where");
     CUfunction fn =
-        kernel(key, source, "select_" + strided_suffix(L, {c.data_size(), x.data_size(), y.data_size(), out.size()}));
+        kernel(key, "select_" + strided_suffix(L, {c.data_size(), x.data_size(), y.data_size(), out.size()}), source);
     launch(fn, grid_blocks(n), kBlock, 0, s, pc, px, py, po, L, n);
   }
   note_pending(stream());

@@ -10,14 +10,19 @@
 
 namespace alloy::cuda {
 
-// A map module: functor `F` (a struct defined by `functor_source`, with
-// In/Out type aliases in scope) over one input.
+// A family of map kernels: functor `F` over one input.
 struct MapModule {
   std::string key;
-  std::function<std::string()> source;
+  SourceFn source;
 };
-// Source of a map module: `body` defines `struct F` given `using In/Out`.
-std::string map_module_source(Dtype in, Dtype out, const std::string& includes, const std::string& body);
+// Source of map kernel `name`: `body` defines `struct F` given `using In/Out`.
+std::string map_module_source(Dtype in, Dtype out, const std::string& includes, const std::string& body,
+                              const std::string& name);
+// Sources of the zip (binary) and select kernels `name`.
+std::string zip_module_source(Dtype t, Dtype out, const std::string& op_name, const std::string& name);
+std::string select_module_source(Dtype bits, const std::string& name);
+// The unary module of `op` (by its table name) from `in` to `out`.
+MapModule unary_module(const std::string& op_name, Dtype in, Dtype out);
 // The conversion module (In -> Out with the host's rules); same-dtype copies
 // move bits through the unsigned type of the same width.
 MapModule cast_module(Dtype in, Dtype out);

@@ -63,7 +63,7 @@ std::vector<std::pair<std::string, std::string>> common_headers() {
 
 struct LoadedModule {
   cuda_driver::Module module;
-  std::unordered_map<std::string, CUfunction> functions;
+  CUfunction function = nullptr;
 };
 
 std::mutex& cache_mutex() {
@@ -87,34 +87,33 @@ jit::NvrtcOptions kernel_compile_options(const std::string& arch) {
   jit::NvrtcOptions opts;
   opts.arch = arch;
   opts.extra_headers = common_headers();
+  // Every op module starts with the same includes: NVRTC's automatic
+  // precompiled header skips their parse after the first compile.
+  opts.use_pch = true;
   return opts;
 }
 
-CUfunction kernel(const std::string& module_key, const std::function<std::string()>& make_source,
-                  const std::string& name) {
+CUfunction kernel(const std::string& family_key, const std::string& name, const SourceFn& make_source) {
+  const std::string key = family_key + "/" + name;
   std::lock_guard<std::mutex> lock(cache_mutex());
   auto& mods = modules();
-  auto it = mods.find(module_key);
-  if (it == mods.end()) {
-    static const jit::NvrtcOptions opts = kernel_compile_options(device_arch());
-    std::string source = make_source();
-    jit::Cache::Bytes cubin;
-    try {
-      cubin = jit::compile_cuda(source, file_name_for(module_key), opts);
-    } catch (const jit::CompileError& e) {
-      throw std::runtime_error("[cuda kernels] the kernel module '" + module_key + "' failed to compile:\n" +
-                               e.log() + "\n--- source ---\n" + source);
-    }
-    ensure_context();
-    auto m = std::make_unique<LoadedModule>();
-    m->module = cuda_driver::Module(cubin->data());
-    it = mods.emplace(module_key, std::move(m)).first;
+  auto it = mods.find(key);
+  if (it != mods.end()) return it->second->function;
+  static const jit::NvrtcOptions opts = kernel_compile_options(device_arch());
+  std::string source = make_source(name);
+  jit::Cache::Bytes cubin;
+  try {
+    cubin = jit::compile_cuda(source, file_name_for(key), opts);
+  } catch (const jit::CompileError& e) {
+    throw std::runtime_error("[cuda kernels] the kernel '" + key + "' failed to compile:\n" + e.log() +
+                             "\n--- source ---\n" + source);
   }
-  auto& fns = it->second->functions;
-  auto f = fns.find(name);
-  if (f != fns.end()) return f->second;
-  CUfunction fn = it->second->module.function(name.c_str());
-  fns.emplace(name, fn);
+  ensure_context();
+  auto m = std::make_unique<LoadedModule>();
+  m->module = cuda_driver::Module(cubin->data());
+  m->function = m->module.function(name.c_str());
+  CUfunction fn = m->function;
+  mods.emplace(key, std::move(m));
   return fn;
 }
 
@@ -163,6 +162,7 @@ std::string strided_suffix(const StridedLayout<N>& layout, const std::vector<siz
   return "sn";
 }
 
+template StridedLayout<1> make_layout<1>(const Shape&, const std::array<const Strides*, 1>&, const char*);
 template StridedLayout<2> make_layout<2>(const Shape&, const std::array<const Strides*, 2>&, const char*);
 template StridedLayout<3> make_layout<3>(const Shape&, const std::array<const Strides*, 3>&, const char*);
 template StridedLayout<4> make_layout<4>(const Shape&, const std::array<const Strides*, 4>&, const char*);

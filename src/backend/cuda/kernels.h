@@ -28,12 +28,16 @@ const char* device_type_name(Dtype d);
 // host include names ("backend/common/unary_ops.h").
 jit::NvrtcOptions kernel_compile_options(const std::string& arch);
 
-// Function `name` of the module whose source `make_source` generates.
-// `module_key` identifies that source within the process (the first call for
-// a key compiles; make_source does not run again). Compile errors throw
-// std::runtime_error with NVRTC's log.
-CUfunction kernel(const std::string& module_key, const std::function<std::string()>& make_source,
-                  const std::string& name);
+// Generates the source of the module holding kernel `name` (one kernel per
+// module: NVRTC's optimiser and ptxas cost ~100 ms per kernel, so only what
+// runs is compiled).
+using SourceFn = std::function<std::string(const std::string& name)>;
+
+// Kernel `name` of the family `family_key` (which names the generator and its
+// parameters, e.g. "map/unary/Exp/float32/float32"). The first call for a
+// (family, name) compiles; later ones return the loaded function. Compile
+// errors throw std::runtime_error with NVRTC's log and the source.
+CUfunction kernel(const std::string& family_key, const std::string& name, const SourceFn& make_source);
 
 // Threads per block of the 1-D grid-stride kernels.
 inline constexpr unsigned kBlock = 256;

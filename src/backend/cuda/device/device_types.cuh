@@ -21,6 +21,8 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long uint64_t;
+typedef long intptr_t;
+typedef unsigned long uintptr_t;
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

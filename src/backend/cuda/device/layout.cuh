@@ -20,6 +20,40 @@ struct StridedLayout {
   int64_t strides[N][kMaxDims];
 };
 
+// Parameters of the reduction kernels (reduce.cuh).
+struct RowReduceArgs {
+  int64_t n_rows;        // outputs (before splitting)
+  int64_t run;           // contiguous reduced elements per outer reduced position
+  int64_t n_outer;       // outer reduced positions
+  int64_t split_len;     // elements of `run` each gridDim.y slice covers
+  StridedLayout<1> kept;   // row index -> input offset
+  StridedLayout<1> outer;  // outer reduced position -> input offset
+};
+
+struct ColReduceArgs {
+  int64_t inner;      // K: the kept contiguous run (outputs per outer position)
+  int64_t n_outer;    // outer kept positions
+  int64_t n_red;      // reduced positions
+  int64_t split_len;  // reduced positions each gridDim.z slice covers
+  StridedLayout<1> kept;  // outer kept position -> input offset
+  StridedLayout<1> red;   // reduced position -> input offset
+};
+
+// Parameters of gather and scatter (indexing.cuh): up to kMaxDims index
+// arrays of one integer dtype over a common index shape.
+struct IndexArgs {
+  const void* idx[kMaxDims];
+  int32_t n_idx;
+  int32_t idx_ndim;
+  int32_t idx_shape[kMaxDims];
+  int64_t idx_strides[kMaxDims][kMaxDims];  // [index array][dim]
+  int64_t axis_size[kMaxDims];    // size of the axis each index array indexes
+  int64_t axis_limit[kMaxDims];   // largest valid block start on that axis
+  int64_t axis_stride[kMaxDims];  // that axis' element stride in the target
+  int64_t n_index;                // positions of the index shape
+  int64_t block;                  // elements per block
+};
+
 #if defined(__CUDACC_RTC__)
 
 // Element offsets of the row-major position `i` for every operand. NDIM > 0

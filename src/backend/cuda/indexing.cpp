@@ -1,0 +1,154 @@
+// GPU evaluation of Gather and Scatter (device/indexing.cuh). Out-of-range
+// indices are reported by the kernel; the host waits for it and throws the
+// same error as the CPU backend (std::out_of_range -> IndexError).
+#include <stdexcept>
+
+#include "backend/cuda/elementwise.h"
+#include "backend/cuda/kernels.h"
+#include "primitives/indexing.h"
+
+namespace alloy {
+
+using namespace cuda;
+
+namespace {
+
+IndexArgs index_args(const std::vector<array>& idx, const std::vector<int>& axes, const Shape& idx_shape,
+                     const Shape& target_shape, const Strides& target_strides, const Shape& block, const char* op) {
+  if (static_cast<int>(idx_shape.size()) > kMaxDims || static_cast<int>(idx.size()) > kMaxDims) {
+    throw std::invalid_argument(std::string("[") + op + "] the GPU kernels take at most " + std::to_string(kMaxDims) +
+                                " index arrays of at most " + std::to_string(kMaxDims) + " dimensions.");
+  }
+  IndexArgs a{};
+  a.n_idx = static_cast<int32_t>(idx.size());
+  a.idx_ndim = static_cast<int32_t>(idx_shape.size());
+  for (size_t d = 0; d < idx_shape.size(); ++d) a.idx_shape[d] = idx_shape[d];
+  for (size_t k = 0; k < idx.size(); ++k) {
+    if (!is_integral(idx[k].dtype())) {
+      throw std::invalid_argument(std::string("[") + op + "] indices must be integers, got " +
+                                  dtype_name(idx[k].dtype()) + ".");
+    }
+    a.idx[k] = idx[k].raw_data();
+    for (size_t d = 0; d < idx_shape.size(); ++d) a.idx_strides[k][d] = idx[k].strides()[d];
+    const int ax = axes[k];
+    a.axis_size[k] = target_shape[ax];
+    a.axis_limit[k] = target_shape[ax] - block[ax];
+    a.axis_stride[k] = target_strides[ax];
+  }
+  a.n_index = static_cast<int64_t>(shape_size(idx_shape));
+  a.block = static_cast<int64_t>(shape_size(block));
+  return a;
+}
+
+// A zeroed error record on the device: (flag, bad value, index array).
+array error_record(CUstream s) {
+  Buffer b = allocator(Device(Device::gpu)).malloc(3 * sizeof(int64_t));
+  check(cuda_driver::api().cuMemsetD8Async(dptr(b.ptr), 0, 3 * sizeof(int64_t), s), "gather", "cuMemsetD8Async");
+  return array(std::make_shared<Data>(b), {3}, {1}, Dtype::int64);
+}
+
+// Waits for the stream and throws if the kernel found a bad index.
+void check_error_record(const array& err, CUstream s, const std::vector<int>& axes, const Shape& target_shape,
+                        const char* op) {
+  int64_t host[3] = {0, 0, 0};
+  check(cuda_driver::api().cuMemcpyDtoHAsync(host, dptr(err.raw_data()), sizeof(host), s), op, "cuMemcpyDtoHAsync");
+  check(cuda_driver::api().cuStreamSynchronize(s), op, "cuStreamSynchronize");
+  if (host[0] != 0) {
+    const int ax = axes[static_cast<size_t>(host[2])];
+    throw std::out_of_range(std::string("[") + op + "] index " + std::to_string(host[1]) +
+                            " is out of bounds for axis " + std::to_string(ax) + " with size " +
+                            std::to_string(target_shape[ax]) + ".");
+  }
+}
+
+Dtype bits_of(Dtype d) {
+  switch (size_of(d)) {
+    case 1: return Dtype::uint8;
+    case 2: return Dtype::uint16;
+    case 4: return Dtype::uint32;
+    default: return Dtype::uint64;
+  }
+}
+
+int sm_blocks() {
+  static const int n = [] {
+    ensure_context();
+    return cuda_driver::device_attribute(cuda_driver::kMultiprocessorCount) * 64;
+  }();
+  return n;
+}
+
+}  // namespace
+
+void Gather::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const array& a = inputs[0];
+  array& out = outputs[0];
+  allocate_row_contiguous(out);
+  std::vector<array> idx(inputs.begin() + 1, inputs.end());
+  Shape idx_shape = idx.empty() ? Shape{} : idx[0].shape();
+  IndexArgs args = index_args(idx, axes_, idx_shape, a.shape(), a.strides(), slice_sizes_, "gather");
+  if (out.size() == 0 || args.block == 0 || args.n_index == 0) return;
+  CUstream s = stream_for(stream());
+  StridedLayout<1> slice = make_layout<1>(slice_sizes_, {&a.strides()}, "gather");
+  const Dtype t = bits_of(a.dtype());
+  const Dtype it = idx.empty() ? Dtype::int32 : idx[0].dtype();
+  SourceFn source = [=](const std::string& k) {
+    return std::string("#include \"indexing.cuh\"\nALLOY_KERNEL_") + k + "(" + device_type_name(t) + ", " +
+           device_type_name(it) + ")\n";
+  };
+  CUfunction fn = kernel(std::string("gather/") + dtype_name(t) + "/" + dtype_name(it), "gather", source);
+  unsigned bx = 32;
+  while (bx < 256 && bx < args.block) bx *= 2;
+  const unsigned by = 256 / bx;
+  const int64_t need = (args.n_index + by - 1) / by;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(need, sm_blocks()));
+  array err = error_record(s);
+  const void* src = a.raw_data();
+  void* dst = out.raw_data();
+  void* perr = err.raw_data();
+  launch3(fn, {blocks, 1, 1}, {bx, by, 1}, 0, s, src, dst, args, slice, perr);
+  note_pending(stream());
+  check_error_record(err, s, axes_, a.shape(), "gather");
+}
+
+void Scatter::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const array& a = inputs[0];
+  const array& updates = inputs.back();
+  array& out = outputs[0];
+  if (is_complex(a.dtype()) && (reduce_ == ScatterReduce::max || reduce_ == ScatterReduce::min)) {
+    throw std::invalid_argument("[scatter] max/min are not defined for complex64.");
+  }
+  allocate_row_contiguous(out);
+  CUstream s = stream_for(stream());
+  copy_into(a, out.raw_data(), out.dtype(), out.strides(), s, "scatter");
+  note_pending(stream());
+  std::vector<array> idx(inputs.begin() + 1, inputs.end() - 1);
+  const int nd = a.ndim();
+  const int idx_nd = updates.ndim() - nd;
+  Shape idx_shape(updates.shape().begin(), updates.shape().begin() + idx_nd);
+  Shape block(updates.shape().begin() + idx_nd, updates.shape().end());
+  IndexArgs args = index_args(idx, axes_, idx_shape, a.shape(), out.strides(), block, "scatter");
+  const int64_t n = static_cast<int64_t>(updates.size());
+  if (n == 0) return;
+  Strides block_out(updates.ndim(), 0);
+  for (int d = 0; d < nd; ++d) block_out[idx_nd + d] = out.strides()[d];
+  StridedLayout<2> upd = make_layout<2>(updates.shape(), {&updates.strides(), &block_out}, "scatter");
+  const int mode = static_cast<int>(reduce_);
+  // Stores move bits; combining modes need the real type.
+  const Dtype t = reduce_ == ScatterReduce::none ? bits_of(a.dtype()) : a.dtype();
+  const Dtype it = idx.empty() ? Dtype::int32 : idx[0].dtype();
+  SourceFn source = [=](const std::string& k) {
+    return std::string("#include \"indexing.cuh\"\nALLOY_KERNEL_") + k + "(" + std::to_string(mode) + ", " +
+           device_type_name(t) + ", " + device_type_name(it) + ")\n";
+  };
+  CUfunction fn = kernel("scatter/" + std::to_string(mode) + "/" + dtype_name(t) + "/" + dtype_name(it), "scatter",
+                         source);
+  array err = error_record(s);
+  const void* src = updates.raw_data();
+  void* dst = out.raw_data();
+  void* perr = err.raw_data();
+  launch(fn, grid_blocks(n), kBlock, 0, s, src, dst, args, upd, n, perr);
+  check_error_record(err, s, axes_, a.shape(), "scatter");
+}
+
+}  // namespace alloy

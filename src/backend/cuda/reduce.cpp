@@ -1,0 +1,291 @@
+// GPU evaluation of Reduce, ArgReduce and Scan (device/reduce.cuh,
+// arg_reduce.cuh, scan.cuh). Inputs are made row-contiguous first, as on the
+// CPU, so the kernels only see merged kept/reduced groups.
+#include <algorithm>
+#include <stdexcept>
+
+#include "backend/cuda/elementwise.h"
+#include "backend/cuda/kernels.h"
+#include "primitives/reduce.h"
+#include "primitives/scan.h"
+
+namespace alloy {
+
+using namespace cuda;
+
+namespace {
+
+struct Group {
+  int64_t size;
+  bool reduced;
+  int64_t stride;  // element stride of the group's fastest dim in the input
+};
+
+// Merges size>1 dims of a row-contiguous shape into kept/reduced runs.
+std::vector<Group> reduce_groups(const Shape& shape, const std::vector<int>& axes) {
+  std::vector<Group> g;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    if (shape[d] == 1) continue;
+    bool red = std::binary_search(axes.begin(), axes.end(), d);
+    if (!g.empty() && g.back().reduced == red) {
+      g.back().size *= shape[d];
+    } else {
+      g.push_back({shape[d], red, 0});
+    }
+  }
+  int64_t stride = 1;
+  for (size_t i = g.size(); i-- > 0;) {
+    g[i].stride = stride;
+    stride *= g[i].size;
+  }
+  return g;
+}
+
+// A one-operand layout over the groups selected by `pick`.
+template <typename Pick>
+StridedLayout<1> groups_layout(const std::vector<Group>& groups, size_t end, Pick pick, int64_t* count) {
+  StridedLayout<1> L{};
+  *count = 1;
+  for (size_t i = 0; i < end; ++i) {
+    if (!pick(groups[i])) continue;
+    if (L.ndim == kMaxDims) throw std::invalid_argument("[reduce] too many alternating reduced/kept axes.");
+    L.shape[L.ndim] = static_cast<int32_t>(groups[i].size);
+    L.strides[0][L.ndim] = groups[i].stride;
+    ++L.ndim;
+    *count *= groups[i].size;
+  }
+  if (L.ndim == 0) {
+    L.ndim = 1;
+    L.shape[0] = 1;
+  }
+  return L;
+}
+
+int sm_count() {
+  static const int n = [] {
+    ensure_context();
+    return cuda_driver::device_attribute(cuda_driver::kMultiprocessorCount);
+  }();
+  return n;
+}
+
+std::string reduce_source(const std::string& op, Dtype in, Dtype acc, Dtype out, const std::string& name) {
+  return std::string("#include \"reduce.cuh\"\nALLOY_KERNEL_") + name + "(alloy::ReduceOp::" + op + ", " +
+         device_type_name(in) + ", " + device_type_name(acc) + ", " + device_type_name(out) + ")\n";
+}
+
+CUfunction reduce_kernel(const std::string& op, Dtype in, Dtype acc, Dtype out, const std::string& name) {
+  return kernel("reduce/" + op + "/" + dtype_name(in) + "/" + dtype_name(acc) + "/" + dtype_name(out), name,
+                [=](const std::string& k) { return reduce_source(op, in, acc, out, k); });
+}
+
+// Temporary GPU memory for partial results (freed when the array goes away;
+// the allocator reuses a block only for later launches, so the stream order
+// keeps it valid).
+array scratch(size_t n, Dtype d) {
+  Buffer b = allocator(Device(Device::gpu)).malloc(std::max<size_t>(n, 1) * size_of(d));
+  return array(std::make_shared<Data>(b), {static_cast<ShapeElem>(n)}, {1}, d);
+}
+
+void run_reduce(const std::string& op, const array& in, array& out, Dtype acc_t, const std::vector<int>& axes,
+                CUstream s, std::vector<array>& keep_alive) {
+  const Dtype in_t = in.dtype(), out_t = out.dtype();
+  const int64_t n_out = static_cast<int64_t>(out.size());
+  std::vector<Group> groups = in.size() == 0 ? std::vector<Group>{} : reduce_groups(in.shape(), axes);
+  if (in.size() != 0 && groups.empty()) groups.push_back({1, true, 1});
+  const bool row = in.size() == 0 || groups.back().reduced;
+  if (row) {
+    RowReduceArgs a{};
+    a.n_rows = n_out;
+    a.run = in.size() == 0 ? 0 : groups.back().size;
+    const size_t end = groups.empty() ? 0 : groups.size() - 1;
+    int64_t n_kept = 1;
+    a.kept = groups_layout(groups, end, [](const Group& g) { return !g.reduced; }, &n_kept);
+    a.outer = groups_layout(groups, end, [](const Group& g) { return g.reduced; }, &a.n_outer);
+    if (in.size() == 0) a.n_outer = 0;
+    // Few long rows: split each over several blocks, then reduce the partials.
+    int64_t splits = 1;
+    if (a.n_outer == 1 && n_out < 2 * sm_count() && a.run >= 8192) {
+      splits = std::min<int64_t>((a.run + 4095) / 4096, (4 * sm_count() + n_out - 1) / std::max<int64_t>(n_out, 1));
+      splits = std::max<int64_t>(std::min<int64_t>(splits, 65535), 1);
+    }
+    a.split_len = (a.run + splits - 1) / splits;
+    const bool warp = a.run * a.n_outer <= 512;
+    const std::string name = warp ? "row_warp" : "row_block";
+    auto blocks_for = [&](int64_t rows) {
+      int64_t b = warp ? (rows + 7) / 8 : rows;
+      return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(b, int64_t(sm_count()) * 64)));
+    };
+    const void* src = in.raw_data();
+    if (splits == 1) {
+      void* dst = out.raw_data();
+      launch3(reduce_kernel(op, in_t, acc_t, out_t, name), {blocks_for(n_out), 1, 1}, {256, 1, 1}, 0, s, src, dst, a);
+      return;
+    }
+    array partial = scratch(static_cast<size_t>(n_out * splits), acc_t);
+    keep_alive.push_back(partial);
+    void* pdst = partial.raw_data();
+    launch3(reduce_kernel(op, in_t, acc_t, acc_t, name), {blocks_for(n_out), static_cast<unsigned>(splits), 1},
+            {256, 1, 1}, 0, s, src, pdst, a);
+    RowReduceArgs b{};
+    b.n_rows = n_out;
+    b.run = splits;
+    b.n_outer = 1;
+    b.split_len = splits;
+    b.kept.ndim = 1;
+    b.kept.shape[0] = static_cast<int32_t>(n_out);
+    b.kept.strides[0][0] = splits;
+    b.outer.ndim = 1;
+    b.outer.shape[0] = 1;
+    const std::string name2 = splits <= 512 ? "row_warp" : "row_block";
+    const void* psrc = partial.raw_data();
+    void* dst = out.raw_data();
+    unsigned blocks2 = static_cast<unsigned>(
+        std::max<int64_t>(1, std::min<int64_t>(name2 == "row_warp" ? (n_out + 7) / 8 : n_out, sm_count() * 64)));
+    launch3(reduce_kernel(op, acc_t, acc_t, out_t, name2), {blocks2, 1, 1}, {256, 1, 1}, 0, s, psrc, dst, b);
+    return;
+  }
+  ColReduceArgs a{};
+  a.inner = groups.back().size;
+  const size_t end = groups.size() - 1;
+  a.kept = groups_layout(groups, end, [](const Group& g) { return !g.reduced; }, &a.n_outer);
+  a.red = groups_layout(groups, end, [](const Group& g) { return g.reduced; }, &a.n_red);
+  const int64_t col_blocks = (a.inner + 31) / 32;
+  int64_t splits = 1;
+  if (col_blocks * a.n_outer < 2 * sm_count() && a.n_red >= 1024) {
+    splits = std::min<int64_t>((a.n_red + 255) / 256, (4 * sm_count()) / std::max<int64_t>(col_blocks * a.n_outer, 1));
+    splits = std::max<int64_t>(std::min<int64_t>(splits, 65535), 1);
+  }
+  a.split_len = (a.n_red + splits - 1) / splits;
+  const unsigned gy = static_cast<unsigned>(std::min<int64_t>(a.n_outer, 65535));
+  const void* src = in.raw_data();
+  if (splits == 1) {
+    void* dst = out.raw_data();
+    launch3(reduce_kernel(op, in_t, acc_t, out_t, "col"), {static_cast<unsigned>(col_blocks), gy, 1}, {32, 8, 1}, 0, s,
+            src, dst, a);
+    return;
+  }
+  array partial = scratch(static_cast<size_t>(n_out * splits), acc_t);
+  keep_alive.push_back(partial);
+  void* pdst = partial.raw_data();
+  launch3(reduce_kernel(op, in_t, acc_t, acc_t, "col"),
+          {static_cast<unsigned>(col_blocks), gy, static_cast<unsigned>(splits)}, {32, 8, 1}, 0, s, src, pdst, a);
+  // The partials are [splits, n_out]: a column reduction over the first axis.
+  ColReduceArgs b{};
+  b.inner = n_out;
+  b.n_outer = 1;
+  b.n_red = splits;
+  b.split_len = splits;
+  b.kept.ndim = 1;
+  b.kept.shape[0] = 1;
+  b.red.ndim = 1;
+  b.red.shape[0] = static_cast<int32_t>(splits);
+  b.red.strides[0][0] = n_out;
+  const void* psrc = partial.raw_data();
+  void* dst = out.raw_data();
+  launch3(reduce_kernel(op, acc_t, acc_t, out_t, "col"), {static_cast<unsigned>((n_out + 31) / 32), 1, 1},
+          {32, 8, 1}, 0, s, psrc, dst, b);
+}
+
+}  // namespace
+
+void Reduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const array& in_any = inputs[0];
+  array& out = outputs[0];
+  Dtype acc_t = Dtype::float32;
+  dispatch_reduce_op(op_, [&](auto op_c) {
+    constexpr ReduceOp Op = decltype(op_c)::value;
+    dispatch_dtype(in_any.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (reduce_legal<Op, T>) {
+        acc_t = dtype_of<reduce_acc_t<Op, T>>;
+      } else {
+        throw std::invalid_argument(std::string("[") + name() + "] not defined for dtype " +
+                                    dtype_name(in_any.dtype()) + ".");
+      }
+    });
+  });
+  allocate_row_contiguous(out);
+  if (out.size() == 0) return;
+  CUstream s = stream_for(stream());
+  array in = row_contiguous(in_any, s, name());
+  std::vector<array> keep_alive;
+  run_reduce(reduce_info(op_).name, in, out, acc_t, axes_, s, keep_alive);
+  note_pending(stream());
+}
+
+void ArgReduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const array& in_any = inputs[0];
+  array& out = outputs[0];
+  if (is_complex(in_any.dtype())) {
+    throw std::invalid_argument(std::string("[") + name() + "] not defined for complex inputs.");
+  }
+  allocate_row_contiguous(out);
+  if (out.size() == 0) return;
+  CUstream s = stream_for(stream());
+  array in = row_contiguous(in_any, s, name());
+  int64_t outer = 1, n = in.shape(axis_), inner = 1;
+  for (int d = 0; d < axis_; ++d) outer *= in.shape(d);
+  for (int d = axis_ + 1; d < in.ndim(); ++d) inner *= in.shape(d);
+  const std::string op = op_ == ArgReduceOp::ArgMax ? "ArgMax" : "ArgMin";
+  const Dtype t = in.dtype();
+  SourceFn source = [=](const std::string& k) {
+    return std::string("#include \"arg_reduce.cuh\"\nALLOY_KERNEL_") + k + "(alloy::ArgReduceOp::" + op + ", " +
+           device_type_name(t) + ")\n";
+  };
+  const std::string key = "arg_reduce/" + op + "/" + dtype_name(t);
+  const void* src = in.raw_data();
+  void* dst = out.raw_data();
+  if (inner == 1) {
+    unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outer, int64_t(sm_count()) * 64));
+    launch(kernel(key, "arg_row", source), blocks, 256, 0, s, src, dst, outer, n);
+  } else {
+    int64_t n_out = outer * inner;
+    launch(kernel(key, "arg_col", source), grid_blocks(n_out), kBlock, 0, s, src, dst, n_out, n, inner);
+  }
+  note_pending(stream());
+}
+
+void Scan::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const array& in_any = inputs[0];
+  array& out = outputs[0];
+  dispatch_scan_op(op_, [&](auto op_c) {
+    constexpr ScanOp Op = decltype(op_c)::value;
+    dispatch_dtype(in_any.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!scan_legal<Op, T>) {
+        throw std::invalid_argument(std::string("[") + name() + "] not defined for dtype " +
+                                    dtype_name(in_any.dtype()) + ".");
+      }
+    });
+  });
+  allocate_row_contiguous(out);
+  if (out.size() == 0) return;
+  CUstream s = stream_for(stream());
+  array in = row_contiguous(in_any, s, name());
+  int64_t outer = 1, n = in.shape(axis_), inner = 1;
+  for (int d = 0; d < axis_; ++d) outer *= in.shape(d);
+  for (int d = axis_ + 1; d < in.ndim(); ++d) inner *= in.shape(d);
+  static const char* const kOps[] = {"Sum", "Prod", "Max", "Min"};
+  const std::string op = kOps[static_cast<int>(op_)];
+  const Dtype t = in.dtype();
+  SourceFn source = [=](const std::string& k) {
+    return std::string("#include \"scan.cuh\"\nALLOY_KERNEL_") + k + "(alloy::ScanOp::" + op + ", " +
+           device_type_name(t) + ")\n";
+  };
+  const std::string key = "scan/" + op + "/" + dtype_name(t);
+  const void* src = in.raw_data();
+  void* dst = out.raw_data();
+  bool reverse = reverse_, inclusive = inclusive_;
+  if (inner == 1) {
+    unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outer, int64_t(sm_count()) * 64));
+    launch(kernel(key, "scan_row", source), blocks, 256, 0, s, src, dst, outer, n, reverse, inclusive);
+  } else {
+    int64_t cols = outer * inner;
+    launch(kernel(key, "scan_col", source), grid_blocks(cols), kBlock, 0, s, src, dst, cols, n, inner, reverse,
+           inclusive);
+  }
+  note_pending(stream());
+}
+
+}  // namespace alloy

@@ -1,0 +1,168 @@
+// Reductions: sum prod max min all any (Reduce primitive), argmax/argmin
+// (ArgReduce), and the composites mean var std logsumexp softmax.
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "alloy/ops.h"
+#include "ops/op_utils.h"
+#include "primitives/reduce.h"
+
+namespace alloy {
+
+namespace {
+
+Axes all_axes(const array& a) {
+  Axes ax(a.ndim());
+  std::iota(ax.begin(), ax.end(), 0);
+  return ax;
+}
+
+Shape reduced_shape(const Shape& shape, const std::vector<int>& axes, bool keepdims) {
+  Shape out;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    bool red = std::binary_search(axes.begin(), axes.end(), d);
+    if (!red) out.push_back(shape[d]);
+    else if (keepdims) out.push_back(1);
+  }
+  return out;
+}
+
+// Number of elements each output of a reduction over `axes` combines.
+double reduced_count(const array& a, const std::vector<int>& axes) {
+  double n = 1;
+  for (int ax : axes) n *= a.shape()[ax];
+  return n;
+}
+
+array reduce_node(ReduceOp op, const char* name, const array& a, const Axes& axes_in, bool keepdims, SD s) {
+  std::vector<int> axes = normalize_axes(axes_in, a.ndim(), name);
+  if (!(reduce_info(op).kinds & math::kind_bit(a.dtype()))) {
+    throw std::invalid_argument(std::string("[") + name + "] not supported for inputs of dtype " +
+                                dtype_name(a.dtype()) + ".");
+  }
+  if ((op == ReduceOp::Max || op == ReduceOp::Min) && a.size() == 0) {
+    throw std::invalid_argument(std::string("[") + name + "] cannot reduce a zero-size array (shape " +
+                                shape_to_string(a.shape()) + "): the operation has no identity.");
+  }
+  Dtype out = reduce_out_dtype(op, a.dtype());
+  if (axes.empty()) return astype(a, out, s);
+  return array(reduced_shape(a.shape(), axes, keepdims), out, std::make_shared<Reduce>(to_stream(s), op, axes, keepdims),
+               {a});
+}
+
+}  // namespace
+
+#define ALLOY_REDUCE_OP(fn, code)                                              \
+  array fn(const array& a, const Axes& axes, bool keepdims, SD s) {            \
+    return reduce_node(ReduceOp::code, #fn, a, axes, keepdims, s);             \
+  }                                                                            \
+  array fn(const array& a, bool keepdims, SD s) { return fn(a, all_axes(a), keepdims, s); }
+ALLOY_REDUCE_OP(sum, Sum)
+ALLOY_REDUCE_OP(prod, Prod)
+ALLOY_REDUCE_OP(max, Max)
+ALLOY_REDUCE_OP(min, Min)
+ALLOY_REDUCE_OP(all, And)
+ALLOY_REDUCE_OP(any, Or)
+#undef ALLOY_REDUCE_OP
+
+// Divides by a count: exact division in the dtype, except 16-bit floats,
+// where the count itself may not be representable (65504 is their maximum).
+static array divide_by_count(const array& x, double n, SD s) {
+  Dtype d = x.dtype();
+  if (d == Dtype::float16 || d == Dtype::bfloat16) return multiply(x, array(1.0 / n, d), s);
+  return divide(x, array(n, is_complex(d) ? Dtype::float32 : d), s);
+}
+
+array mean(const array& a, const Axes& axes_in, bool keepdims, SD s) {
+  std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "mean");
+  Dtype d = to_float_dtype(a.dtype());
+  return divide_by_count(sum(astype(a, d, s), axes, keepdims, s), reduced_count(a, axes), s);
+}
+array mean(const array& a, bool keepdims, SD s) { return mean(a, all_axes(a), keepdims, s); }
+
+array var(const array& a, const Axes& axes_in, bool keepdims, int ddof, SD s) {
+  std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "var");
+  Dtype d = to_float_dtype(a.dtype());
+  array x = astype(a, d, s);
+  // Two passes (deviations from the mean), which keeps float32 accurate
+  // where E[x^2] - E[x]^2 would cancel.
+  array dev = subtract(x, mean(x, axes, true, s), s);
+  array sq = is_complex(d) ? square(abs(dev, s), s) : square(dev, s);
+  double n = std::max(reduced_count(a, axes) - ddof, 0.0);
+  return divide_by_count(sum(sq, axes, keepdims, s), n, s);
+}
+array var(const array& a, bool keepdims, int ddof, SD s) { return var(a, all_axes(a), keepdims, ddof, s); }
+
+array std(const array& a, const Axes& axes, bool keepdims, int ddof, SD s) {
+  return sqrt(var(a, axes, keepdims, ddof, s), s);
+}
+array std(const array& a, bool keepdims, int ddof, SD s) { return std(a, all_axes(a), keepdims, ddof, s); }
+
+array logsumexp(const array& a, const Axes& axes_in, bool keepdims, SD s) {
+  std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "logsumexp");
+  if (a.size() == 0) {
+    throw std::invalid_argument("[logsumexp] cannot reduce a zero-size array (shape " + shape_to_string(a.shape()) +
+                                ").");
+  }
+  array x = astype(a, to_float_dtype(a.dtype()), s);
+  if (axes.empty()) return x;
+  // Shift by the max for range; an infinite max would make inf - inf, so the
+  // shift is 0 there (the sum of exps then gives the right inf or 0).
+  array m = stop_gradient(max(x, axes, true, s), s);
+  array shift = where(isinf(m, s), array(0.0f, x.dtype()), m, s);
+  array out = log(sum(exp(subtract(x, shift, s), s), axes, keepdims, s), s);
+  return add(out, keepdims ? shift : reshape(shift, out.shape(), s), s);
+}
+array logsumexp(const array& a, bool keepdims, SD s) { return logsumexp(a, all_axes(a), keepdims, s); }
+
+array softmax(const array& a, const Axes& axes_in, bool precise, SD s) {
+  std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "softmax");
+  Dtype d = to_float_dtype(a.dtype());
+  array x = astype(a, d, s);
+  // precise: 16-bit inputs compute in float32 and round once at the end.
+  if (precise && (d == Dtype::float16 || d == Dtype::bfloat16)) x = astype(x, Dtype::float32, s);
+  array m = stop_gradient(max(x, axes, true, s), s);
+  array e = exp(subtract(x, m, s), s);
+  return astype(divide(e, sum(e, axes, true, s), s), d, s);
+}
+array softmax(const array& a, bool precise, SD s) { return softmax(a, all_axes(a), precise, s); }
+
+namespace {
+array arg_reduce_node(ArgReduceOp op, const char* name, const array& a, int axis_in, bool keepdims, SD s) {
+  int axis = normalize_axis(axis_in, a.ndim(), name);
+  if (is_complex(a.dtype())) {
+    throw std::invalid_argument(std::string("[") + name + "] not supported for inputs of dtype complex64.");
+  }
+  if (a.shape()[axis] == 0) {
+    throw std::invalid_argument(std::string("[") + name + "] cannot reduce a zero-size axis (shape " +
+                                shape_to_string(a.shape()) + ", axis " + std::to_string(axis_in) + ").");
+  }
+  return array(reduced_shape(a.shape(), {axis}, keepdims), Dtype::uint32,
+               std::make_shared<ArgReduce>(to_stream(s), op, axis, keepdims), {a});
+}
+array flat_arg_reduce(ArgReduceOp op, const char* name, const array& a, bool keepdims, SD s) {
+  if (a.size() == 0) {
+    throw std::invalid_argument(std::string("[") + name + "] cannot reduce a zero-size array (shape " +
+                                shape_to_string(a.shape()) + ").");
+  }
+  array r = arg_reduce_node(op, name, reshape(a, {-1}, s), 0, false, s);
+  return keepdims ? reshape(r, Shape(a.ndim(), 1), s) : r;
+}
+}  // namespace
+
+array argmax(const array& a, int axis, bool keepdims, SD s) {
+  return arg_reduce_node(ArgReduceOp::ArgMax, "argmax", a, axis, keepdims, s);
+}
+array argmax(const array& a, bool keepdims, SD s) {
+  return flat_arg_reduce(ArgReduceOp::ArgMax, "argmax", a, keepdims, s);
+}
+array argmin(const array& a, int axis, bool keepdims, SD s) {
+  return arg_reduce_node(ArgReduceOp::ArgMin, "argmin", a, axis, keepdims, s);
+}
+array argmin(const array& a, bool keepdims, SD s) {
+  return flat_arg_reduce(ArgReduceOp::ArgMin, "argmin", a, keepdims, s);
+}
+
+}  // namespace alloy

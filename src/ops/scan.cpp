@@ -1,0 +1,41 @@
+// Scans: cumsum cumprod cummax cummin along one axis (or flattened).
+#include <stdexcept>
+#include <string>
+
+#include "alloy/ops.h"
+#include "ops/op_utils.h"
+#include "primitives/scan.h"
+
+namespace alloy {
+
+namespace {
+array scan_node(ScanOp op, const array& a, int axis_in, bool reverse, bool inclusive, SD s) {
+  const char* name = kScanOpNames[static_cast<int>(op)];
+  int axis = normalize_axis(axis_in, a.ndim(), name);
+  if (is_complex(a.dtype()) && (op == ScanOp::Max || op == ScanOp::Min)) {
+    throw std::invalid_argument(std::string("[") + name + "] not supported for inputs of dtype complex64.");
+  }
+  // MLX: running sums and products of bool count in int32.
+  array x = a;
+  if (a.dtype() == Dtype::bool_ && (op == ScanOp::Sum || op == ScanOp::Prod)) x = astype(a, Dtype::int32, s);
+  return array(x.shape(), x.dtype(), std::make_shared<Scan>(to_stream(s), op, axis, reverse, inclusive), {x});
+}
+}  // namespace
+
+array cumsum(const array& a, int axis, bool reverse, bool inclusive, SD s) {
+  return scan_node(ScanOp::Sum, a, axis, reverse, inclusive, s);
+}
+array cumsum(const array& a, bool reverse, bool inclusive, SD s) {
+  return cumsum(reshape(a, {-1}, s), 0, reverse, inclusive, s);
+}
+array cumprod(const array& a, int axis, bool reverse, bool inclusive, SD s) {
+  return scan_node(ScanOp::Prod, a, axis, reverse, inclusive, s);
+}
+array cummax(const array& a, int axis, bool reverse, bool inclusive, SD s) {
+  return scan_node(ScanOp::Max, a, axis, reverse, inclusive, s);
+}
+array cummin(const array& a, int axis, bool reverse, bool inclusive, SD s) {
+  return scan_node(ScanOp::Min, a, axis, reverse, inclusive, s);
+}
+
+}  // namespace alloy

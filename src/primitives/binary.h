@@ -1,0 +1,27 @@
+// The binary family: one primitive, the op code says which function. Inputs
+// arrive broadcast to one shape and promoted to one dtype.
+#pragma once
+
+#include "alloy/primitive.h"
+#include "backend/common/binary_ops.h"
+
+namespace alloy {
+
+class Binary : public Primitive {
+ public:
+  Binary(Stream s, BinaryOp op) : Primitive(s), op_(op) {}
+  const char* name() const override { return binary_info(op_).name; }
+  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<int>& argnums, const std::vector<array>& outputs) override;
+  std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                         const std::vector<int>& argnums) override;
+  bool is_equivalent(const Primitive& other) const override;
+  BinaryOp op() const { return op_; }
+
+ private:
+  BinaryOp op_;
+};
+
+}  // namespace alloy

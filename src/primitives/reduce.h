@@ -1,0 +1,56 @@
+// Reductions over a set of axes, and arg reductions along one axis. The
+// output holds the reduced axes as size 1 (keepdims) or drops them: the
+// element order is the same either way, so one kernel serves both.
+#pragma once
+
+#include "alloy/primitive.h"
+#include "backend/common/reduce_ops.h"
+
+namespace alloy {
+
+class Reduce : public Primitive {
+ public:
+  Reduce(Stream s, ReduceOp op, std::vector<int> axes, bool keepdims)
+      : Primitive(s), op_(op), axes_(std::move(axes)), keepdims_(keepdims) {}
+  const char* name() const override { return reduce_info(op_).name; }
+  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<int>& argnums, const std::vector<array>& outputs) override;
+  std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                         const std::vector<int>& argnums) override;
+  bool is_equivalent(const Primitive& other) const override;
+  ReduceOp op() const { return op_; }
+  const std::vector<int>& axes() const { return axes_; }  // sorted, non-negative
+  bool keepdims() const { return keepdims_; }
+
+ private:
+  ReduceOp op_;
+  std::vector<int> axes_;
+  bool keepdims_;
+};
+
+// Output dtype of a reduction (the runtime twin of reduce_out_t).
+Dtype reduce_out_dtype(ReduceOp op, Dtype in);
+
+// Index (uint32) of the first max/min along `axis`.
+class ArgReduce : public Primitive {
+ public:
+  ArgReduce(Stream s, ArgReduceOp op, int axis, bool keepdims)
+      : Primitive(s), op_(op), axis_(axis), keepdims_(keepdims) {}
+  const char* name() const override { return op_ == ArgReduceOp::ArgMax ? "ArgMax" : "ArgMin"; }
+  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<int>& argnums, const std::vector<array>& outputs) override;
+  std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                         const std::vector<int>& argnums) override;
+  bool is_equivalent(const Primitive& other) const override;
+
+ private:
+  ArgReduceOp op_;
+  int axis_;
+  bool keepdims_;
+};
+
+}  // namespace alloy
