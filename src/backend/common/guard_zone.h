@@ -1,11 +1,13 @@
 // Guard zones around large buffers. MSL kernels written for Apple GPUs often
-// read a little outside an input before masking the value (the seed's
-// grid_sample loads all four corners, then zeroes those outside the image).
-// Such reads do not fault on Apple GPUs; here they would, for buffers whose
+// read outside an input before masking the value: the seed's grid_sample
+// loads all four corners of a sample, then zeroes those outside the image,
+// and a sample 10% outside the image reads 5% of an image height beyond the
+// buffer. Such reads do not fault on Apple GPUs; here they would, where the
 // neighbouring pages are unmapped. Large allocations therefore get mapped
-// slack on both sides: an eighth of their size (at least a row of any image
-// with 8 or more rows), between 64 KiB and 4 MiB. Small buffers sit inside
-// larger mapped regions already.
+// slack on both sides of an eighth of their size (at least 64 KiB). On the
+// host the slack is never touched, so it costs address space, not memory; on
+// the GPU it is real memory (a quarter more per large buffer). Small buffers
+// sit inside larger mapped regions already.
 #pragma once
 
 #include <cstddef>
@@ -13,10 +15,10 @@
 namespace alloy {
 
 inline size_t guard_zone_bytes(size_t size) {
-  constexpr size_t kMin = size_t(64) << 10, kMax = size_t(4) << 20, kPage = 4096;
+  constexpr size_t kMin = size_t(64) << 10, kPage = 4096;
   if (size < kMin) return 0;
   size_t g = (size / 8 + kPage - 1) / kPage * kPage;
-  return g < kMin ? kMin : (g > kMax ? kMax : g);
+  return g < kMin ? kMin : g;
 }
 
 }  // namespace alloy
