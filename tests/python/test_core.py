@@ -1,0 +1,82 @@
+"""Arrays as objects: devices and streams, evaluation triggers, printing,
+memory counters, dtype objects, errors."""
+import os
+
+import numpy as np
+import pytest
+
+import alloy.core as mx
+
+DEVICE = os.environ.get("ALLOY_TEST_DEVICE", "cpu")
+
+
+def test_default_device_and_availability():
+    assert mx.is_available(mx.cpu)
+    assert mx.default_device() == (mx.gpu if DEVICE == "gpu" else mx.cpu)
+    if not mx.is_available(mx.gpu):
+        with pytest.raises(ValueError, match="not available"):
+            mx.set_default_device(mx.gpu)
+        with pytest.raises(ValueError, match="not available"):
+            mx.add(mx.array([1.0]), mx.array([2.0]), stream=mx.gpu)
+
+
+def test_stream_argument_runs_on_that_device(rng):
+    x = rng.standard_normal(5).astype(np.float32)
+    a = mx.array(x)
+    out = mx.exp(a, stream=mx.cpu)
+    np.testing.assert_allclose(np.array(out), np.exp(x.astype(np.float64)), rtol=1e-6)
+    s = mx.new_stream(mx.cpu)
+    out2 = mx.multiply(a, 2, stream=s)
+    np.testing.assert_allclose(np.array(out2), x * 2)
+    assert s.device == mx.cpu
+
+
+@pytest.mark.skipif(not mx.is_available(mx.gpu), reason="needs a GPU: the cross-device round trip")
+def test_cpu_array_consumed_on_gpu_and_back(rng):
+    x = rng.standard_normal(1000).astype(np.float32)
+    a = mx.array(x)
+    on_gpu = mx.exp(a, stream=mx.gpu)
+    back = mx.add(on_gpu, 1, stream=mx.cpu)
+    np.testing.assert_allclose(np.array(back), np.exp(x.astype(np.float64)) + 1, rtol=1e-6)
+
+
+def test_evaluation_triggers(rng):
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    a = mx.array(x) * 2
+    assert a.tolist() == (x * 2).tolist()
+    assert isinstance(mx.sum(a).item(), float)
+    assert "array(" in repr(a) and "dtype=float32" in repr(a)
+    np.testing.assert_array_equal(np.array(a), x * 2)
+    mx.eval([a, {"k": (a + 1,)}])
+
+
+def test_dtype_objects():
+    assert mx.float32.size == 4 and mx.bfloat16.size == 2 and mx.complex64.size == 8
+    assert mx.bool_ == mx.bool_ and mx.int32 != mx.int64
+    assert mx.issubdtype(mx.float16, mx.floating)
+    assert mx.issubdtype(mx.uint8, mx.integer) and not mx.issubdtype(mx.uint8, mx.signedinteger)
+    assert mx.promote_types(mx.uint8, mx.int8) == mx.int16
+    assert mx.promote_types(mx.float16, mx.bfloat16) == mx.float32
+    assert mx.promote_types(mx.int32, mx.float16) == mx.float16
+
+
+def test_memory_counters():
+    before = mx.get_active_memory()
+    a = mx.zeros((1 << 20,), dtype=mx.float32)
+    mx.eval(a)
+    assert mx.get_active_memory() >= before + (4 << 20)
+    assert mx.get_peak_memory() >= mx.get_active_memory()
+    del a
+    assert mx.get_active_memory() < before + (4 << 20)
+
+
+def test_errors_are_python_exceptions_and_keep_state():
+    a = mx.array([1.0, 2.0, 3.0])
+    mx.eval(a)
+    with pytest.raises(ValueError):
+        mx.add(mx.zeros((2, 3)), mx.zeros((4,)))
+    with pytest.raises(IndexError):
+        a[5]
+    with pytest.raises((TypeError, ValueError)):
+        mx.array([[1, 2], [3]])
+    assert a.tolist() == [1.0, 2.0, 3.0]
