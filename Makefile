@@ -30,19 +30,21 @@ $(VENV)/.ready: pyproject.toml | deps
 
 venv: $(VENV)/.ready
 
-cpp: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DALLOY_BUILD_TESTS=ON >/dev/null
+cpp: deps venv
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DALLOY_BUILD_TESTS=ON -DALLOY_BUILD_PYTHON=ON \
+	      -DPython_EXECUTABLE=$(CURDIR)/$(PY) >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
-python: venv
-	$(PY) -m pip install -q --no-build-isolation --no-deps . -Ccmake.define.CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS)
+python: cpp
+	$(PY) -m pip install -q --no-build-isolation --no-deps . -Cbuild.verbose=false \
+	      -Ccmake.define.Python_EXECUTABLE=$(CURDIR)/$(PY)
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # The C++ API as a user sees it: install, then find_package(Alloy) from examples/cpp.
 test-example:
-	cmake --install $(BUILD) --prefix build/install >/dev/null
+	cmake --install $(BUILD) --component dev --prefix build/install >/dev/null
 	cmake -S examples/cpp -B build/example -G Ninja -DCMAKE_PREFIX_PATH=$(CURDIR)/build/install >/dev/null
 	cmake --build build/example
 	LD_LIBRARY_PATH=$(CURDIR)/build/install/lib build/example/metal_exp

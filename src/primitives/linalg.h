@@ -13,6 +13,7 @@ class Matmul : public Primitive {
   explicit Matmul(Stream s) : Primitive(s) {}
   const char* name() const override { return "Matmul"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums, const std::vector<array>& outputs) override;
   std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,

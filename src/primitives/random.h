@@ -44,6 +44,7 @@ class RandomBits : public Primitive {
   RandomBits(Stream s, int width) : Primitive(s), width_(width) {}
   const char* name() const override { return "RandomBits"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   bool is_equivalent(const Primitive& o) const override;
 
  private:

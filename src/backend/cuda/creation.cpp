@@ -1,4 +1,5 @@
 // GPU evaluation of the creation primitives (device/creation.cuh).
+#include "backend/cuda/kernel_sources.h"
 #include "backend/cuda/kernels.h"
 #include "primitives/creation.h"
 
@@ -7,10 +8,6 @@ namespace alloy {
 using namespace cuda;
 
 namespace {
-
-std::string creation_source(Dtype t, const std::string& name) {
-  return std::string("#include \"creation.cuh\"\nALLOY_KERNEL_") + name + "(" + device_type_name(t) + ")\n";
-}
 
 CUfunction creation_kernel(Dtype t, const std::string& name) {
   return kernel(std::string("creation/") + dtype_name(t), name,

@@ -9,6 +9,7 @@
 #include "alloy/allocator.h"
 #include "alloy/ops.h"
 #include "backend/cuda/device.h"
+#include "backend/cuda/elementwise.h"
 #include "core/streams.h"
 #include "jit/cuda_compile.h"
 #include "msl/runtime/cuda_launch.h"
@@ -111,12 +112,7 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
   std::vector<array> inputs = inputs_in;
   if (ensure_row_contiguous()) {
     for (auto& in : inputs) {
-      if (!in.flags().row_contiguous) {
-        // Made contiguous through the host until the GPU copy kernel lands.
-        array c = contiguous(in, false, Device(Device::cpu));
-        c.eval();
-        in = inputs_on_device({c}, stream())[0];
-      }
+      if (!in.flags().row_contiguous) in = cuda::row_contiguous(in, cs, "metal_kernel");
     }
   }
   for (auto& o : outputs) {

@@ -1,9 +1,9 @@
-// GPU evaluation of Gather and Scatter (device/indexing.cuh). Out-of-range
-// indices are reported by the kernel; the host waits for it and throws the
-// same error as the CPU backend (std::out_of_range -> IndexError).
+// GPU evaluation of Gather and Scatter (device/indexing.cuh): out-of-range
+// indices are clamped by gathers and dropped by scatters, as on the CPU.
 #include <stdexcept>
 
 #include "backend/cuda/elementwise.h"
+#include "backend/cuda/kernel_sources.h"
 #include "backend/cuda/kernels.h"
 #include "primitives/indexing.h"
 
@@ -40,27 +40,6 @@ IndexArgs index_args(const std::vector<array>& idx, const std::vector<int>& axes
   return a;
 }
 
-// A zeroed error record on the device: (flag, bad value, index array).
-array error_record(CUstream s) {
-  Buffer b = allocator(Device(Device::gpu)).malloc(3 * sizeof(int64_t));
-  check(cuda_driver::api().cuMemsetD8Async(dptr(b.ptr), 0, 3 * sizeof(int64_t), s), "gather", "cuMemsetD8Async");
-  return array(std::make_shared<Data>(b), {3}, {1}, Dtype::int64);
-}
-
-// Waits for the stream and throws if the kernel found a bad index.
-void check_error_record(const array& err, CUstream s, const std::vector<int>& axes, const Shape& target_shape,
-                        const char* op) {
-  int64_t host[3] = {0, 0, 0};
-  check(cuda_driver::api().cuMemcpyDtoHAsync(host, dptr(err.raw_data()), sizeof(host), s), op, "cuMemcpyDtoHAsync");
-  check(cuda_driver::api().cuStreamSynchronize(s), op, "cuStreamSynchronize");
-  if (host[0] != 0) {
-    const int ax = axes[static_cast<size_t>(host[2])];
-    throw std::out_of_range(std::string("[") + op + "] index " + std::to_string(host[1]) +
-                            " is out of bounds for axis " + std::to_string(ax) + " with size " +
-                            std::to_string(target_shape[ax]) + ".");
-  }
-}
-
 Dtype bits_of(Dtype d) {
   switch (size_of(d)) {
     case 1: return Dtype::uint8;
@@ -90,25 +69,33 @@ void Gather::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
   if (out.size() == 0 || args.block == 0 || args.n_index == 0) return;
   CUstream s = stream_for(stream());
   StridedLayout<1> slice = make_layout<1>(slice_sizes_, {&a.strides()}, "gather");
-  const Dtype t = bits_of(a.dtype());
+  const size_t item = a.itemsize();
+  // Contiguous blocks whose every start is 16-byte aligned move as 16-byte words.
+  bool wide = slice.ndim == 1 && slice.strides[0][0] == 1 && (args.block * item) % 16 == 0 &&
+              aligned(a.raw_data(), 16) && aligned(out.raw_data(), 16);
+  for (int k = 0; k < args.n_idx; ++k) wide = wide && (args.axis_stride[k] * static_cast<int64_t>(item)) % 16 == 0;
+  std::string type = device_type_name(bits_of(a.dtype()));
+  if (wide) {
+    const int64_t per = 16 / static_cast<int64_t>(item);
+    for (int k = 0; k < args.n_idx; ++k) args.axis_stride[k] /= per;
+    args.block /= per;
+    slice.shape[0] = static_cast<int32_t>(args.block);
+    type = "alloy::bits128";
+  }
   const Dtype it = idx.empty() ? Dtype::int32 : idx[0].dtype();
   SourceFn source = [=](const std::string& k) {
-    return std::string("#include \"indexing.cuh\"\nALLOY_KERNEL_") + k + "(" + device_type_name(t) + ", " +
-           device_type_name(it) + ")\n";
+    return "#include \"indexing.cuh\"\nALLOY_KERNEL_" + k + "(" + type + ", " + device_type_name(it) + ")\n";
   };
-  CUfunction fn = kernel(std::string("gather/") + dtype_name(t) + "/" + dtype_name(it), "gather", source);
-  unsigned bx = 32;
+  CUfunction fn = kernel("gather/" + type + "/" + dtype_name(it), "gather", source);
+  unsigned bx = args.n_idx <= 16 ? 16 : 32;
   while (bx < 256 && bx < args.block) bx *= 2;
   const unsigned by = 256 / bx;
   const int64_t need = (args.n_index + by - 1) / by;
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(need, sm_blocks()));
-  array err = error_record(s);
   const void* src = a.raw_data();
   void* dst = out.raw_data();
-  void* perr = err.raw_data();
-  launch3(fn, {blocks, 1, 1}, {bx, by, 1}, 0, s, src, dst, args, slice, perr);
+  launch3(fn, {blocks, 1, 1}, {bx, by, 1}, 0, s, src, dst, args, slice);
   note_pending(stream());
-  check_error_record(err, s, axes_, a.shape(), "gather");
 }
 
 void Scatter::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
@@ -137,18 +124,12 @@ void Scatter::eval_gpu(const std::vector<array>& inputs, std::vector<array>& out
   // Stores move bits; combining modes need the real type.
   const Dtype t = reduce_ == ScatterReduce::none ? bits_of(a.dtype()) : a.dtype();
   const Dtype it = idx.empty() ? Dtype::int32 : idx[0].dtype();
-  SourceFn source = [=](const std::string& k) {
-    return std::string("#include \"indexing.cuh\"\nALLOY_KERNEL_") + k + "(" + std::to_string(mode) + ", " +
-           device_type_name(t) + ", " + device_type_name(it) + ")\n";
-  };
+  SourceFn source = [=](const std::string& k) { return scatter_source(mode, t, it, k); };
   CUfunction fn = kernel("scatter/" + std::to_string(mode) + "/" + dtype_name(t) + "/" + dtype_name(it), "scatter",
                          source);
-  array err = error_record(s);
   const void* src = updates.raw_data();
   void* dst = out.raw_data();
-  void* perr = err.raw_data();
-  launch(fn, grid_blocks(n), kBlock, 0, s, src, dst, args, upd, n, perr);
-  check_error_record(err, s, axes_, a.shape(), "scatter");
+  launch(fn, grid_blocks(n), kBlock, 0, s, src, dst, args, upd, n);
 }
 
 }  // namespace alloy

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "backend/cuda/elementwise.h"
+#include "backend/cuda/kernel_sources.h"
 #include "backend/cuda/kernels.h"
 #include "primitives/reduce.h"
 #include "primitives/scan.h"
@@ -67,11 +68,6 @@ int sm_count() {
     return cuda_driver::device_attribute(cuda_driver::kMultiprocessorCount);
   }();
   return n;
-}
-
-std::string reduce_source(const std::string& op, Dtype in, Dtype acc, Dtype out, const std::string& name) {
-  return std::string("#include \"reduce.cuh\"\nALLOY_KERNEL_") + name + "(alloy::ReduceOp::" + op + ", " +
-         device_type_name(in) + ", " + device_type_name(acc) + ", " + device_type_name(out) + ")\n";
 }
 
 CUfunction reduce_kernel(const std::string& op, Dtype in, Dtype acc, Dtype out, const std::string& name) {
@@ -229,10 +225,7 @@ void ArgReduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& o
   for (int d = axis_ + 1; d < in.ndim(); ++d) inner *= in.shape(d);
   const std::string op = op_ == ArgReduceOp::ArgMax ? "ArgMax" : "ArgMin";
   const Dtype t = in.dtype();
-  SourceFn source = [=](const std::string& k) {
-    return std::string("#include \"arg_reduce.cuh\"\nALLOY_KERNEL_") + k + "(alloy::ArgReduceOp::" + op + ", " +
-           device_type_name(t) + ")\n";
-  };
+  SourceFn source = [=](const std::string& k) { return arg_reduce_source(op, t, k); };
   const std::string key = "arg_reduce/" + op + "/" + dtype_name(t);
   const void* src = in.raw_data();
   void* dst = out.raw_data();
@@ -269,10 +262,7 @@ void Scan::eval_gpu(const std::vector<array>& inputs, std::vector<array>& output
   static const char* const kOps[] = {"Sum", "Prod", "Max", "Min"};
   const std::string op = kOps[static_cast<int>(op_)];
   const Dtype t = in.dtype();
-  SourceFn source = [=](const std::string& k) {
-    return std::string("#include \"scan.cuh\"\nALLOY_KERNEL_") + k + "(alloy::ScanOp::" + op + ", " +
-           device_type_name(t) + ")\n";
-  };
+  SourceFn source = [=](const std::string& k) { return scan_source(op, t, k); };
   const std::string key = "scan/" + op + "/" + dtype_name(t);
   const void* src = in.raw_data();
   void* dst = out.raw_data();

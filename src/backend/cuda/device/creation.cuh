@@ -1,6 +1,7 @@
 // Arrays made from parameters alone: arange, linspace, eye. Values are
-// computed in double and converted with the host's rules, so both devices
-// give the same elements.
+// computed in double without fused multiply-add (the host rounds the product
+// and the sum separately) and converted with the host's rules, so both
+// devices give the same elements.
 #pragma once
 
 #include "kernel_common.cuh"
@@ -8,14 +9,14 @@
 #define ALLOY_KERNEL_arange(T)                                                          \
   extern "C" __global__ void arange(T* out, double start, double step, int64_t n) {     \
     for (int64_t e = alloy::global_thread(); e < n; e += alloy::grid_threads())         \
-      out[e] = alloy::cast_value<T>(start + double(e) * step);                          \
+      out[e] = alloy::cast_value<T>(__dadd_rn(start, __dmul_rn(double(e), step)));                          \
   }
 
 // The last point is exactly `stop` (numpy's rule).
 #define ALLOY_KERNEL_linspace(T)                                                                     \
   extern "C" __global__ void linspace(T* out, double start, double step, double stop, int64_t n) {  \
     for (int64_t e = alloy::global_thread(); e < n; e += alloy::grid_threads())                      \
-      out[e] = alloy::cast_value<T>(n > 1 && e == n - 1 ? stop : start + double(e) * step);          \
+      out[e] = alloy::cast_value<T>(n > 1 && e == n - 1 ? stop : __dadd_rn(start, __dmul_rn(double(e), step)));          \
   }
 
 #define ALLOY_KERNEL_eye(T)                                                                          \

@@ -1,49 +1,89 @@
-// Gather and scatter over blocks at indexed positions (primitives/indexing.h
-// has the semantics). An index outside its axis is an error, never an access:
-// the kernel records the first one in `err` (flag, value, index array) and
-// skips the element; the host reads `err` after the launch and throws.
+// Gather and scatter over blocks at indexed positions, with the semantics of
+// primitives/indexing.h: negative indices wrap once; what is still outside
+// the axis is clamped by gathers and dropped by scatters, so no index ever
+// reads or writes out of bounds.
 #pragma once
 
 #include "kernel_common.cuh"
 
 namespace alloy {
 
-// Element offset (in the target) of the block that index position `i` selects.
+// Index array k's contribution to the block offset of position i (32-bit
+// divisions while the index shape allows) in *part. Out of range: clamped
+// when Clamp, else false (the update is dropped).
+template <typename I, bool Clamp>
+__device__ __forceinline__ bool index_part(const cuda::IndexArgs& a, int k, int64_t i, int64_t* part) {
+  int64_t loc = 0;
+  if (a.n_index < (int64_t(1) << 31)) {
+    unsigned u = unsigned(i);
+    for (int d = a.idx_ndim - 1; d > 0; --d) {
+      const unsigned s = unsigned(a.idx_shape[d]), q = u / s;
+      loc += int64_t(u - q * s) * a.idx_strides[k][d];
+      u = q;
+    }
+    if (a.idx_ndim > 0) loc += int64_t(u) * a.idx_strides[k][0];
+  } else {
+    loc = cuda::elem_to_loc<int64_t>(i, a.idx_ndim, a.idx_shape, a.idx_strides[k]);
+  }
+  const int64_t v = int64_t(static_cast<const I*>(a.idx[k])[loc]);
+  int64_t w = v < 0 ? v + a.axis_size[k] : v;
+  if (w < 0 || w > a.axis_limit[k]) {
+    if constexpr (!Clamp) return false;
+    const int64_t hi = a.axis_limit[k] > 0 ? a.axis_limit[k] : 0;
+    w = w < 0 ? 0 : hi;
+  }
+  *part = w * a.axis_stride[k];
+  return true;
+}
+
+// Element offset (in the target) of the block that index position `i`
+// selects (scatters); *bad when an index is out of range.
 template <typename I>
-__device__ __forceinline__ int64_t block_base(const cuda::IndexArgs& a, int64_t i, long long* err, bool* bad) {
+__device__ __forceinline__ int64_t block_base(const cuda::IndexArgs& a, int64_t i, bool* bad) {
   int64_t base = 0;
   for (int k = 0; k < a.n_idx; ++k) {
-    const int64_t loc = cuda::elem_to_loc<int64_t>(i, a.idx_ndim, a.idx_shape, a.idx_strides[k]);
-    const int64_t v = int64_t(static_cast<const I*>(a.idx[k])[loc]);
-    const int64_t w = v < 0 ? v + a.axis_size[k] : v;
-    if (w < 0 || w > a.axis_limit[k]) {
-      if (atomicCAS(reinterpret_cast<unsigned long long*>(err), 0ull, 1ull) == 0ull) {
-        err[1] = v;
-        err[2] = k;
-      }
+    int64_t p = 0;
+    if (!index_part<I, false>(a, k, i, &p)) {
       *bad = true;
       return 0;
     }
-    base += w * a.axis_stride[k];
+    base += p;
   }
   return base;
 }
 
-// Block (bx, by): thread row ty handles index position i, its lanes the
-// block's elements; `slice` maps a block element to its source offset.
+// Block (bx, by), bx a power of two in [16, 256]: thread row ty handles index
+// position i, its lanes the block's elements. Lane k of each row reads index
+// array k and the row sums the parts with shuffles (rows of 16 lanes share a
+// warp, hence the shuffle width and the block-uniform loop).
 template <typename T, typename I>
-__device__ __forceinline__ void gather(const T* src, T* out, cuda::IndexArgs a, cuda::StridedLayout<1> slice,
-                                       long long* err) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.y + threadIdx.y; i < a.n_index;
-       i += int64_t(gridDim.x) * blockDim.y) {
-    bool bad = false;
-    const int64_t base = block_base<I>(a, i, err, &bad);
-    if (bad) continue;
+__device__ __forceinline__ void gather(const T* src, T* out, cuda::IndexArgs a, cuda::StridedLayout<1> slice) {
+  const int bx = blockDim.x, x = threadIdx.x;
+  const int width = bx < 32 ? bx : 32;
+  const int lane = x % width;
+  const bool unit = slice.ndim == 1;
+  for (int64_t i0 = int64_t(blockIdx.x) * blockDim.y; i0 < a.n_index; i0 += int64_t(gridDim.x) * blockDim.y) {
+    const int64_t i = i0 + threadIdx.y;
+    const bool active = i < a.n_index;
+    int64_t part = 0;
+    if (active && lane < a.n_idx) index_part<I, true>(a, lane, i, &part);
+#pragma unroll
+    for (int d = 16; d > 0; d /= 2) {
+      const int64_t o = __shfl_down_sync(0xffffffffu, part, d, width);
+      if (d < width) part += o;
+    }
+    const int64_t base = __shfl_sync(0xffffffffu, part, 0, width);
+    if (!active) continue;
     T* o = out + i * a.block;
-    for (int64_t j = threadIdx.x; j < a.block; j += blockDim.x) {
-      int64_t l[1];
-      cuda::elem_to_locs<0>(j, slice, l);
-      o[j] = src[base + l[0]];
+    if (unit) {
+      const int64_t st = slice.strides[0][0];
+      for (int64_t j = x; j < a.block; j += bx) o[j] = src[base + j * st];
+    } else {
+      for (int64_t j = x; j < a.block; j += bx) {
+        int64_t l[1];
+        cuda::elem_to_locs<0>(j, slice, l);
+        o[j] = src[base + l[0]];
+      }
     }
   }
 }
@@ -57,12 +97,7 @@ __device__ __forceinline__ void atomic_update(T* addr, T v, F combine) {
     unsigned long long old = *word, assumed;
     do {
       assumed = old;
-      T cur;
-      __builtin_memcpy(&cur, &assumed, 8);
-      T next = combine(cur, v);
-      unsigned long long bits;
-      __builtin_memcpy(&bits, &next, 8);
-      old = atomicCAS(word, assumed, bits);
+      old = atomicCAS(word, assumed, to_bits(combine(from_bits<T>(assumed), v)));
     } while (old != assumed);
   } else {
     const uintptr_t p = reinterpret_cast<uintptr_t>(addr);
@@ -72,13 +107,8 @@ __device__ __forceinline__ void atomic_update(T* addr, T v, F combine) {
     unsigned old = *word, assumed;
     do {
       assumed = old;
-      unsigned bits = (assumed & mask) >> shift;
-      T cur;
-      __builtin_memcpy(&cur, &bits, sizeof(T));
-      T next = combine(cur, v);
-      unsigned nb = 0;
-      __builtin_memcpy(&nb, &next, sizeof(T));
-      old = atomicCAS(word, assumed, (assumed & ~mask) | ((nb << shift) & mask));
+      const T next = combine(from_bits<T>((assumed & mask) >> shift), v);
+      old = atomicCAS(word, assumed, (assumed & ~mask) | ((to_bits(next) << shift) & mask));
     } while (old != assumed);
   }
 }
@@ -113,10 +143,10 @@ __device__ __forceinline__ void scatter_one(T* dst, T v) {
 // upd.strides[1] the out offsets of the block dims (0 on index dims).
 template <int Mode, typename T, typename I>
 __device__ __forceinline__ void scatter(const T* updates, T* out, cuda::IndexArgs a, cuda::StridedLayout<2> upd,
-                                        int64_t n, long long* err) {
+                                        int64_t n) {
   for (int64_t e = global_thread(); e < n; e += grid_threads()) {
     bool bad = false;
-    const int64_t base = block_base<I>(a, e / a.block, err, &bad);
+    const int64_t base = block_base<I>(a, e / a.block, &bad);
     if (bad) continue;
     int64_t l[2];
     cuda::elem_to_locs<0>(e, upd, l);
@@ -128,11 +158,11 @@ __device__ __forceinline__ void scatter(const T* updates, T* out, cuda::IndexArg
 
 #define ALLOY_KERNEL_gather(T, I)                                                                  \
   extern "C" __global__ void gather(const T* src, T* out, alloy::cuda::IndexArgs a,               \
-                                    alloy::cuda::StridedLayout<1> slice, long long* err) {        \
-    alloy::gather<T, I>(src, out, a, slice, err);                                                  \
+                                    alloy::cuda::StridedLayout<1> slice) {                        \
+    alloy::gather<T, I>(src, out, a, slice);                                                       \
   }
 #define ALLOY_KERNEL_scatter(MODE, T, I)                                                           \
   extern "C" __global__ void scatter(const T* updates, T* out, alloy::cuda::IndexArgs a,          \
-                                     alloy::cuda::StridedLayout<2> upd, int64_t n, long long* err) { \
-    alloy::scatter<MODE, T, I>(updates, out, a, upd, n, err);                                      \
+                                     alloy::cuda::StridedLayout<2> upd, int64_t n) {              \
+    alloy::scatter<MODE, T, I>(updates, out, a, upd, n);                                           \
   }

@@ -55,51 +55,47 @@ struct alignas(sizeof(T) * V) Vec {
   T v[V];
 };
 
+// 16 bytes moved as one (gather of contiguous, aligned blocks).
+using bits128 = Vec<uint32_t, 4>;
+
 // Global thread index and grid size for grid-stride loops (64-bit: a grid
 // may cover more than 2^31 elements).
 __device__ __forceinline__ int64_t global_thread() { return int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int64_t grid_threads() { return int64_t(gridDim.x) * blockDim.x; }
 
-// Shuffles for any trivially copyable element of up to 8 bytes (bool,
-// 8/16-bit integers, half types) and complex64.
+// A value's bits as an unsigned word of its size (<= 4 bytes: in 32 bits),
+// and back; NVRTC has no memcpy builtin, __builtin_bit_cast needs equal sizes.
+template <typename T>
+__device__ __forceinline__ auto to_bits(T v) {
+  if constexpr (sizeof(T) == 1) return unsigned(__builtin_bit_cast(unsigned char, v));
+  else if constexpr (sizeof(T) == 2) return unsigned(__builtin_bit_cast(unsigned short, v));
+  else if constexpr (sizeof(T) == 4) return __builtin_bit_cast(unsigned, v);
+  else return __builtin_bit_cast(unsigned long long, v);
+}
+template <typename T, typename B>
+__device__ __forceinline__ T from_bits(B bits) {
+  if constexpr (sizeof(T) == 1) return __builtin_bit_cast(T, (unsigned char)bits);
+  else if constexpr (sizeof(T) == 2) return __builtin_bit_cast(T, (unsigned short)bits);
+  else if constexpr (sizeof(T) == 4) return __builtin_bit_cast(T, (unsigned)bits);
+  else return __builtin_bit_cast(T, (unsigned long long)bits);
+}
+
+// Shuffles for any element of up to 8 bytes (bool, 8/16-bit integers, half
+// types) and complex64.
 template <typename T>
 __device__ __forceinline__ T shfl_down(T v, int delta, unsigned mask = 0xffffffffu) {
   if constexpr (math::is_complex_v<T>) {
     return T(__shfl_down_sync(mask, v.re, delta), __shfl_down_sync(mask, v.im, delta));
-  } else if constexpr (sizeof(T) <= 4) {
-    unsigned bits = 0;
-    __builtin_memcpy(&bits, &v, sizeof(T));
-    bits = __shfl_down_sync(mask, bits, delta);
-    T out;
-    __builtin_memcpy(&out, &bits, sizeof(T));
-    return out;
   } else {
-    unsigned long long bits;
-    __builtin_memcpy(&bits, &v, 8);
-    bits = __shfl_down_sync(mask, bits, delta);
-    T out;
-    __builtin_memcpy(&out, &bits, 8);
-    return out;
+    return from_bits<T>(__shfl_down_sync(mask, to_bits(v), delta));
   }
 }
 template <typename T>
 __device__ __forceinline__ T shfl_up(T v, int delta) {
   if constexpr (math::is_complex_v<T>) {
     return T(__shfl_up_sync(0xffffffffu, v.re, delta), __shfl_up_sync(0xffffffffu, v.im, delta));
-  } else if constexpr (sizeof(T) <= 4) {
-    unsigned bits = 0;
-    __builtin_memcpy(&bits, &v, sizeof(T));
-    bits = __shfl_up_sync(0xffffffffu, bits, delta);
-    T out;
-    __builtin_memcpy(&out, &bits, sizeof(T));
-    return out;
   } else {
-    unsigned long long bits;
-    __builtin_memcpy(&bits, &v, 8);
-    bits = __shfl_up_sync(0xffffffffu, bits, delta);
-    T out;
-    __builtin_memcpy(&out, &bits, 8);
-    return out;
+    return from_bits<T>(__shfl_up_sync(0xffffffffu, to_bits(v), delta));
   }
 }
 

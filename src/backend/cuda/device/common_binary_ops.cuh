@@ -1,1 +1,0 @@
-../../common/binary_ops.h

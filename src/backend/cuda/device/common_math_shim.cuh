@@ -1,1 +1,0 @@
-../../common/math_shim.h

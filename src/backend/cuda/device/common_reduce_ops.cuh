@@ -1,1 +1,0 @@
-../../common/reduce_ops.h

@@ -1,1 +1,0 @@
-../../common/ternary_ops.h

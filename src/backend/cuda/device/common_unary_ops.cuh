@@ -1,1 +1,0 @@
-../../common/unary_ops.h

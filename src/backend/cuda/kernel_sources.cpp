@@ -1,0 +1,161 @@
+#include "backend/cuda/kernel_sources.h"
+
+#include "backend/common/binary_ops.h"
+#include "backend/common/unary_ops.h"
+#include "backend/cuda/elementwise.h"
+#include "backend/cuda/kernels.h"
+
+namespace alloy::cuda {
+
+namespace {
+std::string instantiate(const std::string& header, const std::string& name, const std::string& args) {
+  return "#include \"" + header + "\"\nALLOY_KERNEL_" + name + "(" + args + ")\n";
+}
+}  // namespace
+
+std::string creation_source(Dtype t, const std::string& name) {
+  return instantiate("creation.cuh", name, device_type_name(t));
+}
+std::string reduce_source(const std::string& op, Dtype in, Dtype acc, Dtype out, const std::string& name) {
+  return instantiate("reduce.cuh", name,
+                     "alloy::ReduceOp::" + op + ", " + device_type_name(in) + ", " + device_type_name(acc) + ", " +
+                         device_type_name(out));
+}
+std::string arg_reduce_source(const std::string& op, Dtype t, const std::string& name) {
+  return instantiate("arg_reduce.cuh", name, "alloy::ArgReduceOp::" + op + ", " + device_type_name(t));
+}
+std::string scan_source(const std::string& op, Dtype t, const std::string& name) {
+  return instantiate("scan.cuh", name, "alloy::ScanOp::" + op + ", " + device_type_name(t));
+}
+std::string gather_source(Dtype t, Dtype index, const std::string& name) {
+  return instantiate("indexing.cuh", name, std::string(device_type_name(t)) + ", " + device_type_name(index));
+}
+std::string scatter_source(int mode, Dtype t, Dtype index, const std::string& name) {
+  return instantiate("indexing.cuh", name,
+                     std::to_string(mode) + ", " + device_type_name(t) + ", " + device_type_name(index));
+}
+std::string random_source(const std::string& name) { return instantiate("random.cuh", name, ""); }
+std::string gemm_source(Dtype t, const std::string& name) { return instantiate("gemm.cuh", name, device_type_name(t)); }
+
+std::vector<CatalogEntry> kernel_catalog() {
+  std::vector<CatalogEntry> out;
+  auto add = [&](const std::string& family, const std::string& name, std::string source) {
+    out.push_back({family + "/" + name, name, std::move(source)});
+  };
+  const Dtype all[] = {Dtype::bool_,   Dtype::uint8,   Dtype::uint16,  Dtype::uint32,   Dtype::uint64,
+                       Dtype::int8,    Dtype::int16,   Dtype::int32,   Dtype::int64,    Dtype::float16,
+                       Dtype::bfloat16, Dtype::float32, Dtype::float64, Dtype::complex64};
+  // Conversions: every dtype to and from float32, the bit copies, every form.
+  for (Dtype d : all) {
+    MapModule to = cast_module(d, Dtype::float32), from = cast_module(Dtype::float32, d);
+    add(to.key, "map_v", to.source("map_v"));
+    if (d != Dtype::float32) add(from.key, "map_v", from.source("map_v"));
+  }
+  add("cast/complex64/float16", "map_v", cast_module(Dtype::complex64, Dtype::float16).source("map_v"));
+  add("cast/bfloat16/int64", "map_v", cast_module(Dtype::bfloat16, Dtype::int64).source("map_v"));
+  for (const char* k : {"map_s1", "map_s2", "map_s3", "map_sn"}) {
+    add("cast/float16/float32", k, cast_module(Dtype::float16, Dtype::float32).source(k));
+  }
+  // Unary: every op on float32 (its own dtype when float32 is illegal), and
+  // on complex64 and float16 where legal.
+  for (int i = 0; i < static_cast<int>(sizeof(kUnaryOps) / sizeof(kUnaryOps[0])); ++i) {
+    const UnaryOpInfo& info = kUnaryOps[i];
+    auto out_of = [&](Dtype d) {
+      if (info.result == UnaryResult::Bool) return Dtype::bool_;
+      if (info.result == UnaryResult::RealPart && d == Dtype::complex64) return Dtype::float32;
+      return d;
+    };
+    bool first = true;
+    for (Dtype d : {Dtype::float32, Dtype::complex64, Dtype::float16, Dtype::int32, Dtype::bool_}) {
+      if (!(info.kinds & math::kind_bit(d))) continue;
+      if (!first && d != Dtype::complex64 && d != Dtype::float16) continue;
+      MapModule m = unary_module(info.name, d, out_of(d));
+      add(m.key, "map_v", m.source("map_v"));
+      first = false;
+    }
+  }
+  // Binary: every op on its first legal dtype; complex arithmetic; every form.
+  for (int i = 0; i < static_cast<int>(sizeof(kBinaryOps) / sizeof(kBinaryOps[0])); ++i) {
+    const BinaryOpInfo& info = kBinaryOps[i];
+    for (Dtype d : {Dtype::float32, Dtype::int32, Dtype::bool_}) {
+      if (!(info.kinds & math::kind_bit(d))) continue;
+      Dtype o = info.result == BinaryResult::Bool ? Dtype::bool_ : d;
+      add(std::string("zip/") + info.name + "/" + dtype_name(d), "zip_vv", zip_module_source(d, o, info.name, "zip_vv"));
+      break;
+    }
+  }
+  for (const char* op : {"Add", "Multiply", "Divide", "Power", "Equal"}) {
+    Dtype o = std::string(op) == "Equal" ? Dtype::bool_ : Dtype::complex64;
+    add(std::string("zip/") + op + "/complex64", "zip_vv", zip_module_source(Dtype::complex64, o, op, "zip_vv"));
+  }
+  add("zip/Add/float16", "zip_vv", zip_module_source(Dtype::float16, Dtype::float16, "Add", "zip_vv"));
+  add("zip/Maximum/bfloat16", "zip_vv", zip_module_source(Dtype::bfloat16, Dtype::bfloat16, "Maximum", "zip_vv"));
+  for (const char* k : {"zip_sv", "zip_vs", "zip_s1", "zip_s2", "zip_s3", "zip_sn"}) {
+    add("zip/Add/float32", k, zip_module_source(Dtype::float32, Dtype::float32, "Add", k));
+  }
+  // Select over every element width and form.
+  for (Dtype b : {Dtype::uint8, Dtype::uint16, Dtype::uint32, Dtype::uint64}) {
+    add(std::string("select/") + dtype_name(b), "select_v", select_module_source(b, "select_v"));
+  }
+  for (const char* k : {"select_s1", "select_s2", "select_s3", "select_sn"}) {
+    add("select/uint32", k, select_module_source(Dtype::uint32, k));
+  }
+  for (Dtype d : {Dtype::float32, Dtype::float16, Dtype::bfloat16, Dtype::int64, Dtype::complex64, Dtype::bool_}) {
+    for (const char* k : {"arange", "linspace", "eye"}) {
+      add(std::string("creation/") + dtype_name(d), k, creation_source(d, k));
+    }
+  }
+  // Reductions: (op, in, acc, out) as Reduce::eval_gpu derives them.
+  struct R {
+    const char* op;
+    Dtype in, acc, out;
+  };
+  const R reductions[] = {
+      {"Sum", Dtype::float32, Dtype::float32, Dtype::float32},   {"Sum", Dtype::float16, Dtype::float32, Dtype::float16},
+      {"Sum", Dtype::int8, Dtype::uint32, Dtype::int32},         {"Sum", Dtype::bool_, Dtype::uint32, Dtype::int32},
+      {"Sum", Dtype::complex64, Dtype::complex64, Dtype::complex64},
+      {"Prod", Dtype::int64, Dtype::uint64, Dtype::int64},       {"Max", Dtype::bfloat16, Dtype::float32, Dtype::bfloat16},
+      {"Min", Dtype::uint8, Dtype::uint8, Dtype::uint8},         {"And", Dtype::float32, Dtype::bool_, Dtype::bool_},
+      {"Or", Dtype::bool_, Dtype::bool_, Dtype::bool_},          {"Max", Dtype::float64, Dtype::float64, Dtype::float64}};
+  for (const R& r : reductions) {
+    for (const char* k : {"row_block", "row_warp", "col"}) {
+      add(std::string("reduce/") + r.op + "/" + dtype_name(r.in), k, reduce_source(r.op, r.in, r.acc, r.out, k));
+    }
+  }
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    for (Dtype d : {Dtype::float32, Dtype::float16, Dtype::int64}) {
+      for (const char* k : {"arg_row", "arg_col"}) {
+        add(std::string("arg_reduce/") + op + "/" + dtype_name(d), k, arg_reduce_source(op, d, k));
+      }
+    }
+  }
+  for (const char* op : {"Sum", "Prod", "Max", "Min"}) {
+    for (const char* k : {"scan_row", "scan_col"}) add(std::string("scan/") + op, k, scan_source(op, Dtype::float32, k));
+  }
+  add("scan/Sum/int32", "scan_row", scan_source("Sum", Dtype::int32, "scan_row"));
+  add("scan/Prod/float16", "scan_row", scan_source("Prod", Dtype::float16, "scan_row"));
+  add("scan/Sum/complex64", "scan_row", scan_source("Sum", Dtype::complex64, "scan_row"));
+  for (auto [t, i] : {std::pair{Dtype::uint32, Dtype::int32}, std::pair{Dtype::uint16, Dtype::int64},
+                      std::pair{Dtype::uint64, Dtype::uint8}}) {
+    add(std::string("gather/") + dtype_name(t) + "/" + dtype_name(i), "gather", gather_source(t, i, "gather"));
+  }
+  add("gather/bits128/int32", "gather", "#include \"indexing.cuh\"\nALLOY_KERNEL_gather(alloy::bits128, int32_t)\n");
+  struct S {
+    int mode;
+    Dtype t;
+  };
+  const S scatters[] = {{0, Dtype::uint32},  {1, Dtype::float32}, {1, Dtype::float16}, {1, Dtype::bfloat16},
+                        {1, Dtype::int8},    {1, Dtype::int64},   {1, Dtype::complex64}, {1, Dtype::bool_},
+                        {2, Dtype::float32}, {3, Dtype::int16},   {4, Dtype::float64}, {3, Dtype::float16}};
+  for (const S& s : scatters) {
+    add("scatter/" + std::to_string(s.mode) + "/" + dtype_name(s.t), "scatter",
+        scatter_source(s.mode, s.t, Dtype::int32, "scatter"));
+  }
+  add("random", "random_bits", random_source("random_bits"));
+  for (Dtype d : {Dtype::int32, Dtype::bool_, Dtype::int8, Dtype::float16, Dtype::complex64, Dtype::uint64}) {
+    add(std::string("gemm/") + dtype_name(d), "gemm_naive", gemm_source(d, "gemm_naive"));
+  }
+  return out;
+}
+
+}  // namespace alloy::cuda
