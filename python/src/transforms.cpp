@@ -178,57 +178,48 @@ struct CustomFunction {
   }
 };
 
+// A Python function of positional arrays as a Function of an array list.
+Function positional_function(nb::callable fun, const char* op) {
+  return [fun, op](const std::vector<array>& xs) {
+    nb::list l;
+    for (auto& x : xs) l.append(nb::cast(x));
+    return py::outputs_to_arrays(fun(*nb::tuple(l)), op);
+  };
+}
+
 }  // namespace
 
 void init_transforms(nb::module_& m) {
-  m.def("grad",
-        [](nb::callable fun, std::optional<std::variant<int, std::vector<int>>> argnums,
-           std::variant<std::string, std::vector<std::string>> argnames) {
-          std::vector<std::string> names = std::holds_alternative<std::string>(argnames)
-                                               ? std::vector<std::string>{std::get<std::string>(argnames)}
-                                               : std::get<std::vector<std::string>>(argnames);
-          if (names.size() == 1 && names[0].empty()) names.clear();
-          bool single;
-          auto nums = to_argnums(argnums, single, !names.empty());
-          GradFunction g{gil_safe(fun), nums, names, single, false};
-          return nb::cpp_function([g](nb::args a, nb::kwargs k) { return g(a, k); });
-        },
-        nb::arg("fun"), nb::arg("argnums") = nb::none(), nb::arg("argnames") = std::vector<std::string>{},
+  // grad and value_and_grad share everything but whether the value is returned.
+  auto make_grad = [](bool with_value) {
+    return [with_value](nb::callable fun, std::optional<std::variant<int, std::vector<int>>> argnums,
+                        std::variant<std::string, std::vector<std::string>> argnames) {
+      std::vector<std::string> names = std::holds_alternative<std::string>(argnames)
+                                           ? std::vector<std::string>{std::get<std::string>(argnames)}
+                                           : std::get<std::vector<std::string>>(argnames);
+      if (names.size() == 1 && names[0].empty()) names.clear();
+      bool single;
+      auto nums = to_argnums(argnums, single, !names.empty());
+      GradFunction g{gil_safe(fun), nums, names, single, with_value};
+      return nb::cpp_function([g](nb::args a, nb::kwargs k) { return g(a, k); });
+    };
+  };
+  m.def("grad", make_grad(false), nb::arg("fun"), nb::arg("argnums") = nb::none(),
+        nb::arg("argnames") = std::vector<std::string>{},
         "Returns a function computing the gradient of `fun` (which returns a scalar) with respect to "
         "the arguments `argnums` (default 0) and keyword arguments `argnames`.");
-  m.def("value_and_grad",
-        [](nb::callable fun, std::optional<std::variant<int, std::vector<int>>> argnums,
-           std::variant<std::string, std::vector<std::string>> argnames) {
-          std::vector<std::string> names = std::holds_alternative<std::string>(argnames)
-                                               ? std::vector<std::string>{std::get<std::string>(argnames)}
-                                               : std::get<std::vector<std::string>>(argnames);
-          if (names.size() == 1 && names[0].empty()) names.clear();
-          bool single;
-          auto nums = to_argnums(argnums, single, !names.empty());
-          GradFunction g{gil_safe(fun), nums, names, single, true};
-          return nb::cpp_function([g](nb::args a, nb::kwargs k) { return g(a, k); });
-        },
-        nb::arg("fun"), nb::arg("argnums") = nb::none(), nb::arg("argnames") = std::vector<std::string>{},
+  m.def("value_and_grad", make_grad(true), nb::arg("fun"), nb::arg("argnums") = nb::none(),
+        nb::arg("argnames") = std::vector<std::string>{},
         "Like grad, returning (value, gradients); `fun` may return (loss, aux...).");
   m.def("vjp",
         [](nb::callable fun, std::vector<array> primals, std::vector<array> cotangents) {
-          Function f = [&](const std::vector<array>& xs) {
-            nb::list l;
-            for (auto& x : xs) l.append(nb::cast(x));
-            return py::outputs_to_arrays(fun(*nb::tuple(l)), "vjp");
-          };
-          return vjp(f, primals, cotangents);
+          return vjp(positional_function(fun, "vjp"), primals, cotangents);
         },
         nb::arg("fun"), nb::arg("primals"), nb::arg("cotangents"),
         "Vector-Jacobian product: returns (outputs, cotangents of the primals).");
   m.def("jvp",
         [](nb::callable fun, std::vector<array> primals, std::vector<array> tangents) {
-          Function f = [&](const std::vector<array>& xs) {
-            nb::list l;
-            for (auto& x : xs) l.append(nb::cast(x));
-            return py::outputs_to_arrays(fun(*nb::tuple(l)), "jvp");
-          };
-          return jvp(f, primals, tangents);
+          return jvp(positional_function(fun, "jvp"), primals, tangents);
         },
         nb::arg("fun"), nb::arg("primals"), nb::arg("tangents"),
         "Jacobian-vector product: returns (outputs, tangents of the outputs).");
