@@ -2,6 +2,7 @@
 // (types and flags only), and builds one CustomKernel node. Compilation and
 // running happen in the backends' eval.
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <set>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 #include "alloy/fast.h"
 #include "alloy/ops.h"
 #include "fast/kernel_cache.h"
+#include "jit/cuda_compile.h"
 #include "primitives/custom_kernel.h"
 
 namespace alloy::fast {
@@ -67,6 +69,27 @@ msl::TemplateArg to_msl_template(const std::string& name, const TemplateArg& v) 
     t.value = std::to_string(std::get<int>(v));
   }
   return t;
+}
+
+// With ALLOY_CHECK_CUDA=1 (the test suite sets it), a kernel run on the CPU
+// is also translated for CUDA and compiled by NVRTC for sm_90, so machines
+// without a GPU still catch CUDA translation errors of every kernel they run.
+void check_cuda_translation(const msl::KernelSpec& spec) {
+  static const bool enabled = [] {
+    const char* e = std::getenv("ALLOY_CHECK_CUDA");
+    return e && std::string(e) == "1";
+  }();
+  if (!enabled || !jit::nvrtc_available()) return;
+  msl::TranslatedKernel t = msl::translate(spec, msl::Target::Cuda);
+  jit::NvrtcOptions opts;
+  opts.arch = "sm_90";
+  opts.math_mode = spec.math_mode;
+  try {
+    jit::compile_cuda(t.source, t.lines.generated_file, opts);
+  } catch (const jit::CompileError& e) {
+    throw std::runtime_error("[metal_kernel] kernel '" + spec.name + "' does not compile for CUDA (sm_90):\n" +
+                             msl::map_diagnostics(t, e.log(), spec));
+  }
 }
 
 }  // namespace
@@ -195,6 +218,7 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
     }
     for (auto& [n, val] : call.template_args) spec.template_args.push_back(to_msl_template(n, val));
     v->translated = msl::translate(spec, target);  // front-end errors surface here, at the call
+    if (target == msl::Target::Cpp) check_cuda_translation(spec);
     return v;
   });
 

@@ -1,6 +1,7 @@
 // The CUDA target (NVRTC): the glue is an extern "C" __global__ entry point
-// taking typed device pointers, shape/stride device pointers, ndim ints and
-// an alloy_msl::cuda::Dispatch; the runtime derives Metal's thread ids.
+// taking typed device pointers, shapes/strides by value (__grid_constant__
+// structs), ndim ints and an alloy_msl::cuda::Dispatch; the runtime derives
+// Metal's thread ids.
 #include "msl/emitter.h"
 #include "msl/writer.h"
 
@@ -18,6 +19,7 @@ class CudaTarget final : public CxxTarget {
   std::string argument(const GlueContext& c, const KernelParam& p,
                        const GlueParam& g) const override {
     if (g.kind == GlueParam::Scalar) return "*" + g.name;
+    if (g.kind == GlueParam::Shape || g.kind == GlueParam::Strides) return g.name + ".v";
     if (p.kind == KernelParam::Kind::Output && c.spec.atomic_outputs)
       return "reinterpret_cast<" + pointee_type(c.spec, p) + "*>(" + g.name + ")";
     return g.name;
@@ -44,8 +46,8 @@ class CudaTarget final : public CxxTarget {
         return (p.kind == KernelParam::Kind::Input ? "const " : "") + p.type + "* __restrict__ " +
                g.name;
       case GlueParam::Scalar: return "const " + p.type + "* __restrict__ " + g.name;
-      case GlueParam::Shape: return "const int* __restrict__ " + g.name;
-      case GlueParam::Strides: return "const int64_t* __restrict__ " + g.name;
+      case GlueParam::Shape: return "const __grid_constant__ alloy_msl::cuda::ShapeArg " + g.name;
+      case GlueParam::Strides: return "const __grid_constant__ alloy_msl::cuda::StridesArg " + g.name;
       case GlueParam::Ndim: return "int " + g.name;
     }
     return "";

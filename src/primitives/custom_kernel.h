@@ -41,6 +41,7 @@ class CustomKernel : public Primitive {
   bool ensure_row_contiguous() const { return ensure_row_contiguous_; }
 
  private:
+  const Shape& check_dims(const array& in, int index) const;
   std::string user_name_;
   std::shared_ptr<fast::KernelVariant> variant_;
   std::array<unsigned, 3> grid_, threadgroup_;

@@ -205,11 +205,11 @@ TEST(MslTranslate, KernelFunctionParametersInOrder) {
   TranslatedKernel cu = translate(s, Target::Cuda);
   EXPECT_TRUE(contains(cu.source, "extern \"C\" __global__ void alloy_kernel_main(\n"
                                   "    const float* __restrict__ in0,\n"
-                                  "    const int* __restrict__ in0_shape,\n"
+                                  "    const __grid_constant__ alloy_msl::cuda::ShapeArg in0_shape,\n"
                                   "    int in0_ndim,\n"
                                   "    const int* __restrict__ in1,\n"
                                   "    const float16_t* __restrict__ in2,\n"
-                                  "    const int64_t* __restrict__ in2_strides,\n"
+                                  "    const __grid_constant__ alloy_msl::cuda::StridesArg in2_strides,\n"
                                   "    float* __restrict__ out0,\n"
                                   "    alloy_msl::cuda::Dispatch d) {\n"))
       << cu.source;

@@ -11,9 +11,13 @@ import random
 import numpy as np
 import pytest
 
-import alloy.core as mx
-
 DEVICE = os.environ.get("ALLOY_TEST_DEVICE", "cpu")
+# Every metal_kernel a CPU run compiles is also compiled for CUDA (sm_90) with
+# NVRTC, so CI without a GPU catches CUDA translation regressions.
+os.environ.setdefault("ALLOY_CHECK_CUDA", "1")
+
+
+import alloy.core as mx  # noqa: E402  (after ALLOY_CHECK_CUDA is set)
 
 
 def pytest_configure(config):

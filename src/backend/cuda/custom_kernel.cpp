@@ -46,43 +46,6 @@ std::shared_ptr<CudaBinary> compiled_for(CustomKernel& k) {
   return bin;
 }
 
-// Shapes and strides the kernel reads live in small device buffers, one per
-// distinct content, kept for the life of the process (they are tiny, and a
-// training loop reuses a handful).
-class MetadataPool {
- public:
-  void* get(const void* bytes, size_t size, cuda::CUstream stream) {
-    std::string key(static_cast<const char*>(bytes), size);
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = buffers_.find(key);
-    if (it != buffers_.end()) return it->second.ptr;
-    if (buffers_.size() > 4096) buffers_.clear();  // freed blocks are reused only by later launches
-    Buffer b = allocator(Device(Device::gpu)).malloc(std::max<size_t>(size, 1));
-    cuda::check(cuda_driver::api().cuMemcpyHtoDAsync(reinterpret_cast<cuda::CUdeviceptr>(b.ptr), bytes, size, stream),
-                "metal_kernel", "cuMemcpyHtoDAsync");
-    buffers_.emplace(std::move(key), Owned(b));
-    return b.ptr;
-  }
-
- private:
-  struct Owned {
-    void* ptr;
-    size_t size;
-    explicit Owned(Buffer b) : ptr(b.ptr), size(b.size) {}
-    Owned(Owned&& o) noexcept : ptr(o.ptr), size(o.size) { o.ptr = nullptr; }
-    ~Owned() {
-      if (ptr) allocator(Device(Device::gpu)).free(Buffer{ptr, size, Device(Device::gpu)});
-    }
-  };
-  std::mutex mutex_;
-  std::unordered_map<std::string, Owned> buffers_;
-};
-
-MetadataPool& metadata_pool() {
-  static MetadataPool* p = new MetadataPool();
-  return *p;
-}
-
 void fill_output(array& out, double value, cuda::CUstream s) {
   auto dev = reinterpret_cast<cuda::CUdeviceptr>(out.raw_data());
   if (value == 0.0) {
@@ -105,6 +68,16 @@ void fill_output(array& out, double value, cuda::CUstream s) {
 
 }  // namespace
 
+// The glue passes shapes and strides by value, in fixed-size arrays.
+const Shape& CustomKernel::check_dims(const array& in, int index) const {
+  if (in.ndim() > alloy_msl::cuda::kMaxKernelDims) {
+    throw std::invalid_argument("[metal_kernel] kernel '" + user_name() + "': input " + std::to_string(index) +
+                                " has " + std::to_string(in.ndim()) + " dimensions; kernels that read its shape or "
+                                "strides on the GPU take at most " + std::to_string(alloy_msl::cuda::kMaxKernelDims) + ".");
+  }
+  return in.shape();
+}
+
 void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<array>& outputs) {
   auto bin = compiled_for(*this);
   cuda::CUstream cs = cuda::stream_for(stream());
@@ -120,9 +93,12 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
     if (init_value()) fill_output(o, *init_value(), cs);
   }
 
-  // Kernel arguments: one 8-byte slot per parameter, in the glue's order.
+  // Kernel arguments in the glue's order: 8-byte slots for pointers and ints,
+  // shapes and strides by value (the glue reads them as __grid_constant__).
   const auto& params = variant().translated.params;
   std::vector<uint64_t> slots(params.size() + 1);
+  std::vector<alloy_msl::cuda::ShapeArg> shape_args(params.size());
+  std::vector<alloy_msl::cuda::StridesArg> stride_args(params.size());
   std::vector<void*> args(params.size() + 1);
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& p = params[i];
@@ -136,14 +112,17 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
         break;
       }
       case msl::GlueParam::Shape: {
-        const Shape& s = inputs[p.index].shape();
-        value = reinterpret_cast<uint64_t>(metadata_pool().get(s.data(), s.size() * sizeof(int32_t), cs));
-        break;
+        const Shape& s = check_dims(inputs[p.index], p.index);
+        std::copy(s.begin(), s.end(), shape_args[i].v);
+        args[i] = &shape_args[i];
+        continue;
       }
       case msl::GlueParam::Strides: {
         const Strides& s = inputs[p.index].strides();
-        value = reinterpret_cast<uint64_t>(metadata_pool().get(s.data(), s.size() * sizeof(int64_t), cs));
-        break;
+        check_dims(inputs[p.index], p.index);
+        std::copy(s.begin(), s.end(), stride_args[i].v);
+        args[i] = &stride_args[i];
+        continue;
       }
       case msl::GlueParam::Ndim: {
         int32_t nd = inputs[p.index].ndim();

@@ -15,6 +15,17 @@ struct Dispatch {
   unsigned threadgroup[3];  // threads per threadgroup, as requested and clamped to grid
 };
 
+// An input's shape and strides, passed by value in the kernel's parameter
+// space (read through `__grid_constant__`, so the body's loads of x_shape[i]
+// are constant-bank reads, not dependent global loads).
+inline constexpr int kMaxKernelDims = 16;
+struct ShapeArg {
+  int v[kMaxKernelDims];
+};
+struct StridesArg {
+  long v[kMaxKernelDims];  // int64_t on LP64 Linux, host and NVRTC alike
+};
+
 inline constexpr unsigned threads_per_block(const Dispatch& d) {
   return d.threadgroup[0] * d.threadgroup[1] * d.threadgroup[2];
 }

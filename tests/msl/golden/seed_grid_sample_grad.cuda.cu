@@ -113,9 +113,9 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
 
 extern "C" __global__ void alloy_kernel_main(
     const float* __restrict__ in0,
-    const int* __restrict__ in0_shape,
+    const __grid_constant__ alloy_msl::cuda::ShapeArg in0_shape,
     const float* __restrict__ in1,
-    const int* __restrict__ in1_shape,
+    const __grid_constant__ alloy_msl::cuda::ShapeArg in1_shape,
     const float* __restrict__ in2,
     float* __restrict__ out0,
     float* __restrict__ out1,
@@ -124,9 +124,9 @@ extern "C" __global__ void alloy_kernel_main(
   if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
   custom_kernel_grid_sample_grad_float_float_float_float_float_float<float>(
       in0,
-      in0_shape,
+      in0_shape.v,
       in1,
-      in1_shape,
+      in1_shape.v,
       in2,
       reinterpret_cast<atomic<float>*>(out0),
       reinterpret_cast<atomic<float>*>(out1),

@@ -25,8 +25,8 @@ ALLOY_KERNEL_FN void custom_kernel_myexp_strided_float_float_float(
 
 extern "C" __global__ void alloy_kernel_main(
     const float* __restrict__ in0,
-    const int* __restrict__ in0_shape,
-    const int64_t* __restrict__ in0_strides,
+    const __grid_constant__ alloy_msl::cuda::ShapeArg in0_shape,
+    const __grid_constant__ alloy_msl::cuda::StridesArg in0_strides,
     int in0_ndim,
     float* __restrict__ out0,
     alloy_msl::cuda::Dispatch d) {
@@ -34,8 +34,8 @@ extern "C" __global__ void alloy_kernel_main(
   if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
   custom_kernel_myexp_strided_float_float_float<float>(
       in0,
-      in0_shape,
-      in0_strides,
+      in0_shape.v,
+      in0_strides.v,
       in0_ndim,
       out0,
       t.thread_position_in_grid);
