@@ -36,7 +36,7 @@ export PYTHONPATH=/tmp/pkg:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
 step cpp_jit jit.log .gpu/alloy_jit_tests
-step cpp_core core.log .gpu/alloy_core_tests
+step cpp_core core.log env ALLOY_TEST_DEVICE=gpu .gpu/alloy_core_tests
 step cpp_msl msl.log .gpu/alloy_msl_tests
 step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/python}
 step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"

@@ -28,7 +28,7 @@ int main() {
 
   double worst = 0;
   for (size_t i = 0; i < values.size(); ++i) {
-    worst = std::fmax(worst, std::fabs(b.data<float>()[i] - std::exp(double(values[i]))) / std::exp(double(values[i])));
+    worst = std::fmax(worst, std::fabs(to_host(b).data<float>()[i] - std::exp(double(values[i]))) / std::exp(double(values[i])));
   }
   std::printf("metal_kernel exp on %s: max relative error %.2e\n", to_string(default_device()).c_str(), worst);
   return worst < 1e-5 ? 0 : 1;

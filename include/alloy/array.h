@@ -158,6 +158,11 @@ class array {
   std::shared_ptr<ArrayDesc> desc_;
 };
 
+// `a` evaluated, with its memory readable on the host: `a` itself for a CPU
+// array, else a view of a host copy of its GPU buffer. Use it before data<T>()
+// on arrays that may live on the GPU.
+array to_host(const array& a);
+
 // Host-side conversion of one scalar between dtypes (used for constants).
 void convert_scalar(const void* src, Dtype src_dtype, void* dst, Dtype dst_dtype);
 // Copies the element at the array's offset (item()) from device memory to the host.

@@ -18,6 +18,30 @@ using namespace alloy;
 
 namespace {
 
+// A Python int (the common case) without the generic conversion; numpy
+// integers (np.prod(...)) and our 0-d arrays go through int().
+int64_t to_int64(nb::handle x) {
+  if (PyLong_CheckExact(x.ptr())) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(x.ptr(), &overflow);
+    if (!overflow) return v;
+  }
+  return nb::cast<int64_t>(nb::int_(x));
+}
+
+// A tuple's or list's items without an iterator object.
+template <class F>
+void for_each_item(nb::handle seq, F&& f) {
+  PyObject* o = seq.ptr();
+  if (PyTuple_Check(o)) {
+    for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(o); i < n; ++i) f(nb::handle(PyTuple_GET_ITEM(o, i)));
+  } else if (PyList_Check(o)) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); ++i) f(nb::handle(PyList_GET_ITEM(o, i)));
+  } else {
+    for (nb::handle x : seq) f(x);
+  }
+}
+
 fast::Dims3 to_dims(nb::handle h, const char* what) {
   if (!nb::isinstance<nb::tuple>(h) && !nb::isinstance<nb::list>(h)) {
     throw nb::type_error((std::string("[metal_kernel] ") + what + " must be a tuple of 3 integers.").c_str());
@@ -27,9 +51,7 @@ fast::Dims3 to_dims(nb::handle h, const char* what) {
                                 std::to_string(nb::len(h)) + ".");
   }
   auto dim = [&](size_t i) {
-    nb::handle x = h[i];
-    // numpy integers (np.prod(...)) and our 0-d arrays count as ints.
-    int64_t v = nb::cast<int64_t>(nb::int_(x));
+    int64_t v = to_int64(h[i]);
     if (v > INT32_MAX || v < INT32_MIN) {
       throw std::invalid_argument(std::string("[metal_kernel] ") + what + " dimension " + std::to_string(i) +
                                   " is too large (" + std::to_string(v) + ").");
@@ -41,67 +63,71 @@ fast::Dims3 to_dims(nb::handle h, const char* what) {
 
 Shape to_shape(nb::handle h) {
   Shape s;
-  for (nb::handle d : h) s.push_back(static_cast<ShapeElem>(nb::cast<int64_t>(nb::int_(d))));
+  for_each_item(h, [&](nb::handle d) { s.push_back(static_cast<ShapeElem>(to_int64(d))); });
   return s;
 }
 
-struct PyCustomKernel {
-  fast::CustomKernelFunction fn;
-
-  nb::list call(nb::list inputs, nb::list output_shapes, nb::list output_dtypes, nb::handle grid,
-                nb::handle threadgroup, std::optional<nb::list> template_args, std::optional<double> init_value,
-                bool verbose, std::optional<bool> ensure_row_contiguous, StreamOrDevice stream) const {
-    fast::KernelCall call;
-    for (nb::handle in : inputs) call.inputs.push_back(py::to_array(in));
-    for (nb::handle s : output_shapes) call.output_shapes.push_back(to_shape(s));
-    for (nb::handle d : output_dtypes) {
-      if (!nb::isinstance<Dtype>(d)) throw nb::type_error("[metal_kernel] output_dtypes must hold Dtypes.");
-      call.output_dtypes.push_back(nb::cast<Dtype>(d));
+// One launch: builds the lazy outputs. Called through a nanobind function
+// object (vectorcall, keywords passed without a dict), which is what keeps
+// the per-call host cost low; see docs in init_fast.
+nb::list call_kernel(const fast::CustomKernelFunction& fn, nb::list inputs, nb::list output_shapes,
+                     nb::list output_dtypes, nb::handle grid, nb::handle threadgroup,
+                     std::optional<nb::list> template_args, std::optional<double> init_value, bool verbose,
+                     std::optional<bool> ensure_row_contiguous, StreamOrDevice stream) {
+  fast::KernelCall call;
+  call.inputs.reserve(inputs.size());
+  for_each_item(inputs, [&](nb::handle in) {
+    if (nb::isinstance<array>(in)) {
+      call.inputs.push_back(*nb::inst_ptr<array>(in));
+    } else {
+      call.inputs.push_back(py::to_array(in));
     }
-    call.grid = to_dims(grid, "grid");
-    call.threadgroup = to_dims(threadgroup, "threadgroup");
-    if (template_args) {
-      for (nb::handle item : *template_args) {
-        if (!nb::isinstance<nb::tuple>(item) || nb::len(item) != 2) {
-          throw nb::type_error("[metal_kernel] template entries must be (name, value) tuples.");
-        }
-        std::string name = nb::cast<std::string>(item[0]);
-        nb::handle v = item[1];
-        fast::TemplateArg arg;
-        if (nb::isinstance<Dtype>(v)) {
-          arg = nb::cast<Dtype>(v);
-        } else if (PyBool_Check(v.ptr())) {
-          arg = v.ptr() == Py_True;
-        } else if (PyLong_Check(v.ptr())) {
-          arg = nb::cast<int>(v);
-        } else {
-          throw nb::type_error(("[metal_kernel] template value for '" + name +
-                                "' must be a Dtype, int or bool, not " + nb::type_name(v.type()).c_str() + ".")
-                                   .c_str());
-        }
-        call.template_args.emplace_back(name, arg);
+  });
+  call.output_shapes.reserve(output_shapes.size());
+  for_each_item(output_shapes, [&](nb::handle s) { call.output_shapes.push_back(to_shape(s)); });
+  call.output_dtypes.reserve(output_dtypes.size());
+  for_each_item(output_dtypes, [&](nb::handle d) {
+    if (!nb::isinstance<Dtype>(d)) throw nb::type_error("[metal_kernel] output_dtypes must hold Dtypes.");
+    call.output_dtypes.push_back(nb::cast<Dtype>(d));
+  });
+  call.grid = to_dims(grid, "grid");
+  call.threadgroup = to_dims(threadgroup, "threadgroup");
+  if (template_args) {
+    for (nb::handle item : *template_args) {
+      if (!nb::isinstance<nb::tuple>(item) || nb::len(item) != 2) {
+        throw nb::type_error("[metal_kernel] template entries must be (name, value) tuples.");
       }
+      std::string name = nb::cast<std::string>(item[0]);
+      nb::handle v = item[1];
+      fast::TemplateArg arg;
+      if (nb::isinstance<Dtype>(v)) {
+        arg = nb::cast<Dtype>(v);
+      } else if (PyBool_Check(v.ptr())) {
+        arg = v.ptr() == Py_True;
+      } else if (PyLong_Check(v.ptr())) {
+        arg = nb::cast<int>(v);
+      } else {
+        throw nb::type_error(("[metal_kernel] template value for '" + name +
+                              "' must be a Dtype, int or bool, not " + nb::type_name(v.type()).c_str() + ".")
+                                 .c_str());
+      }
+      call.template_args.emplace_back(name, arg);
     }
-    call.init_value = init_value;
-    call.verbose = verbose;
-    call.ensure_row_contiguous = ensure_row_contiguous;
-    call.stream = stream;
-    nb::list out;
-    for (auto& a : fn(call)) out.append(nb::cast(a));
-    return out;
   }
-};
+  call.init_value = init_value;
+  call.verbose = verbose;
+  call.ensure_row_contiguous = ensure_row_contiguous;
+  call.stream = stream;
+  std::vector<array> outs = fn(call);
+  nb::list out;
+  for (auto& a : outs) out.append(nb::cast(std::move(a)));
+  return out;
+}
 
 }  // namespace
 
 void init_fast(nb::module_& m) {
   nb::module_ f = m.def_submodule("fast", "Fused operations and custom kernels.");
-  nb::class_<PyCustomKernel>(f, "_CustomKernel")
-      .def("__call__", &PyCustomKernel::call, nb::kw_only(), nb::arg("inputs"), nb::arg("output_shapes"),
-           nb::arg("output_dtypes"), nb::arg("grid"), nb::arg("threadgroup"), nb::arg("template") = nb::none(),
-           nb::arg("init_value") = nb::none(), nb::arg("verbose") = false,
-           nb::arg("ensure_row_contiguous") = nb::none(), nb::arg("stream") = nb::none(),
-           "Launches the kernel: returns a list of lazy output arrays.");
   f.def(
       "metal_kernel",
       [](const std::string& name, const std::vector<std::string>& input_names,
@@ -118,8 +144,23 @@ void init_fast(nb::module_& m) {
             math_mode = nb::cast<std::string>(v);
           }
         }
-        return PyCustomKernel{fast::metal_kernel(name, input_names, output_names, source, header,
-                                                 ensure_row_contiguous, atomic_outputs, math_mode)};
+        fast::CustomKernelFunction fn = fast::metal_kernel(name, input_names, output_names, source, header,
+                                                           ensure_row_contiguous, atomic_outputs, math_mode);
+        // A function object rather than an instance with __call__: Python
+        // calls it through vectorcall with the keywords as a tuple, where
+        // an instance's __call__ would build and unpack a dict every launch.
+        return nb::cpp_function(
+            [fn](nb::list inputs, nb::list output_shapes, nb::list output_dtypes, nb::handle grid,
+                 nb::handle threadgroup, std::optional<nb::list> template_args, std::optional<double> init_value,
+                 bool verbose, std::optional<bool> ensure_row_contiguous, StreamOrDevice stream) {
+              return call_kernel(fn, inputs, output_shapes, output_dtypes, grid, threadgroup, template_args,
+                                 init_value, verbose, ensure_row_contiguous, stream);
+            },
+            nb::kw_only(), nb::arg("inputs"), nb::arg("output_shapes"), nb::arg("output_dtypes"), nb::arg("grid"),
+            nb::arg("threadgroup"), nb::arg("template") = nb::none(), nb::arg("init_value") = nb::none(),
+            nb::arg("verbose") = false, nb::arg("ensure_row_contiguous") = nb::none(),
+            nb::arg("stream") = nb::none(), nb::name(name.c_str()),
+            "Launches the kernel: returns a list of lazy output arrays.");
       },
       nb::arg("name"), nb::arg("input_names"), nb::arg("output_names"), nb::arg("source"), nb::arg("header") = "",
       nb::arg("ensure_row_contiguous") = true, nb::arg("atomic_outputs") = false,

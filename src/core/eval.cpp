@@ -1,7 +1,8 @@
 // Evaluation: order the unevaluated part of the graph, run each primitive on
 // its stream's device, then drop the graph above results nobody traces.
+#include <cstdint>
 #include <stdexcept>
-#include <unordered_set>
+#include <vector>
 
 #include "alloy/primitive.h"
 #include "alloy/transforms.h"
@@ -11,23 +12,73 @@ namespace alloy {
 
 namespace {
 
+// A set of node ids (open addressing, linear probing): the tape is built on
+// every eval, and a node-based hash set would allocate once per node.
+class IdSet {
+ public:
+  // Inserts `id`; false if it was already there.
+  bool insert(const void* id) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    size_t i = slot_of(id);
+    while (slots_[i]) {
+      if (slots_[i] == id) return false;
+      i = (i + 1) & (slots_.size() - 1);
+    }
+    slots_[i] = id;
+    ++size_;
+    return true;
+  }
+  bool contains(const void* id) const {
+    if (slots_.empty()) return false;
+    size_t i = slot_of(id);
+    while (slots_[i]) {
+      if (slots_[i] == id) return true;
+      i = (i + 1) & (slots_.size() - 1);
+    }
+    return false;
+  }
+
+ private:
+  size_t slot_of(const void* id) const {
+    auto h = reinterpret_cast<uintptr_t>(id);
+    h ^= h >> 17;
+    h *= 0x9e3779b97f4a7c15ull;
+    return static_cast<size_t>(h >> 20) & (slots_.size() - 1);
+  }
+  void grow() {
+    std::vector<const void*> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : old.size() * 2, nullptr);
+    size_ = 0;
+    for (const void* id : old)
+      if (id) insert(id);
+  }
+  std::vector<const void*> slots_;
+  size_t size_ = 0;
+};
+
 // Post-order over unevaluated nodes, iteratively (graphs can be very deep).
 std::vector<array> build_tape(const std::vector<array>& outputs) {
   std::vector<array> tape;
-  std::unordered_set<const void*> visited;
+  // The common case of one node whose inputs are all computed (a launch
+  // followed by its own eval): no traversal, no set.
+  if (outputs.size() == 1 && !outputs[0].is_evaluated()) {
+    bool leaf = true;
+    for (const array& in : outputs[0].inputs()) leaf = leaf && in.is_evaluated();
+    if (leaf) {
+      tape.push_back(outputs[0]);
+      return tape;
+    }
+  }
+  IdSet visited;
   std::vector<std::pair<array, size_t>> stack;
   for (auto& o : outputs) {
-    if (o.is_evaluated() || visited.count(o.id())) continue;
+    if (o.is_evaluated() || !visited.insert(o.id())) continue;
     stack.emplace_back(o, 0);
-    visited.insert(o.id());
     while (!stack.empty()) {
       auto& [a, next] = stack.back();
       if (next < a.inputs().size()) {
         const array& in = a.inputs()[next++];
-        if (!in.is_evaluated() && !visited.count(in.id())) {
-          visited.insert(in.id());
-          stack.emplace_back(in, 0);
-        }
+        if (!in.is_evaluated() && visited.insert(in.id())) stack.emplace_back(in, 0);
         continue;
       }
       tape.push_back(a);
@@ -36,6 +87,12 @@ std::vector<array> build_tape(const std::vector<array>& outputs) {
     }
   }
   return tape;
+}
+
+bool all_on(const std::vector<array>& inputs, Device::DeviceType type) {
+  for (const array& in : inputs)
+    if (in.device().type != type) return false;
+  return true;
 }
 
 }  // namespace
@@ -51,20 +108,40 @@ void eval(std::vector<array> outputs) {
     eval_primitive(a.primitive(), a.inputs(), outs);
     for (auto& o : outs) o.set_status(array::Status::evaluated);
   }
-  // Results that no transformation traces no longer need their graph.
-  for (auto& a : tape) {
-    if (!a.is_tracer() && detail::transform_depth() == 0) {
-      for (auto& o : a.outputs()) o.detach();
+  // Results that no transformation traces no longer need their graph: each
+  // node's outputs that still exist (siblings the user dropped need nothing).
+  if (detail::transform_depth() == 0) {
+    for (auto& a : tape) {
+      if (a.is_tracer()) continue;
+      std::vector<array> sibs = a.siblings();  // no allocation for a single output
+      a.detach();
+      for (auto& s : sibs) s.detach();
     }
   }
   synchronize_streams_for(outputs);
 }
 
+array to_host(const array& a) {
+  array e = a;
+  e.eval();
+  if (e.device().type == Device::cpu) return e;
+  return inputs_on_host({e})[0];
+}
+
 void eval_primitive(Primitive& p, const std::vector<array>& inputs, std::vector<array>& outputs) {
+  // Inputs already on the primitive's device are passed as they are.
   if (p.device().type == Device::cpu) {
-    p.eval_cpu(inputs_on_host(inputs), outputs);
+    if (all_on(inputs, Device::cpu)) {
+      p.eval_cpu(inputs, outputs);
+    } else {
+      p.eval_cpu(inputs_on_host(inputs), outputs);
+    }
   } else {
-    p.eval_gpu(inputs_on_device(inputs, p.stream()), outputs);
+    if (all_on(inputs, Device::gpu)) {
+      p.eval_gpu(inputs, outputs);
+    } else {
+      p.eval_gpu(inputs_on_device(inputs, p.stream()), outputs);
+    }
   }
 }
 

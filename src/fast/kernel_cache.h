@@ -3,6 +3,7 @@
 // target). The disk/content cache underneath is alloy::jit's.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,9 +18,12 @@ struct CompiledKernel;  // backend-specific (a loaded shared object, a CUDA func
 struct KernelVariant {
   msl::KernelSpec spec;
   msl::TranslatedKernel translated;
-  // Filled on first use by the backend that runs it.
+  // Filled on first use by the backend that runs it (under compile_mutex);
+  // `ready` then publishes binary.get() so later launches read it with one
+  // acquire load instead of taking the mutex.
   std::mutex compile_mutex;
   std::shared_ptr<void> binary;
+  std::atomic<void*> ready{nullptr};
 };
 
 class KernelVariantCache {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,11 @@ struct CustomKernelFunction::State {
   // per-call part it keys the process-wide variant cache, so a kernel object
   // rebuilt on every call (as the seeds do) still translates and compiles once.
   std::string definition_key;
+  // This object's variants by the short per-call key (target, dtypes,
+  // template values): a launch looks here first, without building the long
+  // key, and falls back to the process-wide cache on a miss.
+  std::mutex memo_mutex;
+  std::vector<std::pair<std::string, std::shared_ptr<KernelVariant>>> memo;
 };
 
 namespace {
@@ -94,6 +100,47 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
 
 }  // namespace
 
+// The variant for a launch this kernel object has not seen: from the
+// process-wide cache (keyed by the whole definition and the per-call key),
+// translated on a miss, then remembered in the object's memo.
+static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State& st, const KernelCall& call,
+                                              msl::Target target, const std::string& call_key) {
+  std::string key = st.definition_key + "\x1d" + call_key;
+  auto variant = variant_cache().get(key, [&] {
+    auto v = std::make_shared<KernelVariant>();
+    msl::KernelSpec& spec = v->spec;
+    spec.name = st.name;
+    spec.source = st.source;
+    spec.header = st.header;
+    spec.atomic_outputs = st.atomic_outputs;
+    spec.math_mode = st.math_mode;
+    for (size_t i = 0; i < call.inputs.size(); ++i) {
+      msl::ParamSpec p;
+      p.name = st.input_names[i];
+      p.type = dtype_info(call.inputs[i].dtype()).msl_name;
+      p.is_scalar = call.inputs[i].ndim() == 0;
+      p.in_constant = !p.is_scalar && call.inputs[i].size() < kConstantMemoryElements;
+      spec.inputs.push_back(p);
+    }
+    for (size_t i = 0; i < call.output_dtypes.size(); ++i) {
+      msl::ParamSpec p;
+      p.name = st.output_names[i];
+      p.type = dtype_info(call.output_dtypes[i]).msl_name;
+      spec.outputs.push_back(p);
+    }
+    for (auto& [n, val] : call.template_args) spec.template_args.push_back(to_msl_template(n, val));
+    v->translated = msl::translate(spec, target);  // front-end errors surface here, at the call
+    if (target == msl::Target::Cpp) check_cuda_translation(spec);
+    return v;
+  });
+
+  std::lock_guard<std::mutex> lock(st.memo_mutex);
+  for (auto& [k, v] : st.memo)
+    if (k == call_key) return v;  // another thread got here first
+  st.memo.emplace_back(call_key, variant);
+  return variant;
+}
+
 CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,
                                   const std::vector<std::string>& output_names, const std::string& source,
                                   const std::string& header, bool ensure_row_contiguous, bool atomic_outputs,
@@ -130,15 +177,16 @@ CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std
 }
 
 std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) const {
-  const State& st = *state_;
-  const std::string op = "[metal_kernel] kernel '" + st.name + "': ";
+  State& st = *state_;
+  // Built only when a check fails (a launch must not pay for it).
+  auto op = [&st] { return "[metal_kernel] kernel '" + st.name + "': "; };
   if (call.inputs.size() != st.input_names.size()) {
-    throw std::invalid_argument(op + "expected " + std::to_string(st.input_names.size()) + " inputs (" +
+    throw std::invalid_argument(op() + "expected " + std::to_string(st.input_names.size()) + " inputs (" +
                                 std::to_string(st.input_names.size()) + " input_names) but got " +
                                 std::to_string(call.inputs.size()) + ".");
   }
   if (call.output_shapes.size() != st.output_names.size() || call.output_dtypes.size() != st.output_names.size()) {
-    throw std::invalid_argument(op + "expected " + std::to_string(st.output_names.size()) +
+    throw std::invalid_argument(op() + "expected " + std::to_string(st.output_names.size()) +
                                 " output shapes and dtypes (one per output name) but got " +
                                 std::to_string(call.output_shapes.size()) + " shapes and " +
                                 std::to_string(call.output_dtypes.size()) + " dtypes.");
@@ -146,9 +194,9 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
   std::array<int, 3> g{std::get<0>(call.grid), std::get<1>(call.grid), std::get<2>(call.grid)};
   std::array<int, 3> t{std::get<0>(call.threadgroup), std::get<1>(call.threadgroup), std::get<2>(call.threadgroup)};
   for (int i = 0; i < 3; ++i) {
-    if (g[i] <= 0) throw std::invalid_argument(op + "grid " + dims_to_string(call.grid) + " must be positive in every dimension.");
+    if (g[i] <= 0) throw std::invalid_argument(op() + "grid " + dims_to_string(call.grid) + " must be positive in every dimension.");
     if (t[i] <= 0) {
-      throw std::invalid_argument(op + "threadgroup " + dims_to_string(call.threadgroup) +
+      throw std::invalid_argument(op() + "threadgroup " + dims_to_string(call.threadgroup) +
                                   " must be positive in every dimension.");
     }
   }
@@ -160,67 +208,55 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
     tg_threads *= tg[i];
   }
   if (static_cast<size_t>(t[0]) * t[1] * t[2] > kMaxThreadsPerThreadgroup) {
-    throw std::invalid_argument(op + "threadgroup " + dims_to_string(call.threadgroup) + " has " +
+    throw std::invalid_argument(op() + "threadgroup " + dims_to_string(call.threadgroup) + " has " +
                                 std::to_string(static_cast<size_t>(t[0]) * t[1] * t[2]) +
                                 " threads; the limit is " + std::to_string(kMaxThreadsPerThreadgroup) + ".");
   }
   for (size_t i = 0; i < call.output_shapes.size(); ++i) {
     for (auto d : call.output_shapes[i]) {
-      if (d < 0) throw std::invalid_argument(op + "output shape " + std::to_string(i) + " has a negative dimension.");
+      if (d < 0) throw std::invalid_argument(op() + "output shape " + std::to_string(i) + " has a negative dimension.");
     }
   }
   std::set<std::string> template_names;
   for (auto& [n, v] : call.template_args) {
     if (n.empty() || !template_names.insert(n).second) {
-      throw std::invalid_argument(op + "template parameter names must be unique and non-empty ('" + n + "').");
+      throw std::invalid_argument(op() + "template parameter names must be unique and non-empty ('" + n + "').");
     }
   }
 
   Stream stream = to_stream(call.stream);
   msl::Target target = stream.device.type == Device::gpu ? msl::Target::Cuda : msl::Target::Cpp;
 
-  // The variant key: everything besides the source that changes the code.
-  std::string key = st.definition_key;
-  key += target == msl::Target::Cuda ? "|cuda|" : "|cpp|";
+  // The per-call part of the variant key: everything besides the kernel's
+  // definition that changes the code. Built in a reused buffer: for plain
+  // kernels it needs no allocation.
+  thread_local std::string call_key;
+  call_key.clear();
+  call_key += target == msl::Target::Cuda ? 'g' : 'c';
   for (auto& in : call.inputs) {
-    key += dtype_name(in.dtype());
-    key += in.ndim() == 0 ? "s" : (in.size() < kConstantMemoryElements ? "c" : "d");
-    key += ",";
+    call_key += static_cast<char>('A' + static_cast<int>(in.dtype()));
+    call_key += in.ndim() == 0 ? 's' : (in.size() < kConstantMemoryElements ? 'c' : 'd');
   }
-  key += "|";
-  for (auto d : call.output_dtypes) key += std::string(dtype_name(d)) + ",";
-  key += "|";
+  call_key += '|';
+  for (auto d : call.output_dtypes) call_key += static_cast<char>('A' + static_cast<int>(d));
   for (auto& [n, v] : call.template_args) {
-    key += n + "=" + to_msl_template(n, v).value + ",";
+    call_key += '|';
+    call_key += n;
+    call_key += '=';
+    call_key += to_msl_template(n, v).value;
   }
 
-  auto variant = variant_cache().get(key, [&] {
-    auto v = std::make_shared<KernelVariant>();
-    msl::KernelSpec& spec = v->spec;
-    spec.name = st.name;
-    spec.source = st.source;
-    spec.header = st.header;
-    spec.atomic_outputs = st.atomic_outputs;
-    spec.math_mode = st.math_mode;
-    for (size_t i = 0; i < call.inputs.size(); ++i) {
-      msl::ParamSpec p;
-      p.name = st.input_names[i];
-      p.type = dtype_info(call.inputs[i].dtype()).msl_name;
-      p.is_scalar = call.inputs[i].ndim() == 0;
-      p.in_constant = !p.is_scalar && call.inputs[i].size() < kConstantMemoryElements;
-      spec.inputs.push_back(p);
+  std::shared_ptr<KernelVariant> variant;
+  {
+    std::lock_guard<std::mutex> lock(st.memo_mutex);
+    for (auto& [k, v] : st.memo) {
+      if (k == call_key) {
+        variant = v;
+        break;
+      }
     }
-    for (size_t i = 0; i < call.output_dtypes.size(); ++i) {
-      msl::ParamSpec p;
-      p.name = st.output_names[i];
-      p.type = dtype_info(call.output_dtypes[i]).msl_name;
-      spec.outputs.push_back(p);
-    }
-    for (auto& [n, val] : call.template_args) spec.template_args.push_back(to_msl_template(n, val));
-    v->translated = msl::translate(spec, target);  // front-end errors surface here, at the call
-    if (target == msl::Target::Cpp) check_cuda_translation(spec);
-    return v;
-  });
+  }
+  if (!variant) variant = lookup_variant(st, call, target, call_key);
 
   if (call.verbose) {
     std::cout << msl::translate(variant->spec, msl::Target::Metal).source << "\n"
@@ -230,6 +266,10 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
 
   bool row_contiguous = call.ensure_row_contiguous.value_or(st.ensure_row_contiguous);
   auto prim = std::make_shared<CustomKernel>(stream, st.name, variant, grid, tg, call.init_value, row_contiguous);
+  if (call.output_shapes.size() == 1) {
+    // One output has no siblings to link: a plain node is the same thing.
+    return {array(call.output_shapes[0], call.output_dtypes[0], std::move(prim), call.inputs)};
+  }
   return array::make_arrays(call.output_shapes, call.output_dtypes, prim, call.inputs);
 }
 

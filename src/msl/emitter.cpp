@@ -1,5 +1,6 @@
 #include "msl/emitter.h"
 
+#include "msl/features.h"
 #include "msl/rewrite.h"
 #include "msl/writer.h"
 
@@ -27,13 +28,15 @@ std::string math_mode_macro(const std::string& mode) {
 }
 
 void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const std::string& name,
-                  Writer& w) {
+                  const RuntimeFeatures& features, Writer& w) {
   w.generated("// " + name + ": MLX metal_kernel '" + spec.name + "' translated by alloy::msl " +
               "for " + target.description() + ". Generated; do not edit.\n");
   // Before the runtime headers, so they can choose their math for the mode.
   w.generated("#define " + math_mode_macro(spec.math_mode) + " 1\n");
+  // Only the parts of the runtime this kernel uses are parsed.
+  w.generated(feature_defines(features));
   w.generated(std::string("#include \"") + target.runtime_header() + "\"\n");
-  w.generated("#include \"mlx_utils.h\"\n");
+  if (features.mlx_utils) w.generated("#include \"mlx_utils.h\"\n");
   w.generated("using namespace metal;\n");
   if (spec.math_mode == "fast") {
     // Metal defines __FAST_MATH__ for fast math; bodies may test it. After
@@ -57,7 +60,7 @@ void emit_cxx(const KernelSpec& spec, const CxxTarget& target,
   for (const std::string& n : user_declared_names(spec.source, "source")) user_names.insert(n);
 
   Writer w;
-  emit_prelude(spec, target, k.kernel_name, w);
+  emit_prelude(spec, target, k.kernel_name, runtime_features(spec, k.analysis), w);
   if (!spec.header.empty()) {
     w.line_directive(Origin::Header, 1);
     rewrite_user_code(spec.header, Origin::Header, user_names, w);

@@ -8,6 +8,10 @@
 namespace alloy::msl {
 namespace {
 
+// Threadgroups one block runs in turn when the kernel has no sync (see
+// cuda_threadgroups_per_block): four loads in flight per thread instead of one.
+constexpr int kSyncFreeThreadgroupsPerBlock = 4;
+
 class CudaTarget final : public CxxTarget {
  public:
   Target target() const override { return Target::Cuda; }
@@ -34,9 +38,32 @@ class CudaTarget final : public CxxTarget {
       w.generated("\n    " + declaration(p, gp) + ",");
     }
     w.generated("\n    alloy_msl::cuda::Dispatch d) {\n");
-    w.generated("  alloy_msl::ThreadIds t;\n");
-    w.generated("  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid\n");
-    w.generated("  " + call + ";\n}\n");
+    const int per_block = c.uses_sync ? 1 : kSyncFreeThreadgroupsPerBlock;
+    if (per_block == 1) {
+      w.generated("  alloy_msl::ThreadIds t;\n");
+      w.generated("  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid\n");
+      w.generated("  " + call + ";\n}\n");
+      return;
+    }
+    // No sync: this block runs threadgroups blockIdx.x * N ... + N - 1. When
+    // all N are whole (1-D threadgroups, inside the grid) the N calls are
+    // straight-line code, so the compiler can issue their loads together;
+    // otherwise they run one by one, each checked against the grid.
+    const std::string n = std::to_string(per_block);
+    w.generated("  const unsigned first = blockIdx.x * " + n + "u;\n");
+    w.generated("  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u &&\n"
+                "      (first + " + n + "u) * d.threadgroup[0] <= d.grid[0]) {\n");
+    w.generated("    alloy_msl::ThreadIds ids[" + n + "];\n");
+    w.generated("#pragma unroll\n");
+    w.generated("    for (unsigned j = 0; j < " + n + "u; ++j) alloy_msl::cuda::thread_ids(d, ids[j], first + j);\n");
+    w.generated("#pragma unroll\n");
+    w.generated("    for (unsigned j = 0; j < " + n + "u; ++j) {\n");
+    w.generated("      const alloy_msl::ThreadIds& t = ids[j];\n");
+    w.generated("      " + call + ";\n    }\n    return;\n  }\n");
+    w.generated("  for (unsigned j = 0; j < " + n + "u; ++j) {\n");
+    w.generated("    alloy_msl::ThreadIds t;\n");
+    w.generated("    if (!alloy_msl::cuda::thread_ids(d, t, first + j)) return;  // past the grid\n");
+    w.generated("    " + call + ";\n  }\n}\n");
   }
 
  private:
@@ -55,6 +82,8 @@ class CudaTarget final : public CxxTarget {
 };
 
 }  // namespace
+
+int cuda_threadgroups_per_block(const Analysis& a) { return a.uses_sync ? 1 : kSyncFreeThreadgroupsPerBlock; }
 
 const CxxTarget& cuda_target() {
   static const CudaTarget t;

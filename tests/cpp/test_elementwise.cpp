@@ -18,7 +18,8 @@ template <typename T>
 std::vector<T> values(array a) {
   a = contiguous(a);
   a.eval();
-  return std::vector<T>(a.data<T>(), a.data<T>() + a.size());
+  array h = to_host(a);
+  return std::vector<T>(h.data<T>(), h.data<T>() + h.size());
 }
 
 std::string error_of(const std::function<void()>& f) {

@@ -23,7 +23,7 @@ float at(const array& a, std::initializer_list<int> idx) {
   int64_t off = 0;
   int d = 0;
   for (int i : idx) off += static_cast<int64_t>(i) * a.strides()[d++];
-  return a.data<float>()[off];
+  return to_host(a).data<float>()[off];
 }
 
 bool shares(const array& a, const array& b) { return a.data_shared_ptr().get() == b.data_shared_ptr().get(); }
@@ -88,13 +88,13 @@ TEST(Views, ReshapeOfNonContiguousCopies) {
   eval(r);
   EXPECT_FALSE(shares(a, r));
   EXPECT_TRUE(r.flags().row_contiguous);
-  for (int i = 0; i < 24; ++i) EXPECT_EQ(r.data<float>()[i], static_cast<float>((i % 4) * 6 + i / 4));
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(to_host(r).data<float>()[i], static_cast<float>((i % 4) * 6 + i / 4));
   // Column slice then flatten: a gap between rows forces a copy too.
   array cols = slice(a, {0, 1}, {4, 3}, {1, 1});
   array f = reshape(cols, {8});
   eval(f);
   EXPECT_FALSE(shares(a, f));
-  EXPECT_EQ(f.data<float>()[2], 7.0f);
+  EXPECT_EQ(to_host(f).data<float>()[2], 7.0f);
 }
 
 TEST(Views, EmptySliceDoesNotPointOutside) {

@@ -215,7 +215,10 @@ TEST(MslTranslate, KernelFunctionParametersInOrder) {
       << cu.source;
   EXPECT_TRUE(contains(cu.source, "      *in1,\n"));
   EXPECT_TRUE(contains(cu.source, "      reinterpret_cast<atomic<float>*>(out0),\n"));
-  EXPECT_TRUE(contains(cu.source, "if (!alloy_msl::cuda::thread_ids(d, t)) return;"));
+  // No sync: each block runs 4 threadgroups in turn.
+  EXPECT_EQ(cuda_threadgroups_per_block(cu.analysis), 4);
+  EXPECT_TRUE(contains(cu.source, "const unsigned first = blockIdx.x * 4u;"));
+  EXPECT_TRUE(contains(cu.source, "if (!alloy_msl::cuda::thread_ids(d, t, first + j)) return;"));
   EXPECT_EQ(cu.entry, "alloy_kernel_main");
   EXPECT_EQ(cu.params.size(), k.params.size());
 }
@@ -223,12 +226,15 @@ TEST(MslTranslate, KernelFunctionParametersInOrder) {
 TEST(MslTranslate, PreludeAndMathMode) {
   KernelSpec s = spec("out[0] = 0;");
   TranslatedKernel k = translate(s, Target::Cpp);
-  EXPECT_TRUE(contains(k.source, "#define ALLOY_MATH_MODE_SAFE 1\n#include \"metal_cpu.h\"\n"
-                                 "#include \"mlx_utils.h\"\nusing namespace metal;\n"));
+  // A kernel that names no optional part of the runtime gets only its core.
+  EXPECT_TRUE(contains(k.source, "#define ALLOY_MATH_MODE_SAFE 1\n#define ALLOY_MSL_SELECT 1\n"
+                                 "#include \"metal_cpu.h\"\nusing namespace metal;\n"))
+      << k.source;
   EXPECT_FALSE(contains(k.source, "__FAST_MATH__"));
   s.math_mode = "fast";
   k = translate(s, Target::Cuda);
-  EXPECT_TRUE(contains(k.source, "#define ALLOY_MATH_MODE_FAST 1\n#include \"metal_cuda.h\"\n"));
+  EXPECT_TRUE(contains(k.source, "#define ALLOY_MATH_MODE_FAST 1\n#define ALLOY_MSL_SELECT 1\n"
+                                 "#include \"metal_cuda.h\"\n"));
   EXPECT_TRUE(contains(k.source, "#ifndef __FAST_MATH__\n#define __FAST_MATH__ 1\n#endif\n"));
   s.math_mode = "relaxed";
   EXPECT_TRUE(contains(translate(s, Target::Cpp).source, "#define ALLOY_MATH_MODE_RELAXED 1\n"));
@@ -249,6 +255,11 @@ TEST(MslTranslate, SyncSelectsTheFiberRun) {
                        "alloy_msl::cpu::run</*uses_sync=*/true>"));
   EXPECT_TRUE(contains(translate(test::grid_sample(), Target::Cpp).source,
                        "alloy_msl::cpu::run</*uses_sync=*/false>"));
+  // On CUDA a kernel with sync keeps one threadgroup per block.
+  TranslatedKernel grad = translate(test::grid_sample_grad(), Target::Cuda);
+  EXPECT_EQ(cuda_threadgroups_per_block(grad.analysis), 1);
+  EXPECT_TRUE(contains(grad.source, "if (!alloy_msl::cuda::thread_ids(d, t)) return;"));
+  EXPECT_EQ(cuda_threadgroups_per_block(translate(test::grid_sample(), Target::Cuda).analysis), 4);
 }
 
 TEST(MslTranslate, TemplateValuesInTheCall) {

@@ -116,6 +116,13 @@ class CompileError : public std::runtime_error {
 };
 
 Analysis analyze(const KernelSpec&);
+
+// How many consecutive threadgroups along x one CUDA block runs, one after
+// the other. A kernel with no barrier, SIMD-group function or threadgroup
+// memory cannot observe which threads share a block, so the CUDA glue runs
+// several threadgroups per block to keep more loads in flight; the launcher
+// divides the x grid of blocks by the same factor.
+int cuda_threadgroups_per_block(const Analysis&);
 TranslatedKernel translate(const KernelSpec&, Target);
 
 // The kernel's name as MLX forms it: custom_kernel_<name>, then the template

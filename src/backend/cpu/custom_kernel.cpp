@@ -14,16 +14,19 @@ namespace alloy {
 
 namespace {
 
-std::shared_ptr<jit::CpuKernel> compiled_for(CustomKernel& k) {
+// The variant's compiled kernel; it lives as long as the variant.
+const jit::CpuKernel* compiled_for(CustomKernel& k) {
   fast::KernelVariant& v = k.variant();
+  if (void* ready = v.ready.load(std::memory_order_acquire)) return static_cast<const jit::CpuKernel*>(ready);
   std::lock_guard<std::mutex> lock(v.compile_mutex);
-  if (v.binary) return std::static_pointer_cast<jit::CpuKernel>(v.binary);
+  if (v.binary) return static_cast<const jit::CpuKernel*>(v.binary.get());
   jit::CompileOptions opts;
   opts.math_mode = v.spec.math_mode;
   try {
     auto kernel = jit::compile_cpu(v.translated.source, opts);
     v.binary = kernel;
-    return kernel;
+    v.ready.store(kernel.get(), std::memory_order_release);
+    return kernel.get();
   } catch (const jit::CompileError& e) {
     throw std::runtime_error("[metal_kernel] kernel '" + k.user_name() + "' failed to compile:\n" +
                              msl::map_diagnostics(v.translated, e.log(), v.spec));
@@ -45,40 +48,65 @@ void fill(array& out, double value) {
 }  // namespace
 
 void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<array>& outputs) {
-  auto kernel = compiled_for(*this);
+  const jit::CpuKernel* kernel = compiled_for(*this);
 
-  std::vector<array> inputs = inputs_in;
+  // Copies of the inputs only when one must be made row-contiguous.
+  const std::vector<array>* inputs_p = &inputs_in;
+  std::vector<array> copied;
   if (ensure_row_contiguous()) {
-    for (auto& in : inputs) {
-      if (!in.flags().row_contiguous) {
-        array c = contiguous(in, false, stream());
-        c.eval();
-        in = c;
-      }
+    for (size_t i = 0; i < inputs_in.size(); ++i) {
+      if (inputs_in[i].flags().row_contiguous) continue;
+      if (copied.empty()) copied = inputs_in;
+      array c = contiguous(inputs_in[i], false, stream());
+      c.eval();
+      copied[i] = c;
     }
+    if (!copied.empty()) inputs_p = &copied;
   }
+  const std::vector<array>& inputs = *inputs_p;
   for (auto& o : outputs) {
     cpu::allocate_row_contiguous(o);
     if (init_value()) fill(o, *init_value());
   }
 
-  std::vector<void*> buffers;
-  std::vector<const int*> shapes;
-  std::vector<const int64_t*> strides;
-  std::vector<int> ndims;
-  for (auto& in : inputs) {
-    buffers.push_back(in.raw_data());
-    shapes.push_back(in.shape().data());
-    strides.push_back(in.strides().data());
-    ndims.push_back(in.ndim());
+  // Launch tables: on the stack for the usual handful of buffers.
+  const size_t n_in = inputs.size(), n_buf = n_in + outputs.size();
+  constexpr size_t kInline = 16;
+  void* buffers_inline[kInline];
+  const int* shapes_inline[kInline];
+  const int64_t* strides_inline[kInline];
+  int ndims_inline[kInline];
+  std::vector<void*> buffers_heap;
+  std::vector<const int*> shapes_heap;
+  std::vector<const int64_t*> strides_heap;
+  std::vector<int> ndims_heap;
+  void** buffers = buffers_inline;
+  const int** shapes = shapes_inline;
+  const int64_t** strides = strides_inline;
+  int* ndims = ndims_inline;
+  if (n_buf > kInline) {
+    buffers_heap.resize(n_buf);
+    shapes_heap.resize(n_in);
+    strides_heap.resize(n_in);
+    ndims_heap.resize(n_in);
+    buffers = buffers_heap.data();
+    shapes = shapes_heap.data();
+    strides = strides_heap.data();
+    ndims = ndims_heap.data();
   }
-  for (auto& o : outputs) buffers.push_back(o.raw_data());
+  for (size_t i = 0; i < n_in; ++i) {
+    buffers[i] = inputs[i].raw_data();
+    shapes[i] = inputs[i].shape().data();
+    strides[i] = inputs[i].strides().data();
+    ndims[i] = inputs[i].ndim();
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) buffers[n_in + i] = outputs[i].raw_data();
 
   alloy_msl::cpu::Launch launch{};
-  launch.buffers = buffers.data();
-  launch.shapes = shapes.data();
-  launch.strides = strides.data();
-  launch.ndims = ndims.data();
+  launch.buffers = buffers;
+  launch.shapes = shapes;
+  launch.strides = strides;
+  launch.ndims = ndims;
   for (int i = 0; i < 3; ++i) {
     launch.grid[i] = grid()[i];
     launch.threadgroup[i] = threadgroup()[i];

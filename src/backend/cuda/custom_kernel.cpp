@@ -5,6 +5,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
+#include <vector>
 
 #include "alloy/allocator.h"
 #include "alloy/ops.h"
@@ -24,10 +25,13 @@ struct CudaBinary {
   cuda_driver::CUfunction fn = nullptr;
 };
 
-std::shared_ptr<CudaBinary> compiled_for(CustomKernel& k) {
+// The variant's loaded kernel; it lives as long as the variant. After the
+// first launch this is one acquire load (KernelVariant::ready).
+const CudaBinary* compiled_for(CustomKernel& k) {
   fast::KernelVariant& v = k.variant();
+  if (void* ready = v.ready.load(std::memory_order_acquire)) return static_cast<const CudaBinary*>(ready);
   std::lock_guard<std::mutex> lock(v.compile_mutex);
-  if (v.binary) return std::static_pointer_cast<CudaBinary>(v.binary);
+  if (v.binary) return static_cast<const CudaBinary*>(v.binary.get());
   jit::NvrtcOptions opts;
   opts.arch = cuda::device_arch();
   opts.math_mode = v.spec.math_mode;
@@ -43,8 +47,41 @@ std::shared_ptr<CudaBinary> compiled_for(CustomKernel& k) {
   bin->module = cuda_driver::Module(cubin->data());
   bin->fn = bin->module.function(v.translated.entry.c_str());
   v.binary = bin;
-  return bin;
+  v.ready.store(bin.get(), std::memory_order_release);
+  return bin.get();
 }
+
+// The CUDA stream behind an Alloy stream, remembered per thread: the
+// backend's map (behind a mutex) never drops a stream, so a thread that
+// looked one up (and so made the context current) can keep it.
+cuda::CUstream cached_stream(const Stream& s) {
+  thread_local int index = -1;
+  thread_local cuda::CUstream cs = nullptr;
+  if (s.index != index) {
+    cs = cuda::stream_for(s);
+    index = s.index;
+  }
+  return cs;
+}
+
+// Storage for kernel arguments: inline for the usual handful, else the heap.
+template <class T, size_t N>
+class ArgBuffer {
+ public:
+  explicit ArgBuffer(size_t n) : p_(inline_) {
+    if (n > N) {
+      heap_.resize(n);
+      p_ = heap_.data();
+    }
+  }
+  T& operator[](size_t i) { return p_[i]; }
+  T* data() { return p_; }
+
+ private:
+  T inline_[N];
+  std::vector<T> heap_;
+  T* p_;
+};
 
 void fill_output(array& out, double value, cuda::CUstream s) {
   auto dev = reinterpret_cast<cuda::CUdeviceptr>(out.raw_data());
@@ -79,15 +116,21 @@ const Shape& CustomKernel::check_dims(const array& in, int index) const {
 }
 
 void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<array>& outputs) {
-  auto bin = compiled_for(*this);
-  cuda::CUstream cs = cuda::stream_for(stream());
+  const CudaBinary* bin = compiled_for(*this);
+  cuda::CUstream cs = cached_stream(stream());
 
-  std::vector<array> inputs = inputs_in;
+  // Copies of the inputs only when one must be made row-contiguous.
+  const std::vector<array>* inputs_p = &inputs_in;
+  std::vector<array> copied;
   if (ensure_row_contiguous()) {
-    for (auto& in : inputs) {
-      if (!in.flags().row_contiguous) in = cuda::row_contiguous(in, cs, "metal_kernel");
+    for (size_t i = 0; i < inputs_in.size(); ++i) {
+      if (inputs_in[i].flags().row_contiguous) continue;
+      if (copied.empty()) copied = inputs_in;
+      copied[i] = cuda::row_contiguous(inputs_in[i], cs, "metal_kernel");
     }
+    if (!copied.empty()) inputs_p = &copied;
   }
+  const std::vector<array>& inputs = *inputs_p;
   for (auto& o : outputs) {
     o.set_data(allocator(Device(Device::gpu)).malloc(o.nbytes()));
     if (init_value()) fill_output(o, *init_value(), cs);
@@ -96,10 +139,14 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
   // Kernel arguments in the glue's order: 8-byte slots for pointers and ints,
   // shapes and strides by value (the glue reads them as __grid_constant__).
   const auto& params = variant().translated.params;
-  std::vector<uint64_t> slots(params.size() + 1);
-  std::vector<alloy_msl::cuda::ShapeArg> shape_args(params.size());
-  std::vector<alloy_msl::cuda::StridesArg> stride_args(params.size());
-  std::vector<void*> args(params.size() + 1);
+  size_t n_meta = 0;  // shape and strides parameters
+  for (const auto& p : params)
+    n_meta += p.kind == msl::GlueParam::Shape || p.kind == msl::GlueParam::Strides;
+  ArgBuffer<uint64_t, 16> slots(params.size() + 1);
+  ArgBuffer<void*, 16> args(params.size() + 1);
+  ArgBuffer<alloy_msl::cuda::ShapeArg, 2> shape_args(n_meta);
+  ArgBuffer<alloy_msl::cuda::StridesArg, 2> stride_args(n_meta);
+  size_t meta = 0;
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& p = params[i];
     uint64_t value = 0;
@@ -113,15 +160,19 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
       }
       case msl::GlueParam::Shape: {
         const Shape& s = check_dims(inputs[p.index], p.index);
-        std::copy(s.begin(), s.end(), shape_args[i].v);
-        args[i] = &shape_args[i];
+        alloy_msl::cuda::ShapeArg& arg = shape_args[meta++];
+        arg = {};
+        std::copy(s.begin(), s.end(), arg.v);
+        args[i] = &arg;
         continue;
       }
       case msl::GlueParam::Strides: {
         const Strides& s = inputs[p.index].strides();
         check_dims(inputs[p.index], p.index);
-        std::copy(s.begin(), s.end(), stride_args[i].v);
-        args[i] = &stride_args[i];
+        alloy_msl::cuda::StridesArg& arg = stride_args[meta++];
+        arg = {};
+        std::copy(s.begin(), s.end(), arg.v);
+        args[i] = &arg;
         continue;
       }
       case msl::GlueParam::Ndim: {
@@ -141,6 +192,8 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
     blocks[i] = (grid()[i] + threadgroup()[i] - 1) / threadgroup()[i];
   }
   block[0] = threadgroup()[0] * threadgroup()[1] * threadgroup()[2];
+  const unsigned per_block = msl::cuda_threadgroups_per_block(variant().translated.analysis);
+  blocks[0] = (blocks[0] + per_block - 1) / per_block;
   args[params.size()] = &d;
   cuda_driver::launch(bin->fn, blocks, block, 0, cs, args.data());
   cuda::note_pending(stream());

@@ -15,7 +15,7 @@ array view_over(const std::shared_ptr<Data>& data, const array& like) {
   return array(data, like.shape(), like.strides(), like.dtype(), like.offset());
 }
 
-array to_host(const array& a) {
+array host_mirror_view(const array& a) {
   const auto& d = a.data_shared_ptr();
   if (!d->mirror) {
     cuda::synchronize_all();
@@ -50,7 +50,7 @@ array to_device(const array& a, const Stream& s) {
 std::vector<array> inputs_on_host(const std::vector<array>& inputs) {
   std::vector<array> out;
   out.reserve(inputs.size());
-  for (auto& in : inputs) out.push_back(in.device().type == Device::cpu ? in : to_host(in));
+  for (auto& in : inputs) out.push_back(in.device().type == Device::cpu ? in : host_mirror_view(in));
   return out;
 }
 

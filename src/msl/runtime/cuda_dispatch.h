@@ -17,10 +17,13 @@ namespace cuda {
 // caller returns at once). Also records the threadgroup's thread count for
 // the SIMD-group functions (cuda_sync.h). Unused fields cost nothing: the
 // call is inlined and dead values are dropped.
-ALLOY_FUNC bool thread_ids(const Dispatch& d, ThreadIds& t) {
+// `group_x`: the threadgroup along x this block runs now (blockIdx.x, or a
+// later one when a sync-free kernel's block runs several in turn).
+ALLOY_FUNC bool thread_ids(const Dispatch& d, ThreadIds& t, unsigned group_x) {
   const unsigned tid = threadIdx.x;
-  const unsigned gx = blockIdx.x, gy = blockIdx.y, gz = blockIdx.z;
+  const unsigned gx = group_x, gy = blockIdx.y, gz = blockIdx.z;
   const unsigned tgx = d.threadgroup[0], tgy = d.threadgroup[1], tgz = d.threadgroup[2];
+  if (gx * tgx >= d.grid[0]) return false;  // a threadgroup past the grid (x)
   const unsigned left_x = d.grid[0] - gx * tgx;
   const unsigned ax = left_x < tgx ? left_x : tgx;
   unsigned ay = 1u, az = 1u, px = tid, py = 0u, pz = 0u, n = ax;
@@ -62,6 +65,8 @@ ALLOY_FUNC bool thread_ids(const Dispatch& d, ThreadIds& t) {
   t.dispatch_quadgroups_per_threadgroup = (tg_threads + 3u) >> 2;
   return true;
 }
+
+ALLOY_FUNC bool thread_ids(const Dispatch& d, ThreadIds& t) { return thread_ids(d, t, blockIdx.x); }
 
 }  // namespace cuda
 }  // namespace alloy_msl

@@ -6,8 +6,13 @@
 // functions behave as on a GPU.
 #pragma once
 
+#include "metal_features.h"
+
 #include "cpu_launch.h"
 #include "metal_math.h"
+#if ALLOY_MSL_USE_MATH_EXTRA
+#include "metal_math_extra.h"
+#endif
 #include "metal_thread_ids.h"
 
 // Threadgroup memory: one instance per OS thread, shared by the fibers of the
@@ -80,6 +85,7 @@ ALLOY_FUNC void simdgroup_barrier(mem_flags = mem_none, ALLOY_SYNC_SITE) {
   alloy_msl::cpu::detail::exchange(0, site, "simdgroup_barrier");
 }
 
+#if ALLOY_MSL_USE_SIMD
 // ---- SIMD-group (32 lanes) and quad-group (4 lanes) functions, over the
 // lanes taking part (a partial last group, lanes that returned early).
 namespace detail {
@@ -310,6 +316,9 @@ ALLOY_FUNC quad_vote quad_active_threads_mask(ALLOY_SYNC_SITE) {
   return quad_vote(quad_vote::vote_t(detail::active_mask<4>(site, "quad_active_threads_mask")));
 }
 
+#endif  // ALLOY_MSL_USE_SIMD
+
+#if ALLOY_MSL_USE_ATOMICS
 // ---- atomics: atomic<T> has T's size and layout, so a plain buffer cast to
 // `atomic<T>*` works too. Integer add/sub/and/or/xor map to one instruction;
 // float add/sub and min/max are compare-and-swap loops on the bits.
@@ -403,6 +412,9 @@ template <class T> ALLOY_FUNC void atomic_store(volatile atomic<T>* obj, typenam
 }
 template <class T> ALLOY_FUNC T atomic_load(const volatile atomic<T>* obj) { return atomic_load_explicit(obj); }
 
+#endif  // ALLOY_MSL_USE_ATOMICS
+
+#if ALLOY_MSL_USE_MATRIX
 // ---- simdgroup_matrix<T, 8, 8>: each lane holds two elements, row fm and
 // columns fn, fn+1 with qid = lane / 4, fm = (qid & 4) + (lane / 2) % 4,
 // fn = (qid & 2) * 2 + (lane % 2) * 2 -- the layout MLX's GEMMs read through
@@ -494,6 +506,8 @@ ALLOY_FUNC void simdgroup_multiply(simdgroup_matrix<T, C, R>& d, const simdgroup
   simdgroup_multiply_accumulate(d, a, b, make_filled_simdgroup_matrix<T, C, R>(T(0)), site);
 }
 
+#endif  // ALLOY_MSL_USE_MATRIX
+
 }  // namespace metal
 
 // ---- the executor
@@ -566,6 +580,8 @@ template <bool uses_sync, class F> void run(const Launch* L, F&& thread_fn) {
 
 }  // namespace alloy_msl::cpu
 
+#if ALLOY_MSL_USE_MLX_UTILS
 #include "mlx_utils.h"
+#endif
 
 using namespace metal;

@@ -6,22 +6,40 @@
 // tensor cores, and the derivation of Metal's thread ids from a 1-D block.
 //
 // It includes no CUDA toolkit header: NVRTC's built-in declarations suffice,
-// which keeps a first compile fast.
+// which keeps a first compile fast. A translated kernel asks only for the
+// parts it uses (metal_features.h); a kernel that asks for nothing gets all.
 #pragma once
+
+#include "metal_features.h"
 
 #include "cuda_prelude.h"
 #include "cuda_half.h"
 #include "metal_base.h"
+#if ALLOY_MSL_USE_HALF_OPS
 #include "cuda_half_ops.h"
+#endif
 #include "metal_vector.h"
+#if ALLOY_MSL_USE_MATH
 #include "metal_math.h"
+#endif
+#if ALLOY_MSL_USE_MATH_EXTRA
+#include "metal_math_extra.h"
+#endif
+#if ALLOY_MSL_USE_FAST_MATH
 #include "cuda_math_fast.h"
+#endif
 #include "metal_thread_ids.h"
 #include "cuda_sync.h"
+#if ALLOY_MSL_USE_SIMD
 #include "cuda_simd.h"
+#endif
+#if ALLOY_MSL_USE_ATOMICS
 #include "cuda_atomic.h"
+#endif
+#if ALLOY_MSL_USE_MATRIX
 #include "cuda_matrix.h"
+#endif
 #include "cuda_dispatch.h"
-#if __has_include("mlx_utils.h")
+#if ALLOY_MSL_USE_MLX_UTILS && __has_include("mlx_utils.h")
 #include "mlx_utils.h"
 #endif

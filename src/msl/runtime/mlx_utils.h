@@ -4,7 +4,7 @@
 // documented behaviour (index type template defaulting to int64_t).
 #pragma once
 
-#include "metal_math.h"
+#include "metal_vector.h"
 
 // ---- Limits<T>: max/min are the infinities for floating types.
 template <class T> struct Limits {

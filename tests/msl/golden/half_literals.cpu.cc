@@ -1,7 +1,8 @@
 // custom_kernel_half_literals_float16_t_float16_t: MLX metal_kernel 'half_literals' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_HALF_OPS 1
 #include "metal_cpu.h"
-#include "mlx_utils.h"
 using namespace metal;
 ALLOY_KERNEL_FN void custom_kernel_half_literals_float16_t_float16_t(
     const float16_t* inp,
@@ -14,7 +15,7 @@ ALLOY_KERNEL_FN void custom_kernel_half_literals_float16_t_float16_t(
     half b = half(0.5) * inp[i] + half(.25) - half(1e-2);
     half2 v = half2(half(2.0), -half(3.5));
     out[i] = a + b + v.x * v.y + 1.0f;
-#line 18 "generated"
+#line 19 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

@@ -1,7 +1,8 @@
 // custom_kernel_half_literals_float16_t_float16_t: MLX metal_kernel 'half_literals' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_HALF_OPS 1
 #include "metal_cuda.h"
-#include "mlx_utils.h"
 using namespace metal;
 ALLOY_KERNEL_FN void custom_kernel_half_literals_float16_t_float16_t(
     const float16_t* inp,
@@ -14,17 +15,35 @@ ALLOY_KERNEL_FN void custom_kernel_half_literals_float16_t_float16_t(
     half b = half(0.5) * inp[i] + half(.25) - half(1e-2);
     half2 v = half2(half(2.0), -half(3.5));
     out[i] = a + b + v.x * v.y + 1.0f;
-#line 18 "generated"
+#line 19 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(
     const float16_t* __restrict__ in0,
     float16_t* __restrict__ out0,
     alloy_msl::cuda::Dispatch d) {
-  alloy_msl::ThreadIds t;
-  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
-  custom_kernel_half_literals_float16_t_float16_t(
+  const unsigned first = blockIdx.x * 4u;
+  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u &&
+      (first + 4u) * d.threadgroup[0] <= d.grid[0]) {
+    alloy_msl::ThreadIds ids[4];
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) alloy_msl::cuda::thread_ids(d, ids[j], first + j);
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) {
+      const alloy_msl::ThreadIds& t = ids[j];
+      custom_kernel_half_literals_float16_t_float16_t(
       in0,
       out0,
       t.thread_position_in_grid);
+    }
+    return;
+  }
+  for (unsigned j = 0; j < 4u; ++j) {
+    alloy_msl::ThreadIds t;
+    if (!alloy_msl::cuda::thread_ids(d, t, first + j)) return;  // past the grid
+    custom_kernel_half_literals_float16_t_float16_t(
+      in0,
+      out0,
+      t.thread_position_in_grid);
+  }
 }

@@ -1,7 +1,8 @@
 // custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float: MLX metal_kernel 'header_helpers' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_HALF_OPS 1
 #include "metal_cpu.h"
-#include "mlx_utils.h"
 using namespace metal;
 #line 1 "header"
 
@@ -36,7 +37,7 @@ inline float tg_sum(float* buf, uint n) {
     (v) += (b);          \
   } while (0)
 #define SQ(x) square(x)
-#line 40 "generated"
+#line 41 "generated"
 template <typename T, int K, bool USE_BIAS>
 ALLOY_KERNEL_FN void custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float(
     const float* inp,
@@ -51,7 +52,7 @@ ALLOY_KERNEL_FN void custom_kernel_header_helpers_float_n3_1_float_floats_floatc
     v = SQ(v) * T(helpers::kHalf) + K;
     if (USE_BIAS) { APPLY_BIAS(v, bias[i % 3]); }
     out[i] = v * kTaps[i % 3];
-#line 55 "generated"
+#line 56 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

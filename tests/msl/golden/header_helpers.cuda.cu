@@ -1,7 +1,8 @@
 // custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float: MLX metal_kernel 'header_helpers' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_HALF_OPS 1
 #include "metal_cuda.h"
-#include "mlx_utils.h"
 using namespace metal;
 #line 1 "header"
 
@@ -36,7 +37,7 @@ inline float tg_sum(float* buf, uint n) {
     (v) += (b);          \
   } while (0)
 #define SQ(x) square(x)
-#line 40 "generated"
+#line 41 "generated"
 template <typename T, int K, bool USE_BIAS>
 ALLOY_KERNEL_FN void custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float(
     const float* inp,
@@ -51,7 +52,7 @@ ALLOY_KERNEL_FN void custom_kernel_header_helpers_float_n3_1_float_floats_floatc
     v = SQ(v) * T(helpers::kHalf) + K;
     if (USE_BIAS) { APPLY_BIAS(v, bias[i % 3]); }
     out[i] = v * kTaps[i % 3];
-#line 55 "generated"
+#line 56 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(
@@ -60,12 +61,32 @@ extern "C" __global__ void alloy_kernel_main(
     const float* __restrict__ in2,
     float* __restrict__ out0,
     alloy_msl::cuda::Dispatch d) {
-  alloy_msl::ThreadIds t;
-  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
-  custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float<float, -3, true>(
+  const unsigned first = blockIdx.x * 4u;
+  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u &&
+      (first + 4u) * d.threadgroup[0] <= d.grid[0]) {
+    alloy_msl::ThreadIds ids[4];
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) alloy_msl::cuda::thread_ids(d, ids[j], first + j);
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) {
+      const alloy_msl::ThreadIds& t = ids[j];
+      custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float<float, -3, true>(
       in0,
       *in1,
       in2,
       out0,
       t.thread_position_in_grid);
+    }
+    return;
+  }
+  for (unsigned j = 0; j < 4u; ++j) {
+    alloy_msl::ThreadIds t;
+    if (!alloy_msl::cuda::thread_ids(d, t, first + j)) return;  // past the grid
+    custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float<float, -3, true>(
+      in0,
+      *in1,
+      in2,
+      out0,
+      t.thread_position_in_grid);
+  }
 }

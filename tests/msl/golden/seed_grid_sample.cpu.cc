@@ -1,7 +1,8 @@
 // custom_kernel_grid_sample_float_float_float_float: MLX metal_kernel 'grid_sample' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_MATH 1
 #include "metal_cpu.h"
-#include "mlx_utils.h"
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
@@ -61,7 +62,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
 
         out[elem] = nw * I_nw + ne * I_ne + sw * I_sw + se * I_se;
     
-#line 65 "generated"
+#line 66 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

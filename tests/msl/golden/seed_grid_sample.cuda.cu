@@ -1,7 +1,8 @@
 // custom_kernel_grid_sample_float_float_float_float: MLX metal_kernel 'grid_sample' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_MATH 1
 #include "metal_cuda.h"
-#include "mlx_utils.h"
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
@@ -61,7 +62,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
 
         out[elem] = nw * I_nw + ne * I_ne + sw * I_sw + se * I_se;
     
-#line 65 "generated"
+#line 66 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(
@@ -71,13 +72,34 @@ extern "C" __global__ void alloy_kernel_main(
     const __grid_constant__ alloy_msl::cuda::ShapeArg in1_shape,
     float* __restrict__ out0,
     alloy_msl::cuda::Dispatch d) {
-  alloy_msl::ThreadIds t;
-  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
-  custom_kernel_grid_sample_float_float_float_float<float>(
+  const unsigned first = blockIdx.x * 4u;
+  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u &&
+      (first + 4u) * d.threadgroup[0] <= d.grid[0]) {
+    alloy_msl::ThreadIds ids[4];
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) alloy_msl::cuda::thread_ids(d, ids[j], first + j);
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) {
+      const alloy_msl::ThreadIds& t = ids[j];
+      custom_kernel_grid_sample_float_float_float_float<float>(
       in0,
       in0_shape.v,
       in1,
       in1_shape.v,
       out0,
       t.thread_position_in_grid);
+    }
+    return;
+  }
+  for (unsigned j = 0; j < 4u; ++j) {
+    alloy_msl::ThreadIds t;
+    if (!alloy_msl::cuda::thread_ids(d, t, first + j)) return;  // past the grid
+    custom_kernel_grid_sample_float_float_float_float<float>(
+      in0,
+      in0_shape.v,
+      in1,
+      in1_shape.v,
+      out0,
+      t.thread_position_in_grid);
+  }
 }

@@ -1,5 +1,11 @@
 // custom_kernel_grid_sample_grad_float_float_float_float_float_float: MLX metal_kernel 'grid_sample_grad' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_HALF_OPS 1
+#define ALLOY_MSL_USE_MATH 1
+#define ALLOY_MSL_USE_SIMD 1
+#define ALLOY_MSL_USE_ATOMICS 1
+#define ALLOY_MSL_USE_MLX_UTILS 1
 #include "metal_cuda.h"
 #include "mlx_utils.h"
 using namespace metal;
@@ -108,7 +114,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
             atomic_fetch_add_explicit(&grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
         }
     
-#line 112 "generated"
+#line 118 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(

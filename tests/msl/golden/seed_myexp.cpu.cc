@@ -1,7 +1,8 @@
 // custom_kernel_myexp_float_float_float: MLX metal_kernel 'myexp' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_MATH 1
 #include "metal_cpu.h"
-#include "mlx_utils.h"
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_myexp_float_float_float(
@@ -14,7 +15,7 @@ ALLOY_KERNEL_FN void custom_kernel_myexp_float_float_float(
         T tmp = inp[elem];
         out[elem] = metal::exp(tmp);
     
-#line 18 "generated"
+#line 19 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

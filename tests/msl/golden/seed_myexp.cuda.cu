@@ -1,7 +1,8 @@
 // custom_kernel_myexp_float_float_float: MLX metal_kernel 'myexp' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_MATH 1
 #include "metal_cuda.h"
-#include "mlx_utils.h"
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_myexp_float_float_float(
@@ -14,17 +15,35 @@ ALLOY_KERNEL_FN void custom_kernel_myexp_float_float_float(
         T tmp = inp[elem];
         out[elem] = metal::exp(tmp);
     
-#line 18 "generated"
+#line 19 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(
     const float* __restrict__ in0,
     float* __restrict__ out0,
     alloy_msl::cuda::Dispatch d) {
-  alloy_msl::ThreadIds t;
-  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
-  custom_kernel_myexp_float_float_float<float>(
+  const unsigned first = blockIdx.x * 4u;
+  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u &&
+      (first + 4u) * d.threadgroup[0] <= d.grid[0]) {
+    alloy_msl::ThreadIds ids[4];
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) alloy_msl::cuda::thread_ids(d, ids[j], first + j);
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) {
+      const alloy_msl::ThreadIds& t = ids[j];
+      custom_kernel_myexp_float_float_float<float>(
       in0,
       out0,
       t.thread_position_in_grid);
+    }
+    return;
+  }
+  for (unsigned j = 0; j < 4u; ++j) {
+    alloy_msl::ThreadIds t;
+    if (!alloy_msl::cuda::thread_ids(d, t, first + j)) return;  // past the grid
+    custom_kernel_myexp_float_float_float<float>(
+      in0,
+      out0,
+      t.thread_position_in_grid);
+  }
 }

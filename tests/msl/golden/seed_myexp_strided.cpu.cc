@@ -1,5 +1,8 @@
 // custom_kernel_myexp_strided_float_float_float: MLX metal_kernel 'myexp_strided' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_MATH 1
+#define ALLOY_MSL_USE_MLX_UTILS 1
 #include "metal_cpu.h"
 #include "mlx_utils.h"
 using namespace metal;
@@ -20,7 +23,7 @@ ALLOY_KERNEL_FN void custom_kernel_myexp_strided_float_float_float(
         // Output arrays are always row contiguous
         out[elem] = metal::exp(tmp);
     
-#line 24 "generated"
+#line 27 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

@@ -1,5 +1,8 @@
 // custom_kernel_myexp_strided_float_float_float: MLX metal_kernel 'myexp_strided' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_USE_MATH 1
+#define ALLOY_MSL_USE_MLX_UTILS 1
 #include "metal_cuda.h"
 #include "mlx_utils.h"
 using namespace metal;
@@ -20,7 +23,7 @@ ALLOY_KERNEL_FN void custom_kernel_myexp_strided_float_float_float(
         // Output arrays are always row contiguous
         out[elem] = metal::exp(tmp);
     
-#line 24 "generated"
+#line 27 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(
@@ -30,13 +33,34 @@ extern "C" __global__ void alloy_kernel_main(
     int in0_ndim,
     float* __restrict__ out0,
     alloy_msl::cuda::Dispatch d) {
-  alloy_msl::ThreadIds t;
-  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
-  custom_kernel_myexp_strided_float_float_float<float>(
+  const unsigned first = blockIdx.x * 4u;
+  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u &&
+      (first + 4u) * d.threadgroup[0] <= d.grid[0]) {
+    alloy_msl::ThreadIds ids[4];
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) alloy_msl::cuda::thread_ids(d, ids[j], first + j);
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) {
+      const alloy_msl::ThreadIds& t = ids[j];
+      custom_kernel_myexp_strided_float_float_float<float>(
       in0,
       in0_shape.v,
       in0_strides.v,
       in0_ndim,
       out0,
       t.thread_position_in_grid);
+    }
+    return;
+  }
+  for (unsigned j = 0; j < 4u; ++j) {
+    alloy_msl::ThreadIds t;
+    if (!alloy_msl::cuda::thread_ids(d, t, first + j)) return;  // past the grid
+    custom_kernel_myexp_strided_float_float_float<float>(
+      in0,
+      in0_shape.v,
+      in0_strides.v,
+      in0_ndim,
+      out0,
+      t.thread_position_in_grid);
+  }
 }

@@ -1,7 +1,7 @@
 // custom_kernel_swizzles_float_float: MLX metal_kernel 'swizzles' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
 #include "metal_cpu.h"
-#include "mlx_utils.h"
 using namespace metal;
 ALLOY_KERNEL_FN void custom_kernel_swizzles_float_float(
     const float* inp,

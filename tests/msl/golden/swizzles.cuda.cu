@@ -1,7 +1,7 @@
 // custom_kernel_swizzles_float_float: MLX metal_kernel 'swizzles' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
 #include "metal_cuda.h"
-#include "mlx_utils.h"
 using namespace metal;
 ALLOY_KERNEL_FN void custom_kernel_swizzles_float_float(
     const float* inp,
@@ -27,10 +27,28 @@ extern "C" __global__ void alloy_kernel_main(
     const float* __restrict__ in0,
     float* __restrict__ out0,
     alloy_msl::cuda::Dispatch d) {
-  alloy_msl::ThreadIds t;
-  if (!alloy_msl::cuda::thread_ids(d, t)) return;  // outside the grid
-  custom_kernel_swizzles_float_float(
+  const unsigned first = blockIdx.x * 4u;
+  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u &&
+      (first + 4u) * d.threadgroup[0] <= d.grid[0]) {
+    alloy_msl::ThreadIds ids[4];
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) alloy_msl::cuda::thread_ids(d, ids[j], first + j);
+#pragma unroll
+    for (unsigned j = 0; j < 4u; ++j) {
+      const alloy_msl::ThreadIds& t = ids[j];
+      custom_kernel_swizzles_float_float(
       in0,
       out0,
       t.thread_position_in_grid);
+    }
+    return;
+  }
+  for (unsigned j = 0; j < 4u; ++j) {
+    alloy_msl::ThreadIds t;
+    if (!alloy_msl::cuda::thread_ids(d, t, first + j)) return;  // past the grid
+    custom_kernel_swizzles_float_float(
+      in0,
+      out0,
+      t.thread_position_in_grid);
+  }
 }

@@ -1,7 +1,7 @@
 // custom_kernel_tg_reduce_float_256_float_float: MLX metal_kernel 'tg_reduce' translated by alloy::msl for CUDA (NVRTC). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
+#define ALLOY_MSL_SELECT 1
 #include "metal_cuda.h"
-#include "mlx_utils.h"
 using namespace metal;
 template <typename T, int N>
 ALLOY_KERNEL_FN void custom_kernel_tg_reduce_float_256_float_float(

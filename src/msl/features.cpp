@@ -1,0 +1,130 @@
+#include "msl/features.h"
+
+#include <string_view>
+#include <vector>
+
+#include "msl/builtins.h"
+#include "msl/lexer.h"
+#include "msl/token_rules.h"
+
+namespace alloy::msl {
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+// The functions of metal_math.h (and the namespaces that re-export them).
+constexpr std::string_view kMathNames[] = {
+    "abs",    "acos",     "acosh",     "asin",      "asinh",    "atan",    "atan2",  "atanh",   "cbrt",
+    "ceil",   "clamp",    "copysign",  "cos",       "cosh",     "cospi",   "degrees", "divide", "erf",
+    "erfc",   "exp",      "exp10",     "exp2",      "expm1",    "fabs",    "fdim",   "floor",   "fma",
+    "fmax",   "fmin",     "fmod",      "fract",     "hypot",    "lgamma",  "log",    "log10",   "log1p",
+    "log2",   "mad",      "max",       "max3",      "median3",  "min",     "min3",   "mix",     "nextafter",
+    "pow",    "powr",     "radians",   "rint",      "round",    "rsqrt",   "saturate", "sign",  "sin",
+    "sinh",   "sinpi",    "smoothstep", "sqrt",     "step",     "tan",     "tanh",   "tanpi",   "tgamma",
+    "trunc",  "precise",  "fast"};
+
+// The functions of metal_math_extra.h.
+constexpr std::string_view kMathExtraNames[] = {
+    "abs_diff", "absdiff",  "add_sat",      "addsat",     "all",          "any",     "clz",
+    "cross",    "ctz",      "distance",     "distance_squared", "dot",    "extract_bits", "frexp",
+    "hadd",     "ilogb",    "insert_bits",  "isfinite",   "isinf",        "isnan",   "isnormal",
+    "ldexp",    "length",   "length_squared", "mad24",    "madhi",        "modf",    "mul24",
+    "mulhi",    "normalize", "popcount",    "reverse_bits", "rhadd",      "rotate",  "select",
+    "signbit",  "sincos",   "sub_sat",      "subsat"};
+
+// MLX's utils.h (mlx_utils.h).
+constexpr std::string_view kMlxUtilsNames[] = {"ceildiv", "Limits", "elem_to_loc"};
+
+template <std::size_t N>
+bool in(const std::string_view (&names)[N], std::string_view s) {
+  for (std::string_view n : names)
+    if (n == s) return true;
+  return false;
+}
+
+// A name or type spelling that involves half: `half`, `half4`, `packed_half3`,
+// `float16_t`, `simdgroup_half8x8`, `HALF_MAX`, `M_PI_H`.
+bool names_half(std::string_view s) {
+  if (s.find("half") != std::string_view::npos || s.find("HALF") != std::string_view::npos) return true;
+  if (s.find("float16_t") != std::string_view::npos) return true;
+  return starts_with(s, "M_") && ends_with(s, "_H");
+}
+
+void include_everything(RuntimeFeatures& f) {
+  f.half_ops = f.math = f.math_extra = f.fast_math = f.simd = f.atomics = f.matrix = f.mlx_utils = true;
+}
+
+// Scans one of the user's texts (source or header).
+void scan(const std::string& text, const std::string& file, RuntimeFeatures& f, bool& everything) {
+  if (text.empty()) return;
+  for (const Token& t : lex(text, LexOptions{false, true, file})) {
+    // Another header may use anything of the runtime.
+    if (t.kind == TokenKind::Directive && directive_name(t) == "include" && !is_metal_include(t.text))
+      everything = true;
+  }
+  std::vector<Token> toks = code_tokens_with_macros(text, file);
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    const Token& t = toks[i];
+    if (t.is_punct("##")) everything = true;  // names built by token pasting are invisible here
+    if (t.kind == TokenKind::Number) {
+      char last = t.text.empty() ? 0 : t.text.back();
+      if (last == 'h' || last == 'H') f.half_ops = true;  // 1.0h
+      continue;
+    }
+    if (t.kind != TokenKind::Identifier || is_member_access(toks, i)) continue;
+    std::string_view s = t.text;
+    if (names_half(s)) f.half_ops = true;
+    if (in(kMathNames, s)) f.math = true;
+    if (s == "fast") f.fast_math = true;
+    if (in(kMathExtraNames, s)) f.math_extra = true;
+    if (in(kMlxUtilsNames, s) || starts_with(s, "elem_to_loc")) f.mlx_utils = true;
+    if (starts_with(s, "simd_") || starts_with(s, "quad_")) f.simd = true;
+    if (starts_with(s, "simdgroup_") && s != "simdgroup_barrier" && !find_attribute(s)) f.matrix = true;
+    if (s == "make_filled_simdgroup_matrix") f.matrix = true;
+    if (is_atomic_name(s) && s != "atomic_thread_fence") f.atomics = true;
+  }
+}
+
+}  // namespace
+
+RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysis) {
+  RuntimeFeatures f;
+  bool everything = false;
+  scan(spec.source, "source", f, everything);
+  scan(spec.header, "header", f, everything);
+  if (everything) {
+    include_everything(f);
+    return f;
+  }
+  for (const ParamSpec& p : spec.inputs) f.half_ops |= names_half(p.type);
+  for (const ParamSpec& p : spec.outputs) f.half_ops |= names_half(p.type);
+  for (const TemplateArg& t : spec.template_args)
+    if (t.kind == TemplateArg::Type) f.half_ops |= names_half(t.value);
+  if (analysis.uses_atomics) f.atomics = true;
+  // Dependencies between the parts (metal_features.h).
+  if (f.matrix) f.simd = true;
+  if (f.simd || f.atomics || f.matrix) f.math = f.half_ops = true;
+  if (f.math_extra || f.fast_math) f.math = true;
+  return f;
+}
+
+std::string feature_defines(const RuntimeFeatures& f) {
+  std::string s = "#define ALLOY_MSL_SELECT 1\n";
+  auto use = [&](bool on, const char* part) {
+    if (on) s += std::string("#define ALLOY_MSL_USE_") + part + " 1\n";
+  };
+  use(f.half_ops, "HALF_OPS");
+  use(f.math, "MATH");
+  use(f.math_extra, "MATH_EXTRA");
+  use(f.fast_math, "FAST_MATH");
+  use(f.simd, "SIMD");
+  use(f.atomics, "ATOMICS");
+  use(f.matrix, "MATRIX");
+  use(f.mlx_utils, "MLX_UTILS");
+  return s;
+}
+
+}  // namespace alloy::msl

@@ -1,0 +1,31 @@
+// Which optional parts of the runtime headers a kernel needs, decided on its
+// tokens, so the compilers parse only those: most of a first NVRTC compile is
+// the parsing of the runtime (src/msl/runtime/metal_features.h lists the
+// parts). A name that could reach a part includes it; when in doubt (token
+// pasting, an #include of another header), every part is included.
+#pragma once
+
+#include <string>
+
+#include "alloy/msl/translate.h"
+
+namespace alloy::msl {
+
+struct RuntimeFeatures {
+  bool half_ops = false;
+  bool math = false;
+  bool math_extra = false;
+  bool fast_math = false;
+  bool simd = false;
+  bool atomics = false;
+  bool matrix = false;
+  bool mlx_utils = false;
+};
+
+RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysis);
+
+// The `#define ALLOY_MSL_SELECT 1` / `#define ALLOY_MSL_USE_<PART> 1` lines that
+// go before the runtime header.
+std::string feature_defines(const RuntimeFeatures& f);
+
+}  // namespace alloy::msl

@@ -1,0 +1,177 @@
+// Shared by both targets: the rest of the metal:: math library, split from
+// metal_math.h because a first compile parses every line it includes and few
+// kernels use these: functions with an output argument, relational,
+// geometric and integer functions. The translator includes this header only
+// when a kernel names one of them (src/msl/features.cpp); metal_cuda.h and
+// metal_cpu.h include it for hand-written kernels.
+#pragma once
+
+#include "metal_math.h"  // ALLOY_FMATH, detail:: helpers
+
+namespace metal {
+
+// ---- functions with an output argument
+template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC T frexp(T x, int& e) {
+  return T(ALLOY_FMATH(frexp)(float(x), &e));
+}
+template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC T ldexp(T x, int e) {
+  return T(ALLOY_FMATH(ldexp)(float(x), e));
+}
+template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC T modf(T x, T& ip) {
+  float i;
+  T f = T(ALLOY_FMATH(modf)(float(x), &i));
+  ip = T(i);
+  return f;
+}
+template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC T sincos(T x, T& c) {
+  c = T(ALLOY_FMATH(cos)(float(x)));
+  return T(ALLOY_FMATH(sin)(float(x)));
+}
+template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC int ilogb(T x) {
+  return ALLOY_FMATH(ilogb)(float(x));
+}
+
+// ---- relational
+template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC bool isnan(T x) { return float(x) != float(x); }
+template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC bool isinf(T x) {
+  return ALLOY_FMATH(fabs)(float(x)) == __builtin_inff();
+}
+template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC bool isfinite(T x) {
+  return ALLOY_FMATH(fabs)(float(x)) < __builtin_inff();
+}
+template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC bool isnormal(T x) {
+  float a = ALLOY_FMATH(fabs)(float(x));
+  return a >= float(numeric_limits<T>::min()) && a < __builtin_inff();
+}
+template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC bool signbit(T x) {
+  return (__builtin_bit_cast(uint32_t, float(x)) >> 31) != 0;
+}
+#define ALLOY_REL_VEC(name)                                         \
+  template <class T, int N> ALLOY_FUNC vec<bool, N> name(const vec<T, N>& v) { \
+    vec<bool, N> r;                                                 \
+    for (int i = 0; i < N; ++i) r.at(i) = name(v.at(i));            \
+    return r;                                                       \
+  }
+ALLOY_REL_VEC(isnan)
+ALLOY_REL_VEC(isinf)
+ALLOY_REL_VEC(isfinite)
+ALLOY_REL_VEC(isnormal)
+ALLOY_REL_VEC(signbit)
+#undef ALLOY_REL_VEC
+ALLOY_FUNC bool all(bool b) { return b; }
+ALLOY_FUNC bool any(bool b) { return b; }
+template <class T, int N> ALLOY_FUNC bool all(const vec<T, N>& v) {
+  bool r = true;
+  for (int i = 0; i < N; ++i) r = r && bool(v.at(i));
+  return r;
+}
+template <class T, int N> ALLOY_FUNC bool any(const vec<T, N>& v) {
+  bool r = false;
+  for (int i = 0; i < N; ++i) r = r || bool(v.at(i));
+  return r;
+}
+// select(a, b, c): c ? b : a, per component.
+template <class T> ALLOY_FUNC T select(const T& a, const T& b, bool c) { return c ? b : a; }
+template <class T, int N> ALLOY_FUNC vec<T, N> select(const vec<T, N>& a, const vec<T, N>& b, const vec<bool, N>& c) {
+  vec<T, N> r;
+  for (int i = 0; i < N; ++i) r.at(i) = c.at(i) ? b.at(i) : a.at(i);
+  return r;
+}
+
+// ---- geometric
+template <class T, int N> ALLOY_FUNC T dot(const vec<T, N>& a, const vec<T, N>& b) {
+  T s = a.at(0) * b.at(0);
+  for (int i = 1; i < N; ++i) s += a.at(i) * b.at(i);
+  return s;
+}
+template <class T> ALLOY_FUNC vec<T, 3> cross(const vec<T, 3>& a, const vec<T, 3>& b) {
+  return vec<T, 3>(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+template <class T, int N> ALLOY_FUNC T length_squared(const vec<T, N>& a) { return dot(a, a); }
+template <class T, int N> ALLOY_FUNC T length(const vec<T, N>& a) { return T(sqrt(dot(a, a))); }
+template <class T, int N> ALLOY_FUNC T distance(const vec<T, N>& a, const vec<T, N>& b) { return length(a - b); }
+template <class T, int N> ALLOY_FUNC T distance_squared(const vec<T, N>& a, const vec<T, N>& b) {
+  return length_squared(a - b);
+}
+template <class T, int N> ALLOY_FUNC vec<T, N> normalize(const vec<T, N>& a) { return a * T(rsqrt(dot(a, a))); }
+
+// ---- integer functions
+namespace detail {
+template <class T> ALLOY_FUNC constexpr int bits_of() { return int(sizeof(T) * 8); }
+template <class T> ALLOY_FUNC unsigned long long as_u64(T x) {
+  return static_cast<unsigned long long>(static_cast<make_unsigned_t<T>>(x));
+}
+}  // namespace detail
+namespace detail {
+template <class T> using wide_t = conditional_t<is_signed_v<T>, __int128, unsigned __int128>;
+template <class T> ALLOY_FUNC T saturate_wide(__int128 v) {
+  __int128 lo = static_cast<__int128>(numeric_limits<T>::min());
+  __int128 hi = static_cast<__int128>(numeric_limits<T>::max());
+  return T(v < lo ? lo : (v > hi ? hi : v));
+}
+template <class T> ALLOY_FUNC T reverse_bits_of(T x) {
+  unsigned long long u = as_u64(x), r = 0;
+  for (int i = 0; i < bits_of<T>(); ++i) r |= ((u >> i) & 1ull) << (bits_of<T>() - 1 - i);
+  return T(r);
+}
+}  // namespace detail
+#define ALLOY_INT1(name, expr)                                                       \
+  template <class T, enable_if_t<is_integral_v<T>, int> = 0> ALLOY_FUNC T name(T x) { \
+    unsigned long long u = detail::as_u64(x);                                        \
+    constexpr int B = detail::bits_of<T>();                                          \
+    (void)u;                                                                         \
+    (void)B;                                                                         \
+    return T(expr);                                                                  \
+  }                                                                                  \
+  template <class T, int N> ALLOY_FUNC vec<T, N> name(vec<T, N> v) {                  \
+    for (int i = 0; i < N; ++i) v.at(i) = name(v.at(i));                             \
+    return v;                                                                        \
+  }
+ALLOY_INT1(popcount, __builtin_popcountll(u))
+ALLOY_INT1(clz, u == 0 ? B : __builtin_clzll(u) - (64 - B))
+ALLOY_INT1(ctz, u == 0 ? B : __builtin_ctzll(u))
+ALLOY_INT1(reverse_bits, detail::reverse_bits_of(x))
+#undef ALLOY_INT1
+
+#define ALLOY_INT2(name, expr)                                                                   \
+  template <class T, enable_if_t<is_integral_v<T>, int> = 0> ALLOY_FUNC auto name(T x, T y) {    \
+    return expr;                                                                                 \
+  }                                                                                              \
+  template <class T, int N> ALLOY_FUNC auto name(const vec<T, N>& a, const vec<T, N>& b) {       \
+    vec<decltype(name(a.at(0), b.at(0))), N> r;                                                  \
+    for (int i = 0; i < N; ++i) r.at(i) = name(a.at(i), b.at(i));                                \
+    return r;                                                                                    \
+  }
+ALLOY_INT2(mulhi, T((static_cast<detail::wide_t<T>>(x) * static_cast<detail::wide_t<T>>(y)) >> detail::bits_of<T>()))
+ALLOY_INT2(abs_diff, make_unsigned_t<T>(x > y ? make_unsigned_t<T>(x) - make_unsigned_t<T>(y)
+                                              : make_unsigned_t<T>(y) - make_unsigned_t<T>(x)))
+ALLOY_INT2(absdiff, abs_diff(x, y))
+ALLOY_INT2(hadd, T((static_cast<detail::wide_t<T>>(x) + static_cast<detail::wide_t<T>>(y)) >> 1))
+ALLOY_INT2(rhadd, T((static_cast<detail::wide_t<T>>(x) + static_cast<detail::wide_t<T>>(y) + 1) >> 1))
+ALLOY_INT2(add_sat, detail::saturate_wide<T>(static_cast<__int128>(x) + static_cast<__int128>(y)))
+ALLOY_INT2(sub_sat, detail::saturate_wide<T>(static_cast<__int128>(x) - static_cast<__int128>(y)))
+ALLOY_INT2(addsat, add_sat(x, y))
+ALLOY_INT2(subsat, sub_sat(x, y))
+ALLOY_INT2(mul24, T(x * y))
+ALLOY_INT2(rotate, T((detail::as_u64(x) << (detail::as_u64(y) % detail::bits_of<T>())) |
+                     (detail::as_u64(y) % detail::bits_of<T>() == 0
+                          ? 0
+                          : detail::as_u64(x) >> (detail::bits_of<T>() - detail::as_u64(y) % detail::bits_of<T>()))))
+#undef ALLOY_INT2
+template <class T, enable_if_t<is_integral_v<T>, int> = 0> ALLOY_FUNC T madhi(T a, T b, T c) { return T(mulhi(a, b) + c); }
+template <class T, enable_if_t<is_integral_v<T>, int> = 0> ALLOY_FUNC T mad24(T a, T b, T c) { return T(a * b + c); }
+template <class T, enable_if_t<is_integral_v<T>, int> = 0>
+ALLOY_FUNC T extract_bits(T x, uint offset, uint bits) {
+  if (bits == 0) return T(0);
+  constexpr int B = detail::bits_of<T>();
+  T shifted = T(x << (B - offset - bits));
+  return T(shifted >> (B - bits));  // arithmetic shift sign-extends signed types, as Metal does
+}
+template <class T, enable_if_t<is_integral_v<T>, int> = 0>
+ALLOY_FUNC T insert_bits(T base, T insert, uint offset, uint bits) {
+  if (bits == 0) return base;
+  unsigned long long mask = (bits >= 64 ? ~0ull : ((1ull << bits) - 1)) << offset;
+  return T((detail::as_u64(base) & ~mask) | ((detail::as_u64(insert) << offset) & mask));
+}
+
+}  // namespace metal
