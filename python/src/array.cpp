@@ -41,7 +41,9 @@ nb::object dlpack_export(const array& self, nb::kwargs kw) {
     nb::gil_scoped_release release;
     a.eval();
   }
-  if (a.device().type != Device::cpu) throw std::invalid_argument("[__dlpack__] only host (CPU) arrays can be exported.");
+  // GPU arrays are exported through their host copy (numpy and most
+  // consumers read host memory; a CUDA DLPack export is not offered yet).
+  if (a.device().type != Device::cpu) a = to_host(a);
   using nb::dlpack::dtype_code;
   dtype_code code = dtype_code::Float;
   switch (kind_of(a.dtype())) {

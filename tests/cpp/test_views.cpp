@@ -15,7 +15,11 @@ namespace {
 array iota_array(const Shape& shape) {
   std::vector<float> v(shape_size(shape));
   std::iota(v.begin(), v.end(), 0.0f);
-  return array(v, shape);
+  // Copied on the default device, so the views below are views of memory
+  // that lives there (a host array used on the GPU is first copied over).
+  array a = copy(array(v, shape));
+  eval(a);
+  return a;
 }
 
 // Element at a multi-index through the array's own strides.

@@ -37,7 +37,10 @@ def check(out, expected):
 
 
 def evaluated(x):
+    # `* 1` makes the data resident on the default device (a GPU array is
+    # otherwise a host array copied to the GPU when first used there).
     a = mx.array(x)
+    a = a * 1 if a.dtype != mx.bool_ else a
     mx.eval(a)
     return a
 

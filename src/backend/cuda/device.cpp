@@ -1,5 +1,7 @@
 #include "backend/cuda/device.h"
 
+#include <atomic>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,9 +18,31 @@ std::string gpu_unavailable_reason() {
 
 namespace cuda {
 namespace {
+// One slot per Alloy GPU stream; created under the mutex, then read without
+// it. `pending` marks streams that ran work since the last synchronisation.
+struct StreamSlot {
+  CUstream stream = nullptr;
+  std::atomic<bool> pending{false};
+};
 std::mutex mutex;
-std::unordered_map<int, CUstream> streams;
-std::unordered_set<int> pending;
+std::unordered_map<int, std::unique_ptr<StreamSlot>> slots;
+std::atomic<bool> any_pending{false};
+
+StreamSlot& slot_for(const Stream& s) {
+  thread_local int last_index = -1;
+  thread_local StreamSlot* last_slot = nullptr;
+  if (s.index == last_index) return *last_slot;
+  ensure_context();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = slots[s.index];
+  if (!slot) {
+    slot = std::make_unique<StreamSlot>();
+    check(cuda_driver::api().cuStreamCreate(&slot->stream, cuda_driver::kStreamNonBlocking), "gpu", "cuStreamCreate");
+  }
+  last_index = s.index;
+  last_slot = slot.get();
+  return *slot;
+}
 }  // namespace
 
 void ensure_context() {
@@ -29,31 +53,23 @@ void ensure_context() {
   }
 }
 
-CUstream stream_for(const Stream& s) {
-  ensure_context();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = streams.find(s.index);
-  if (it != streams.end()) return it->second;
-  CUstream cs = nullptr;
-  check(cuda_driver::api().cuStreamCreate(&cs, cuda_driver::kStreamNonBlocking), "gpu", "cuStreamCreate");
-  streams.emplace(s.index, cs);
-  return cs;
-}
+CUstream stream_for(const Stream& s) { return slot_for(s).stream; }
 
 void note_pending(const Stream& s) {
-  std::lock_guard<std::mutex> lock(mutex);
-  pending.insert(s.index);
+  slot_for(s).pending.store(true, std::memory_order_relaxed);
+  any_pending.store(true, std::memory_order_release);
 }
 
 void synchronize_all() {
+  if (!any_pending.exchange(false, std::memory_order_acq_rel)) return;
+  ensure_context();
   std::vector<CUstream> todo;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    for (int i : pending) todo.push_back(streams.at(i));
-    pending.clear();
+    for (auto& [index, slot] : slots) {
+      if (slot->pending.exchange(false)) todo.push_back(slot->stream);
+    }
   }
-  if (todo.empty()) return;
-  ensure_context();
   for (auto s : todo) check(cuda_driver::api().cuStreamSynchronize(s), "gpu", "cuStreamSynchronize");
 }
 
