@@ -148,6 +148,19 @@ def main():
     row("grid_sample bwd (seed vjp kernel, zero-fill)", bwd, "hand CUDA", hand_bwd, f"max err={err_b:.1e}")
     row("grid_sample bwd vs torch backward", bwd, "torch", torch_bwd)
 
+    # ---- the seeds' VJP comparison: mx.grad through the custom VJP kernel vs
+    # autodiff through grid_sample_ref (our ops), vs PyTorch's backward
+    loss_k = lambda a, b: mx.sum(seed.grid_sample(a, b) * cot)
+    loss_r = lambda a, b: mx.sum(seed.grid_sample_ref(a, b) * cot)
+    g_kernel = alloy_ms(lambda: mx.grad(loss_k, argnums=(0, 1))(x, grid), reps=3, batch=2)
+    g_ref = alloy_ms(lambda: mx.grad(loss_r, argnums=(0, 1))(x, grid), reps=3, batch=1)
+    gk = mx.grad(loss_k, argnums=(0, 1))(x, grid)
+    gr = mx.grad(loss_r, argnums=(0, 1))(x, grid)
+    rel = max(float(mx.max(mx.abs(gk[i] - gr[i])).item()) / max(float(mx.max(mx.abs(gr[i])).item()), 1e-30)
+              for i in range(2))
+    row("mx.grad via custom VJP kernel", g_kernel, "autodiff of ref", g_ref, f"rel diff={rel:.1e}")
+    row("mx.grad via custom VJP kernel vs torch", g_kernel, "torch bwd", torch_bwd)
+
     # ---- exp on 1 GiB: the seed's exp kernel vs torch.exp vs a copy
     mx.set_default_device(mx.cpu)  # the seed module checks itself with ops at import
     import exp_elementwise as seed_exp
