@@ -8,9 +8,6 @@
 #include "primitives/indexing.h"
 
 namespace alloy {
-namespace cpu {
-void copy_strided(const array& src, void* dst, const Strides& dst_strides);  // backend/cpu/shape.cpp
-}  // namespace cpu
 
 namespace {
 

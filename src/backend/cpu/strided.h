@@ -52,6 +52,10 @@ void for_each_offset(const CollapsedLayout& layout, F&& f) {
   }
 }
 
+// Copies every element of `src` (any strides) to `dst` laid out with
+// `dst_strides` (element units, same dtype). Defined in shape.cpp.
+void copy_strided(const array& src, void* dst, const Strides& dst_strides);
+
 // Gives `out` fresh row-contiguous host memory.
 void allocate_row_contiguous(array& out);
 
