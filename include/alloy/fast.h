@@ -49,4 +49,15 @@ CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std
                                   const std::string& header = "", bool ensure_row_contiguous = true,
                                   bool atomic_outputs = false, const std::string& math_mode = "safe");
 
+// MLX's cuda_kernel: the same call with a CUDA body, run on the GPU only.
+// The body sees MLX's signature (`const T* name` per input, `name_shape`,
+// `name_strides`, `name_ndim` when it uses them, `T* name` per output) and
+// the template values as `using T = ...;` / `constexpr int N = ...;`. The
+// grid counts threads, as for metal_kernel: blocks = ceil(grid/threadgroup).
+// `shared_memory` bytes of dynamic shared memory per block (extern __shared__).
+CustomKernelFunction cuda_kernel(const std::string& name, const std::vector<std::string>& input_names,
+                                 const std::vector<std::string>& output_names, const std::string& source,
+                                 const std::string& header = "", bool ensure_row_contiguous = true,
+                                 int shared_memory = 0);
+
 }  // namespace alloy::fast

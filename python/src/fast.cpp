@@ -1,4 +1,4 @@
-// mx.fast.metal_kernel (and later cuda_kernel): MLX's Python API.
+// mx.fast.metal_kernel and mx.fast.cuda_kernel: MLX's Python API.
 #include <optional>
 #include <string>
 #include <variant>
@@ -42,18 +42,18 @@ void for_each_item(nb::handle seq, F&& f) {
   }
 }
 
-fast::Dims3 to_dims(nb::handle h, const char* what) {
+fast::Dims3 to_dims(const char* api, nb::handle h, const char* what) {
   if (!nb::isinstance<nb::tuple>(h) && !nb::isinstance<nb::list>(h)) {
-    throw nb::type_error((std::string("[metal_kernel] ") + what + " must be a tuple of 3 integers.").c_str());
+    throw nb::type_error((std::string("[") + api + "] " + what + " must be a tuple of 3 integers.").c_str());
   }
   if (nb::len(h) != 3) {
-    throw std::invalid_argument(std::string("[metal_kernel] ") + what + " must have 3 dimensions, got " +
+    throw std::invalid_argument(std::string("[") + api + "] " + what + " must have 3 dimensions, got " +
                                 std::to_string(nb::len(h)) + ".");
   }
   auto dim = [&](size_t i) {
     int64_t v = to_int64(h[i]);
     if (v > INT32_MAX || v < INT32_MIN) {
-      throw std::invalid_argument(std::string("[metal_kernel] ") + what + " dimension " + std::to_string(i) +
+      throw std::invalid_argument(std::string("[") + api + "] " + what + " dimension " + std::to_string(i) +
                                   " is too large (" + std::to_string(v) + ").");
     }
     return static_cast<int>(v);
@@ -70,7 +70,7 @@ Shape to_shape(nb::handle h) {
 // One launch: builds the lazy outputs. Called through a nanobind function
 // object (vectorcall, keywords passed without a dict), which is what keeps
 // the per-call host cost low; see docs in init_fast.
-nb::list call_kernel(const fast::CustomKernelFunction& fn, nb::list inputs, nb::list output_shapes,
+nb::list call_kernel(const char* api, const fast::CustomKernelFunction& fn, nb::list inputs, nb::list output_shapes,
                      nb::list output_dtypes, nb::handle grid, nb::handle threadgroup,
                      std::optional<nb::list> template_args, std::optional<double> init_value, bool verbose,
                      std::optional<bool> ensure_row_contiguous, StreamOrDevice stream) {
@@ -87,15 +87,15 @@ nb::list call_kernel(const fast::CustomKernelFunction& fn, nb::list inputs, nb::
   for_each_item(output_shapes, [&](nb::handle s) { call.output_shapes.push_back(to_shape(s)); });
   call.output_dtypes.reserve(output_dtypes.size());
   for_each_item(output_dtypes, [&](nb::handle d) {
-    if (!nb::isinstance<Dtype>(d)) throw nb::type_error("[metal_kernel] output_dtypes must hold Dtypes.");
+    if (!nb::isinstance<Dtype>(d)) throw nb::type_error((std::string("[") + api + "] output_dtypes must hold Dtypes.").c_str());
     call.output_dtypes.push_back(nb::cast<Dtype>(d));
   });
-  call.grid = to_dims(grid, "grid");
-  call.threadgroup = to_dims(threadgroup, "threadgroup");
+  call.grid = to_dims(api, grid, "grid");
+  call.threadgroup = to_dims(api, threadgroup, "threadgroup");
   if (template_args) {
     for (nb::handle item : *template_args) {
       if (!nb::isinstance<nb::tuple>(item) || nb::len(item) != 2) {
-        throw nb::type_error("[metal_kernel] template entries must be (name, value) tuples.");
+        throw nb::type_error((std::string("[") + api + "] template entries must be (name, value) tuples.").c_str());
       }
       std::string name = nb::cast<std::string>(item[0]);
       nb::handle v = item[1];
@@ -107,7 +107,7 @@ nb::list call_kernel(const fast::CustomKernelFunction& fn, nb::list inputs, nb::
       } else if (PyLong_Check(v.ptr())) {
         arg = nb::cast<int>(v);
       } else {
-        throw nb::type_error(("[metal_kernel] template value for '" + name +
+        throw nb::type_error((std::string("[") + api + "] template value for '" + name +
                               "' must be a Dtype, int or bool, not " + nb::type_name(v.type()).c_str() + ".")
                                  .c_str());
       }
@@ -122,6 +122,24 @@ nb::list call_kernel(const fast::CustomKernelFunction& fn, nb::list inputs, nb::
   nb::list out;
   for (auto& a : outs) out.append(nb::cast(std::move(a)));
   return out;
+}
+
+// The callable a kernel definition returns. A function object rather than
+// an instance with __call__: Python calls it through vectorcall with the
+// keywords as a tuple, where an instance's __call__ would build and unpack a
+// dict every launch.
+nb::object launcher(const char* api, fast::CustomKernelFunction fn, const std::string& name) {
+  return nb::cpp_function(
+      [api, fn](nb::list inputs, nb::list output_shapes, nb::list output_dtypes, nb::handle grid,
+                nb::handle threadgroup, std::optional<nb::list> template_args, std::optional<double> init_value,
+                bool verbose, std::optional<bool> ensure_row_contiguous, StreamOrDevice stream) {
+        return call_kernel(api, fn, inputs, output_shapes, output_dtypes, grid, threadgroup, template_args,
+                           init_value, verbose, ensure_row_contiguous, stream);
+      },
+      nb::kw_only(), nb::arg("inputs"), nb::arg("output_shapes"), nb::arg("output_dtypes"), nb::arg("grid"),
+      nb::arg("threadgroup"), nb::arg("template") = nb::none(), nb::arg("init_value") = nb::none(),
+      nb::arg("verbose") = false, nb::arg("ensure_row_contiguous") = nb::none(), nb::arg("stream") = nb::none(),
+      nb::name(name.c_str()), "Launches the kernel: returns a list of lazy output arrays.");
 }
 
 }  // namespace
@@ -146,25 +164,26 @@ void init_fast(nb::module_& m) {
         }
         fast::CustomKernelFunction fn = fast::metal_kernel(name, input_names, output_names, source, header,
                                                            ensure_row_contiguous, atomic_outputs, math_mode);
-        // A function object rather than an instance with __call__: Python
-        // calls it through vectorcall with the keywords as a tuple, where
-        // an instance's __call__ would build and unpack a dict every launch.
-        return nb::cpp_function(
-            [fn](nb::list inputs, nb::list output_shapes, nb::list output_dtypes, nb::handle grid,
-                 nb::handle threadgroup, std::optional<nb::list> template_args, std::optional<double> init_value,
-                 bool verbose, std::optional<bool> ensure_row_contiguous, StreamOrDevice stream) {
-              return call_kernel(fn, inputs, output_shapes, output_dtypes, grid, threadgroup, template_args,
-                                 init_value, verbose, ensure_row_contiguous, stream);
-            },
-            nb::kw_only(), nb::arg("inputs"), nb::arg("output_shapes"), nb::arg("output_dtypes"), nb::arg("grid"),
-            nb::arg("threadgroup"), nb::arg("template") = nb::none(), nb::arg("init_value") = nb::none(),
-            nb::arg("verbose") = false, nb::arg("ensure_row_contiguous") = nb::none(),
-            nb::arg("stream") = nb::none(), nb::name(name.c_str()),
-            "Launches the kernel: returns a list of lazy output arrays.");
+        return launcher("metal_kernel", std::move(fn), name);
       },
       nb::arg("name"), nb::arg("input_names"), nb::arg("output_names"), nb::arg("source"), nb::arg("header") = "",
       nb::arg("ensure_row_contiguous") = true, nb::arg("atomic_outputs") = false,
       nb::arg("compile_options") = nb::none(),
       "A custom kernel from the body of a Metal kernel, as MLX's mx.fast.metal_kernel; it runs on NVIDIA "
       "GPUs (translated to CUDA) and on CPUs (translated to C++).");
+  f.def(
+      "cuda_kernel",
+      [](const std::string& name, const std::vector<std::string>& input_names,
+         const std::vector<std::string>& output_names, const std::string& source, const std::string& header,
+         bool ensure_row_contiguous, int shared_memory) {
+        return launcher("cuda_kernel",
+                        fast::cuda_kernel(name, input_names, output_names, source, header, ensure_row_contiguous,
+                                          shared_memory),
+                        name);
+      },
+      nb::arg("name"), nb::arg("input_names"), nb::arg("output_names"), nb::arg("source"), nb::arg("header") = "",
+      nb::arg("ensure_row_contiguous") = true, nb::arg("shared_memory") = 0,
+      "A custom kernel from the body of a CUDA kernel, as MLX's mx.fast.cuda_kernel (GPU only). Inputs arrive as "
+      "`const T* name` (with name_shape, name_strides, name_ndim when the body uses them), outputs as `T* name`; "
+      "the grid counts threads; `shared_memory` bytes of dynamic shared memory per block.");
 }

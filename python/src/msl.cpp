@@ -18,8 +18,12 @@ using Template = std::tuple<std::string, std::string, std::string>;  // name, ki
 
 msl::KernelSpec make_spec(const std::string& name, const std::string& source, const std::string& header,
                           const std::vector<Param>& inputs, const std::vector<Param>& outputs,
-                          const std::vector<Template>& templates, bool atomic_outputs, const std::string& math_mode) {
+                          const std::vector<Template>& templates, bool atomic_outputs, const std::string& math_mode,
+                          const std::string& dialect) {
+  if (dialect != "metal" && dialect != "cuda")
+    throw std::invalid_argument("[msl] unknown dialect '" + dialect + "' (metal or cuda).");
   msl::KernelSpec spec;
+  spec.dialect = dialect == "cuda" ? msl::Dialect::Cuda : msl::Dialect::Metal;
   spec.name = name;
   spec.source = source;
   spec.header = header;
@@ -52,19 +56,21 @@ void init_msl(nb::module_& m) {
       "translate",
       [](const std::string& name, const std::string& source, const std::string& header,
          const std::vector<Param>& inputs, const std::vector<Param>& outputs, const std::vector<Template>& templates,
-         bool atomic_outputs, const std::string& math_mode, const std::string& target) {
-        auto spec = make_spec(name, source, header, inputs, outputs, templates, atomic_outputs, math_mode);
+         bool atomic_outputs, const std::string& math_mode, const std::string& target, const std::string& dialect) {
+        auto spec = make_spec(name, source, header, inputs, outputs, templates, atomic_outputs, math_mode, dialect);
         return msl::translate(spec, to_target(target)).source;
       },
       nb::arg("name"), nb::arg("source"), nb::arg("header"), nb::arg("inputs"), nb::arg("outputs"),
-      nb::arg("template"), nb::arg("atomic_outputs"), nb::arg("math_mode"), nb::arg("target"));
+      nb::arg("template"), nb::arg("atomic_outputs"), nb::arg("math_mode"), nb::arg("target"),
+      nb::arg("dialect") = "metal");
   s.def(
       "compile",
       [](const std::string& name, const std::string& source, const std::string& header,
          const std::vector<Param>& inputs, const std::vector<Param>& outputs, const std::vector<Template>& templates,
-         bool atomic_outputs, const std::string& math_mode, const std::string& target, const std::string& arch) {
+         bool atomic_outputs, const std::string& math_mode, const std::string& target, const std::string& arch,
+         const std::string& dialect) {
         // Returns (ok, message): the mapped diagnostics when the compiler rejects the kernel.
-        auto spec = make_spec(name, source, header, inputs, outputs, templates, atomic_outputs, math_mode);
+        auto spec = make_spec(name, source, header, inputs, outputs, templates, atomic_outputs, math_mode, dialect);
         msl::TranslatedKernel t;
         try {
           t = msl::translate(spec, to_target(target));
@@ -91,5 +97,5 @@ void init_msl(nb::module_& m) {
       },
       nb::arg("name"), nb::arg("source"), nb::arg("header"), nb::arg("inputs"), nb::arg("outputs"),
       nb::arg("template"), nb::arg("atomic_outputs"), nb::arg("math_mode"), nb::arg("target"),
-      nb::arg("arch") = "sm_90");
+      nb::arg("arch") = "sm_90", nb::arg("dialect") = "metal");
 }

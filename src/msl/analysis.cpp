@@ -50,16 +50,22 @@ Analysis analyze(const KernelSpec& spec) {
   std::set<std::string> used = free_identifiers(body);
 
   Analysis a;
-  // Like MLX, attributes and shape names come from `source` only: the header
-  // is outside the kernel, where they are not in scope.
-  for (const AttributeInfo& attr : metal_attributes())
-    if (used.count(std::string(attr.name))) a.attributes.emplace_back(attr.name);
+  // Like MLX, shape names (and attributes) come from `source` only: the
+  // header is outside the kernel, where they are not in scope.
   for (const ParamSpec& in : spec.inputs) {
     bool has_shape_info = !in.is_scalar;  // MLX passes none for 0-d inputs
     a.uses_shape.push_back(has_shape_info && used.count(in.name + "_shape"));
     a.uses_strides.push_back(has_shape_info && used.count(in.name + "_strides"));
     a.uses_ndim.push_back(has_shape_info && used.count(in.name + "_ndim"));
   }
+  if (spec.dialect == Dialect::Cuda) {
+    // A CUDA body has no Metal attributes, sees its block as CUDA made it
+    // (no coarsening), and declares its own atomics.
+    a.uses_sync = true;
+    return a;
+  }
+  for (const AttributeInfo& attr : metal_attributes())
+    if (used.count(std::string(attr.name))) a.attributes.emplace_back(attr.name);
   a.uses_sync = uses_sync(body) || uses_sync(header);
   a.uses_atomics = spec.atomic_outputs || uses_atomics(body) || uses_atomics(header);
   return a;

@@ -48,5 +48,7 @@ void emit_cxx(const KernelSpec& spec, const CxxTarget& target,
               const std::vector<KernelParam>& params, TranslatedKernel& k);
 void emit_metal(const KernelSpec& spec, const std::vector<KernelParam>& params,
                 TranslatedKernel& k);
+// A CUDA body (Dialect::Cuda) with MLX's cuda_kernel signature.
+void emit_cuda_body(const KernelSpec& spec, const std::vector<KernelParam>& params, TranslatedKernel& k);
 
 }  // namespace alloy::msl

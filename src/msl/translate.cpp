@@ -1,5 +1,7 @@
 #include "alloy/msl/translate.h"
 
+#include <stdexcept>
+
 #include "msl/emitter.h"
 #include "msl/signature.h"
 
@@ -13,6 +15,13 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
   k.analysis = analyze(spec);
   std::vector<KernelParam> params = kernel_params(spec, k.analysis);
   k.params = glue_params(params, static_cast<int>(spec.inputs.size()));
+  if (spec.dialect == Dialect::Cuda) {
+    if (target != Target::Cuda)
+      throw std::invalid_argument("[msl::translate] kernel '" + spec.name +
+                                  "' has a CUDA body: it compiles for the CUDA target only.");
+    emit_cuda_body(spec, params, k);
+    return k;
+  }
   switch (target) {
     case Target::Metal: emit_metal(spec, params, k); break;
     case Target::Cpp: emit_cxx(spec, cpp_target(), params, k); break;

@@ -185,6 +185,27 @@ def test_partial_threadgroups_and_attributes():
             assert out[y, x].tolist() == [ax, ay, lin, x // tg[0], tg[0], lin % 32 + 100 * (lin // 32)], (x, y)
 
 
+@pytest.mark.parametrize("grid,tg", [((3, 70001, 1), (1, 1, 1)), ((1, 2, 66000), (1, 2, 1)),
+                                     ((2, 300, 301), (2, 1, 1)), ((1, 140000, 1), (1, 2, 1))])
+@pytest.mark.parametrize("sync", [False, True])
+def test_more_than_65535_threadgroups_in_y_or_z(grid, tg, sync):
+    # CUDA launches at most 65535 blocks in y and z; Metal has no such limit.
+    # Each thread writes where it is, so a missed or repeated threadgroup shows.
+    src = """
+    uint3 g = thread_position_in_grid;
+    uint idx = (g.z * threads_per_grid.y + g.y) * threads_per_grid.x + g.x;
+    %s
+    out[idx] = threadgroup_position_in_grid.y * 1000003u + threadgroup_position_in_grid.z * 7u + g.x;
+    """ % ("threadgroup_barrier(mem_flags::mem_threadgroup);" if sync else "")
+    n = grid[0] * grid[1] * grid[2]
+    k = mx.fast.metal_kernel(name="bigyz", input_names=[], output_names=["out"], source=src)
+    out = np.array(k(inputs=[], grid=grid, threadgroup=tg, output_shapes=[(n,)], output_dtypes=[mx.uint32],
+                     init_value=0xFFFFFFFF)[0]).reshape(grid[2], grid[1], grid[0])
+    z, y, x = np.meshgrid(np.arange(grid[2]), np.arange(grid[1]), np.arange(grid[0]), indexing="ij")
+    ref = (y // tg[1]).astype(np.uint64) * 1000003 + (z // tg[2]) * 7 + x
+    np.testing.assert_array_equal(out, (ref % 2**32).astype(np.uint32))
+
+
 def test_threadgroup_reduction_with_barriers(rng):
     src = """
     threadgroup float buf[256];

@@ -13,6 +13,12 @@ namespace alloy::msl {
 
 enum class Target { Metal, Cpp, Cuda };  // Metal = the MLX-form source for verbose=True
 
+// The language of a kernel's `source` and `header`: an MSL body
+// (mx.fast.metal_kernel, every target) or a CUDA body (mx.fast.cuda_kernel,
+// the CUDA target only; the signature is generated the same way, with CUDA
+// types and the user's parameter names).
+enum class Dialect { Metal, Cuda };
+
 struct ParamSpec {            // one input or output
   std::string name;           // "inp"
   std::string type;           // MSL element type spelling: "float", "float16_t", "int", "bool", ...
@@ -34,6 +40,7 @@ struct KernelSpec {
   std::string source, header;
   bool atomic_outputs = false;
   std::string math_mode = "safe";  // safe | relaxed | fast
+  Dialect dialect = Dialect::Metal;
 };
 
 // What the body uses, found on tokens (never substrings).
@@ -123,7 +130,12 @@ Analysis analyze(const KernelSpec&);
 // several threadgroups per block to keep more loads in flight; the launcher
 // divides the x grid of blocks by the same factor.
 int cuda_threadgroups_per_block(const Analysis&);
+// Throws std::invalid_argument for a CUDA body asked for another target.
 TranslatedKernel translate(const KernelSpec&, Target);
+
+// The CUDA spelling of an MSL element type ("float16_t" -> "__half"); other
+// spellings are returned as they are.
+std::string cuda_type_name(const std::string& msl_type);
 
 // The kernel's name as MLX forms it: custom_kernel_<name>, then the template
 // values, then each input's type (with `s` for 0-d, `c` for constant-memory

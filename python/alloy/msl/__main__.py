@@ -1,10 +1,12 @@
 """python -m alloy.msl: translate an MLX metal_kernel body for a target, compile
 it, and print the result or the compiler's errors mapped to the body's own
 lines. Exit status 0 when it compiles, 1 when it does not, 2 on bad usage.
+With --cuda-body the body is a cuda_kernel body (CUDA), checked for --target cuda.
 
-Example:
+Examples:
     python -m alloy.msl kernel.metal --input inp:float16_t --output out:float16_t \\
         --template T=float --target cuda
+    python -m alloy.msl kernel.cu --cuda-body --input inp:float --output out:float
 """
 import argparse
 import sys
@@ -47,7 +49,12 @@ def main(argv=None):
     ap.add_argument("--atomic-outputs", action="store_true")
     ap.add_argument("--math-mode", default="safe", choices=("safe", "relaxed", "fast"))
     ap.add_argument("--print", action="store_true", help="print the translated source")
+    ap.add_argument("--cuda-body", action="store_true",
+                    help="the body is CUDA (mx.fast.cuda_kernel); implies --target cuda")
     args = ap.parse_args(argv)
+    dialect = "cuda" if args.cuda_body else "metal"
+    if args.cuda_body:
+        args.target = "cuda"
     if not args.output:
         ap.error("at least one --output NAME:TYPE is needed")
     source = sys.stdin.read() if args.source == "-" else open(args.source).read()
@@ -55,7 +62,7 @@ def main(argv=None):
     common = (args.name, source, header, args.input, args.output, args.template, args.atomic_outputs,
               args.math_mode)
     try:
-        text = _msl.translate(*common, args.target)
+        text = _msl.translate(*common, args.target, dialect)
     except Exception as e:  # front-end errors quote the user's line
         print(e, file=sys.stderr)
         return 1
@@ -63,7 +70,7 @@ def main(argv=None):
         print(text)
     if args.target == "metal":
         return 0
-    ok, message = _msl.compile(*common, args.target, args.arch)
+    ok, message = _msl.compile(*common, args.target, args.arch, dialect)
     print(message, file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1
 

@@ -28,7 +28,7 @@ const jit::CpuKernel* compiled_for(CustomKernel& k) {
     v.ready.store(kernel.get(), std::memory_order_release);
     return kernel.get();
   } catch (const jit::CompileError& e) {
-    throw std::runtime_error("[metal_kernel] kernel '" + k.user_name() + "' failed to compile:\n" +
+    throw std::runtime_error(k.label() + " failed to compile:\n" +
                              msl::map_diagnostics(v.translated, e.log(), v.spec));
   }
 }
@@ -114,7 +114,7 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
   try {
     kernel->launch(launch);
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error("[metal_kernel] kernel '" + user_name() + "': " + e.what());
+    throw std::runtime_error(label() + ": " + e.what());
   }
 }
 

@@ -23,6 +23,7 @@ namespace {
 struct CudaBinary {
   cuda_driver::Module module;
   cuda_driver::CUfunction fn = nullptr;
+  int static_shared = 0;  // bytes of __shared__ the kernel declares
 };
 
 // The variant's loaded kernel; it lives as long as the variant. After the
@@ -39,13 +40,15 @@ const CudaBinary* compiled_for(CustomKernel& k) {
   try {
     cubin = jit::compile_cuda(v.translated.source, v.translated.lines.generated_file, opts);
   } catch (const jit::CompileError& e) {
-    throw std::runtime_error("[metal_kernel] kernel '" + k.user_name() + "' failed to compile for CUDA:\n" +
+    throw std::runtime_error(k.label() + " failed to compile for CUDA:\n" +
                              msl::map_diagnostics(v.translated, e.log(), v.spec));
   }
   cuda::ensure_context();
   auto bin = std::make_shared<CudaBinary>();
   bin->module = cuda_driver::Module(cubin->data());
   bin->fn = bin->module.function(v.translated.entry.c_str());
+  cuda::check(cuda_driver::api().cuFuncGetAttribute(&bin->static_shared, cuda_driver::kFuncSharedSizeBytes, bin->fn),
+              "custom_kernel", "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
   v.binary = bin;
   v.ready.store(bin.get(), std::memory_order_release);
   return bin.get();
@@ -103,12 +106,69 @@ void fill_output(array& out, double value, cuda::CUstream s) {
   cuda::check(cuda_driver::api().cuMemcpyHtoD(dev, host.data(), host.size()), "metal_kernel", "cuMemcpyHtoD");
 }
 
+// A CUDA body's static shared memory plus what it asks for must fit the
+// device's per-block limit (opt-in, 227 KB on H100): say so before CUDA
+// refuses the launch with a bare "invalid value".
+void check_shared_memory(const CustomKernel& k, const CudaBinary& bin) {
+  if (k.shared_memory() <= 48u * 1024u) return;
+  static const int limit = cuda_driver::device_attribute(cuda_driver::kMaxSharedMemoryPerBlockOptin);
+  if (static_cast<long>(k.shared_memory()) + bin.static_shared > limit) {
+    throw std::invalid_argument(k.label() + ": shared_memory=" + std::to_string(k.shared_memory()) + " bytes" +
+                                (bin.static_shared ? " plus " + std::to_string(bin.static_shared) + " of static shared memory" : std::string()) +
+                                " exceeds the device's " + std::to_string(limit) + " bytes per block.");
+  }
+}
+
+// A CUDA body: CUDA's own geometry, blocks = ceil(grid / threadgroup) of
+// exactly `threadgroup` threads, with the dynamic shared memory it asked for.
+void launch_cuda_body(const CustomKernel& k, const CudaBinary& bin, void** args, cuda::CUstream cs) {
+  unsigned blocks[3], block[3];
+  for (int i = 0; i < 3; ++i) {
+    block[i] = k.threadgroup()[i];
+    blocks[i] = (k.grid()[i] + block[i] - 1) / block[i];
+  }
+  check_shared_memory(k, bin);
+  cuda_driver::launch(bin.fn, blocks, block, k.shared_memory(), cs, args);
+}
+
+// A Metal body: dispatchThreads(grid, threadgroup) as a 1-D block of
+// prod(threadgroup) threads; the glue derives Metal's ids from the Dispatch
+// passed after the parameters.
+void launch_metal_body(const CustomKernel& k, const CudaBinary& bin, ArgBuffer<void*, 16>& args, size_t n_params,
+                       cuda::CUstream cs) {
+  alloy_msl::cuda::Dispatch d{};
+  unsigned blocks[3], block[3] = {1, 1, 1};
+  for (int i = 0; i < 3; ++i) {
+    d.grid[i] = k.grid()[i];
+    d.threadgroup[i] = k.threadgroup()[i];
+    blocks[i] = (k.grid()[i] + k.threadgroup()[i] - 1) / k.threadgroup()[i];
+  }
+  block[0] = k.threadgroup()[0] * k.threadgroup()[1] * k.threadgroup()[2];
+  const unsigned per_block = msl::cuda_threadgroups_per_block(k.variant().translated.analysis);
+  blocks[0] = (blocks[0] + per_block - 1) / per_block;
+  if (blocks[1] > alloy_msl::cuda::kMaxBlocksYZ || blocks[2] > alloy_msl::cuda::kMaxBlocksYZ) {
+    // Fold (y, z) into one range over gridDim.y x gridDim.z; the glue unfolds it.
+    const uint64_t yz = uint64_t(blocks[1]) * blocks[2];
+    const uint64_t rows = (yz + alloy_msl::cuda::kMaxBlocksYZ - 1) / alloy_msl::cuda::kMaxBlocksYZ;
+    if (rows > alloy_msl::cuda::kMaxBlocksYZ) {
+      throw std::invalid_argument(k.label() + ": the grid has " + std::to_string(yz) +
+                                  " threadgroups in y and z together; the GPU runs at most " +
+                                  std::to_string(uint64_t(alloy_msl::cuda::kMaxBlocksYZ) * alloy_msl::cuda::kMaxBlocksYZ) + ".");
+    }
+    d.fold_y = blocks[1];
+    blocks[1] = alloy_msl::cuda::kMaxBlocksYZ;
+    blocks[2] = static_cast<unsigned>(rows);
+  }
+  args[n_params] = &d;
+  cuda_driver::launch(bin.fn, blocks, block, 0, cs, args.data());
+}
+
 }  // namespace
 
 // The glue passes shapes and strides by value, in fixed-size arrays.
 const Shape& CustomKernel::check_dims(const array& in, int index) const {
   if (in.ndim() > alloy_msl::cuda::kMaxKernelDims) {
-    throw std::invalid_argument("[metal_kernel] kernel '" + user_name() + "': input " + std::to_string(index) +
+    throw std::invalid_argument(label() + ": input " + std::to_string(index) +
                                 " has " + std::to_string(in.ndim()) + " dimensions; kernels that read its shape or "
                                 "strides on the GPU take at most " + std::to_string(alloy_msl::cuda::kMaxKernelDims) + ".");
   }
@@ -184,18 +244,11 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
     slots[i] = value;
     args[i] = &slots[i];
   }
-  alloy_msl::cuda::Dispatch d{};
-  unsigned blocks[3], block[3] = {1, 1, 1};
-  for (int i = 0; i < 3; ++i) {
-    d.grid[i] = grid()[i];
-    d.threadgroup[i] = threadgroup()[i];
-    blocks[i] = (grid()[i] + threadgroup()[i] - 1) / threadgroup()[i];
+  if (variant().spec.dialect == msl::Dialect::Cuda) {
+    launch_cuda_body(*this, *bin, args.data(), cs);
+  } else {
+    launch_metal_body(*this, *bin, args, params.size(), cs);
   }
-  block[0] = threadgroup()[0] * threadgroup()[1] * threadgroup()[2];
-  const unsigned per_block = msl::cuda_threadgroups_per_block(variant().translated.analysis);
-  blocks[0] = (blocks[0] + per_block - 1) / per_block;
-  args[params.size()] = &d;
-  cuda_driver::launch(bin->fn, blocks, block, 0, cs, args.data());
   cuda::note_pending(stream());
 }
 

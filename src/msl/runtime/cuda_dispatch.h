@@ -21,8 +21,15 @@ namespace cuda {
 // later one when a sync-free kernel's block runs several in turn).
 ALLOY_FUNC bool thread_ids(const Dispatch& d, ThreadIds& t, unsigned group_x) {
   const unsigned tid = threadIdx.x;
-  const unsigned gx = group_x, gy = blockIdx.y, gz = blockIdx.z;
   const unsigned tgx = d.threadgroup[0], tgy = d.threadgroup[1], tgz = d.threadgroup[2];
+  const unsigned gx = group_x;
+  unsigned gy = blockIdx.y, gz = blockIdx.z;
+  if (d.fold_y != 0u) {  // more than 65535 threadgroups in y or z: unfold (cuda_launch.h)
+    const unsigned linear = blockIdx.z * gridDim.y + blockIdx.y;
+    gy = linear % d.fold_y;
+    gz = linear / d.fold_y;
+    if (gz * tgz >= d.grid[2]) return false;  // padding past the last threadgroup
+  }
   if (gx * tgx >= d.grid[0]) return false;  // a threadgroup past the grid (x)
   const unsigned left_x = d.grid[0] - gx * tgx;
   const unsigned ax = left_x < tgx ? left_x : tgx;

@@ -1,5 +1,7 @@
-// mx.fast.metal_kernel: validates a launch, describes it to the MSL front end
-// (types and flags only), and builds one CustomKernel node. Compilation and
+// mx.fast.metal_kernel and mx.fast.cuda_kernel: validate a launch, describe
+// it to the front end (types and flags only), and build one CustomKernel
+// node. The two differ in the body's language and the launch geometry;
+// signature generation, caches and the node are shared. Compilation and
 // running happen in the backends' eval.
 #include <algorithm>
 #include <cstdlib>
@@ -18,6 +20,9 @@
 namespace alloy::fast {
 
 struct CustomKernelFunction::State {
+  const char* api;  // "metal_kernel" / "cuda_kernel", for messages
+  msl::Dialect dialect;
+  unsigned shared_memory = 0;  // cuda_kernel: dynamic shared memory per block
   std::string name;
   std::vector<std::string> input_names, output_names;
   std::string source, header;
@@ -43,6 +48,9 @@ KernelVariantCache& variant_cache() {
 }
 
 constexpr unsigned kMaxThreadsPerThreadgroup = 1024;
+// CUDA's block limits, per dimension, and its grid limits in y and z.
+constexpr int kMaxBlockDims[3] = {1024, 1024, 64};
+constexpr long kMaxBlocksYZ = 65535;
 // MLX places inputs smaller than this in Metal's constant address space.
 constexpr size_t kConstantMemoryElements = 8;
 
@@ -51,12 +59,12 @@ std::string dims_to_string(const Dims3& d) {
          std::to_string(std::get<2>(d)) + ")";
 }
 
-void check_names(const std::vector<std::string>& names, const char* what) {
+void check_names(const char* api, const std::vector<std::string>& names, const char* what) {
   std::set<std::string> seen;
   for (auto& n : names) {
-    if (n.empty()) throw std::invalid_argument(std::string("[metal_kernel] an empty name in ") + what + ".");
+    if (n.empty()) throw std::invalid_argument(std::string("[") + api + "] an empty name in " + what + ".");
     if (!seen.insert(n).second) {
-      throw std::invalid_argument(std::string("[metal_kernel] the name '") + n + "' appears twice in " + what + ".");
+      throw std::invalid_argument(std::string("[") + api + "] the name '" + n + "' appears twice in " + what + ".");
     }
   }
 }
@@ -114,6 +122,7 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
     spec.header = st.header;
     spec.atomic_outputs = st.atomic_outputs;
     spec.math_mode = st.math_mode;
+    spec.dialect = st.dialect;
     for (size_t i = 0; i < call.inputs.size(); ++i) {
       msl::ParamSpec p;
       p.name = st.input_names[i];
@@ -130,7 +139,7 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
     }
     for (auto& [n, val] : call.template_args) spec.template_args.push_back(to_msl_template(n, val));
     v->translated = msl::translate(spec, target);  // front-end errors surface here, at the call
-    if (target == msl::Target::Cpp) check_cuda_translation(spec);
+    if (target == msl::Target::Cpp) check_cuda_translation(spec);  // Metal bodies only run on the CPU
     return v;
   });
 
@@ -141,24 +150,28 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
   return variant;
 }
 
-CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,
-                                  const std::vector<std::string>& output_names, const std::string& source,
-                                  const std::string& header, bool ensure_row_contiguous, bool atomic_outputs,
-                                  const std::string& math_mode) {
-  if (name.empty()) throw std::invalid_argument("[metal_kernel] the kernel needs a name.");
-  if (output_names.empty()) throw std::invalid_argument("[metal_kernel] a kernel needs at least one output.");
-  check_names(input_names, "input_names");
-  check_names(output_names, "output_names");
+// What metal_kernel and cuda_kernel share: checks of the definition and the
+// key that names it.
+static std::shared_ptr<CustomKernelFunction::State> make_state(
+    const char* api, msl::Dialect dialect, const std::string& name, const std::vector<std::string>& input_names,
+    const std::vector<std::string>& output_names, const std::string& source, const std::string& header,
+    bool ensure_row_contiguous, bool atomic_outputs, const std::string& math_mode) {
+  auto fail = [api](const std::string& what) { throw std::invalid_argument(std::string("[") + api + "] " + what); };
+  if (name.empty()) fail("the kernel needs a name.");
+  if (output_names.empty()) fail("a kernel needs at least one output.");
+  check_names(api, input_names, "input_names");
+  check_names(api, output_names, "output_names");
   for (auto& n : output_names) {
     if (std::find(input_names.begin(), input_names.end(), n) != input_names.end()) {
-      throw std::invalid_argument("[metal_kernel] '" + n + "' is both an input and an output name.");
+      fail("'" + n + "' is both an input and an output name.");
     }
   }
   if (math_mode != "safe" && math_mode != "relaxed" && math_mode != "fast") {
-    throw std::invalid_argument("[metal_kernel] math_mode must be 'safe', 'relaxed' or 'fast', not '" + math_mode +
-                                "'.");
+    fail("math_mode must be 'safe', 'relaxed' or 'fast', not '" + math_mode + "'.");
   }
   auto s = std::make_shared<CustomKernelFunction::State>();
+  s->api = api;
+  s->dialect = dialect;
   s->name = name;
   s->input_names = input_names;
   s->output_names = output_names;
@@ -167,19 +180,40 @@ CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std
   s->ensure_row_contiguous = ensure_row_contiguous;
   s->atomic_outputs = atomic_outputs;
   s->math_mode = math_mode;
-  std::string k = "metal\x1f" + name + "\x1f" + source + "\x1f" + header + "\x1f" + math_mode + "\x1f" +
+  std::string k = std::string(api) + "\x1f" + name + "\x1f" + source + "\x1f" + header + "\x1f" + math_mode + "\x1f" +
                   (atomic_outputs ? "atomic" : "plain");
   for (auto& n : input_names) k += "\x1f" + n;
   k += "\x1e";
   for (auto& n : output_names) k += "\x1f" + n;
   s->definition_key = std::move(k);
+  return s;
+}
+
+CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,
+                                  const std::vector<std::string>& output_names, const std::string& source,
+                                  const std::string& header, bool ensure_row_contiguous, bool atomic_outputs,
+                                  const std::string& math_mode) {
+  return CustomKernelFunction(make_state("metal_kernel", msl::Dialect::Metal, name, input_names, output_names, source,
+                                         header, ensure_row_contiguous, atomic_outputs, math_mode));
+}
+
+CustomKernelFunction cuda_kernel(const std::string& name, const std::vector<std::string>& input_names,
+                                 const std::vector<std::string>& output_names, const std::string& source,
+                                 const std::string& header, bool ensure_row_contiguous, int shared_memory) {
+  if (shared_memory < 0) {
+    throw std::invalid_argument("[cuda_kernel] shared_memory must be >= 0 bytes, got " +
+                                std::to_string(shared_memory) + ".");
+  }
+  auto s = make_state("cuda_kernel", msl::Dialect::Cuda, name, input_names, output_names, source, header,
+                      ensure_row_contiguous, /*atomic_outputs=*/false, "safe");
+  s->shared_memory = static_cast<unsigned>(shared_memory);
   return CustomKernelFunction(s);
 }
 
 std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) const {
   State& st = *state_;
   // Built only when a check fails (a launch must not pay for it).
-  auto op = [&st] { return "[metal_kernel] kernel '" + st.name + "': "; };
+  auto op = [&st] { return std::string("[") + st.api + "] kernel '" + st.name + "': "; };
   if (call.inputs.size() != st.input_names.size()) {
     throw std::invalid_argument(op() + "expected " + std::to_string(st.input_names.size()) + " inputs (" +
                                 std::to_string(st.input_names.size()) + " input_names) but got " +
@@ -200,17 +234,32 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
                                   " must be positive in every dimension.");
     }
   }
+  const bool cuda_body = st.dialect == msl::Dialect::Cuda;
   std::array<unsigned, 3> grid, tg;
-  size_t tg_threads = 1;
   for (int i = 0; i < 3; ++i) {
     grid[i] = static_cast<unsigned>(g[i]);
-    tg[i] = static_cast<unsigned>(std::min(t[i], g[i]));  // Metal clamps to the grid
-    tg_threads *= tg[i];
+    // Metal clamps the threadgroup to the grid; a CUDA body's block is
+    // exactly what it asked for (its code reads blockDim).
+    tg[i] = static_cast<unsigned>(cuda_body ? t[i] : std::min(t[i], g[i]));
   }
   if (static_cast<size_t>(t[0]) * t[1] * t[2] > kMaxThreadsPerThreadgroup) {
     throw std::invalid_argument(op() + "threadgroup " + dims_to_string(call.threadgroup) + " has " +
                                 std::to_string(static_cast<size_t>(t[0]) * t[1] * t[2]) +
                                 " threads; the limit is " + std::to_string(kMaxThreadsPerThreadgroup) + ".");
+  }
+  if (cuda_body) {
+    static const char* axis[3] = {"x", "y", "z"};
+    for (int i = 0; i < 3; ++i) {
+      if (t[i] > kMaxBlockDims[i]) {
+        throw std::invalid_argument(op() + "threadgroup " + dims_to_string(call.threadgroup) + " exceeds CUDA's " +
+                                    std::to_string(kMaxBlockDims[i]) + " threads in " + axis[i] + ".");
+      }
+      long blocks = (static_cast<long>(g[i]) + t[i] - 1) / t[i];
+      if (i > 0 && blocks > kMaxBlocksYZ) {
+        throw std::invalid_argument(op() + "grid " + dims_to_string(call.grid) + " needs " + std::to_string(blocks) +
+                                    " blocks in " + axis[i] + "; CUDA allows " + std::to_string(kMaxBlocksYZ) + ".");
+      }
+    }
   }
   for (size_t i = 0; i < call.output_shapes.size(); ++i) {
     for (auto d : call.output_shapes[i]) {
@@ -226,6 +275,11 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
 
   Stream stream = to_stream(call.stream);
   msl::Target target = stream.device.type == Device::gpu ? msl::Target::Cuda : msl::Target::Cpp;
+  if (cuda_body && target != msl::Target::Cuda) {
+    throw std::invalid_argument(op() + "a CUDA kernel runs on the GPU only, and this call's stream is on the CPU. "
+                                "Pass stream=mx.gpu on a machine with an NVIDIA GPU, or write the body for "
+                                "metal_kernel, which also runs on the CPU.");
+  }
 
   // The per-call part of the variant key: everything besides the kernel's
   // definition that changes the code. Built in a reused buffer: for plain
@@ -259,13 +313,19 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
   if (!variant) variant = lookup_variant(st, call, target, call_key);
 
   if (call.verbose) {
-    std::cout << msl::translate(variant->spec, msl::Target::Metal).source << "\n"
-              << "// ---- translated for " << (target == msl::Target::Cuda ? "CUDA" : "the CPU") << " ----\n"
-              << variant->translated.source << std::endl;
+    if (cuda_body) {
+      std::cout << "Generated source code for `" << variant->translated.kernel_name << "`:\n```\n"
+                << variant->translated.source << "```" << std::endl;
+    } else {
+      std::cout << msl::translate(variant->spec, msl::Target::Metal).source << "\n"
+                << "// ---- translated for " << (target == msl::Target::Cuda ? "CUDA" : "the CPU") << " ----\n"
+                << variant->translated.source << std::endl;
+    }
   }
 
   bool row_contiguous = call.ensure_row_contiguous.value_or(st.ensure_row_contiguous);
-  auto prim = std::make_shared<CustomKernel>(stream, st.name, variant, grid, tg, call.init_value, row_contiguous);
+  auto prim = std::make_shared<CustomKernel>(stream, st.name, variant, grid, tg, call.init_value, row_contiguous,
+                                             st.shared_memory);
   if (call.output_shapes.size() == 1) {
     // One output has no siblings to link: a plain node is the same thing.
     return {array(call.output_shapes[0], call.output_dtypes[0], std::move(prim), call.inputs)};
