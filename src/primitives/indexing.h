@@ -75,7 +75,8 @@ class Gather : public Primitive {
 
 // inputs: (a, idx_0 .. idx_{k-1}, updates); updates shape = I + block shape
 // (one dim per axis of a). out = a with each update block combined into the
-// block at the indexed position by `reduce`, in index order.
+// block at the indexed position by `reduce`, in index order. Derivatives
+// (indexing.cpp): prod is exact with zeros; max/min ties share equally.
 class Scatter : public Primitive {
  public:
   Scatter(Stream s, std::vector<int> axes, ScatterReduce reduce)
