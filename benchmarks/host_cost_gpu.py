@@ -64,6 +64,19 @@ def main():
         raw((1,), (16,), (a, b))
         cp.cuda.Device().synchronize()
         print(f"| cupy RawKernel launch (preallocated out) | {per_call_us(lambda: raw((1,), (16,), (a, b))):.2f} us |")
+        # The driver's own cost: cuLaunchKernel with ready-made arguments.
+        import ctypes
+        from cupy.cuda import driver
+        ptrs = (ctypes.c_uint64 * 2)(a.data.ptr, b.data.ptr)
+        params = (ctypes.c_void_p * 2)(ctypes.addressof(ptrs), ctypes.addressof(ptrs) + 8)
+        fptr, pptr = raw.kernel.ptr, ctypes.addressof(params)
+        launch = lambda: driver.launchKernel(fptr, 1, 1, 1, 16, 1, 1, 0, 0, pptr, 0)
+        print(f"| cuLaunchKernel alone (from Python, ~0.2 us of call) | {per_call_us(launch):.2f} us |")
+        stream_sync = cp.cuda.Stream.null.synchronize
+        print(f"| cuLaunchKernel + stream synchronize | {per_call_us(lambda: (launch(), stream_sync())):.2f} us |")
+        print(f"| cupy RawKernel launch + synchronize | "
+              f"{per_call_us(lambda: (raw((1,), (16,), (a, b)), stream_sync())):.2f} us |")
+        cp.cuda.Device().synchronize()
         print(f"| cupy RawKernel launch + empty_like | "
               f"{per_call_us(lambda: raw((1,), (16,), (a, cp.empty_like(a)))):.2f} us |")
         cp.cuda.Device().synchronize()

@@ -3,7 +3,8 @@
 # scripts/gpu_prepare.sh filled .gpu/ and .whl/ here; carry [".gpu", ".whl"]:
 #   builds the Python extension against the prebuilt liballoy, runs the C++
 #   tests, the whole pytest suite on mx.gpu, and the GPU benchmarks, then
-#   prints a short table. Logs go to $OUT when set.
+#   prints a short table. Logs go to $OUT when set. STEPS="cpp_jit pytest_gpu ..."
+#   runs only the named steps (the build always runs); PYTEST_ARGS narrows pytest.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -35,15 +36,21 @@ cp /tmp/build/python/core.*.so /tmp/pkg/alloy/ && cp -L .gpu/lib/liballoy.so.0 /
 export PYTHONPATH=/tmp/pkg:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
-step cpp_jit jit.log .gpu/alloy_jit_tests
-step cpp_core core.log env ALLOY_TEST_DEVICE=gpu .gpu/alloy_core_tests
-step cpp_msl msl.log .gpu/alloy_msl_tests
-step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/python}
-step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
+all_steps="cpp_jit cpp_core cpp_msl pytest_gpu bench host"
+steps=" ${STEPS:-$all_steps} "
+want() { [[ "$steps" == *" $1 "* ]]; }
+want cpp_jit && step cpp_jit jit.log .gpu/alloy_jit_tests
+want cpp_core && step cpp_core core.log env ALLOY_TEST_DEVICE=gpu .gpu/alloy_core_tests
+want cpp_msl && step cpp_msl msl.log .gpu/alloy_msl_tests
+want pytest_gpu && step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/python}
+want bench && step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
+want host && step host host.log python3 benchmarks/host_cost_gpu.py
 
 echo
 echo "== alloy gpu_check on $(cat "$out/device.txt") =="
-for k in build cpp_jit cpp_core cpp_msl pytest_gpu bench; do printf '%-11s %s\n' "$k" "${status[$k]:-not run}"; done
+for k in build $all_steps; do printf '%-11s %s\n' "$k" "${status[$k]:-not run}"; done
 echo
 [ -f "$out/bench.md" ] && cat "$out/bench.md"
+want host && { echo; echo "host cost of a tiny call (us):"; grep '^|' "$out/host.log"; }
+grep -E "^(FAILED|ERROR)" "$out/pytest_gpu.log" 2>/dev/null | head -40
 exit 0

@@ -7,6 +7,7 @@
 #include "alloy/msl/translate.h"
 #include "bindings.h"
 #include "jit/cpu_kernel.h"
+#include "fast/cuda_build.h"
 #include "jit/cuda_compile.h"
 
 using namespace alloy;
@@ -80,12 +81,18 @@ void init_msl(nb::module_& m) {
         try {
           nb::gil_scoped_release release;
           if (t.target == msl::Target::Cuda) {
-            jit::NvrtcOptions o;
-            o.arch = arch;
-            o.math_mode = math_mode;
-            auto cubin = jit::compile_cuda(t.source, t.lines.generated_file, o);
-            return std::make_tuple(true, "compiled for " + arch + " with NVRTC: " +
-                                             std::to_string(cubin->size()) + " bytes of SASS");
+            // As the GPU backend builds it (threadgroup memory over 48 KB included).
+            fast::CudaBuild b;
+            try {
+              b = fast::build_for_cuda(spec, t, arch, "[msl] kernel '" + name + "'");
+            } catch (const std::runtime_error& e) {
+              return std::make_tuple(false, std::string(e.what()));
+            }
+            std::string dyn = b.dynamic_threadgroup
+                                  ? ", " + std::to_string(b.dynamic_threadgroup) + " bytes of dynamic threadgroup memory"
+                                  : std::string();
+            return std::make_tuple(true, "compiled for " + arch + " with NVRTC: " + std::to_string(b.cubin->size()) +
+                                             " bytes of SASS" + dyn);
           }
           jit::CompileOptions o;
           o.math_mode = math_mode;

@@ -14,6 +14,7 @@
 #include "alloy/fast.h"
 #include "alloy/ops.h"
 #include "fast/kernel_cache.h"
+#include "fast/cuda_build.h"
 #include "jit/cuda_compile.h"
 #include "primitives/custom_kernel.h"
 
@@ -95,15 +96,7 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
   }();
   if (!enabled || !jit::nvrtc_available()) return;
   msl::TranslatedKernel t = msl::translate(spec, msl::Target::Cuda);
-  jit::NvrtcOptions opts;
-  opts.arch = "sm_90";
-  opts.math_mode = spec.math_mode;
-  try {
-    jit::compile_cuda(t.source, t.lines.generated_file, opts);
-  } catch (const jit::CompileError& e) {
-    throw std::runtime_error("[metal_kernel] kernel '" + spec.name + "' does not compile for CUDA (sm_90):\n" +
-                             msl::map_diagnostics(t, e.log(), spec));
-  }
+  build_for_cuda(spec, t, "sm_90", "[metal_kernel] kernel '" + spec.name + "'");
 }
 
 }  // namespace

@@ -73,8 +73,12 @@ void emit_cxx(const KernelSpec& spec, const CxxTarget& target,
   for (std::size_t i = 0; i < params.size(); ++i)
     w.generated((i ? ",\n    " : "\n    ") + kernel_param(spec, params[i]));
   w.generated(") {\n");
+  const auto storage =
+      target.target() == Target::Cuda ? spec.threadgroup_storage : KernelSpec::ThreadgroupStorage::Static;
+  if (storage == KernelSpec::ThreadgroupStorage::Dynamic)
+    w.generated("  unsigned alloy_tg_cursor = 0;  // bytes of dynamic threadgroup memory taken\n");
   w.line_directive(Origin::Source, 1);
-  rewrite_user_code(spec.source, Origin::Source, user_names, w);
+  k.kernel_scope_threadgroup_arrays = rewrite_user_code(spec.source, Origin::Source, user_names, w, storage);
   w.line_directive(Origin::Generated);
   w.generated("}\n\n");
 

@@ -62,17 +62,19 @@ bool is_keyword_before_expression(const std::string& s) {
 class Rewriter {
  public:
   Rewriter(std::string_view text, Origin origin, const std::set<std::string>& user_names,
-           Writer& w)
+           Writer& w, KernelSpec::ThreadgroupStorage storage)
       : text_(text),
         origin_(origin),
+        storage_(origin == Origin::Source ? storage : KernelSpec::ThreadgroupStorage::Static),
         file_(origin == Origin::Header ? "header" : "source"),
         user_names_(user_names),
         w_(w) {}
 
-  void run() {
+  int run() {
     LexOptions opt;
     opt.file = file_;
     emit(lex(text_, opt), 0, text_.size(), /*in_define=*/false);
+    return placed_;
   }
 
  private:
@@ -113,6 +115,7 @@ class Rewriter {
     drop_attributes(toks, out);
     std::vector<bool> namespace_scopes;  // per open brace: is it a namespace's
     int parens = 0;
+    int braces = 0;  // in the body: 0 is the kernel function's own scope
     for (std::size_t i = 0; i < toks.size(); ++i) {
       if (out[i]) continue;
       const Token& t = toks[i];
@@ -126,12 +129,19 @@ class Rewriter {
         case TokenKind::Punct:
           if (t.is("{")) namespace_scopes.push_back(opens_namespace(toks, i));
           if (t.is("}") && !namespace_scopes.empty()) namespace_scopes.pop_back();
+          if (t.is("{")) ++braces;
+          if (t.is("}")) --braces;
           if (t.is("(") || t.is("[")) ++parens;
           if ((t.is(")") || t.is("]")) && parens > 0) --parens;
           break;
         case TokenKind::Identifier: {
           bool program_scope = origin_ == Origin::Header && !in_define && parens == 0;
           for (bool ns : namespace_scopes) program_scope = program_scope && ns;
+          if (storage_ != KernelSpec::ThreadgroupStorage::Static && !in_define && braces == 0 && parens == 0 &&
+              t.is("threadgroup") && declares_threadgroup_storage(toks, i) && place_threadgroup(toks, i, out)) {
+            ++placed_;
+            break;
+          }
           identifier(toks, i, out, program_scope);
           break;
         }
@@ -168,6 +178,45 @@ class Rewriter {
       if (auto why = invalid_vector_type(t.text))
         throw_compile_error(kWhere, file_, text_, t.line, t.col, *why);
     }
+  }
+
+  // `threadgroup T name[N]...;` at the kernel's own scope, placed by
+  // storage_ (a CUDA kernel over 48 KB of threadgroup memory):
+  //  - StaticKept: static storage, then `alloy_msl::cuda::keep_threadgroup(
+  //    &name);` so that ptxas counts the array even if it is never read;
+  //  - Dynamic: a reference into the dynamic buffer at the next offset,
+  //    `T (&name)[N] = *alloy_msl::cuda::threadgroup_take<T[N]>(
+  //    alloy_tg_cursor);`. These declarations run once, in order, so the
+  //    offsets fold to constants.
+  // False (plain static storage) for forms it does not take: several
+  // declarators or an initializer.
+  bool place_threadgroup(const std::vector<Token>& toks, std::size_t i, Out& out) const {
+    std::size_t end = i + 1, name = 0;
+    int depth = 0;
+    for (; end < toks.size(); ++end) {
+      const Token& t = toks[end];
+      if (t.is_punct("[") || t.is_punct("(") || t.is_punct("<")) ++depth;
+      if (t.is_punct("]") || t.is_punct(")") || t.is_punct(">")) --depth;
+      if (depth == 0 && (t.is_punct(",") || t.is_punct("=") || t.is_punct("{"))) return false;
+      if (depth == 0 && t.is_punct(";")) break;
+      // The declarator: the last identifier before the dimensions (or `;`).
+      if (depth == 0 && t.kind == TokenKind::Identifier && end + 1 < toks.size() &&
+          (toks[end + 1].is_punct("[") || toks[end + 1].is_punct(";")))
+        name = end;
+    }
+    if (end >= toks.size() || name == 0 || name == i + 1) return false;
+    if (storage_ == KernelSpec::ThreadgroupStorage::StaticKept) {
+      out[i] = "ALLOY_THREADGROUP";
+      out[end] = "; alloy_msl::cuda::keep_threadgroup(&" + toks[name].text + ");";
+      return true;
+    }
+    std::string type, dims;
+    for (std::size_t k = i + 1; k < name; ++k) type += (k > i + 1 ? " " : "") + toks[k].text;
+    for (std::size_t k = name + 1; k < end; ++k) dims += toks[k].text;
+    out[i] = "";
+    out[name] = "(&" + toks[name].text + ")";
+    out[end] = " = *alloy_msl::cuda::threadgroup_take<" + type + dims + ">(alloy_tg_cursor);";
+    return true;
   }
 
   // Whether the type that `constant` at `i` qualifies already says `const`
@@ -242,6 +291,8 @@ class Rewriter {
 
   std::string_view text_;
   Origin origin_;
+  KernelSpec::ThreadgroupStorage storage_;
+  int placed_ = 0;  // kernel-scope threadgroup arrays placed by storage_
   std::string file_;
   const std::set<std::string>& user_names_;
   Writer& w_;
@@ -335,9 +386,9 @@ void check_brackets(std::string_view text, const std::string& file) {
   }
 }
 
-void rewrite_user_code(std::string_view text, Origin origin,
-                       const std::set<std::string>& user_names, Writer& w) {
-  Rewriter(text, origin, user_names, w).run();
+int rewrite_user_code(std::string_view text, Origin origin, const std::set<std::string>& user_names, Writer& w,
+                      KernelSpec::ThreadgroupStorage storage) {
+  return Rewriter(text, origin, user_names, w, storage).run();
 }
 
 }  // namespace alloy::msl

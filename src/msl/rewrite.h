@@ -22,8 +22,10 @@ std::set<std::string> user_declared_names(std::string_view text, const std::stri
 void check_brackets(std::string_view text, const std::string& file);
 
 // Writes `text` (Origin::Source or Origin::Header) translated; throws
-// CompileError for an invalid vector type.
-void rewrite_user_code(std::string_view text, Origin origin,
-                       const std::set<std::string>& user_names, Writer& w);
+// CompileError for an invalid vector type. `storage` places the body's
+// threadgroup arrays at the kernel's own scope (KernelSpec::
+// threadgroup_storage); returns how many it placed that way.
+int rewrite_user_code(std::string_view text, Origin origin, const std::set<std::string>& user_names, Writer& w,
+                      KernelSpec::ThreadgroupStorage storage = KernelSpec::ThreadgroupStorage::Static);
 
 }  // namespace alloy::msl

@@ -226,6 +226,39 @@ def test_threadgroup_reduction_with_barriers(rng):
     np.testing.assert_allclose(np.array(out), ref, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("tile", [4096, 20000])
+def test_threadgroup_arrays_over_48kb(rng, tile):
+    # 80 KB of threadgroup memory (20000 floats) is over CUDA's 48 KB static
+    # limit: the GPU takes it from dynamic shared memory. Rows are staged
+    # reversed, so a wrong offset or size shows in the sums.
+    src = """
+    threadgroup float stage[TILE];
+    threadgroup float partial[32];
+    threadgroup uint rows_done;
+    const uint t = thread_index_in_threadgroup, n = threads_per_threadgroup.x;
+    const uint row = threadgroup_position_in_grid.x;
+    if (t == 0) rows_done = row;
+    for (uint i = t; i < TILE; i += n) stage[TILE - 1 - i] = x[row * TILE + i] * float(i % 7);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float acc = 0.0f;
+    for (uint i = t; i < TILE; i += n) acc += stage[i];
+    acc = simd_sum(acc);
+    if (thread_index_in_simdgroup == 0) partial[simdgroup_index_in_threadgroup] = acc;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (t == 0) {
+      float total = 0.0f;
+      for (uint s = 0; s < (n + 31) / 32; ++s) total += partial[s];
+      out[row] = total + float(rows_done - row);
+    }
+    """
+    rows = 5
+    x = rng.standard_normal((rows, tile)).astype(np.float32)
+    out = run("big_tg", src, [mx.array(x)], [(rows,)], [mx.float32], (rows * 256, 1, 1), (256, 1, 1),
+              names=["x"], template=[("TILE", tile)])[0]
+    ref = (x.astype(np.float64) * (np.arange(tile) % 7)).sum(axis=1)
+    np.testing.assert_allclose(np.array(out), ref, rtol=1e-4, atol=1e-3)
+
+
 def test_simd_sum_over_partial_simdgroup(rng):
     src = """
     float v = inp[thread_position_in_grid.x];

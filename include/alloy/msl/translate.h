@@ -41,6 +41,13 @@ struct KernelSpec {
   bool atomic_outputs = false;
   std::string math_mode = "safe";  // safe | relaxed | fast
   Dialect dialect = Dialect::Metal;
+  // CUDA target: where threadgroup arrays declared at the kernel's own scope
+  // live. Static `__shared__` storage is capped by CUDA at 48 KB per block;
+  // past that they move to dynamic shared memory and the launcher passes
+  // their total size, which it learns from a static build that keeps every
+  // such array (unused ones included) allocated.
+  enum class ThreadgroupStorage { Static, StaticKept, Dynamic };
+  ThreadgroupStorage threadgroup_storage = ThreadgroupStorage::Static;
 };
 
 // What the body uses, found on tokens (never substrings).
@@ -105,6 +112,9 @@ struct TranslatedKernel {
   Analysis analysis;
   LineMap lines;
   std::vector<GlueParam> params;  // the glue's parameters, see GlueParam
+  // Threadgroup arrays at the kernel's own scope that the storage mode
+  // applied to (KernelSpec::threadgroup_storage).
+  int kernel_scope_threadgroup_arrays = 0;
 };
 
 // An error in the user's MSL found by the front end; what() quotes the

@@ -2,6 +2,7 @@
 // variant, then launch it with dispatchThreads semantics (a 1-D block of
 // prod(threadgroup) threads; the runtime derives Metal's ids inside).
 #include <cstring>
+#include <string>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
@@ -12,7 +13,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/elementwise.h"
 #include "core/streams.h"
-#include "jit/cuda_compile.h"
+#include "fast/cuda_build.h"
 #include "msl/runtime/cuda_launch.h"
 #include "primitives/custom_kernel.h"
 
@@ -24,6 +25,7 @@ struct CudaBinary {
   cuda_driver::Module module;
   cuda_driver::CUfunction fn = nullptr;
   int static_shared = 0;  // bytes of __shared__ the kernel declares
+  unsigned dynamic_threadgroup = 0;  // bytes of threadgroup arrays in dynamic shared memory
 };
 
 // The variant's loaded kernel; it lives as long as the variant. After the
@@ -33,20 +35,12 @@ const CudaBinary* compiled_for(CustomKernel& k) {
   if (void* ready = v.ready.load(std::memory_order_acquire)) return static_cast<const CudaBinary*>(ready);
   std::lock_guard<std::mutex> lock(v.compile_mutex);
   if (v.binary) return static_cast<const CudaBinary*>(v.binary.get());
-  jit::NvrtcOptions opts;
-  opts.arch = cuda::device_arch();
-  opts.math_mode = v.spec.math_mode;
-  jit::Cache::Bytes cubin;
-  try {
-    cubin = jit::compile_cuda(v.translated.source, v.translated.lines.generated_file, opts);
-  } catch (const jit::CompileError& e) {
-    throw std::runtime_error(k.label() + " failed to compile for CUDA:\n" +
-                             msl::map_diagnostics(v.translated, e.log(), v.spec));
-  }
+  fast::CudaBuild built = fast::build_for_cuda(v.spec, v.translated, cuda::device_arch(), k.label());
   cuda::ensure_context();
   auto bin = std::make_shared<CudaBinary>();
-  bin->module = cuda_driver::Module(cubin->data());
-  bin->fn = bin->module.function(v.translated.entry.c_str());
+  bin->module = cuda_driver::Module(built.cubin->data());
+  bin->fn = bin->module.function(built.entry.c_str());
+  bin->dynamic_threadgroup = built.dynamic_threadgroup;
   cuda::check(cuda_driver::api().cuFuncGetAttribute(&bin->static_shared, cuda_driver::kFuncSharedSizeBytes, bin->fn),
               "custom_kernel", "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
   v.binary = bin;
@@ -106,15 +100,20 @@ void fill_output(array& out, double value, cuda::CUstream s) {
   cuda::check(cuda_driver::api().cuMemcpyHtoD(dev, host.data(), host.size()), "metal_kernel", "cuMemcpyHtoD");
 }
 
-// A CUDA body's static shared memory plus what it asks for must fit the
-// device's per-block limit (opt-in, 227 KB on H100): say so before CUDA
-// refuses the launch with a bare "invalid value".
-void check_shared_memory(const CustomKernel& k, const CudaBinary& bin) {
-  if (k.shared_memory() <= 48u * 1024u) return;
+// Static shared memory plus the dynamic part (a CUDA body's shared_memory,
+// or a Metal body's threadgroup arrays over 48 KB) must fit the device's
+// per-block limit (opt-in, 227 KB on H100): say so before CUDA refuses the
+// launch with a bare "invalid value".
+void check_shared_memory(const CustomKernel& k, const CudaBinary& bin, unsigned dynamic) {
+  if (dynamic <= 48u * 1024u) return;
   static const int limit = cuda_driver::device_attribute(cuda_driver::kMaxSharedMemoryPerBlockOptin);
-  if (static_cast<long>(k.shared_memory()) + bin.static_shared > limit) {
-    throw std::invalid_argument(k.label() + ": shared_memory=" + std::to_string(k.shared_memory()) + " bytes" +
-                                (bin.static_shared ? " plus " + std::to_string(bin.static_shared) + " of static shared memory" : std::string()) +
+  if (static_cast<long>(dynamic) + bin.static_shared > limit) {
+    std::string what = k.variant().spec.dialect == msl::Dialect::Cuda
+                           ? "shared_memory=" + std::to_string(dynamic) + " bytes"
+                           : std::to_string(dynamic) + " bytes of threadgroup memory";
+    throw std::invalid_argument(k.label() + ": " + what +
+                                (bin.static_shared ? " plus " + std::to_string(bin.static_shared) +
+                                                         " of static shared memory" : std::string()) +
                                 " exceeds the device's " + std::to_string(limit) + " bytes per block.");
   }
 }
@@ -127,7 +126,7 @@ void launch_cuda_body(const CustomKernel& k, const CudaBinary& bin, void** args,
     block[i] = k.threadgroup()[i];
     blocks[i] = (k.grid()[i] + block[i] - 1) / block[i];
   }
-  check_shared_memory(k, bin);
+  check_shared_memory(k, bin, k.shared_memory());
   cuda_driver::launch(bin.fn, blocks, block, k.shared_memory(), cs, args);
 }
 
@@ -160,7 +159,8 @@ void launch_metal_body(const CustomKernel& k, const CudaBinary& bin, ArgBuffer<v
     blocks[2] = static_cast<unsigned>(rows);
   }
   args[n_params] = &d;
-  cuda_driver::launch(bin.fn, blocks, block, 0, cs, args.data());
+  check_shared_memory(k, bin, bin.dynamic_threadgroup);
+  cuda_driver::launch(bin.fn, blocks, block, bin.dynamic_threadgroup, cs, args.data());
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // Arrays crossing between host and GPU memory. A buffer is copied once per
 // direction and the copy kept beside it (Data::mirror).
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <string>
+#include <unordered_map>
 
 #include "alloy/allocator.h"
 #include "backend/cuda/device.h"
@@ -30,8 +33,33 @@ array host_mirror_view(const array& a) {
   return view_over(d->mirror, a);
 }
 
+// Python scalars (`x + 1.0`) are fresh host arrays on every call, and a
+// pageable host-to-device copy of a few bytes costs microseconds. Buffers
+// never change once written, so one device copy per distinct value is kept
+// for the process and shared by every array that holds that value.
+constexpr size_t kConstantBytes = 16;    // up to complex64 / two 8-byte values
+constexpr size_t kMaxConstants = 4096;   // then fall back to plain copies
+
+std::shared_ptr<Data> device_constant(const Buffer& host) {
+  static std::mutex mu;
+  static auto* constants = new std::unordered_map<std::string, std::shared_ptr<Data>>();  // never freed
+  std::string key(static_cast<const char*>(host.ptr), host.size);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = constants->find(key);
+  if (it != constants->end()) return it->second;
+  if (constants->size() >= kMaxConstants) return nullptr;
+  Buffer dev = allocator(Device(Device::gpu)).malloc(host.size);
+  // Synchronous, so every stream sees the value from now on.
+  cuda::check(cuda_driver::api().cuMemcpyHtoD(reinterpret_cast<cuda::CUdeviceptr>(dev.ptr), host.ptr, host.size),
+              "cpu->gpu", "cuMemcpyHtoD");
+  auto data = std::make_shared<Data>(dev);
+  constants->emplace(std::move(key), data);
+  return data;
+}
+
 array to_device(const array& a, const Stream& s) {
   const auto& d = a.data_shared_ptr();
+  if (!d->mirror && d->buffer.size > 0 && d->buffer.size <= kConstantBytes) d->mirror = device_constant(d->buffer);
   if (!d->mirror) {
     Buffer dev = allocator(Device(Device::gpu)).malloc(d->buffer.size);
     if (d->buffer.size) {

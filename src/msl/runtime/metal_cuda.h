@@ -30,6 +30,7 @@
 #endif
 #include "metal_thread_ids.h"
 #include "cuda_sync.h"
+#include "cuda_threadgroup.h"
 #if ALLOY_MSL_USE_SIMD
 #include "cuda_simd.h"
 #endif
