@@ -55,6 +55,7 @@ def main():
     breakdown("cuda_kernel", lambda: c(inputs=[tiny], grid=(16, 1, 1), threadgroup=(16, 1, 1),
                                        output_shapes=[(16,)], output_dtypes=[mx.float32])[0], sync)
     breakdown("tiny + 1 (op)", lambda: tiny + 1.0, sync)
+    breakdown("tiny + tiny (op)", lambda: tiny + tiny, sync)
     try:
         import cupy as cp
         raw = cp.RawKernel(r'extern "C" __global__ void k(const float* a, float* b) '

@@ -17,14 +17,7 @@
 #if __has_include(<cuda/std/cstdint>)
 #include <cuda/std/cstdint>
 #else
-typedef signed char int8_t;
-typedef short int16_t;
-typedef int int32_t;
-typedef long int64_t;
-typedef unsigned char uint8_t;
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
-typedef unsigned long uint64_t;
+#include "nvrtc_stdint.h"
 #endif
 
 #if __has_include(<cuda_fp16.h>)

@@ -11,17 +11,7 @@
 #error "metal_cuda.h is compiled by NVRTC only"
 #endif
 
-// ---- fixed-width integers (LP64, as glibc spells them)
-typedef signed char int8_t;
-typedef short int16_t;
-typedef int int32_t;
-typedef long int64_t;
-typedef unsigned char uint8_t;
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
-typedef unsigned long uint64_t;
-typedef long intptr_t;
-typedef unsigned long uintptr_t;
+#include "nvrtc_stdint.h"
 
 // ---- Metal vector names that CUDA predeclares
 #define char2 alloy_char2

@@ -12,17 +12,7 @@
 #error "device_types.cuh is compiled by NVRTC only"
 #endif
 
-// LP64, as glibc spells them (the same typedefs as msl/runtime/cuda_prelude.h).
-typedef signed char int8_t;
-typedef short int16_t;
-typedef int int32_t;
-typedef long int64_t;
-typedef unsigned char uint8_t;
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
-typedef unsigned long uint64_t;
-typedef long intptr_t;
-typedef unsigned long uintptr_t;
+#include "nvrtc_stdint.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

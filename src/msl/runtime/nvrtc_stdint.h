@@ -1,0 +1,15 @@
+// Fixed-width integers for code compiled by NVRTC without the CUDA toolkit's
+// headers (NVRTC has no <stdint.h>): LP64, as glibc spells them, so the
+// host and the device agree on int64_t = long.
+#pragma once
+
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long uint64_t;
+typedef long intptr_t;
+typedef unsigned long uintptr_t;
