@@ -6,8 +6,13 @@
 //     (returned threads no longer count, as on Metal and CUDA); threads waiting
 //     at barriers of different call sites are a divergence error;
 //   - a SIMD exchange completes when every living lane of the SIMD group waits
-//     at it, or, when nothing else can run, over the lanes waiting at it (the
-//     others wait at a threadgroup barrier: they are inactive for this call).
+//     at a SIMD-group function, or, when nothing else can run, over the lanes
+//     waiting (the others wait at a threadgroup barrier: they are inactive
+//     for this call). Lanes waiting at different call sites diverged: as a
+//     GPU's SIMT scheduler runs the lowest program counter first, the lanes
+//     at the earliest site in the source complete together, and the others
+//     wait on (so `if (c) a = simd_sum(x); b = simd_sum(y);` sums y over
+//     every lane once the branch's lanes have caught up).
 // When nothing can run and nothing can complete, the group is deadlocked: the
 // error names the threads and where each waits, and the run stops.
 #include "jit/cpu_fibers.h"
@@ -96,6 +101,15 @@ struct SimdGroup {
   // read this one's values (they cannot be two exchanges behind).
   unsigned char slots[2][kLanes][kSimdSlotBytes];
 };
+
+// Source order of two sites (file, then line, then column): the earlier
+// one's lanes are the ones a SIMT machine would run first.
+bool site_before(const SyncSite& a, const SyncSite& b) {
+  int f = std::strcmp(a.file ? a.file : "", b.file ? b.file : "");
+  if (f != 0) return f < 0;
+  if (a.line != b.line) return a.line < b.line;
+  return a.column < b.column;
+}
 
 bool same_site(const SyncSite& a, const SyncSite& b) {
   if (a.line != b.line || a.column != b.column) return false;
@@ -286,29 +300,31 @@ void Group::simd_exchange(const SyncSite& site, const void* value, unsigned size
 
 void Group::resolve_simd(unsigned s) {
   SimdGroup& sg = simd_[s];
+  // The earliest call site among the waiting lanes; its lanes are this
+  // call's active lanes.
   const SyncSite* first = nullptr;
   for (unsigned l = 0; l < kLanes; ++l) {
     if (!((sg.waiting >> l) & 1u)) continue;
     const SyncSite& site = fibers_[s * kLanes + l].site;
-    if (!first) {
-      first = &site;
-    } else if (!same_site(*first, site)) {
-      unsigned last = s * kLanes + sg.width;
-      fail("SIMD group " + std::to_string(s) + ": " + waiting_text(State::Simd, s * kLanes, last, "threads") +
-           "; the lanes of a SIMD group must call the same SIMD-group function together (divergent calls are "
-           "not supported on the CPU)");
-      return;
-    }
+    if (!first || site_before(site, *first)) first = &site;
   }
+  unsigned active = 0;
+  for (unsigned l = 0; l < kLanes; ++l)
+    if (((sg.waiting >> l) & 1u) && same_site(*first, fibers_[s * kLanes + l].site)) active |= 1u << l;
   const unsigned char* slots = &sg.slots[sg.gen & 1][0][0];
   for (unsigned l = 0; l < kLanes; ++l) {
-    if (!((sg.waiting >> l) & 1u)) continue;
+    if (!((active >> l) & 1u)) continue;
     Fiber& f = fibers_[s * kLanes + l];
     f.simd_slots = slots;
-    f.simd_mask = sg.waiting;
+    f.simd_mask = active;
     make_ready(s * kLanes + l);
   }
-  sg.waiting = 0;
+  // Lanes still waiting keep their values: copy them to the buffer the next
+  // exchange writes into.
+  const unsigned rest = sg.waiting & ~active;
+  for (unsigned l = 0; l < kLanes; ++l)
+    if ((rest >> l) & 1u) std::memcpy(sg.slots[(sg.gen + 1) & 1][l], sg.slots[sg.gen & 1][l], kSimdSlotBytes);
+  sg.waiting = rest;
   ++sg.gen;
 }
 
