@@ -4,8 +4,10 @@
 // Threads outside the grid return at kernel entry (Metal: they do not
 // exist), so the last warp of a partial threadgroup has fewer lanes, always
 // the low ones (SIMD groups are formed from the linear thread index).
-// Warp intrinsics with a full mask are undefined when lanes have exited; the
-// SIMD-group functions use the mask of the lanes present instead.
+// Warp intrinsics with a full mask are undefined when lanes have exited:
+// simdgroup_barrier waits for the lanes present instead, and the SIMD-group
+// functions (cuda_simd.h) work over the lanes active at the call, taking
+// their fast path when those are all the lanes present.
 // thread_ids() stores the threadgroup's thread count in one shared word
 // (every thread stores the same value, before any reads it), and the mask
 // is derived from it; the compiler usually forwards the stored value.
