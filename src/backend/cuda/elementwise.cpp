@@ -4,6 +4,7 @@
 // row-contiguous.
 #include "backend/cuda/elementwise.h"
 
+#include <atomic>
 #include <stdexcept>
 
 #include "alloy/allocator.h"
@@ -171,6 +172,25 @@ namespace {
 
 bool is_scalar_like(const array& a) { return a.data_size() == 1; }
 
+// The contiguous binary kernels (vector-vector, scalar-vector,
+// vector-scalar) by (op, dtype, output dtype): found once through the module
+// cache, then read with one load, so a small op's launch builds no strings.
+constexpr int kNumBinaryOps = static_cast<int>(sizeof(kBinaryOps) / sizeof(kBinaryOps[0]));
+enum ZipForm { kVV, kSV, kVS, kNumZipForms };
+constexpr const char* kZipFormNames[kNumZipForms] = {"zip_vv", "zip_sv", "zip_vs"};
+
+CUfunction contiguous_zip(BinaryOp op, Dtype t, Dtype out_t, ZipForm form) {
+  static std::atomic<CUfunction> table[kNumBinaryOps][kNumDtypes][kNumDtypes][kNumZipForms] = {};
+  std::atomic<CUfunction>& slot =
+      table[static_cast<int>(op)][static_cast<int>(t)][static_cast<int>(out_t)][form];
+  if (CUfunction fn = slot.load(std::memory_order_acquire)) return fn;
+  const std::string op_name = binary_info(op).name;
+  CUfunction fn = kernel("zip/" + op_name + "/" + dtype_name(t) + "/" + dtype_name(out_t), kZipFormNames[form],
+                         [=](const std::string& k) { return zip_module_source(t, out_t, op_name, k); });
+  slot.store(fn, std::memory_order_release);
+  return fn;
+}
+
 }  // namespace
 
 void Binary::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
@@ -188,31 +208,28 @@ void Binary::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
     });
   });
   const Dtype t = a.dtype(), out_t = out.dtype();
-  const std::string op_name = binary_info(op_).name;
-  const std::string key = "zip/" + op_name + "/" + dtype_name(t) + "/" + dtype_name(out_t);
-  SourceFn source = [=](const std::string& k) { return zip_module_source(t, out_t, op_name, k); };
   CUstream s = stream_for(stream());
   const size_t ti = a.itemsize(), oi = out.itemsize();
   const int V = vec_width(ti, oi);
   auto vec_ok = [&](const void* p, size_t item) { return aligned(p, V * item); };
-  const char* contig = nullptr;
+  int form = -1;
   const array* like = nullptr;
   if (is_dense(a) && is_dense(b) && a.strides() == b.strides()) {
-    contig = "zip_vv";
+    form = kVV;
     like = &a;
   } else if (is_scalar_like(a) && is_dense(b)) {
-    contig = "zip_sv";
+    form = kSV;
     like = &b;
   } else if (is_scalar_like(b) && is_dense(a)) {
-    contig = "zip_vs";
+    form = kVS;
     like = &a;
   }
-  if (contig) {
+  if (form >= 0) {
     allocate_like(out, *like);
     const int64_t n = static_cast<int64_t>(like->data_size());
-    if (n > 0 && (vec_ok(a.raw_data(), ti) || contig[4] == 's') && (vec_ok(b.raw_data(), ti) || contig[5] == 's') &&
+    if (n > 0 && (vec_ok(a.raw_data(), ti) || form == kSV) && (vec_ok(b.raw_data(), ti) || form == kVS) &&
         vec_ok(out.raw_data(), oi)) {
-      CUfunction fn = kernel(key, contig, source);
+      CUfunction fn = contiguous_zip(op_, t, out_t, static_cast<ZipForm>(form));
       const void* pa = a.raw_data();
       const void* pb = b.raw_data();
       void* po = out.raw_data();
@@ -227,6 +244,9 @@ void Binary::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
   }
   const int64_t n = static_cast<int64_t>(out.size());
   if (n == 0) return;
+  const std::string op_name = binary_info(op_).name;
+  const std::string key = "zip/" + op_name + "/" + dtype_name(t) + "/" + dtype_name(out_t);
+  SourceFn source = [=](const std::string& k) { return zip_module_source(t, out_t, op_name, k); };
   StridedLayout<3> L = make_layout<3>(out.shape(), {&a.strides(), &b.strides(), &out.strides()}, name());
   CUfunction fn = kernel(key, "zip_" + strided_suffix(L, {a.data_size(), b.data_size(), out.data_size()}), source);
   const void* pa = a.raw_data();

@@ -40,17 +40,17 @@ array host_mirror_view(const array& a) {
 constexpr size_t kConstantBytes = 16;    // up to complex64 / two 8-byte values
 constexpr size_t kMaxConstants = 4096;   // then fall back to plain copies
 
-std::shared_ptr<Data> device_constant(const Buffer& host) {
+std::shared_ptr<Data> device_constant(const void* host, size_t bytes) {
   static std::mutex mu;
   static auto* constants = new std::unordered_map<std::string, std::shared_ptr<Data>>();  // never freed
-  std::string key(static_cast<const char*>(host.ptr), host.size);
+  std::string key(static_cast<const char*>(host), bytes);
   std::lock_guard<std::mutex> lock(mu);
   auto it = constants->find(key);
   if (it != constants->end()) return it->second;
   if (constants->size() >= kMaxConstants) return nullptr;
-  Buffer dev = allocator(Device(Device::gpu)).malloc(host.size);
+  Buffer dev = allocator(Device(Device::gpu)).malloc(bytes);
   // Synchronous, so every stream sees the value from now on.
-  cuda::check(cuda_driver::api().cuMemcpyHtoD(reinterpret_cast<cuda::CUdeviceptr>(dev.ptr), host.ptr, host.size),
+  cuda::check(cuda_driver::api().cuMemcpyHtoD(reinterpret_cast<cuda::CUdeviceptr>(dev.ptr), host, bytes),
               "cpu->gpu", "cuMemcpyHtoD");
   auto data = std::make_shared<Data>(dev);
   constants->emplace(std::move(key), data);
@@ -59,7 +59,13 @@ std::shared_ptr<Data> device_constant(const Buffer& host) {
 
 array to_device(const array& a, const Stream& s) {
   const auto& d = a.data_shared_ptr();
-  if (!d->mirror && d->buffer.size > 0 && d->buffer.size <= kConstantBytes) d->mirror = device_constant(d->buffer);
+  // The array's own bytes only (allocations are rounded up, so the buffer
+  // says nothing of them); not kept as the buffer's mirror, which other
+  // views of it may read further into.
+  const size_t bytes = a.data_size() * a.itemsize();
+  if (!d->mirror && a.offset() == 0 && bytes > 0 && bytes <= kConstantBytes) {
+    if (auto c = device_constant(d->buffer.ptr, bytes)) return view_over(c, a);
+  }
   if (!d->mirror) {
     Buffer dev = allocator(Device(Device::gpu)).malloc(d->buffer.size);
     if (d->buffer.size) {
