@@ -1,19 +1,23 @@
 // Kernels in the form the MSL translator emits for the CUDA target (the
 // user's body unchanged inside a kernel function, then the extern "C" glue),
-// shared by the NVRTC compile tests and the GPU smoke test.
+// shared by the NVRTC compile tests and the GPU smoke test. The seeds'
+// bodies come from examples/seeds, between a hand-written signature and glue.
 #pragma once
+
+#include <string>
+
+#include "../common/seed_sources.h"
 
 namespace alloy_test {
 
 // The seed's exp, inputs float16, T = float.
-inline constexpr const char* kExpKernel = R"CUDA(
+inline std::string exp_kernel() {
+  return R"CUDA(
 #include "metal_cuda.h"
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_myexp(const float16_t* inp, float16_t* out, uint3 thread_position_in_grid) {
-  uint elem = thread_position_in_grid.x;
-  T tmp = inp[elem];
-  out[elem] = metal::exp(tmp);
+)CUDA" + seed_source("exp_elementwise.py") + R"CUDA(
 }
 extern "C" __global__ void alloy_kernel_main(const float16_t* __restrict__ inp, float16_t* __restrict__ out,
                                              alloy_msl::cuda::Dispatch d) {
@@ -22,62 +26,18 @@ extern "C" __global__ void alloy_kernel_main(const float16_t* __restrict__ inp, 
   custom_kernel_myexp<float>(inp, out, t.thread_position_in_grid);
 }
 )CUDA";
+}
 
 // The seed's grid_sample forward; ELEM is defined by the compile options
 // (-DELEM=float or -DELEM=float16_t), T = ELEM.
-inline constexpr const char* kGridSampleForward = R"CUDA(
+inline std::string grid_sample_forward() {
+  return R"CUDA(
 #include "metal_cuda.h"
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample(const ELEM* x, const int* x_shape, const ELEM* grid,
                                                const int* grid_shape, ELEM* out, uint3 thread_position_in_grid) {
-        uint elem = thread_position_in_grid.x;
-        int H = x_shape[1];
-        int W = x_shape[2];
-        int C = x_shape[3];
-        int gH = grid_shape[1];
-        int gW = grid_shape[2];
-
-        int w_stride = C;
-        int h_stride = W * w_stride;
-        int b_stride = H * h_stride;
-
-        uint grid_idx = elem / C * 2;
-        float ix = ((grid[grid_idx] + 1) * W - 1) / 2;
-        float iy = ((grid[grid_idx + 1] + 1) * H - 1) / 2;
-
-        int ix_nw = floor(ix);
-        int iy_nw = floor(iy);
-
-        int ix_ne = ix_nw + 1;
-        int iy_ne = iy_nw;
-
-        int ix_sw = ix_nw;
-        int iy_sw = iy_nw + 1;
-
-        int ix_se = ix_nw + 1;
-        int iy_se = iy_nw + 1;
-
-        T nw = (ix_se - ix)    * (iy_se - iy);
-        T ne = (ix    - ix_sw) * (iy_sw - iy);
-        T sw = (ix_ne - ix)    * (iy    - iy_ne);
-        T se = (ix    - ix_nw) * (iy    - iy_nw);
-
-        int batch_idx = elem / C / gH / gW * b_stride;
-        int channel_idx = elem % C;
-        int base_idx = batch_idx + channel_idx;
-
-        T I_nw = x[base_idx + iy_nw * h_stride + ix_nw * w_stride];
-        T I_ne = x[base_idx + iy_ne * h_stride + ix_ne * w_stride];
-        T I_sw = x[base_idx + iy_sw * h_stride + ix_sw * w_stride];
-        T I_se = x[base_idx + iy_se * h_stride + ix_se * w_stride];
-
-        I_nw = iy_nw >= 0 && iy_nw <= H - 1 && ix_nw >= 0 && ix_nw <= W - 1 ? I_nw : 0;
-        I_ne = iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1 ? I_ne : 0;
-        I_sw = iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1 ? I_sw : 0;
-        I_se = iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1 ? I_se : 0;
-
-        out[elem] = nw * I_nw + ne * I_ne + sw * I_sw + se * I_se;
+)CUDA" + seed_source("grid_sample.py", 0) + R"CUDA(
 }
 extern "C" __global__ void alloy_kernel_main(const ELEM* __restrict__ x, const int* __restrict__ x_shape,
                                              const ELEM* __restrict__ grid, const int* __restrict__ grid_shape,
@@ -87,106 +47,19 @@ extern "C" __global__ void alloy_kernel_main(const ELEM* __restrict__ x, const i
   custom_kernel_grid_sample<ELEM>(x, x_shape, grid, grid_shape, out, t.thread_position_in_grid);
 }
 )CUDA";
+}
 
 // The seed's grid_sample VJP: atomic outputs, simd_sum, ceildiv,
 // threads_per_simdgroup, thread_index_in_simdgroup. T = ELEM.
-inline constexpr const char* kGridSampleVjp = R"CUDA(
+inline std::string grid_sample_vjp() {
+  return R"CUDA(
 #include "metal_cuda.h"
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad(const ELEM* x, const int* x_shape, const ELEM* grid,
     const int* grid_shape, const ELEM* cotangent, atomic<ELEM>* x_grad, atomic<ELEM>* grid_grad,
     uint3 thread_position_in_grid, uint thread_index_in_simdgroup, uint threads_per_simdgroup) {
-        uint elem = thread_position_in_grid.x;
-        int H = x_shape[1];
-        int W = x_shape[2];
-        int C = x_shape[3];
-        // Pad C to the nearest larger simdgroup size multiple
-        int C_padded = ceildiv(C, threads_per_simdgroup) * threads_per_simdgroup;
-
-        int gH = grid_shape[1];
-        int gW = grid_shape[2];
-
-        int w_stride = C;
-        int h_stride = W * w_stride;
-        int b_stride = H * h_stride;
-
-        uint grid_idx = elem / C_padded * 2;
-        float ix = ((grid[grid_idx] + 1) * W - 1) / 2;
-        float iy = ((grid[grid_idx + 1] + 1) * H - 1) / 2;
-
-        int ix_nw = floor(ix);
-        int iy_nw = floor(iy);
-
-        int ix_ne = ix_nw + 1;
-        int iy_ne = iy_nw;
-
-        int ix_sw = ix_nw;
-        int iy_sw = iy_nw + 1;
-
-        int ix_se = ix_nw + 1;
-        int iy_se = iy_nw + 1;
-
-        T nw = (ix_se - ix)    * (iy_se - iy);
-        T ne = (ix    - ix_sw) * (iy_sw - iy);
-        T sw = (ix_ne - ix)    * (iy    - iy_ne);
-        T se = (ix    - ix_nw) * (iy    - iy_nw);
-
-        int batch_idx = elem / C_padded / gH / gW * b_stride;
-        int channel_idx = elem % C_padded;
-        int base_idx = batch_idx + channel_idx;
-
-        T gix = T(0);
-        T giy = T(0);
-        if (channel_idx < C) {
-            int cot_index = elem / C_padded * C + channel_idx;
-            T cot = cotangent[cot_index];
-            if (iy_nw >= 0 && iy_nw <= H - 1 && ix_nw >= 0 && ix_nw <= W - 1) {
-                int offset = base_idx + iy_nw * h_stride + ix_nw * w_stride;
-                atomic_fetch_add_explicit(&x_grad[offset], nw * cot, memory_order_relaxed);
-
-                T I_nw = x[offset];
-                gix -= I_nw * (iy_se - iy) * cot;
-                giy -= I_nw * (ix_se - ix) * cot;
-            }
-            if (iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1) {
-                int offset = base_idx + iy_ne * h_stride + ix_ne * w_stride;
-                atomic_fetch_add_explicit(&x_grad[offset], ne * cot, memory_order_relaxed);
-
-                T I_ne = x[offset];
-                gix += I_ne * (iy_sw - iy) * cot;
-                giy -= I_ne * (ix - ix_sw) * cot;
-            }
-            if (iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1) {
-                int offset = base_idx + iy_sw * h_stride + ix_sw * w_stride;
-                atomic_fetch_add_explicit(&x_grad[offset], sw * cot, memory_order_relaxed);
-
-                T I_sw = x[offset];
-                gix -= I_sw * (iy - iy_ne) * cot;
-                giy += I_sw * (ix_ne - ix) * cot;
-            }
-            if (iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1) {
-                int offset = base_idx + iy_se * h_stride + ix_se * w_stride;
-                atomic_fetch_add_explicit(&x_grad[offset], se * cot, memory_order_relaxed);
-
-                T I_se = x[offset];
-                gix += I_se * (iy - iy_nw) * cot;
-                giy += I_se * (ix - ix_nw) * cot;
-            }
-        }
-
-        T gix_mult = W / 2;
-        T giy_mult = H / 2;
-
-        // Reduce across each simdgroup first.
-        // This is much faster than relying purely on atomics.
-        gix = simd_sum(gix);
-        giy = simd_sum(giy);
-
-        if (thread_index_in_simdgroup == 0) {
-            atomic_fetch_add_explicit(&grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
-            atomic_fetch_add_explicit(&grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
-        }
+)CUDA" + seed_source("grid_sample.py", 1) + R"CUDA(
 }
 extern "C" __global__ void alloy_kernel_main(const ELEM* __restrict__ x, const int* __restrict__ x_shape,
     const ELEM* __restrict__ grid, const int* __restrict__ grid_shape, const ELEM* __restrict__ cotangent,
@@ -198,6 +71,7 @@ extern "C" __global__ void alloy_kernel_main(const ELEM* __restrict__ x, const i
       t.thread_position_in_grid, t.thread_index_in_simdgroup, t.threads_per_simdgroup);
 }
 )CUDA";
+}
 
 // Threadgroup reduction with barriers over a possibly partial threadgroup
 // of a 2-D grid: out[group] = sum of inp over the group's threads; also each

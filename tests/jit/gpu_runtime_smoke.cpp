@@ -78,7 +78,7 @@ struct Kernel {
   cd::Module module;
   cd::CUfunction fn = nullptr;
 };
-Kernel load(const char* source, const char* name, std::vector<std::string> defines = {}) {
+Kernel load(const std::string& source, const char* name, std::vector<std::string> defines = {}) {
   alloy::jit::NvrtcOptions o;
   for (auto& d : defines) o.extra_options.push_back("-D" + d);
   auto out = alloy::jit::nvrtc_compile(source, name, o);
@@ -119,7 +119,7 @@ TEST(GpuRuntime, SeedExpHalf) {
   for (auto& v : in) v = f16(nd(rng));
   auto bin = upload(in);
   auto bout = poisoned(n * sizeof(f16));
-  Kernel k = load(alloy_test::kExpKernel, "exp.cu");
+  Kernel k = load(alloy_test::exp_kernel(), "exp.cu");
   launch(k, dispatch(n, 1, 1, 256, 1, 1), {bin.get(), bout.get()});
   auto out = download<f16>(*bout);
   for (unsigned i = 0; i < n; ++i) {
@@ -173,7 +173,7 @@ TEST(GpuRuntime, GridSampleForwardFloat) {
   auto bx = upload(g.x), bg = upload(g.grid), bxs = upload(xs), bgs = upload(gs);
   size_t n = size_t(g.B) * g.gH * g.gW * g.C;
   auto bout = poisoned(n * 4);
-  Kernel k = load(alloy_test::kGridSampleForward, "grid_sample.cu", {"ELEM=float"});
+  Kernel k = load(alloy_test::grid_sample_forward(), "grid_sample.cu", {"ELEM=float"});
   launch(k, dispatch(unsigned(n), 1, 1, 256, 1, 1), {bx.get(), bxs.get(), bg.get(), bgs.get(), bout.get()});
   auto out = download<float>(*bout);
   std::vector<double> ref;
@@ -190,7 +190,7 @@ TEST(GpuRuntime, GridSampleVjpFloat) {
   auto bxg = poisoned(g.x.size() * 4, 0), bgg = poisoned(g.grid.size() * 4, 0);  // init_value = 0
   int C_padded = (g.C + 31) / 32 * 32;
   unsigned n = unsigned(g.B * g.gH * g.gW * C_padded);
-  Kernel k = load(alloy_test::kGridSampleVjp, "grid_sample_vjp.cu", {"ELEM=float"});
+  Kernel k = load(alloy_test::grid_sample_vjp(), "grid_sample_vjp.cu", {"ELEM=float"});
   launch(k, dispatch(n, 1, 1, 256, 1, 1), {bx.get(), bxs.get(), bg.get(), bgs.get(), bc.get(), bxg.get(), bgg.get()});
   auto xg = download<float>(*bxg), gg = download<float>(*bgg);
   // Reference: the same formulas in double.

@@ -24,7 +24,7 @@ NvrtcOptions with_defines(std::initializer_list<const char*> defines, std::strin
 
 // Compiles and checks the result is an sm_90 cubin (SASS, not PTX) that
 // holds the glue's entry point.
-NvrtcOutput compile_ok(const char* source, const char* name, const NvrtcOptions& opts = {}) {
+NvrtcOutput compile_ok(const std::string& source, const char* name, const NvrtcOptions& opts = {}) {
   NvrtcOutput out;
   try {
     out = alloy::jit::nvrtc_compile(source, name, opts);
@@ -52,23 +52,23 @@ TEST(CudaNvrtc, LoadsAndReportsVersion) {
   EXPECT_TRUE(has_include) << "no CUDA include directory found";
 }
 
-TEST(CudaNvrtc, SeedExp) { compile_ok(alloy_test::kExpKernel, "exp.cu"); }
+TEST(CudaNvrtc, SeedExp) { compile_ok(alloy_test::exp_kernel(), "exp.cu"); }
 
 TEST(CudaNvrtc, GridSampleForward) {
   // The first compile in the process includes NVRTC's own start-up.
-  NvrtcOutput f = compile_ok(alloy_test::kGridSampleForward, "grid_sample_f32.cu", with_defines({"ELEM=float"}));
-  compile_ok(alloy_test::kGridSampleForward, "grid_sample_f16.cu", with_defines({"ELEM=float16_t"}));
-  compile_ok(alloy_test::kGridSampleForward, "grid_sample_bf16.cu", with_defines({"ELEM=bfloat16_t"}));
-  NvrtcOutput again = compile_ok(alloy_test::kGridSampleForward, "grid_sample_f32.cu", with_defines({"ELEM=float"}));
+  NvrtcOutput f = compile_ok(alloy_test::grid_sample_forward(), "grid_sample_f32.cu", with_defines({"ELEM=float"}));
+  compile_ok(alloy_test::grid_sample_forward(), "grid_sample_f16.cu", with_defines({"ELEM=float16_t"}));
+  compile_ok(alloy_test::grid_sample_forward(), "grid_sample_bf16.cu", with_defines({"ELEM=bfloat16_t"}));
+  NvrtcOutput again = compile_ok(alloy_test::grid_sample_forward(), "grid_sample_f32.cu", with_defines({"ELEM=float"}));
   std::printf("[ nvrtc    ] grid_sample forward f32: %.1f ms (again %.1f ms)\n", f.compile_ms, again.compile_ms);
   EXPECT_LT(again.compile_ms, 5000.0);
 }
 
 TEST(CudaNvrtc, GridSampleVjp) {
-  compile_ok(alloy_test::kGridSampleVjp, "grid_sample_vjp_f32.cu", with_defines({"ELEM=float"}));
-  compile_ok(alloy_test::kGridSampleVjp, "grid_sample_vjp_f16.cu", with_defines({"ELEM=float16_t"}));
-  compile_ok(alloy_test::kGridSampleVjp, "grid_sample_vjp_bf16.cu", with_defines({"ELEM=bfloat16_t"}));
-  compile_ok(alloy_test::kGridSampleVjp, "grid_sample_vjp_fast.cu", with_defines({"ELEM=float"}, "fast"));
+  compile_ok(alloy_test::grid_sample_vjp(), "grid_sample_vjp_f32.cu", with_defines({"ELEM=float"}));
+  compile_ok(alloy_test::grid_sample_vjp(), "grid_sample_vjp_f16.cu", with_defines({"ELEM=float16_t"}));
+  compile_ok(alloy_test::grid_sample_vjp(), "grid_sample_vjp_bf16.cu", with_defines({"ELEM=bfloat16_t"}));
+  compile_ok(alloy_test::grid_sample_vjp(), "grid_sample_vjp_fast.cu", with_defines({"ELEM=float"}, "fast"));
 }
 
 TEST(CudaNvrtc, ThreadgroupReduceWithBarriers) { compile_ok(alloy_test::kThreadgroupReduce, "tg_reduce.cu"); }
@@ -164,7 +164,7 @@ extern "C" __global__ void alloy_kernel_main(float* out, alloy_msl::cuda::Dispat
   EXPECT_THROW(alloy::jit::nvrtc_compile(src, "bad.cu", bad), std::invalid_argument);
   NvrtcOptions virt;
   virt.arch = "compute_90";
-  EXPECT_THROW(alloy::jit::nvrtc_compile(alloy_test::kExpKernel, "virt.cu", virt), std::invalid_argument);
+  EXPECT_THROW(alloy::jit::nvrtc_compile(alloy_test::exp_kernel(), "virt.cu", virt), std::invalid_argument);
 }
 
 TEST(CudaNvrtc, CubinArchParserRejectsOtherBytes) {
