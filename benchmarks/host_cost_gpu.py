@@ -75,6 +75,13 @@ def main():
         print(f"| cuLaunchKernel alone (from Python, ~0.2 us of call) | {per_call_us(launch):.2f} us |")
         stream_sync = cp.cuda.Stream.null.synchronize
         print(f"| cuLaunchKernel + stream synchronize | {per_call_us(lambda: (launch(), stream_sync())):.2f} us |")
+        null = cp.cuda.Stream.null
+
+        def launch_spin():
+            launch()
+            while not null.done:
+                pass
+        print(f"| cuLaunchKernel + spin on stream query | {per_call_us(launch_spin):.2f} us |")
         print(f"| cupy RawKernel launch + synchronize | "
               f"{per_call_us(lambda: (raw((1,), (16,), (a, b)), stream_sync())):.2f} us |")
         cp.cuda.Device().synchronize()

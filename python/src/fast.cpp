@@ -50,8 +50,10 @@ fast::Dims3 to_dims(const char* api, nb::handle h, const char* what) {
     throw std::invalid_argument(std::string("[") + api + "] " + what + " must have 3 dimensions, got " +
                                 std::to_string(nb::len(h)) + ".");
   }
-  auto dim = [&](size_t i) {
-    int64_t v = to_int64(h[i]);
+  PyObject* seq = h.ptr();
+  auto dim = [&](Py_ssize_t i) {
+    // Tuples (the usual spelling) without building an index object.
+    int64_t v = PyTuple_Check(seq) ? to_int64(nb::handle(PyTuple_GET_ITEM(seq, i))) : to_int64(h[i]);
     if (v > INT32_MAX || v < INT32_MIN) {
       throw std::invalid_argument(std::string("[") + api + "] " + what + " dimension " + std::to_string(i) +
                                   " is too large (" + std::to_string(v) + ").");
