@@ -256,6 +256,20 @@ def shuffle_columns(d, m, r):
         src = l + delta - w
         return g.f[src] if g.is_active(src) else g.x[l]
 
+    def fill_up_mod(g, l, w, delta, mod):  # within segments of `mod` lanes
+        base, _ = g.segment(l, w)
+        if (l - base) % mod >= delta:
+            return g.read(g.x, l, l - delta)
+        src = l + mod - delta
+        return g.f[src] if g.is_active(src) else g.x[l]
+
+    def fill_down_mod(g, l, w, delta, mod):
+        base, _ = g.segment(l, w)
+        if (l - base) % mod + delta < mod:
+            return g.read(g.x, l, l + delta)
+        src = l + delta - mod
+        return g.f[src] if g.is_active(src) else g.x[l]
+
     def first(g, l, w):
         return g.x[g.act(l, w)[0]]
 
@@ -272,6 +286,13 @@ def shuffle_columns(d, m, r):
             (f"{pre}_shuffle_rotate_down(x, {rr}u)", lambda g, l, w=w, rr=rr: rotate(g, l, w, rr, +1)),
             (f"{pre}_shuffle_and_fill_up(x, f, {dd}u)", lambda g, l, w=w, dd=dd: fill_up(g, l, w, dd)),
             (f"{pre}_shuffle_and_fill_down(x, f, {dd}u)", lambda g, l, w=w, dd=dd: fill_down(g, l, w, dd)),
+        ]
+        mod = 8 if w == 32 else 2
+        cols += [
+            (f"{pre}_shuffle_and_fill_up(x, f, {dd % mod}u, {mod}u)",
+             lambda g, l, w=w, dd=dd % mod, mod=mod: fill_up_mod(g, l, w, dd, mod)),
+            (f"{pre}_shuffle_and_fill_down(x, f, {dd % mod}u, {mod}u)",
+             lambda g, l, w=w, dd=dd % mod, mod=mod: fill_down_mod(g, l, w, dd, mod)),
         ]
     return cols
 

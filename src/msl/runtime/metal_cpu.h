@@ -171,19 +171,22 @@ ALLOY_FUNC T shuffle_rotate(const T& x, unsigned delta, bool down, alloy_msl::cp
   unsigned src = down ? (me + d) % s.width : (me + s.width - d) % s.width;
   return seg_read(e, s, s.base + src, x);
 }
+// Shifts within segments of `modulo` lanes (W by default), taking lanes
+// shifted in from the neighbouring segment's `fill` values.
 template <unsigned W, class T>
-ALLOY_FUNC T shuffle_fill(const T& x, const T& fill, unsigned delta, bool down, alloy_msl::cpu::SyncSite site, const char* what) {
+ALLOY_FUNC T shuffle_fill(const T& x, const T& fill, unsigned delta, unsigned modulo, bool down,
+                          alloy_msl::cpu::SyncSite site, const char* what) {
   struct pair { T d, f; };
   auto e = alloy_msl::cpu::detail::exchange(pair{x, fill}, site, what);
   segment<W> s(e);
-  unsigned me = e.v.lane - s.base;
+  const unsigned me = e.v.lane - s.base, j = me % modulo;
   if (!down) {
-    if (me >= delta) return s.has(e.v.lane - delta) ? e.at(e.v.lane - delta).d : x;
-    unsigned src = s.base + me + W - delta;
+    if (j >= delta) return s.has(e.v.lane - delta) ? e.at(e.v.lane - delta).d : x;
+    unsigned src = e.v.lane + modulo - delta;
     return s.has(src) ? e.at(src).f : x;
   }
-  if (me + delta < W) return s.has(e.v.lane + delta) ? e.at(e.v.lane + delta).d : x;
-  unsigned src = s.base + me + delta - W;
+  if (j + delta < modulo) return s.has(e.v.lane + delta) ? e.at(e.v.lane + delta).d : x;
+  unsigned src = e.v.lane + delta - modulo;
   return s.has(src) ? e.at(src).f : x;
 }
 template <unsigned W> ALLOY_FUNC unsigned long long ballot(bool b, alloy_msl::cpu::SyncSite site, const char* what) {
@@ -285,10 +288,18 @@ struct quad_vote {
     return detail::shuffle_rotate<W>(x, delta, true, site, #prefix "_shuffle_rotate_down");                \
   }                                                                                                         \
   template <class T> ALLOY_FUNC T prefix##_shuffle_and_fill_up(T x, T fill, ushort delta, ALLOY_SYNC_SITE) { \
-    return detail::shuffle_fill<W>(x, fill, delta, false, site, #prefix "_shuffle_and_fill_up");           \
+    return detail::shuffle_fill<W>(x, fill, delta, W, false, site, #prefix "_shuffle_and_fill_up");        \
+  }                                                                                                         \
+  template <class T>                                                                                        \
+  ALLOY_FUNC T prefix##_shuffle_and_fill_up(T x, T fill, ushort delta, ushort modulo, ALLOY_SYNC_SITE) {    \
+    return detail::shuffle_fill<W>(x, fill, delta, modulo, false, site, #prefix "_shuffle_and_fill_up");   \
   }                                                                                                         \
   template <class T> ALLOY_FUNC T prefix##_shuffle_and_fill_down(T x, T fill, ushort delta, ALLOY_SYNC_SITE) { \
-    return detail::shuffle_fill<W>(x, fill, delta, true, site, #prefix "_shuffle_and_fill_down");          \
+    return detail::shuffle_fill<W>(x, fill, delta, W, true, site, #prefix "_shuffle_and_fill_down");       \
+  }                                                                                                         \
+  template <class T>                                                                                        \
+  ALLOY_FUNC T prefix##_shuffle_and_fill_down(T x, T fill, ushort delta, ushort modulo, ALLOY_SYNC_SITE) {  \
+    return detail::shuffle_fill<W>(x, fill, delta, modulo, true, site, #prefix "_shuffle_and_fill_down");  \
   }                                                                                                         \
   template <class T> ALLOY_FUNC T prefix##_broadcast_first(T x, ALLOY_SYNC_SITE) {                          \
     return detail::broadcast_first<W>(x, site, #prefix "_broadcast_first");                                \
