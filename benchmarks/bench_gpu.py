@@ -39,13 +39,19 @@ def fmt(v):
     return "n/a" if v is None else (f"{v:.3f} ms" if v >= 0.01 else f"{v * 1e3:.2f} us")
 
 
-def alloy_ms(make, reps=5, batch=10):
-    """Median over `reps` of (build `batch` outputs, one eval) per call."""
+def alloy_ms(make, reps=9, batch=10, include_build=True):
+    """Median over `reps` of (build `batch` outputs, one eval) per call, wall
+    time. Without include_build only the eval is timed (the launches and the
+    wait), as hand_ms times the hand-written kernels: the kernels' speed,
+    apart from the host cost of building calls (timed on its own below)."""
     mx.eval(make())  # warm: compile, uploads
     times = []
     for _ in range(reps):
         t0 = time.perf_counter()
-        mx.eval([make() for _ in range(batch)])
+        outs = [make() for _ in range(batch)]
+        if not include_build:
+            t0 = time.perf_counter()
+        mx.eval(outs)
         times.append((time.perf_counter() - t0) * 1e3 / batch)
     return statistics.median(times)
 
@@ -106,21 +112,22 @@ def main():
         k_bwd(((total_b + 255) // 256,), (256,), (xc, gc, cc, xg_c, gg_c, np.int32(H), np.int32(W), np.int32(C),
                                                  np.int32(gN), np.int32(gM), np.uint32(total_b)))
 
-    def cupy_ms(fn, reps=20):
+    def hand_ms(fn, reps=9, batch=10):
+        """Median over `reps` of (`batch` launches, one synchronize) per call,
+        wall time: the same measure alloy_ms takes of ours."""
         fn()
         cp.cuda.runtime.deviceSynchronize()
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        ts = []
+        times = []
         for _ in range(reps):
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(s, e))
-        return statistics.median(ts)
+            t0 = time.perf_counter()
+            for _ in range(batch):
+                fn()
+            cp.cuda.runtime.deviceSynchronize()
+            times.append((time.perf_counter() - t0) * 1e3 / batch)
+        return statistics.median(times)
 
-    hand_fwd = cupy_ms(cuda_fwd)
-    hand_bwd = cupy_ms(cuda_bwd)
+    hand_fwd = hand_ms(cuda_fwd)
+    hand_bwd = hand_ms(cuda_bwd, batch=5)
     xt = torch.from_dlpack(xc).permute(0, 3, 1, 2).contiguous()
     gt = torch.from_dlpack(gc)
     torch_fwd = torch_ms(lambda: F.grid_sample(xt, gt, mode="bilinear", padding_mode="zeros", align_corners=False))
@@ -134,13 +141,13 @@ def main():
     import grid_sample as seed
 
     x, grid, cot = mx.array(x_np), mx.array(g_np), mx.array(cot_np)
-    fwd = alloy_ms(lambda: seed.grid_sample(x, grid))
+    fwd = alloy_ms(lambda: seed.grid_sample(x, grid), include_build=False)
     got = np.array(seed.grid_sample(x, grid))
     err = float(np.abs(got - cp.asnumpy(out_c)).max())
     row("grid_sample fwd (seed metal_kernel)", fwd, "hand CUDA", hand_fwd, f"max|diff|={err:.1e}")
     row("grid_sample fwd vs torch.grid_sample", fwd, "torch", torch_fwd)
 
-    bwd = alloy_ms(lambda: seed.grid_sample_vjp((x, grid), cot, None)[0], batch=5)
+    bwd = alloy_ms(lambda: seed.grid_sample_vjp((x, grid), cot, None)[0], batch=5, include_build=False)
     xg, gg = seed.grid_sample_vjp((x, grid), cot, None)
     cuda_bwd()
     err_b = max(float(np.abs(np.array(xg) - cp.asnumpy(xg_c)).max()),
@@ -168,7 +175,7 @@ def main():
     n = (1 << 24) if args.quick else (1 << 28)
     a_np = rng.standard_normal(n, dtype=np.float32)
     a = mx.array(a_np)
-    t_exp = alloy_ms(lambda: seed_exp.exp_elementwise(a), batch=5)
+    t_exp = alloy_ms(lambda: seed_exp.exp_elementwise(a), batch=5, include_build=False)
     at = torch.from_numpy(a_np).cuda()
     bt = torch.empty_like(at)
     t_texp = torch_ms(lambda: torch.exp(at, out=bt))

@@ -26,7 +26,15 @@ int64_t to_int64(nb::handle x) {
     long long v = PyLong_AsLongLongAndOverflow(x.ptr(), &overflow);
     if (!overflow) return v;
   }
-  return nb::cast<int64_t>(nb::int_(x));
+  // numpy integers (the seeds pass np.prod(shape)) through __index__.
+  PyObject* index = PyNumber_Index(x.ptr());
+  if (!index) throw nb::python_error();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (overflow) throw std::invalid_argument("[metal_kernel] an integer argument is out of range.");
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
 }
 
 // A tuple's or list's items without an iterator object.
@@ -146,12 +154,31 @@ nb::object launcher(const char* api, fast::CustomKernelFunction fn, const std::s
 
 }  // namespace
 
+// Kernel definitions already made, by their arguments. The seeds (like many
+// MLX users) build the kernel object inside the function they call, so the
+// same definition comes back on every call: handing back the launcher made
+// the first time skips making a Python function (tens of microseconds) and
+// lets its variant memo answer the launch at once. Launchers hold no state
+// beyond their definition, so sharing one is invisible.
+template <class Make>
+nb::object cached_launcher(const nb::tuple& key, Make&& make) {
+  static nb::dict* cache = new nb::dict();  // never freed: lives as long as the module
+  constexpr Py_ssize_t kMaxDefinitions = 4096;
+  if (PyObject* hit = PyDict_GetItemWithError(cache->ptr(), key.ptr())) return nb::borrow(hit);
+  if (PyErr_Occurred()) throw nb::python_error();
+  nb::object fn = make();
+  if (PyDict_Size(cache->ptr()) >= kMaxDefinitions) PyDict_Clear(cache->ptr());
+  if (PyDict_SetItem(cache->ptr(), key.ptr(), fn.ptr()) != 0) throw nb::python_error();
+  return fn;
+}
+
+std::vector<std::string> to_names(nb::handle seq) { return nb::cast<std::vector<std::string>>(seq); }
+
 void init_fast(nb::module_& m) {
   nb::module_ f = m.def_submodule("fast", "Fused operations and custom kernels.");
   f.def(
       "metal_kernel",
-      [](const std::string& name, const std::vector<std::string>& input_names,
-         const std::vector<std::string>& output_names, const std::string& source, const std::string& header,
+      [](nb::str name, nb::object input_names, nb::object output_names, nb::str source, nb::str header,
          bool ensure_row_contiguous, bool atomic_outputs, std::optional<nb::dict> compile_options) {
         std::string math_mode = "safe";
         if (compile_options) {
@@ -164,9 +191,16 @@ void init_fast(nb::module_& m) {
             math_mode = nb::cast<std::string>(v);
           }
         }
-        fast::CustomKernelFunction fn = fast::metal_kernel(name, input_names, output_names, source, header,
-                                                           ensure_row_contiguous, atomic_outputs, math_mode);
-        return launcher("metal_kernel", std::move(fn), name);
+        nb::tuple key = nb::make_tuple("metal", name, nb::tuple(input_names), nb::tuple(output_names), source,
+                                       header, ensure_row_contiguous, atomic_outputs, math_mode);
+        return cached_launcher(key, [&] {
+          std::string n = nb::cast<std::string>(name);
+          return launcher("metal_kernel",
+                          fast::metal_kernel(n, to_names(input_names), to_names(output_names),
+                                             nb::cast<std::string>(source), nb::cast<std::string>(header),
+                                             ensure_row_contiguous, atomic_outputs, math_mode),
+                          n);
+        });
       },
       nb::arg("name"), nb::arg("input_names"), nb::arg("output_names"), nb::arg("source"), nb::arg("header") = "",
       nb::arg("ensure_row_contiguous") = true, nb::arg("atomic_outputs") = false,
@@ -175,13 +209,18 @@ void init_fast(nb::module_& m) {
       "GPUs (translated to CUDA) and on CPUs (translated to C++).");
   f.def(
       "cuda_kernel",
-      [](const std::string& name, const std::vector<std::string>& input_names,
-         const std::vector<std::string>& output_names, const std::string& source, const std::string& header,
+      [](nb::str name, nb::object input_names, nb::object output_names, nb::str source, nb::str header,
          bool ensure_row_contiguous, int shared_memory) {
-        return launcher("cuda_kernel",
-                        fast::cuda_kernel(name, input_names, output_names, source, header, ensure_row_contiguous,
-                                          shared_memory),
-                        name);
+        nb::tuple key = nb::make_tuple("cuda", name, nb::tuple(input_names), nb::tuple(output_names), source,
+                                       header, ensure_row_contiguous, shared_memory);
+        return cached_launcher(key, [&] {
+          std::string n = nb::cast<std::string>(name);
+          return launcher("cuda_kernel",
+                          fast::cuda_kernel(n, to_names(input_names), to_names(output_names),
+                                            nb::cast<std::string>(source), nb::cast<std::string>(header),
+                                            ensure_row_contiguous, shared_memory),
+                          n);
+        });
       },
       nb::arg("name"), nb::arg("input_names"), nb::arg("output_names"), nb::arg("source"), nb::arg("header") = "",
       nb::arg("ensure_row_contiguous") = true, nb::arg("shared_memory") = 0,

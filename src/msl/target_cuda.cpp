@@ -51,7 +51,8 @@ class CudaTarget final : public CxxTarget {
     // otherwise they run one by one, each checked against the grid.
     const std::string n = std::to_string(per_block);
     w.generated("  const unsigned first = blockIdx.x * " + n + "u;\n");
-    w.generated("  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u &&\n"
+    // fold_y == 0 here lets the inlined thread_ids drop its unfolding.
+    w.generated("  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u && d.fold_y == 0u &&\n"
                 "      (first + " + n + "u) * d.threadgroup[0] <= d.grid[0]) {\n");
     w.generated("    alloy_msl::ThreadIds ids[" + n + "];\n");
     w.generated("#pragma unroll\n");

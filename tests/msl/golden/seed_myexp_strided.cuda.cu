@@ -34,7 +34,7 @@ extern "C" __global__ void alloy_kernel_main(
     float* __restrict__ out0,
     alloy_msl::cuda::Dispatch d) {
   const unsigned first = blockIdx.x * 4u;
-  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u &&
+  if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u && d.fold_y == 0u &&
       (first + 4u) * d.threadgroup[0] <= d.grid[0]) {
     alloy_msl::ThreadIds ids[4];
 #pragma unroll
