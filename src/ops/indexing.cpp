@@ -193,16 +193,31 @@ array take_along_axis(const array& a, const array& indices, int axis, SD s) {
   return reshape(g, idx[0].shape(), s);
 }
 
-array put_along_axis(const array& a, const array& indices, const array& values, int axis, SD s) {
-  int ax = normalize_axis(axis, a.ndim(), "put_along_axis");
-  std::vector<array> idx = along_axis_indices(a, indices, ax, "put_along_axis", s);
+namespace {
+
+// `values` scattered into `a` at `indices` along `axis` (put_along_axis's
+// placement), combined by `reduce`.
+array scatter_along_axis(const array& a, const array& indices, const array& values, int axis, ScatterReduce reduce,
+                         const char* op, SD s) {
+  int ax = normalize_axis(axis, a.ndim(), op);
+  std::vector<array> idx = along_axis_indices(a, indices, ax, op, s);
   std::vector<int> axes(a.ndim());
   std::iota(axes.begin(), axes.end(), 0);
   Shape shape = idx[0].shape();
   Shape upd_shape = shape;
   upd_shape.insert(upd_shape.end(), a.ndim(), 1);
   array upd = reshape(broadcast_to(astype(values, a.dtype(), s), shape, s), upd_shape, s);
-  return scatter(a, idx, upd, axes, ScatterReduce::none, s);
+  return scatter(a, idx, upd, axes, reduce, s);
+}
+
+}  // namespace
+
+array put_along_axis(const array& a, const array& indices, const array& values, int axis, SD s) {
+  return scatter_along_axis(a, indices, values, axis, ScatterReduce::none, "put_along_axis", s);
+}
+
+array scatter_add_along_axis(const array& a, const array& indices, const array& values, int axis, SD s) {
+  return scatter_along_axis(a, indices, values, axis, ScatterReduce::add, "scatter_add_along_axis", s);
 }
 
 }  // namespace alloy

@@ -17,4 +17,8 @@ std::string shape_to_string(const Shape& s);
 // Float dtype for ops that need one (exp on integers -> float32).
 Dtype to_float_dtype(Dtype d);
 
+// put_along_axis that adds: repeated indices accumulate; indices outside the
+// axis are dropped (as every scatter drops them). For derivatives.
+array scatter_add_along_axis(const array& a, const array& indices, const array& values, int axis, StreamOrDevice s);
+
 }  // namespace alloy

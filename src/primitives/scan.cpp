@@ -7,6 +7,8 @@
 // (jvp) or unshift the cotangents (vjp); cumsum has a direct rule.
 #include "primitives/scan.h"
 
+#include "ops/op_utils.h"
+
 #include <stdexcept>
 
 #include "alloy/ops.h"
@@ -112,35 +114,10 @@ array extreme_owner(const array& x, const array& y, int axis, bool reverse, Stre
   return where(less(owner, array(0, Dtype::int32), s), array(static_cast<int>(n), Dtype::int32), owner, s);
 }
 
-// One index array per axis of `x` for a scatter that puts element j of each
-// line along `axis` at index owner[j] of the same line.
-std::vector<array> along_axis(const array& owner, int axis, Stream s) {
-  std::vector<array> idx;
-  for (int d = 0; d < owner.ndim(); ++d) {
-    if (d == axis) {
-      idx.push_back(owner);
-      continue;
-    }
-    Shape line(owner.ndim(), 1);
-    line[d] = owner.shape(d);
-    idx.push_back(reshape(arange(0, owner.shape(d), 1, Dtype::int32, s), line, s));
-  }
-  return idx;
-}
-
-std::vector<int> all_axes(int ndim) {
-  std::vector<int> axes(ndim);
-  for (int d = 0; d < ndim; ++d) axes[d] = d;
-  return axes;
-}
-
 // Cotangents summed into their owners (repeated owners accumulate; index n
 // is dropped by the scatter).
 array extreme_vjp(const array& x, const array& owner, const array& g, int axis, Stream s) {
-  Shape upd_shape = g.shape();
-  upd_shape.insert(upd_shape.end(), x.ndim(), 1);
-  return scatter(zeros_like(x, s), along_axis(owner, axis, s), reshape(g, upd_shape, s), all_axes(x.ndim()),
-                 ScatterReduce::add, s);
+  return scatter_add_along_axis(zeros_like(x, s), owner, g, axis, s);
 }
 
 // Each output takes its owner's tangent (0 where it has none).

@@ -21,6 +21,7 @@
 #include "jit/cuda_driver.h"
 #include "jit/nvrtc.h"
 #include "msl/runtime/cuda_launch.h"
+#include "../common/test_seed.h"
 
 namespace {
 
@@ -29,15 +30,7 @@ using alloy_msl::cuda::Dispatch;
 using f16 = _Float16;
 using bf16 = alloy::bfloat16_t;
 
-uint32_t test_seed() {
-  static const uint32_t seed = [] {
-    const char* env = std::getenv("ALLOY_TEST_SEED");
-    uint32_t s = env ? uint32_t(std::strtoul(env, nullptr, 10)) : std::random_device{}();
-    std::printf("[ seed     ] ALLOY_TEST_SEED=%u\n", s);
-    return s;
-  }();
-  return seed;
-}
+using alloy_test::test_seed;
 
 #define REQUIRE_GPU()                                                                 \
   do {                                                                                \

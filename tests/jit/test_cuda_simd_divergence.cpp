@@ -217,6 +217,8 @@ inline unsigned __reduce_xor_sync(unsigned mask, unsigned v) {
 #include "msl/runtime/cuda_simd.h"
 #pragma GCC diagnostic pop
 
+#include "../common/test_seed.h"
+
 namespace {
 
 constexpr unsigned kWarpBase = 64;  // the warp under test is the third of its threadgroup
@@ -408,15 +410,7 @@ std::vector<unsigned> active_sets(unsigned present, std::mt19937& rng) {
   return out;
 }
 
-uint32_t test_seed() {
-  static const uint32_t seed = [] {
-    const char* env = std::getenv("ALLOY_TEST_SEED");
-    uint32_t s = env ? uint32_t(std::strtoul(env, nullptr, 10)) : std::random_device{}();
-    std::printf("[ seed     ] ALLOY_TEST_SEED=%u\n", s);
-    return s;
-  }();
-  return seed;
-}
+using alloy_test::test_seed;
 
 template <class T> void check_type(const char* type_name, T lo, T hi) {
   std::mt19937 rng(test_seed());
