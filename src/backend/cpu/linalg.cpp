@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/common/blas_layout.h"
 #include "backend/cpu/strided.h"
 #include "core/cast.h"
 #include "primitives/linalg.h"
@@ -20,25 +21,6 @@ int64_t batch_loc(size_t b, const Shape& batch, const Strides& strides) {
     b /= batch[d];
   }
   return loc;
-}
-
-// How BLAS can read the trailing (R, C) matrices of `in` in place: row-major
-// with leading dimension ld, or transposed (column-major); false if neither.
-bool blas_layout(const array& in, int64_t& ld, bool& trans) {
-  const int nd = in.ndim();
-  const int64_t R = in.shape(nd - 2), C = in.shape(nd - 1);
-  const int64_t sr = in.strides()[nd - 2], sc = in.strides()[nd - 1];
-  if ((sc == 1 || C == 1) && (R == 1 || sr >= std::max<int64_t>(C, 1))) {
-    trans = false;
-    ld = R == 1 ? std::max<int64_t>(C, 1) : sr;
-    return true;
-  }
-  if ((sr == 1 || R == 1) && (C == 1 || sc >= std::max<int64_t>(R, 1))) {
-    trans = true;
-    ld = C == 1 ? std::max<int64_t>(R, 1) : sc;
-    return true;
-  }
-  return false;
 }
 
 // A row-contiguous copy of `in`, converted to U.

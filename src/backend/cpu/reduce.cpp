@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "backend/common/reduce_groups.h"
 #include "backend/common/reduce_ops.h"
 #include "backend/cpu/elementwise_loops.h"
 #include "core/cast.h"
@@ -20,25 +21,7 @@ namespace alloy {
 
 namespace {
 
-struct Group {
-  int64_t size;
-  bool reduced;
-};
-
-// Merges size>1 dims of a row-contiguous shape into kept/reduced runs.
-std::vector<Group> reduce_groups(const Shape& shape, const std::vector<int>& axes) {
-  std::vector<Group> g;
-  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
-    if (shape[d] == 1) continue;
-    bool red = std::binary_search(axes.begin(), axes.end(), d);
-    if (!g.empty() && g.back().reduced == red) {
-      g.back().size *= shape[d];
-    } else {
-      g.push_back({shape[d], red});
-    }
-  }
-  return g;
-}
+using Group = ReduceGroup;
 
 // Odometer over groups[0..n): yields the output offset of each position,
 // where kept groups advance the output and reduced groups do not.

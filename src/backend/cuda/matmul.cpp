@@ -3,6 +3,7 @@
 // float64 and complex64; the naive kernel of device/gemm.cuh otherwise.
 #include <algorithm>
 
+#include "backend/common/blas_layout.h"
 #include "backend/cpu/strided.h"
 #include "backend/cuda/cublas.h"
 #include "backend/cuda/elementwise.h"
@@ -15,25 +16,6 @@ namespace alloy {
 using namespace cuda;
 
 namespace {
-
-// How cuBLAS can read the trailing (R, C) matrices of `in` in place:
-// row-major with leading dimension ld, or transposed; false if neither.
-bool blas_layout(const array& in, int64_t& ld, bool& trans) {
-  const int nd = in.ndim();
-  const int64_t R = in.shape(nd - 2), C = in.shape(nd - 1);
-  const int64_t sr = in.strides()[nd - 2], sc = in.strides()[nd - 1];
-  if ((sc == 1 || C == 1) && (R == 1 || sr >= std::max<int64_t>(C, 1))) {
-    trans = false;
-    ld = R == 1 ? std::max<int64_t>(C, 1) : sr;
-    return true;
-  }
-  if ((sr == 1 || R == 1) && (C == 1 || sc >= std::max<int64_t>(R, 1))) {
-    trans = true;
-    ld = C == 1 ? std::max<int64_t>(R, 1) : sc;
-    return true;
-  }
-  return false;
-}
 
 bool cublas_type(Dtype d, cublas::DataType& t, cublas::ComputeType& c) {
   switch (d) {

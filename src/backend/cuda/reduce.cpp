@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "backend/common/reduce_groups.h"
 #include "backend/cuda/elementwise.h"
 #include "backend/cuda/kernel_sources.h"
 #include "backend/cuda/kernels.h"
@@ -16,31 +17,7 @@ using namespace cuda;
 
 namespace {
 
-struct Group {
-  int64_t size;
-  bool reduced;
-  int64_t stride;  // element stride of the group's fastest dim in the input
-};
-
-// Merges size>1 dims of a row-contiguous shape into kept/reduced runs.
-std::vector<Group> reduce_groups(const Shape& shape, const std::vector<int>& axes) {
-  std::vector<Group> g;
-  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
-    if (shape[d] == 1) continue;
-    bool red = std::binary_search(axes.begin(), axes.end(), d);
-    if (!g.empty() && g.back().reduced == red) {
-      g.back().size *= shape[d];
-    } else {
-      g.push_back({shape[d], red, 0});
-    }
-  }
-  int64_t stride = 1;
-  for (size_t i = g.size(); i-- > 0;) {
-    g[i].stride = stride;
-    stride *= g[i].size;
-  }
-  return g;
-}
+using Group = ReduceGroup;
 
 // A one-operand layout over the groups selected by `pick`.
 template <typename Pick>
