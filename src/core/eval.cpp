@@ -106,13 +106,7 @@ void eval(std::vector<array> outputs) {
       throw std::runtime_error("[eval] an array has neither data nor a primitive to compute it.");
     }
     std::vector<array> outs = a.outputs();
-    if (eval_profile::enabled()) {
-      auto t0 = std::chrono::steady_clock::now();
-      eval_primitive(a.primitive(), a.inputs(), outs);
-      eval_profile::record(a.primitive().name(), std::chrono::steady_clock::now() - t0);
-    } else {
-      eval_primitive(a.primitive(), a.inputs(), outs);
-    }
+    eval_profile::timed(a.primitive().name(), [&] { eval_primitive(a.primitive(), a.inputs(), outs); });
     for (auto& o : outs) o.set_status(array::Status::evaluated);
   }
   // Results that no transformation traces no longer need their graph: each
@@ -125,13 +119,7 @@ void eval(std::vector<array> outputs) {
       for (auto& s : sibs) s.detach();
     }
   }
-  if (eval_profile::enabled()) {
-    auto t0 = std::chrono::steady_clock::now();
-    synchronize_streams_for(outputs);
-    eval_profile::record("(synchronize)", std::chrono::steady_clock::now() - t0);
-  } else {
-    synchronize_streams_for(outputs);
-  }
+  eval_profile::timed("(synchronize)", [&] { synchronize_streams_for(outputs); });
 }
 
 array to_host(const array& a) {

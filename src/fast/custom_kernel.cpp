@@ -16,6 +16,7 @@
 #include "fast/kernel_cache.h"
 #include "fast/cuda_build.h"
 #include "jit/cuda_compile.h"
+#include "msl/runtime/cuda_launch.h"
 #include "primitives/custom_kernel.h"
 
 namespace alloy::fast {
@@ -49,9 +50,9 @@ KernelVariantCache& variant_cache() {
 }
 
 constexpr unsigned kMaxThreadsPerThreadgroup = 1024;
-// CUDA's block limits, per dimension, and its grid limits in y and z.
+// CUDA's block limits, per dimension (its grid limit in y and z is
+// alloy_msl::cuda::kMaxBlocksYZ).
 constexpr int kMaxBlockDims[3] = {1024, 1024, 64};
-constexpr long kMaxBlocksYZ = 65535;
 // MLX places inputs smaller than this in Metal's constant address space.
 constexpr size_t kConstantMemoryElements = 8;
 
@@ -248,9 +249,10 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
                                     std::to_string(kMaxBlockDims[i]) + " threads in " + axis[i] + ".");
       }
       long blocks = (static_cast<long>(g[i]) + t[i] - 1) / t[i];
-      if (i > 0 && blocks > kMaxBlocksYZ) {
+      if (i > 0 && blocks > alloy_msl::cuda::kMaxBlocksYZ) {
         throw std::invalid_argument(op() + "grid " + dims_to_string(call.grid) + " needs " + std::to_string(blocks) +
-                                    " blocks in " + axis[i] + "; CUDA allows " + std::to_string(kMaxBlocksYZ) + ".");
+                                    " blocks in " + axis[i] + "; CUDA allows " +
+                                    std::to_string(alloy_msl::cuda::kMaxBlocksYZ) + ".");
       }
     }
   }

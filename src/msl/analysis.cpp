@@ -62,6 +62,9 @@ Analysis analyze(const KernelSpec& spec) {
     // A CUDA body has no Metal attributes, sees its block as CUDA made it
     // (no coarsening), and declares its own atomics.
     a.uses_sync = true;
+    std::set<std::string> in_header = free_identifiers(header);
+    for (const char* n : {"cooperative_groups", "cg"})
+      a.uses_cooperative_groups = a.uses_cooperative_groups || used.count(n) || in_header.count(n);
     return a;
   }
   for (const AttributeInfo& attr : metal_attributes())

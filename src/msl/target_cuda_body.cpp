@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 #include "msl/emitter.h"
-#include "msl/lexer.h"
 #include "msl/signature.h"
 #include "msl/writer.h"
 
@@ -35,8 +34,8 @@ std::string declaration(const KernelParam& p) {
   return "";
 }
 
-// Which optional toolkit headers the signature needs.
-void type_defines(const KernelSpec& spec, Writer& w) {
+// Which optional toolkit headers the signature and the body need.
+void type_defines(const KernelSpec& spec, const Analysis& analysis, Writer& w) {
   bool fp16 = false, bf16 = false, complex = false;
   auto note = [&](const std::string& t) {
     std::string c = cuda_type_name(t);
@@ -53,12 +52,7 @@ void type_defines(const KernelSpec& spec, Writer& w) {
   if (complex) w.generated("#define ALLOY_CUDA_BODY_COMPLEX 1\n");
   // cooperative_groups.h costs ~1.5 s of NVRTC time and ~150 KB of code:
   // only for bodies that name it (as `cooperative_groups` or MLX's `cg`).
-  bool groups = false;
-  for (const std::string* text : {&spec.source, &spec.header}) {
-    for (const Token& t : code_tokens_with_macros(*text, text == &spec.source ? "source" : "header"))
-      groups |= t.is_ident("cooperative_groups") || t.is_ident("cg");
-  }
-  if (groups) w.generated("#define ALLOY_CUDA_BODY_COOPERATIVE_GROUPS 1\n");
+  if (analysis.uses_cooperative_groups) w.generated("#define ALLOY_CUDA_BODY_COOPERATIVE_GROUPS 1\n");
 }
 
 }  // namespace
@@ -67,7 +61,7 @@ void emit_cuda_body(const KernelSpec& spec, const std::vector<KernelParam>& para
   Writer w;
   w.generated("// " + k.kernel_name + ": MLX cuda_kernel '" + spec.name +
               "' for CUDA (NVRTC). Generated; do not edit.\n");
-  type_defines(spec, w);
+  type_defines(spec, k.analysis, w);
   w.generated("#include \"cuda_body.h\"\n");
   if (!spec.header.empty()) {
     w.line_directive(Origin::Header, 1);

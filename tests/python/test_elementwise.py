@@ -529,3 +529,20 @@ def test_gradients_of_elementwise_ops(rng):
     for i, (f, ref) in enumerate(cases):
         g = mx.grad(f)(mx.array(x))
         np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-5, atol=1e-6, err_msg=f"case {i}")
+
+
+def test_scalars_with_equal_bytes_and_different_dtypes(rng):
+    # Small host constants may share one device copy per byte pattern; the
+    # dtype is the array's own, so 1.0f and the int32 with the same bits (and
+    # a 16-byte complex64) stay what they are, in one graph.
+    x = rng.standard_normal(10).astype(np.float32)
+    i = rng.integers(-100, 100, 10).astype(np.int32)
+    c = (rng.standard_normal(10) + 1j * rng.standard_normal(10)).astype(np.complex64)
+    bits = int(np.float32(1.0).view(np.int32))
+    outs = [mx.array(x) + mx.array(np.float32(1.0)), mx.array(i) + mx.array(np.int32(bits)),
+            mx.array(c) * mx.array(np.complex64(2 - 3j)), mx.array(x) + mx.array(np.float32(1.0))]
+    mx.eval(outs)
+    np.testing.assert_allclose(np.array(outs[0]), x.astype(np.float64) + 1.0, rtol=1e-6)
+    np.testing.assert_array_equal(np.array(outs[1]), i.astype(np.int64) + bits)
+    np.testing.assert_allclose(np.array(outs[2]), c.astype(np.complex128) * (2 - 3j), rtol=1e-5)
+    np.testing.assert_array_equal(np.array(outs[3]), np.array(outs[0]))

@@ -1,6 +1,9 @@
 """Indexing against numpy: basic slicing (views, negative steps), advanced
 integer-array indexing with numpy's placement rules, take / take_along_axis /
 put_along_axis, a[idx] = v, a.at[idx].op(v), and index errors."""
+import pathlib
+import sys
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -289,38 +292,11 @@ def test_lazy_out_of_range_indices_clamp_on_gather_and_drop_on_scatter(rng):
 
 
 def test_seed_grid_sample_reference(rng):
-    # grid_sample_ref from the MLX custom Metal kernel guide, unchanged but for
-    # the import; it gathers out-of-range neighbours and masks them.
-    def grid_sample_ref(x, grid):
-        N, H_in, W_in, _ = x.shape
-        ix = ((grid[..., 0] + 1) * W_in - 1) / 2
-        iy = ((grid[..., 1] + 1) * H_in - 1) / 2
-        ix_nw = mx.floor(ix).astype(mx.int32)
-        iy_nw = mx.floor(iy).astype(mx.int32)
-        ix_ne = ix_nw + 1
-        iy_ne = iy_nw
-        ix_sw = ix_nw
-        iy_sw = iy_nw + 1
-        ix_se = ix_nw + 1
-        iy_se = iy_nw + 1
-        nw = (ix_se - ix) * (iy_se - iy)
-        ne = (ix - ix_sw) * (iy_sw - iy)
-        sw = (ix_ne - ix) * (iy - iy_ne)
-        se = (ix - ix_nw) * (iy - iy_nw)
-        I_nw = x[mx.arange(N)[:, None, None], iy_nw, ix_nw, :]
-        I_ne = x[mx.arange(N)[:, None, None], iy_ne, ix_ne, :]
-        I_sw = x[mx.arange(N)[:, None, None], iy_sw, ix_sw, :]
-        I_se = x[mx.arange(N)[:, None, None], iy_se, ix_se, :]
-        mask_nw = (iy_nw >= 0) & (iy_nw <= H_in - 1) & (ix_nw >= 0) & (ix_nw <= W_in - 1)
-        mask_ne = (iy_ne >= 0) & (iy_ne <= H_in - 1) & (ix_ne >= 0) & (ix_ne <= W_in - 1)
-        mask_sw = (iy_sw >= 0) & (iy_sw <= H_in - 1) & (ix_sw >= 0) & (ix_sw <= W_in - 1)
-        mask_se = (iy_se >= 0) & (iy_se <= H_in - 1) & (ix_se >= 0) & (ix_se <= W_in - 1)
-        I_nw *= mask_nw[..., None]
-        I_ne *= mask_ne[..., None]
-        I_sw *= mask_sw[..., None]
-        I_se *= mask_se[..., None]
-        output = nw[..., None] * I_nw + ne[..., None] * I_ne + sw[..., None] * I_sw + se[..., None] * I_se
-        return output
+    # grid_sample_ref from the MLX custom Metal kernel guide (examples/seeds,
+    # unchanged but for the import): it gathers out-of-range neighbours and
+    # masks them, which needs our advanced indexing to clamp, not fail.
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "seeds"))
+    from grid_sample import grid_sample_ref
 
     def numpy_ref(x, grid):
         N, H, W, C = x.shape

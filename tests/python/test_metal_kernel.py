@@ -259,6 +259,60 @@ def test_threadgroup_arrays_over_48kb(rng, tile):
     np.testing.assert_allclose(np.array(out), ref, rtol=1e-4, atol=1e-3)
 
 
+def test_threadgroup_arrays_over_48kb_in_a_nested_scope_are_a_clear_error():
+    # Only kernel-scope arrays can move to dynamic shared memory on CUDA.
+    from alloy.core import _msl
+    src = """
+    if (thread_index_in_threadgroup < 4) {
+      threadgroup float big[16384];
+      big[thread_index_in_threadgroup] = x[0];
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      out[thread_index_in_threadgroup] = big[3 - thread_index_in_threadgroup];
+    }
+    """
+    ok, message = _msl.compile("nested_big", src, "", [("x", "float", False)], [("out", "float", False)], [],
+                               False, "safe", "cuda", "sm_90")
+    assert not ok
+    assert "nested scopes" in message and "kernel's own scope" in message
+
+
+def test_threadgroup_memory_over_the_device_limit(rng):
+    # 240 KB of threadgroup memory: fine on the CPU, over the H100's 227 KB
+    # per block, where the error must say so before CUDA refuses the launch.
+    src = """
+    threadgroup float stage[61440];
+    stage[thread_index_in_threadgroup] = x[thread_index_in_threadgroup];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[thread_index_in_threadgroup] = stage[31 - thread_index_in_threadgroup] * 2.0f;
+    """
+    x = rng.standard_normal(32).astype(np.float32)
+    out = run("over_limit", src, [mx.array(x)], [(32,)], [mx.float32], (32, 1, 1), (32, 1, 1), names=["x"])[0]
+    if os.environ.get("ALLOY_TEST_DEVICE", "cpu") == "gpu":
+        with pytest.raises(ValueError, match="exceeds the device"):
+            mx.eval(out)
+    else:
+        np.testing.assert_allclose(np.array(out), x[::-1].astype(np.float64) * 2, rtol=1e-6)
+
+
+def test_same_definition_returns_the_same_launcher(rng):
+    # The seeds define their kernel inside the function they call: the same
+    # definition must not build a new launcher (and its caches) each time.
+    def make(src, name="same_def"):
+        return mx.fast.metal_kernel(name=name, input_names=["x"], output_names=["out"], source=src)
+
+    src = "uint i = thread_position_in_grid.x; out[i] = x[i] * 3.0f;"
+    k1, k2 = make(src), make("".join(list(src)))  # an equal string, not the same object
+    assert k1 is k2
+    k3 = make(src.replace("3.0f", "5.0f"))
+    assert k3 is not k1
+    assert make(src, name="other_name") is not k1
+    x = rng.standard_normal(64).astype(np.float32)
+    for k, factor in ((k2, 3.0), (k3, 5.0)):
+        out = k(inputs=[mx.array(x)], grid=(64, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(64,)],
+                output_dtypes=[mx.float32], init_value=float("nan"))[0]
+        np.testing.assert_allclose(np.array(out), x.astype(np.float64) * factor, rtol=1e-6)
+
+
 def test_simd_sum_over_partial_simdgroup(rng):
     src = """
     float v = inp[thread_position_in_grid.x];

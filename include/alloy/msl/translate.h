@@ -56,6 +56,7 @@ struct Analysis {
   std::vector<bool> uses_shape, uses_strides, uses_ndim;  // per input (false for 0-d inputs)
   bool uses_sync = false;     // barriers, simd_/quad_ calls, threadgroup memory, simdgroup_matrix
   bool uses_atomics = false;  // atomic_outputs, or atomic types/functions named in source/header
+  bool uses_cooperative_groups = false;  // a CUDA body naming `cooperative_groups` or `cg`
 };
 
 // Which file a generated line comes from.

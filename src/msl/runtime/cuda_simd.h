@@ -355,11 +355,12 @@ ALLOY_SIMD_PREFIX(quad, 4)
 
 // Reductions with a single-instruction path for 32-bit integers over a
 // SIMD group (redux.sync takes any member mask: no uniform test needed).
-#define ALLOY_SIMD_REDUCE(name, Op, redux)                                                          \
+// `I` is the integer type redux works in: signed-ness matters for min/max
+// only.
+#define ALLOY_SIMD_REDUCE(name, Op, redux, I)                                                      \
   template <class T> ALLOY_FUNC T simd_##name(T data) {                                             \
     if constexpr (::alloy_msl::cuda::simd_detail::is_int32<T>) {                                    \
-      typedef conditional_t<is_signed_v<T>, int, unsigned> I;                                       \
-      return T(redux(::alloy_msl::cuda::simd_detail::active_mask(), I(data)));                      \
+      return T(redux(::alloy_msl::cuda::simd_detail::active_mask(), static_cast<I>(data)));         \
     } else {                                                                                         \
       return ::alloy_msl::cuda::simd_detail::reduce<32>(data, ::alloy_msl::cuda::simd_detail::Op{}); \
     }                                                                                                \
@@ -367,25 +368,15 @@ ALLOY_SIMD_PREFIX(quad, 4)
   template <class T> ALLOY_FUNC T quad_##name(T data) {                                             \
     return ::alloy_msl::cuda::simd_detail::reduce<4>(data, ::alloy_msl::cuda::simd_detail::Op{});   \
   }
-ALLOY_SIMD_REDUCE(sum, Add, __reduce_add_sync)
-ALLOY_SIMD_REDUCE(min, Min, __reduce_min_sync)
-ALLOY_SIMD_REDUCE(max, Max, __reduce_max_sync)
+#define ALLOY_SIMD_SIGNED_AS(T) conditional_t<is_signed_v<T>, int, unsigned>
+ALLOY_SIMD_REDUCE(sum, Add, __reduce_add_sync, ALLOY_SIMD_SIGNED_AS(T))
+ALLOY_SIMD_REDUCE(min, Min, __reduce_min_sync, ALLOY_SIMD_SIGNED_AS(T))
+ALLOY_SIMD_REDUCE(max, Max, __reduce_max_sync, ALLOY_SIMD_SIGNED_AS(T))
+ALLOY_SIMD_REDUCE(and, And, __reduce_and_sync, unsigned)
+ALLOY_SIMD_REDUCE(or, Or, __reduce_or_sync, unsigned)
+ALLOY_SIMD_REDUCE(xor, Xor, __reduce_xor_sync, unsigned)
+#undef ALLOY_SIMD_SIGNED_AS
 #undef ALLOY_SIMD_REDUCE
-#define ALLOY_SIMD_BITWISE(name, Op, redux)                                                         \
-  template <class T> ALLOY_FUNC T simd_##name(T data) {                                             \
-    if constexpr (::alloy_msl::cuda::simd_detail::is_int32<T>) {                                    \
-      return T(redux(::alloy_msl::cuda::simd_detail::active_mask(), unsigned(data)));               \
-    } else {                                                                                         \
-      return ::alloy_msl::cuda::simd_detail::reduce<32>(data, ::alloy_msl::cuda::simd_detail::Op{}); \
-    }                                                                                                \
-  }                                                                                                  \
-  template <class T> ALLOY_FUNC T quad_##name(T data) {                                             \
-    return ::alloy_msl::cuda::simd_detail::reduce<4>(data, ::alloy_msl::cuda::simd_detail::Op{});   \
-  }
-ALLOY_SIMD_BITWISE(and, And, __reduce_and_sync)
-ALLOY_SIMD_BITWISE(or, Or, __reduce_or_sync)
-ALLOY_SIMD_BITWISE(xor, Xor, __reduce_xor_sync)
-#undef ALLOY_SIMD_BITWISE
 
 // ---- votes, over the active lanes (bits of inactive lanes are 0)
 ALLOY_FUNC simd_vote simd_ballot(bool expr) {
