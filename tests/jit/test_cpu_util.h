@@ -21,18 +21,20 @@
 namespace alloy::jit::test {
 
 // A fresh cache directory for this test process, removed at exit.
+// The path is never destroyed: the exit handler runs after function-local
+// statics are gone, and must still see it.
 inline const std::filesystem::path& test_cache_dir() {
-  static const std::filesystem::path dir = [] {
+  static const std::filesystem::path* dir = [] {
     std::string pattern = (std::filesystem::temp_directory_path() / "alloy-jit-test-XXXXXX").string();
     if (!mkdtemp(pattern.data())) throw std::runtime_error("[test_cache_dir] mkdtemp failed");
-    std::filesystem::path p = pattern;
+    auto* p = new std::filesystem::path(pattern);
     std::atexit([] {
       std::error_code ec;
-      std::filesystem::remove_all(test_cache_dir(), ec);
+      std::filesystem::remove_all(*dir, ec);
     });
     return p;
   }();
-  return dir;
+  return *dir;
 }
 
 inline Cache& test_cache() {
