@@ -1,5 +1,6 @@
 #include "msl/lexer.h"
 
+#include <array>
 #include <cctype>
 
 #include "msl/source_text.h"
@@ -15,6 +16,17 @@ constexpr std::string_view kPuncts[] = {
     "::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=",
     "/=", "%=", "&=", "|=", "^=", ".*", "##",  //
     "{", "}", "(", ")", "[", "]", ";", ":", ",", ".", "+", "-", "*", "/", "%", "<", ">"};
+
+// kPuncts by first byte, in kPuncts' order: a lexer looks at the few that
+// can match instead of all of them.
+const std::vector<std::string_view>& puncts_starting_with(char c) {
+  static const auto by_first = [] {
+    std::array<std::vector<std::string_view>, 256> t;
+    for (std::string_view p : kPuncts) t[static_cast<unsigned char>(p[0])].push_back(p);
+    return t;
+  }();
+  return by_first[static_cast<unsigned char>(c)];
+}
 
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -116,7 +128,10 @@ class Lexer {
       lex_directive();
       push(TokenKind::Directive, b, line, col);
     } else if (ident_start(c)) {
-      while (ident_char(at(pos_))) advance();
+      std::size_t e = pos_ + 1;
+      while (e < end_ && ident_char(text_[e])) ++e;
+      col_ += static_cast<int>(e - pos_);  // identifiers hold no newline
+      pos_ = e;
       std::string_view word = text_.substr(b, pos_ - b);
       if ((at(pos_) == '"' || at(pos_) == '\'') && string_prefix(word)) {
         bool raw = word.back() == 'R';
@@ -244,8 +259,8 @@ class Lexer {
       }
     }
     std::string_view rest = text_.substr(pos_, end_ - pos_);
-    for (std::string_view p : kPuncts) {
-      if (rest.substr(0, p.size()) == p) {
+    for (std::string_view p : puncts_starting_with(rest[0])) {
+      if (rest.starts_with(p)) {
         advance(p.size());
         return;
       }
