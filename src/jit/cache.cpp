@@ -1,5 +1,5 @@
-// Disk entry format: "ALLOYCE1" | payload size (8 bytes, little endian) |
-// SHA-256 of the payload (32 bytes) | payload. A reader accepts an entry only
+// Disk entry format: "ALLOYCE2" | payload size (8 bytes, little endian) |
+// XXH3-128 digest of the payload (16 bytes) | payload. A reader accepts an entry only
 // when the size and the checksum match, so a torn write (a crash mid-write, a
 // full disk) or a damaged file is rebuilt instead of loaded.
 #include "jit/cache.h"
@@ -15,13 +15,13 @@
 #include <sstream>
 #include <thread>
 
-#include "jit/sha256.h"
+#include "jit/digest.h"
 
 namespace alloy::jit {
 namespace {
 
-constexpr char kMagic[8] = {'A', 'L', 'L', 'O', 'Y', 'C', 'E', '1'};
-constexpr size_t kHeaderBytes = 8 + 8 + 32;
+constexpr char kMagic[8] = {'A', 'L', 'L', 'O', 'Y', 'C', 'E', '2'};
+constexpr size_t kHeaderBytes = 8 + 8 + 16;
 
 bool read_file(const std::filesystem::path& path, std::string& out) {
   std::ifstream in(path, std::ios::binary);
@@ -36,8 +36,8 @@ std::string encode_entry(const std::string& payload) {
   std::string out(kMagic, 8);
   uint64_t size = payload.size();
   for (int i = 0; i < 8; ++i) out += static_cast<char>((size >> (8 * i)) & 0xff);
-  auto digest = sha256(payload);
-  out.append(reinterpret_cast<const char*>(digest.data()), digest.size());
+  auto sum = digest(payload);
+  out.append(reinterpret_cast<const char*>(sum.data()), sum.size());
   out += payload;
   return out;
 }
@@ -49,8 +49,8 @@ bool decode_entry(const std::string& file, std::string& payload) {
   for (int i = 0; i < 8; ++i) size |= static_cast<uint64_t>(static_cast<unsigned char>(file[8 + i])) << (8 * i);
   if (size != file.size() - kHeaderBytes) return false;
   payload.assign(file, kHeaderBytes, std::string::npos);
-  auto digest = sha256(payload);
-  return std::memcmp(digest.data(), file.data() + 16, 32) == 0;
+  auto sum = digest(payload);
+  return std::memcmp(sum.data(), file.data() + 16, sum.size()) == 0;
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 
 #include "jit/cpu_fibers.h"
 #include "jit/embedded_headers.h"
-#include "jit/sha256.h"
+#include "jit/digest.h"
 
 #ifndef ALLOY_VERSION
 #define ALLOY_VERSION "unknown"

@@ -1,16 +1,15 @@
 #include "jit/cuda_compile.h"
 
 #include "jit/embedded_headers.h"
-#include "jit/sha256.h"
+#include "jit/digest.h"
 
 namespace alloy::jit {
 
 std::string cuda_cache_key(const std::string& source, const NvrtcOptions& options) {
-  auto [major, minor] = nvrtc_version();
   KeyBuilder key;
   key.add("kind", "alloy-cuda-cubin-v1")
       .add("alloy_version", ALLOY_VERSION)
-      .add("nvrtc", std::to_string(major) + "." + std::to_string(minor))
+      .add("nvrtc", nvrtc_identity())
       .add("runtime_headers", runtime_headers_hash())
       .add("source", source);
   for (const auto& o : nvrtc_options(options)) key.add("option", o);

@@ -1,25 +1,24 @@
-#include "jit/sha256.h"
+#include "jit/digest.h"
 
-#include <openssl/evp.h>
-
-#include <stdexcept>
+// Header-only use: the library carries no run-time dependency on libxxhash.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace alloy::jit {
 
-std::array<unsigned char, 32> sha256(std::string_view data) {
-  std::array<unsigned char, 32> out{};
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr) != 1 || len != out.size()) {
-    throw std::runtime_error("[alloy::jit::sha256] OpenSSL's EVP_Digest failed");
-  }
+std::array<unsigned char, 16> digest(std::string_view data) {
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits(data.data(), data.size()));
+  std::array<unsigned char, 16> out{};
+  for (size_t i = 0; i < out.size(); ++i) out[i] = c.digest[i];
   return out;
 }
 
-std::string sha256_hex(std::string_view data) {
+std::string digest_hex(std::string_view data) {
   static const char* digits = "0123456789abcdef";
   std::string hex;
-  hex.reserve(64);
-  for (unsigned char c : sha256(data)) {
+  hex.reserve(32);
+  for (unsigned char c : digest(data)) {
     hex += digits[c >> 4];
     hex += digits[c & 15];
   }

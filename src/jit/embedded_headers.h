@@ -12,11 +12,13 @@
 namespace alloy {
 // (file name, contents) of every embedded header.
 const std::vector<std::pair<std::string_view, std::string_view>>& embedded_headers();
+// SHA-256 (hex) of every embedded header's name and contents, taken at build time.
+const char* embedded_headers_digest();
 }  // namespace alloy
 
 namespace alloy::jit {
 
-// SHA-256 (hex) of every embedded header's name and contents: part of each cache key.
+// embedded_headers_digest(): part of each cache key.
 const std::string& runtime_headers_hash();
 
 // A directory holding the embedded headers: <base>/runtime-<hash prefix>, written

@@ -7,16 +7,11 @@
 
 #include "jit/cache.h"
 #include "jit/embedded_headers.h"
-#include "jit/sha256.h"
 
 namespace alloy::jit {
 
 const std::string& runtime_headers_hash() {
-  static const std::string hash = [] {
-    KeyBuilder key;
-    for (const auto& [name, text] : embedded_headers()) key.add(name, text);
-    return key.hex();
-  }();
+  static const std::string hash = embedded_headers_digest();
   return hash;
 }
 

@@ -40,12 +40,21 @@ struct NvrtcApi {
   nvrtcResult (*destroy)(nvrtcProgram*) = nullptr;
 };
 
+// Where NVRTC lives, found with stat() only. A process whose kernels all hit
+// the disk cache needs NVRTC's identity (part of every key) and include
+// directories (part of the options), but never the library itself, whose
+// dlopen costs milliseconds.
+struct Located {
+  std::vector<std::string> candidates;    // what load() tries, in order
+  std::string identity;                   // "path:size:mtime" of the first file; "" if none
+  std::vector<std::string> include_dirs;  // CUDA headers (+ cccl), existing ones only
+};
+
 struct Loaded {
   NvrtcApi api;
   bool ok = false;
   std::string reason;
-  std::string library_path;               // the file that was loaded
-  std::vector<std::string> include_dirs;  // CUDA headers (+ cccl), existing ones only
+  std::string library_path;  // the file that was loaded
 };
 
 bool is_dir(const std::string& p) {
@@ -78,31 +87,66 @@ std::vector<std::string> toolkit_roots() {
   return roots;
 }
 
-Loaded load() {
-  Loaded L;
-  void* lib = nullptr;
-  std::string tried;
+Located locate() {
+  Located L;
   const char* sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-  auto try_open = [&](const std::string& path) {
-    if (lib) return;
-    lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) {
-      L.library_path = path;
-    } else {
-      tried += (tried.empty() ? "" : ", ") + path;
-    }
-  };
-  if (const char* v = std::getenv("ALLOY_NVRTC_LIBRARY"); v && *v) try_open(v);
+  if (const char* v = std::getenv("ALLOY_NVRTC_LIBRARY"); v && *v) L.candidates.emplace_back(v);
   for (const std::string& root : toolkit_roots()) {
     for (const char* so : sonames) {
       for (const char* libdir : {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/"}) {
         std::string p = root + libdir + so;
         struct stat st;
-        if (stat(p.c_str(), &st) == 0) try_open(p);
+        if (stat(p.c_str(), &st) == 0) L.candidates.push_back(p);
       }
     }
   }
-  for (const char* so : sonames) try_open(so);  // the loader's own search path
+  for (const char* so : sonames) L.candidates.emplace_back(so);  // the loader's own search path
+
+  // The file a dlopen would most likely take: its resolved path, size and
+  // modification time change whenever that NVRTC is replaced.
+  std::string first;
+  for (const std::string& c : L.candidates) {
+    struct stat st;
+    if (c.find('/') == std::string::npos || stat(c.c_str(), &st) != 0) continue;
+    char* real = realpath(c.c_str(), nullptr);
+    first = real ? real : c;
+    std::free(real);
+    L.identity = first + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+                 std::to_string(st.st_mtim.tv_nsec);
+    break;
+  }
+  // Headers: the toolkit's include dir (cuda_fp16.h & co. for user code that
+  // includes them) and its cccl dir (cooperative groups, libcu++).
+  std::vector<std::string> roots = toolkit_roots();
+  if (!first.empty()) roots.insert(roots.begin(), parent(parent(first)));  // <root>/lib64/libnvrtc.so
+  for (const std::string& root : roots) {
+    std::string inc = root + "/include";
+    if (is_dir(inc) && is_dir(inc + "/crt")) {
+      L.include_dirs.push_back(inc);
+      if (is_dir(inc + "/cccl")) L.include_dirs.push_back(inc + "/cccl");
+      break;
+    }
+  }
+  return L;
+}
+
+const Located& located() {
+  static const Located L = locate();
+  return L;
+}
+
+Loaded load() {
+  Loaded L;
+  void* lib = nullptr;
+  std::string tried;
+  for (const std::string& path : located().candidates) {
+    lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib) {
+      L.library_path = path;
+      break;
+    }
+    tried += (tried.empty() ? "" : ", ") + path;
+  }
   if (!lib) {
     L.reason = "libnvrtc not found (tried " + tried + ")";
     return L;
@@ -126,20 +170,6 @@ Loaded load() {
   if (!missing.empty()) {
     L.reason = L.library_path + " lacks " + missing;
     return L;
-  }
-  // Headers: the toolkit's include dir (cuda_fp16.h & co. for user code that
-  // includes them) and its cccl dir (cooperative groups, libcu++).
-  std::vector<std::string> roots = toolkit_roots();
-  if (L.library_path.find('/') != std::string::npos) {
-    roots.insert(roots.begin(), parent(parent(L.library_path)));  // <root>/lib64/libnvrtc.so
-  }
-  for (const std::string& root : roots) {
-    std::string inc = root + "/include";
-    if (is_dir(inc) && is_dir(inc + "/crt")) {
-      L.include_dirs.push_back(inc);
-      if (is_dir(inc + "/cccl")) L.include_dirs.push_back(inc + "/cccl");
-      break;
-    }
   }
   L.ok = true;
   return L;
@@ -179,6 +209,15 @@ bool nvrtc_available() { return loaded().ok; }
 
 const std::string& nvrtc_unavailable_reason() { return loaded().reason; }
 
+const std::string& nvrtc_identity() {
+  static const std::string id = [] {
+    if (!located().identity.empty()) return "file " + located().identity;
+    auto [major, minor] = nvrtc_version();  // found only on the loader's path: ask the library
+    return "version " + std::to_string(major) + "." + std::to_string(minor);
+  }();
+  return id;
+}
+
 std::pair<int, int> nvrtc_version() {
   const Loaded& L = loaded();
   if (!L.ok) throw std::runtime_error("[nvrtc_version] NVRTC is not available: " + L.reason);
@@ -209,7 +248,7 @@ std::vector<std::string> nvrtc_options(const NvrtcOptions& opts) {
   }
   if (opts.line_info) o.push_back("-lineinfo");
   if (opts.use_pch) o.push_back("--pch");
-  for (const std::string& d : loaded().include_dirs) o.push_back("-I" + d);
+  for (const std::string& d : located().include_dirs) o.push_back("-I" + d);
   for (const std::string& e : opts.extra_options) o.push_back(e);
   return o;
 }

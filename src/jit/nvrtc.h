@@ -43,6 +43,12 @@ bool nvrtc_available();
 const std::string& nvrtc_unavailable_reason();
 // (major, minor) of the loaded NVRTC; throws when unavailable.
 std::pair<int, int> nvrtc_version();
+// What names the NVRTC this process compiles with, for cache keys: the
+// library file's resolved path, size and modification time, found without
+// loading it (so disk-cache hits never dlopen NVRTC); the loaded version
+// when the library is only on the loader's search path. Throws when it
+// must load NVRTC and cannot.
+const std::string& nvrtc_identity();
 
 // The options nvrtc_compile passes for `opts` (part of any cache key).
 std::vector<std::string> nvrtc_options(const NvrtcOptions& opts);

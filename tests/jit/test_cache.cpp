@@ -8,7 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "jit/sha256.h"
+#include "jit/digest.h"
 #include "test_cpu_util.h"
 
 namespace alloy::jit::test {
@@ -44,7 +44,7 @@ Cache::Builder counting_builder(std::atomic<int>& builds, std::string payload) {
 TEST(Cache, MemoryThenDiskHit) {
   auto dir = fresh_dir("hits");
   std::atomic<int> builds{0};
-  const std::string key = sha256_hex("hits-key");
+  const std::string key = digest_hex("hits-key");
   {
     Cache c(dir);
     EXPECT_EQ(*c.get_or_build(key, counting_builder(builds, "payload-1")), "payload-1");
@@ -64,7 +64,7 @@ TEST(Cache, MemoryThenDiskHit) {
 TEST(Cache, CorruptOrTruncatedEntryIsRebuilt) {
   auto dir = fresh_dir("corrupt");
   std::atomic<int> builds{0};
-  const std::string key = sha256_hex("corrupt-key");
+  const std::string key = digest_hex("corrupt-key");
   std::string payload(100000, 'x');
   for (size_t i = 0; i < payload.size(); ++i) payload[i] = char('a' + i % 23);
   Cache(dir).get_or_build(key, counting_builder(builds, payload));
@@ -97,7 +97,7 @@ TEST(Cache, CorruptOrTruncatedEntryIsRebuilt) {
 TEST(Cache, ConcurrentCallersShareOneBuild) {
   Cache c(fresh_dir("concurrent"));
   std::atomic<int> builds{0};
-  const std::string key = sha256_hex("concurrent-key");
+  const std::string key = digest_hex("concurrent-key");
   std::vector<std::thread> threads;
   std::vector<Cache::Bytes> got(16);
   for (int i = 0; i < 16; ++i) {
@@ -116,7 +116,7 @@ TEST(Cache, ConcurrentCallersShareOneBuild) {
 
 TEST(Cache, FailedBuildIsNotRemembered) {
   Cache c(fresh_dir("failed"));
-  const std::string key = sha256_hex("failed-key");
+  const std::string key = digest_hex("failed-key");
   EXPECT_THROW(c.get_or_build(key, [](std::vector<Cache::SideFile>&) -> std::string { throw std::runtime_error("x"); }),
                std::runtime_error);
   EXPECT_EQ(*c.get_or_build(key, [](std::vector<Cache::SideFile>&) { return std::string("ok"); }), "ok");
@@ -124,7 +124,7 @@ TEST(Cache, FailedBuildIsNotRemembered) {
 
 TEST(Cache, ProcessesWritingOneEntryAtOnce) {
   auto dir = fresh_dir("processes");
-  const std::string key = sha256_hex("process-key");
+  const std::string key = digest_hex("process-key");
   std::string payload(1 << 20, 'p');
   std::vector<pid_t> kids;
   for (int i = 0; i < 6; ++i) {
