@@ -72,6 +72,49 @@ def torch_ms(fn, reps=20):
     return statistics.median(ts)
 
 
+def torch_wall_ms(fn, reps=9, batch=5):
+    """alloy_ms's measure for PyTorch: a batch of calls and one synchronize."""
+    import torch
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3 / batch)
+    return statistics.median(times)
+
+
+def grid_sample_ref_torch(x, grid):
+    """The seed's grid_sample_ref, op for op in PyTorch (NHWC). One change:
+    PyTorch's gather faults on out-of-range indices where MLX's reads
+    anything, so each index is clamped before the gather (the masks zero those
+    samples either way)."""
+    import torch
+    N, H_in, W_in, _ = x.shape
+    ix = ((grid[..., 0] + 1) * W_in - 1) / 2
+    iy = ((grid[..., 1] + 1) * H_in - 1) / 2
+    ix_nw = torch.floor(ix).to(torch.int64)
+    iy_nw = torch.floor(iy).to(torch.int64)
+    ix_ne, iy_ne = ix_nw + 1, iy_nw
+    ix_sw, iy_sw = ix_nw, iy_nw + 1
+    ix_se, iy_se = ix_nw + 1, iy_nw + 1
+    nw = (ix_se - ix) * (iy_se - iy)
+    ne = (ix - ix_sw) * (iy_sw - iy)
+    sw = (ix_ne - ix) * (iy - iy_ne)
+    se = (ix - ix_nw) * (iy - iy_nw)
+    n = torch.arange(N, device=x.device)[:, None, None]
+
+    def corner(iy_, ix_):
+        mask = (iy_ >= 0) & (iy_ <= H_in - 1) & (ix_ >= 0) & (ix_ <= W_in - 1)
+        return x[n, iy_.clamp(0, H_in - 1), ix_.clamp(0, W_in - 1), :] * mask[..., None]
+
+    return (corner(iy_nw, ix_nw) * nw[..., None] + corner(iy_ne, ix_ne) * ne[..., None] +
+            corner(iy_sw, ix_sw) * sw[..., None] + corner(iy_se, ix_se) * se[..., None])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
@@ -128,7 +171,8 @@ def main():
 
     hand_fwd = hand_ms(cuda_fwd)
     hand_bwd = hand_ms(cuda_bwd, batch=5)
-    xt = torch.from_dlpack(xc).permute(0, 3, 1, 2).contiguous()
+    xt_nhwc = torch.from_dlpack(xc)
+    xt = xt_nhwc.permute(0, 3, 1, 2).contiguous()
     gt = torch.from_dlpack(gc)
     torch_fwd = torch_ms(lambda: F.grid_sample(xt, gt, mode="bilinear", padding_mode="zeros", align_corners=False))
     xt_r = xt.clone().requires_grad_(True)
@@ -154,6 +198,15 @@ def main():
                 float(np.abs(np.array(gg) - cp.asnumpy(gg_c)).max() / max(1.0, np.abs(cp.asnumpy(gg_c)).max())))
     row("grid_sample bwd (seed vjp kernel, zero-fill)", bwd, "hand CUDA", hand_bwd, f"max err={err_b:.1e}")
     row("grid_sample bwd vs torch backward", bwd, "torch", torch_bwd)
+
+    # ---- the seed's grid_sample_ref (our ops) vs the same function written
+    # with PyTorch ops, both wall clock of a batch and one wait (building our
+    # graph included: that is what a user of either pays)
+    t_ref = alloy_ms(lambda: seed.grid_sample_ref(x, grid), reps=9, batch=5)
+    t_ref_torch = torch_wall_ms(lambda: grid_sample_ref_torch(xt_nhwc, gt), batch=5)
+    err_r = float(np.abs(np.array(seed.grid_sample_ref(x, grid)) -
+                         grid_sample_ref_torch(xt_nhwc, gt).cpu().numpy()).max())
+    row("grid_sample_ref, our ops", t_ref, "same fn, torch ops", t_ref_torch, f"max|diff|={err_r:.1e}")
 
     # ---- the seeds' VJP comparison: mx.grad through the custom VJP kernel vs
     # autodiff through grid_sample_ref (our ops), vs PyTorch's backward

@@ -36,7 +36,7 @@ cp /tmp/build/python/core.*.so /tmp/pkg/alloy/ && cp -L .gpu/lib/liballoy.so.0 /
 export PYTHONPATH=/tmp/pkg:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
-all_steps="cpp_jit cpp_core cpp_msl pytest_gpu bench host"
+all_steps="cpp_jit cpp_core cpp_msl pytest_gpu bench host load"
 steps=" ${STEPS:-$all_steps} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 want cpp_jit && step cpp_jit jit.log .gpu/alloy_jit_tests
@@ -46,6 +46,19 @@ want pytest_gpu && step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu pyth
 want bench && step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
 want host && step host host.log python3 benchmarks/host_cost_gpu.py
 want host && ALLOY_EVAL_PROFILE=1 python3 benchmarks/host_cost_gpu.py > "$out/host_profile.log" 2>&1
+# First compile, then five disk-cache loads in fresh processes, each with its
+# breakdown and the host time per stage.
+load_probe() {
+  local cache=/tmp/alloy-load-probe-$$
+  rm -rf "$cache"
+  echo "compile: $(ALLOY_CACHE_DIR=$cache python3 benchmarks/compile_probe.py --breakdown 2>&1 | tr '\n' ' ')"
+  for i in 1 2 3 4 5; do
+    echo "load: $(ALLOY_CACHE_DIR=$cache python3 benchmarks/compile_probe.py --breakdown 2>&1 | tr '\n' ' ')"
+  done
+  ALLOY_CACHE_DIR=$cache ALLOY_EVAL_PROFILE=1 python3 benchmarks/compile_probe.py 2>&1
+  rm -rf "$cache"
+}
+want load && step load load.log load_probe
 
 echo
 echo "== alloy gpu_check on $(cat "$out/device.txt") =="
@@ -53,5 +66,6 @@ for k in build $all_steps; do printf '%-11s %s\n' "$k" "${status[$k]:-not run}";
 echo
 [ -f "$out/bench.md" ] && cat "$out/bench.md"
 want host && { echo; echo "host cost of a tiny call (us):"; grep '^|' "$out/host.log"; grep -A30 "eval profile" "$out/host_profile.log"; }
+want load && { echo; echo "compile and disk-cache load (ms):"; cat "$out/load.log"; }
 grep -E "^(FAILED|ERROR)" "$out/pytest_gpu.log" 2>/dev/null | head -40
 exit 0

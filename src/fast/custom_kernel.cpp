@@ -13,6 +13,7 @@
 
 #include "alloy/fast.h"
 #include "alloy/ops.h"
+#include "core/eval_profile.h"
 #include "fast/kernel_cache.h"
 #include "fast/cuda_build.h"
 #include "jit/cuda_compile.h"
@@ -132,7 +133,8 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
       spec.outputs.push_back(p);
     }
     for (auto& [n, val] : call.template_args) spec.template_args.push_back(to_msl_template(n, val));
-    v->translated = msl::translate(spec, target);  // front-end errors surface here, at the call
+    // Front-end errors surface here, at the call.
+    eval_profile::timed("(translate MSL)", [&] { v->translated = msl::translate(spec, target); });
     if (target == msl::Target::Cpp) check_cuda_translation(spec);  // Metal bodies only run on the CPU
     return v;
   });

@@ -12,6 +12,7 @@
 #include "alloy/ops.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/elementwise.h"
+#include "core/eval_profile.h"
 #include "core/streams.h"
 #include "fast/cuda_build.h"
 #include "msl/runtime/cuda_launch.h"
@@ -35,10 +36,13 @@ const CudaBinary* compiled_for(CustomKernel& k) {
   if (void* ready = v.ready.load(std::memory_order_acquire)) return static_cast<const CudaBinary*>(ready);
   std::lock_guard<std::mutex> lock(v.compile_mutex);
   if (v.binary) return static_cast<const CudaBinary*>(v.binary.get());
-  fast::CudaBuild built = fast::build_for_cuda(v.spec, v.translated, cuda::device_arch(), k.label());
+  fast::CudaBuild built;
+  eval_profile::timed("(cubin: cache or NVRTC)", [&] {
+    built = fast::build_for_cuda(v.spec, v.translated, cuda::device_arch(), k.label());
+  });
   cuda::ensure_context();
   auto bin = std::make_shared<CudaBinary>();
-  bin->module = cuda_driver::Module(built.cubin->data());
+  eval_profile::timed("(cuModuleLoadData)", [&] { bin->module = cuda_driver::Module(built.cubin->data()); });
   bin->fn = bin->module.function(built.entry.c_str());
   bin->dynamic_threadgroup = built.dynamic_threadgroup;
   cuda::check(cuda_driver::api().cuFuncGetAttribute(&bin->static_shared, cuda_driver::kFuncSharedSizeBytes, bin->fn),
