@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <memory>
 
 #include "msl/source_text.h"
 
@@ -284,8 +285,51 @@ std::vector<Token> lex_range(std::string_view text, std::size_t begin, std::size
   return Lexer(text, begin, end, line, col, options).run();
 }
 
+static std::vector<Token> code_tokens_uncached(std::string_view text, const LexOptions& opt);
+
+namespace {
+
+// One translation lexes the kernel's source and header several times over
+// (analysis, features, names, rewriting: each pass stands alone), always
+// with the same few options. The last results per thread are kept; a hit
+// costs a copy of the tokens, a fraction of lexing them again.
+class LexMemo {
+ public:
+  using Tokens = std::shared_ptr<const std::vector<Token>>;
+  template <class Lex>
+  std::vector<Token> get(char kind, std::string_view text, const LexOptions& o, Lex&& lex) {
+    for (Entry& e : entries_) {
+      if (e.tokens && e.kind == kind && e.keep_comments == o.keep_comments && e.directives == o.directives &&
+          e.file == o.file && e.text == text) {
+        return *e.tokens;
+      }
+    }
+    auto tokens = std::make_shared<const std::vector<Token>>(lex());  // may use the memo itself
+    entries_[next_++ % entries_.size()] =
+        Entry{kind, o.keep_comments, o.directives, o.file, std::string(text), tokens};
+    return *tokens;
+  }
+
+ private:
+  struct Entry {
+    char kind = 0;  // 'l': lex, 'm': code_tokens_with_macros
+    bool keep_comments = false, directives = true;
+    std::string file, text;
+    Tokens tokens;
+  };
+  std::array<Entry, 4> entries_;
+  std::size_t next_ = 0;
+};
+
+LexMemo& lex_memo() {
+  thread_local LexMemo memo;
+  return memo;
+}
+
+}  // namespace
+
 std::vector<Token> lex(std::string_view text, const LexOptions& options) {
-  return lex_range(text, 0, text.size(), 1, 1, options);
+  return lex_memo().get('l', text, options, [&] { return lex_range(text, 0, text.size(), 1, 1, options); });
 }
 
 std::string directive_name(const Token& directive) {
@@ -325,6 +369,10 @@ bool define_body(std::string_view text, const Token& directive, TextRange& body)
 std::vector<Token> code_tokens_with_macros(std::string_view text, const std::string& file) {
   LexOptions opt;
   opt.file = file;
+  return lex_memo().get('m', text, opt, [&] { return code_tokens_uncached(text, opt); });
+}
+
+static std::vector<Token> code_tokens_uncached(std::string_view text, const LexOptions& opt) {
   std::vector<Token> out;
   for (Token& t : lex(text, opt)) {
     if (t.kind != TokenKind::Directive) {
