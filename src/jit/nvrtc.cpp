@@ -45,7 +45,6 @@ struct NvrtcApi {
 // directories (part of the options), but never the library itself, whose
 // dlopen costs milliseconds.
 struct Located {
-  std::vector<std::string> candidates;    // what load() tries, in order
   std::string identity;                   // "path:size:mtime" of the first file; "" if none
   std::vector<std::string> include_dirs;  // CUDA headers (+ cccl), existing ones only
 };
@@ -87,25 +86,40 @@ std::vector<std::string> toolkit_roots() {
   return roots;
 }
 
-Located locate() {
-  Located L;
+// The libraries to try, in order: existing files under the toolkit roots,
+// then bare sonames for the loader's own search path. With `first_file`,
+// stops at the first existing file (all a cache key needs).
+std::vector<std::string> candidates(bool first_file) {
+  std::vector<std::string> out;
+  auto exists = [](const std::string& p) {
+    struct stat st;
+    return p.find('/') != std::string::npos && stat(p.c_str(), &st) == 0;
+  };
   const char* sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-  if (const char* v = std::getenv("ALLOY_NVRTC_LIBRARY"); v && *v) L.candidates.emplace_back(v);
+  if (const char* v = std::getenv("ALLOY_NVRTC_LIBRARY"); v && *v) {
+    out.emplace_back(v);
+    if (first_file && exists(out.back())) return out;
+  }
   for (const std::string& root : toolkit_roots()) {
     for (const char* so : sonames) {
       for (const char* libdir : {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/"}) {
         std::string p = root + libdir + so;
-        struct stat st;
-        if (stat(p.c_str(), &st) == 0) L.candidates.push_back(p);
+        if (!exists(p)) continue;
+        out.push_back(p);
+        if (first_file) return out;
       }
     }
   }
-  for (const char* so : sonames) L.candidates.emplace_back(so);  // the loader's own search path
+  for (const char* so : sonames) out.emplace_back(so);
+  return out;
+}
 
+Located locate() {
+  Located L;
   // The file a dlopen would most likely take: its resolved path, size and
   // modification time change whenever that NVRTC is replaced.
   std::string first;
-  for (const std::string& c : L.candidates) {
+  for (const std::string& c : candidates(/*first_file=*/true)) {
     struct stat st;
     if (c.find('/') == std::string::npos || stat(c.c_str(), &st) != 0) continue;
     char* real = realpath(c.c_str(), nullptr);
@@ -139,7 +153,7 @@ Loaded load() {
   Loaded L;
   void* lib = nullptr;
   std::string tried;
-  for (const std::string& path : located().candidates) {
+  for (const std::string& path : candidates(/*first_file=*/false)) {
     lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib) {
       L.library_path = path;
