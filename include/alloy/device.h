@@ -51,4 +51,9 @@ struct StreamOrDevice {
 };
 Stream to_stream(StreamOrDevice s);
 
+// Waits until the work queued on `s` (default: the default device's default
+// stream) is done. eval already waits for what it computes; this is for work
+// made visible some other way and for code written against MLX.
+void synchronize(StreamOrDevice s = {});
+
 }  // namespace alloy

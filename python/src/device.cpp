@@ -3,6 +3,7 @@
 
 #include "alloy/device.h"
 #include "bindings.h"
+#include "stream_or_device.h"
 
 using namespace alloy;
 
@@ -34,5 +35,9 @@ void init_device(nb::module_& m) {
   m.def("default_stream", &default_stream, nb::arg("device"));
   m.def("set_default_stream", &set_default_stream, nb::arg("stream"));
   m.def("new_stream", &new_stream, nb::arg("device"));
+  m.def("synchronize", [](StreamOrDevice s) {
+    nb::gil_scoped_release release;
+    synchronize(s);
+  }, nb::arg("stream") = nb::none(), "Waits for the work queued on the stream (default: the default device's).");
   m.def("is_available", [](const Device& d) { return is_available(d); }, nb::arg("device"));
 }

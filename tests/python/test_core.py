@@ -31,6 +31,22 @@ def test_stream_argument_runs_on_that_device(rng):
     assert s.device == mx.cpu
 
 
+def test_synchronize_waits_for_the_default_or_named_stream(rng):
+    # Work on the default device's stream, then an explicit stream: after
+    # synchronize the results read back are the computed ones.
+    x = rng.standard_normal(4096).astype(np.float32)
+    a = mx.array(x)
+    s = mx.new_stream(mx.default_device())
+    out = mx.multiply(a, 3, stream=s)
+    mx.eval(out)
+    mx.synchronize()
+    mx.synchronize(s)
+    mx.synchronize(mx.default_device())
+    np.testing.assert_allclose(np.array(out), x * 3, rtol=1e-6)
+    with pytest.raises(TypeError):
+        mx.synchronize("gpu")
+
+
 @pytest.mark.skipif(not mx.is_available(mx.gpu), reason="needs a GPU: the cross-device round trip")
 def test_cpu_array_consumed_on_gpu_and_back(rng):
     x = rng.standard_normal(1000).astype(np.float32)

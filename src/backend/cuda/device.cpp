@@ -16,6 +16,12 @@ std::string gpu_unavailable_reason() {
   return cuda_driver::is_available() ? std::string() : cuda_driver::unavailable_reason();
 }
 
+// CPU streams run their work inside eval: nothing is ever left to wait for.
+void synchronize(StreamOrDevice s) {
+  Stream stream = to_stream(s);
+  if (stream.device.type == Device::gpu) cuda::synchronize(stream);
+}
+
 namespace cuda {
 namespace {
 // One slot per Alloy GPU stream; created under the mutex, then read without
@@ -71,6 +77,11 @@ void synchronize_all() {
     }
   }
   for (auto s : todo) check(cuda_driver::api().cuStreamSynchronize(s), "gpu", "cuStreamSynchronize");
+}
+
+void synchronize(const Stream& s) {
+  StreamSlot& slot = slot_for(s);
+  if (slot.pending.exchange(false)) check(cuda_driver::api().cuStreamSynchronize(slot.stream), "synchronize", "cuStreamSynchronize");
 }
 
 const std::string& device_arch() {

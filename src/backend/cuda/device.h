@@ -17,6 +17,8 @@ void ensure_context();
 CUstream stream_for(const Stream& s);
 // Blocks until every stream that ran work since the last call is idle.
 void synchronize_all();
+// Waits for one stream, if it ran work since it was last waited for.
+void synchronize(const Stream& s);
 // Marks a stream as having pending work.
 void note_pending(const Stream& s);
 // "sm_90" for the current device.
