@@ -8,7 +8,9 @@
 #include <fstream>
 #include <thread>
 
+#include "jit/cuda_compile.h"
 #include "jit/digest.h"
+#include "jit/nvrtc.h"
 #include "test_cpu_util.h"
 
 namespace alloy::jit::test {
@@ -206,6 +208,42 @@ TEST(CacheCpu, CompileErrorCarriesTheLog) {
     EXPECT_NE(e.log().find("source:1"), std::string::npos) << e.log();
   }
   EXPECT_EQ(c.stats().builds, 0u);
+}
+
+}  // namespace
+}  // namespace alloy::jit::test
+
+namespace alloy::jit::test {
+namespace {
+
+bool nvrtc_is_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libnvrtc") != std::string::npos) return true;
+  return false;
+}
+
+// A process whose kernels all come from the disk cache must not pay for
+// loading NVRTC (milliseconds): the key names NVRTC by its file instead.
+TEST(CacheKey, CudaKeyDoesNotLoadNvrtc) {
+  if (nvrtc_is_mapped()) GTEST_SKIP() << "an earlier test in this process loaded NVRTC";
+  // Where the toolkit keeps NVRTC (the test's own look, not the library's).
+  bool toolkit_has_nvrtc = false;
+  for (const char* dir : {"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"}) {
+    std::error_code ec;
+    for (const auto& f : std::filesystem::directory_iterator(dir, ec))
+      toolkit_has_nvrtc |= f.path().filename().string().rfind("libnvrtc.so", 0) == 0;
+  }
+  if (!toolkit_has_nvrtc) GTEST_SKIP() << "no NVRTC under /usr/local/cuda";
+  EXPECT_EQ(nvrtc_identity().rfind("file ", 0), 0u) << nvrtc_identity();
+  NvrtcOptions opts;
+  opts.arch = "sm_90";
+  std::string key = cuda_cache_key("extern \"C\" __global__ void k() {}", opts);
+  EXPECT_EQ(key.size(), 32u);
+  EXPECT_FALSE(nvrtc_is_mapped());
+  opts.arch = "sm_80";
+  EXPECT_NE(cuda_cache_key("extern \"C\" __global__ void k() {}", opts), key);
 }
 
 }  // namespace
