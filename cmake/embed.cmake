@@ -1,5 +1,6 @@
 # Writes OUT: a C++ file defining alloy::embedded_headers(), the text of FILES,
-# and alloy::embedded_headers_digest(), their SHA-256.
+# alloy::embedded_headers_digest(), their SHA-256, and alloy::front_end_digest(),
+# the SHA-256 of them and the files in DIGEST_ONLY (the MSL front end).
 set(body "#include <string_view>\n#include <utility>\n#include <vector>\nnamespace alloy {\nconst std::vector<std::pair<std::string_view, std::string_view>>& embedded_headers() {\n  static const std::vector<std::pair<std::string_view, std::string_view>> h = {\n")
 string(REPLACE "|" ";" FILES "${FILES}")
 set(all "")
@@ -26,6 +27,16 @@ string(APPEND body "  };\n  return h;\n}\n")
 # disagree with the embedded headers. At run time a cache hit then needs no
 # pass over the quarter megabyte (0.4 ms of page faults and copying).
 string(SHA256 digest "${all}")
-string(APPEND body "const char* embedded_headers_digest() { return \"${digest}\"; }\n}  // namespace alloy\n")
+string(APPEND body "const char* embedded_headers_digest() { return \"${digest}\"; }\n")
+# The front end's sources with the headers: what a translation depends on.
+string(REPLACE "|" ";" DIGEST_ONLY "${DIGEST_ONLY}")
+foreach(f ${DIGEST_ONLY})
+  get_filename_component(name ${f} NAME)
+  file(READ ${f} text)
+  string(LENGTH "${text}" len)
+  string(APPEND all "${name}=${len}:${text}\n")
+endforeach()
+string(SHA256 front_end "${all}")
+string(APPEND body "const char* front_end_digest() { return \"${front_end}\"; }\n}  // namespace alloy\n")
 file(WRITE ${OUT}.tmp "${body}")
 file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -7,4 +7,6 @@
 namespace alloy {
 bool gpu_is_available();
 std::string gpu_unavailable_reason();
+// The GPU's architecture as compilers name it ("sm_90"); makes the context current.
+const std::string& gpu_arch();
 }  // namespace alloy

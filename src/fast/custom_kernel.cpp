@@ -14,8 +14,10 @@
 #include "alloy/fast.h"
 #include "alloy/ops.h"
 #include "core/eval_profile.h"
+#include "core/gpu_availability.h"
 #include "fast/kernel_cache.h"
 #include "fast/cuda_build.h"
+#include "fast/cuda_plan.h"
 #include "jit/cuda_compile.h"
 #include "msl/runtime/cuda_launch.h"
 #include "primitives/custom_kernel.h"
@@ -133,6 +135,16 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
       spec.outputs.push_back(p);
     }
     for (auto& [n, val] : call.template_args) spec.template_args.push_back(to_msl_template(n, val));
+    if (target == msl::Target::Cuda) {
+      // Built by an earlier process: its launch plan needs no translation.
+      v->plan_key = cuda_plan_key(spec, gpu_arch());
+      if (jit::Cache::Bytes bytes = jit::Cache::global().find(v->plan_key)) {
+        if (auto plan = decode_plan(*bytes)) {
+          v->cuda_plan = std::make_shared<const CudaLaunchPlan>(std::move(*plan));
+          return v;
+        }
+      }
+    }
     // Front-end errors surface here, at the call.
     eval_profile::timed("(translate MSL)", [&] { v->translated = msl::translate(spec, target); });
     if (target == msl::Target::Cpp) check_cuda_translation(spec);  // Metal bodies only run on the CPU
@@ -310,13 +322,16 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
   if (!variant) variant = lookup_variant(st, call, target, call_key);
 
   if (call.verbose) {
+    // A variant loaded with its plan was never translated here: translate now.
+    const msl::TranslatedKernel& t = variant->translated.source.empty()
+                                         ? msl::translate(variant->spec, target)
+                                         : variant->translated;
     if (cuda_body) {
-      std::cout << "Generated source code for `" << variant->translated.kernel_name << "`:\n```\n"
-                << variant->translated.source << "```" << std::endl;
+      std::cout << "Generated source code for `" << t.kernel_name << "`:\n```\n" << t.source << "```" << std::endl;
     } else {
       std::cout << msl::translate(variant->spec, msl::Target::Metal).source << "\n"
                 << "// ---- translated for " << (target == msl::Target::Cuda ? "CUDA" : "the CPU") << " ----\n"
-                << variant->translated.source << std::endl;
+                << t.source << std::endl;
     }
   }
 

@@ -140,6 +140,36 @@ void Cache::store_entry(const std::string& key, const std::string& payload, cons
   write_file_atomically(entry_path(key), encode_entry(payload));
 }
 
+Cache::Bytes Cache::find(const std::string& key) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = memory_.find(key);
+    if (it != memory_.end()) {
+      ++stats_.memory_hits;
+      return it->second.get();
+    }
+  }
+  Bytes bytes = load_entry(key);
+  if (!bytes) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.disk_hits;
+  std::promise<Bytes> ready;
+  ready.set_value(bytes);
+  memory_.emplace(key, ready.get_future().share());
+  return bytes;
+}
+
+void Cache::put(const std::string& key, std::string payload) {
+  auto bytes = std::make_shared<const std::string>(std::move(payload));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::promise<Bytes> ready;
+    ready.set_value(bytes);
+    memory_[key] = ready.get_future().share();
+  }
+  store_entry(key, *bytes, {});
+}
+
 Cache::Bytes Cache::get_or_build(const std::string& key, const Builder& build) {
   std::promise<Bytes> promise;
   std::shared_future<Bytes> future;

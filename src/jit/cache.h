@@ -42,6 +42,12 @@ class Cache {
   // are ignored (the entry stays in memory).
   Bytes get_or_build(const std::string& key, const Builder& build);
 
+  // The payload for `key` from memory or disk, or null: for entries whose
+  // builder is not at hand where they are looked up (put() stores them).
+  Bytes find(const std::string& key);
+  // Stores `payload` under `key` in memory and on disk (disk failures ignored).
+  void put(const std::string& key, std::string payload);
+
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path entry_path(const std::string& key) const;
   std::filesystem::path side_path(const std::string& key, const std::string& suffix) const;

@@ -14,6 +14,9 @@ namespace alloy {
 const std::vector<std::pair<std::string_view, std::string_view>>& embedded_headers();
 // SHA-256 (hex) of every embedded header's name and contents, taken at build time.
 const char* embedded_headers_digest();
+// SHA-256 (hex) of those headers and the MSL front end's sources, taken at
+// build time: a translation made by another front end is never reused.
+const char* front_end_digest();
 }  // namespace alloy
 
 namespace alloy::jit {

@@ -444,6 +444,39 @@ print(np.array(o).tolist())
     assert second.stdout.strip() == "[7, 7, 7]"
 
 
+@pytest.mark.skipif(os.environ.get("ALLOY_TEST_DEVICE", "cpu") != "gpu",
+                    reason="launch plans are the CUDA target's (the CPU path always translates)")
+def test_a_later_process_launches_from_the_plan_without_translating(tmp_path, rng):
+    # The second process finds the variant's launch plan on disk: no
+    # translation, the same numbers, and verbose still shows the source.
+    x = rng.standard_normal(300).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    body = "uint i = thread_position_in_grid.x;\nif (i < x_shape[0]) out[i] = T(2) * x[i] + T(x_ndim);"
+    script = f"""
+import numpy as np, alloy.core as mx
+mx.set_default_device(mx.gpu)
+x = mx.array(np.load({str(tmp_path / 'x.npy')!r}))
+k = mx.fast.metal_kernel(name="planned", input_names=["x"], output_names=["out"], source={body!r})
+o = k(inputs=[x], template=[("T", mx.float32)], grid=(300, 1, 1), threadgroup=(64, 1, 1),
+      output_shapes=[(300,)], output_dtypes=[mx.float32], init_value=-1.0)[0]
+np.save({str(tmp_path / 'out.npy')!r}, np.array(o))
+"""
+    env = dict(os.environ, ALLOY_CACHE_DIR=str(tmp_path / "cache"), ALLOY_EVAL_PROFILE="1")
+    runs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        runs.append((r.stderr, np.load(tmp_path / "out.npy")))
+    assert "(translate MSL)" in runs[0][0]
+    assert "(translate MSL)" not in runs[1][0], runs[1][0]
+    for _, out in runs:
+        np.testing.assert_allclose(out, 2 * x.astype(np.float64) + 1, rtol=1e-6)
+    verbose = script.replace("init_value=-1.0)", "init_value=-1.0, verbose=True)")
+    r = subprocess.run([sys.executable, "-c", verbose], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "translated for CUDA" in r.stdout and "x_shape[0]" in r.stdout
+
+
 # ---- errors ------------------------------------------------------------------
 
 def test_compile_error_quotes_the_users_line():

@@ -15,6 +15,7 @@
 #include "core/eval_profile.h"
 #include "core/streams.h"
 #include "fast/cuda_build.h"
+#include "fast/cuda_plan.h"
 #include "msl/runtime/cuda_launch.h"
 #include "primitives/custom_kernel.h"
 
@@ -26,8 +27,27 @@ struct CudaBinary {
   cuda_driver::Module module;
   cuda_driver::CUfunction fn = nullptr;
   int static_shared = 0;  // bytes of __shared__ the kernel declares
-  unsigned dynamic_threadgroup = 0;  // bytes of threadgroup arrays in dynamic shared memory
+  std::shared_ptr<const fast::CudaLaunchPlan> plan;
 };
+
+// The variant's launch plan: the one found on disk at lookup, else built
+// from its translation (and stored for later processes).
+std::shared_ptr<const fast::CudaLaunchPlan> plan_for(CustomKernel& k) {
+  fast::KernelVariant& v = k.variant();
+  if (v.cuda_plan) return v.cuda_plan;
+  fast::CudaBuild built;
+  eval_profile::timed("(cubin: cache or NVRTC)", [&] {
+    built = fast::build_for_cuda(v.spec, v.translated, cuda::device_arch(), k.label());
+  });
+  auto plan = std::make_shared<fast::CudaLaunchPlan>();
+  for (const msl::GlueParam& p : v.translated.params) plan->params.push_back({p.kind, p.index, {}});
+  plan->threadgroups_per_block = msl::cuda_threadgroups_per_block(v.translated.analysis);
+  plan->entry = built.entry;
+  plan->dynamic_threadgroup = built.dynamic_threadgroup;
+  plan->cubin = built.cubin;
+  if (!v.plan_key.empty()) jit::Cache::global().put(v.plan_key, fast::encode_plan(*plan));
+  return plan;
+}
 
 // The variant's loaded kernel; it lives as long as the variant. After the
 // first launch this is one acquire load (KernelVariant::ready).
@@ -36,15 +56,11 @@ const CudaBinary* compiled_for(CustomKernel& k) {
   if (void* ready = v.ready.load(std::memory_order_acquire)) return static_cast<const CudaBinary*>(ready);
   std::lock_guard<std::mutex> lock(v.compile_mutex);
   if (v.binary) return static_cast<const CudaBinary*>(v.binary.get());
-  fast::CudaBuild built;
-  eval_profile::timed("(cubin: cache or NVRTC)", [&] {
-    built = fast::build_for_cuda(v.spec, v.translated, cuda::device_arch(), k.label());
-  });
-  cuda::ensure_context();
   auto bin = std::make_shared<CudaBinary>();
-  eval_profile::timed("(cuModuleLoadData)", [&] { bin->module = cuda_driver::Module(built.cubin->data()); });
-  bin->fn = bin->module.function(built.entry.c_str());
-  bin->dynamic_threadgroup = built.dynamic_threadgroup;
+  bin->plan = plan_for(k);
+  cuda::ensure_context();
+  eval_profile::timed("(cuModuleLoadData)", [&] { bin->module = cuda_driver::Module(bin->plan->cubin->data()); });
+  bin->fn = bin->module.function(bin->plan->entry.c_str());
   cuda::check(cuda_driver::api().cuFuncGetAttribute(&bin->static_shared, cuda_driver::kFuncSharedSizeBytes, bin->fn),
               "custom_kernel", "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
   v.binary = bin;
@@ -147,7 +163,7 @@ void launch_metal_body(const CustomKernel& k, const CudaBinary& bin, ArgBuffer<v
     blocks[i] = (k.grid()[i] + k.threadgroup()[i] - 1) / k.threadgroup()[i];
   }
   block[0] = k.threadgroup()[0] * k.threadgroup()[1] * k.threadgroup()[2];
-  const unsigned per_block = msl::cuda_threadgroups_per_block(k.variant().translated.analysis);
+  const unsigned per_block = static_cast<unsigned>(bin.plan->threadgroups_per_block);
   blocks[0] = (blocks[0] + per_block - 1) / per_block;
   if (blocks[1] > alloy_msl::cuda::kMaxBlocksYZ || blocks[2] > alloy_msl::cuda::kMaxBlocksYZ) {
     // Fold (y, z) into one range over gridDim.y x gridDim.z; the glue unfolds it.
@@ -163,8 +179,8 @@ void launch_metal_body(const CustomKernel& k, const CudaBinary& bin, ArgBuffer<v
     blocks[2] = static_cast<unsigned>(rows);
   }
   args[n_params] = &d;
-  check_shared_memory(k, bin, bin.dynamic_threadgroup);
-  cuda_driver::launch(bin.fn, blocks, block, bin.dynamic_threadgroup, cs, args.data());
+  check_shared_memory(k, bin, bin.plan->dynamic_threadgroup);
+  cuda_driver::launch(bin.fn, blocks, block, bin.plan->dynamic_threadgroup, cs, args.data());
 }
 
 }  // namespace
@@ -202,7 +218,7 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
 
   // Kernel arguments in the glue's order: 8-byte slots for pointers and ints,
   // shapes and strides by value (the glue reads them as __grid_constant__).
-  const auto& params = variant().translated.params;
+  const auto& params = bin->plan->params;
   size_t n_meta = 0;  // shape and strides parameters
   for (const auto& p : params)
     n_meta += p.kind == msl::GlueParam::Shape || p.kind == msl::GlueParam::Strides;

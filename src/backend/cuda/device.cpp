@@ -12,6 +12,7 @@
 namespace alloy {
 
 bool gpu_is_available() { return cuda_driver::is_available(); }
+const std::string& gpu_arch() { return cuda::device_arch(); }
 std::string gpu_unavailable_reason() {
   return cuda_driver::is_available() ? std::string() : cuda_driver::unavailable_reason();
 }
