@@ -63,6 +63,28 @@ TEST(Cache, MemoryThenDiskHit) {
   EXPECT_EQ(text, "side:payload-1");
 }
 
+TEST(Cache, FindSeesWhatPutStored) {
+  auto dir = fresh_dir("find-put");
+  const std::string key = digest_hex("find-key");
+  {
+    Cache c(dir);
+    EXPECT_EQ(c.find(key), nullptr);
+    c.put(key, "plan bytes");
+    ASSERT_NE(c.find(key), nullptr);
+    EXPECT_EQ(*c.find(key), "plan bytes");
+    EXPECT_EQ(c.stats().memory_hits, 2u);
+  }
+  Cache c2(dir);  // another process: from disk
+  ASSERT_NE(c2.find(key), nullptr);
+  EXPECT_EQ(*c2.find(key), "plan bytes");
+  EXPECT_EQ(c2.stats().disk_hits, 1u);
+  // A damaged file is no entry.
+  std::ofstream(c2.entry_path(key), std::ios::binary | std::ios::trunc) << "ALLOYCE2 torn";
+  Cache c3(dir);
+  EXPECT_EQ(c3.find(key), nullptr);
+  EXPECT_EQ(c3.stats().corrupt_entries, 1u);
+}
+
 TEST(Cache, CorruptOrTruncatedEntryIsRebuilt) {
   auto dir = fresh_dir("corrupt");
   std::atomic<int> builds{0};
