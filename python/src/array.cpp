@@ -112,6 +112,13 @@ void init_array(nb::module_& m) {
       .def("__dlpack_device__", [](const array& a) { return nb::make_tuple(a.device().type == Device::cpu ? 1 : 2, 0); });
   m.def("eval",
         [](nb::args args) {
+          // One array, the common `mx.eval(out)`: no walk over containers.
+          if (args.size() == 1 && nb::isinstance<array>(args[0])) {
+            std::vector<array> one{*nb::inst_ptr<array>(args[0])};
+            nb::gil_scoped_release release;
+            eval(std::move(one));
+            return;
+          }
           std::vector<array> arrays;
           // Arrays anywhere inside nested lists, tuples and dicts.
           std::vector<nb::handle> todo(args.begin(), args.end());
