@@ -308,11 +308,18 @@ def main():
 
     # ---- compile: first compile in a fresh cache, then disk-cache load in a fresh process
     probe = ROOT / "benchmarks" / "compile_probe.py"
-    env = dict(os.environ, ALLOY_CACHE_DIR=f"/tmp/alloy-bench-cache-{os.getpid()}")
-    run_probe = lambda: float(subprocess.check_output([sys.executable, str(probe)], env=env, text=True).strip())
-    first = run_probe()
-    loads = [run_probe() for _ in range(5)]  # fresh processes vary: the median of five
-    row("first compile of grid_sample (NVRTC)", first, "target", 100.0)
+
+    def run_probe(cache):
+        env = dict(os.environ, ALLOY_CACHE_DIR=cache)
+        return float(subprocess.check_output([sys.executable, str(probe)], env=env, text=True).strip())
+
+    # Fresh processes vary (page cache, clocks): medians. Each compile gets an
+    # empty cache of its own; the loads reuse the last one.
+    caches = [f"/tmp/alloy-bench-cache-{os.getpid()}-{i}" for i in range(3)]
+    firsts = [run_probe(c) for c in caches]
+    loads = [run_probe(caches[-1]) for _ in range(5)]
+    row("first compile of grid_sample (NVRTC)", statistics.median(firsts), "target", 100.0,
+        f"median of 3; {min(firsts):.0f}-{max(firsts):.0f} ms")
     row("load from disk cache, fresh process", statistics.median(loads), "target", 2.0,
         f"median of 5; {min(loads):.2f}-{max(loads):.2f} ms")
 
