@@ -1,13 +1,15 @@
 """Prints the milliseconds from building to evaluating the seed's grid_sample
 kernel once, in this process: a compile when $ALLOY_CACHE_DIR is empty, a
-disk-cache load when an earlier process filled it (bench_gpu.py runs it twice).
+disk-cache load when an earlier process filled it (bench_gpu.py runs it in
+fresh processes: three compiles, then five loads).
 The time is of the first launch minus a second launch of the same kernel, so
 it counts compile/load only.
 
 Before timing, the process does only what any GPU program has done by then:
 the device context exists and the inputs are on the device. No other kernel
-has run, so the first-use costs of the kernel path (hashing, locating NVRTC,
-reading the cache) are in the figure. With --breakdown, stderr gets the
+has run, so the first-use costs of the kernel path are in the figure: for a
+compile, loading and starting NVRTC; for a load, hashing, reading the cache
+and the driver's first module load. With --breakdown, stderr gets the
 build (node, translation) and eval (cubin, module load, launch) parts.
 """
 import pathlib
