@@ -137,8 +137,7 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
     for (auto& [n, val] : call.template_args) spec.template_args.push_back(to_msl_template(n, val));
     if (target == msl::Target::Cuda) {
       // Built by an earlier process: its launch plan needs no translation.
-      v->plan_key = cuda_plan_key(spec, gpu_arch());
-      if (jit::Cache::Bytes bytes = jit::Cache::global().find(v->plan_key)) {
+      if (jit::Cache::Bytes bytes = jit::Cache::global().find(cuda_plan_key(spec, gpu_arch()))) {
         if (auto plan = decode_plan(*bytes)) {
           v->cuda_plan = std::make_shared<const CudaLaunchPlan>(std::move(*plan));
           return v;

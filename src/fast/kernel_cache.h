@@ -22,8 +22,7 @@ struct KernelVariant {
   // Empty (no source) when a CUDA variant came with a launch plan from the
   // disk cache: it never needed translating.
   msl::TranslatedKernel translated;
-  // CUDA target: the plan's cache key, and the plan found there at lookup.
-  std::string plan_key;
+  // CUDA target: the launch plan found on disk at lookup, if any.
   std::shared_ptr<const CudaLaunchPlan> cuda_plan;
   // Filled on first use by the backend that runs it (under compile_mutex);
   // `ready` then publishes binary.get() so later launches read it with one

@@ -45,7 +45,7 @@ std::shared_ptr<const fast::CudaLaunchPlan> plan_for(CustomKernel& k) {
   plan->entry = built.entry;
   plan->dynamic_threadgroup = built.dynamic_threadgroup;
   plan->cubin = built.cubin;
-  if (!v.plan_key.empty()) jit::Cache::global().put(v.plan_key, fast::encode_plan(*plan));
+  jit::Cache::global().put(fast::cuda_plan_key(v.spec, cuda::device_arch()), fast::encode_plan(*plan));
   return plan;
 }
 
