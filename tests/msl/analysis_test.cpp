@@ -10,13 +10,7 @@ namespace {
 using test::param;
 
 KernelSpec body(std::string source, std::string header = "") {
-  KernelSpec s;
-  s.name = "k";
-  s.inputs = {param("inp", "float"), param("x", "float")};
-  s.outputs = {param("out", "float")};
-  s.source = std::move(source);
-  s.header = std::move(header);
-  return s;
+  return test::kernel(std::move(source), std::move(header), {param("inp", "float"), param("x", "float")});
 }
 
 using Names = std::vector<std::string>;

@@ -14,14 +14,10 @@ namespace {
 using test::param;
 
 KernelSpec cuda_spec(std::string source, std::string header = "") {
-  KernelSpec s;
-  s.name = "k";
+  KernelSpec s = test::kernel(std::move(source), std::move(header), {param("inp", "float16_t"), param("scale", "float")},
+                              {param("out", "bfloat16_t")});
   s.dialect = Dialect::Cuda;
-  s.inputs = {param("inp", "float16_t"), param("scale", "float")};
   s.inputs[1].is_scalar = true;
-  s.outputs = {param("out", "bfloat16_t")};
-  s.source = std::move(source);
-  s.header = std::move(header);
   return s;
 }
 

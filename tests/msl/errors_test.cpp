@@ -10,15 +10,7 @@ namespace {
 
 using test::param;
 
-KernelSpec spec(std::string source, std::string header = "") {
-  KernelSpec s;
-  s.name = "k";
-  s.inputs = {param("inp", "float")};
-  s.outputs = {param("out", "float")};
-  s.source = std::move(source);
-  s.header = std::move(header);
-  return s;
-}
+KernelSpec spec(std::string source, std::string header = "") { return test::kernel(std::move(source), std::move(header)); }
 
 // Translates for both C++ targets; returns the error (the same for both).
 CompileError error_of(const KernelSpec& s) {

@@ -22,6 +22,20 @@ inline TemplateArg type_arg(std::string name, std::string value) {
   return {std::move(name), TemplateArg::Type, std::move(value)};
 }
 
+// A kernel named "k" with the given body, header and parameters: what most
+// single-feature tests translate.
+inline KernelSpec kernel(std::string source, std::string header = "",
+                         std::vector<ParamSpec> inputs = {param("inp", "float")},
+                         std::vector<ParamSpec> outputs = {param("out", "float")}) {
+  KernelSpec s;
+  s.name = "k";
+  s.inputs = std::move(inputs);
+  s.outputs = std::move(outputs);
+  s.source = std::move(source);
+  s.header = std::move(header);
+  return s;
+}
+
 // Seed 002, "Simple Example": the body exactly as the page writes it.
 inline KernelSpec myexp(const std::string& in_type = "float16_t",
                         const std::string& t = "float") {
