@@ -151,5 +151,35 @@ TEST(MslLexer, UnterminatedStringNamesItsStart) {
   }
 }
 
+// The lexer keeps its last results: a repeat must answer for its own text
+// and options, never for an earlier call's.
+TEST(MslLexer, RepeatedCallsAnswerForTheirOwnTextAndOptions) {
+  const std::string src = "a /* c */ b\n#define SQ(x) x*x\nSQ(c)";
+  LexOptions keep;
+  keep.keep_comments = true;
+  for (int round = 0; round < 3; ++round) {  // fills, then hits, the memo
+    EXPECT_EQ(texts(lex(src)), (std::vector<std::string>{"a", "b", "#define SQ(x) x*x", "SQ", "(", "c", ")"}));
+    EXPECT_EQ(texts(lex(src, keep)).size(), 8u);
+    EXPECT_EQ(texts(code_tokens_with_macros(src, "source")),
+              (std::vector<std::string>{"a", "b", "x", "*", "x", "SQ", "(", "c", ")"}));
+    std::string other = src;
+    other[0] = 'z';
+    EXPECT_EQ(lex(other)[0].text, "z");
+  }
+  // An error names the file of the call that made it, even for a text
+  // lexed before under another name.
+  const std::string bad = "a /* open";
+  for (const char* file : {"source", "header"}) {
+    LexOptions o;
+    o.file = file;
+    try {
+      lex(bad, o);
+      ADD_FAILURE() << "no error for " << file;
+    } catch (const CompileError& e) {
+      EXPECT_EQ(e.file(), file);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace alloy::msl
