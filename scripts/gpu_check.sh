@@ -45,6 +45,7 @@ want cpp_msl && step cpp_msl msl.log .gpu/alloy_msl_tests
 want pytest_gpu && step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/python}
 want bench && step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
 want host && step host host.log python3 benchmarks/host_cost_gpu.py
+want host && step host_cpp host_cpp.log .gpu/alloy_host_cost
 want host && ALLOY_EVAL_PROFILE=1 python3 benchmarks/host_cost_gpu.py > "$out/host_profile.log" 2>&1
 # First compile, then five disk-cache loads in fresh processes, each with its
 # breakdown and the host time per stage.
@@ -65,7 +66,7 @@ echo "== alloy gpu_check on $(cat "$out/device.txt") =="
 for k in build $all_steps; do printf '%-11s %s\n' "$k" "${status[$k]:-not run}"; done
 echo
 [ -f "$out/bench.md" ] && cat "$out/bench.md"
-want host && { echo; echo "host cost of a tiny call (us):"; grep '^|' "$out/host.log"; grep -A30 "eval profile" "$out/host_profile.log"; }
+want host && { echo; echo "host cost of a tiny call (us):"; grep '^|' "$out/host.log"; grep '^|' "$out/host_cpp.log"; grep -A30 "eval profile" "$out/host_profile.log"; }
 want load && { echo; echo "compile and disk-cache load (ms):"; cat "$out/load.log"; }
 grep -E "^(FAILED|ERROR)" "$out/pytest_gpu.log" 2>/dev/null | head -40
 exit 0

@@ -8,10 +8,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 build=build/gpu-prep
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DALLOY_BUILD_TESTS=ON >/dev/null
-cmake --build $build -j"${JOBS:-2}" --target alloy alloy_jit_tests alloy_core_tests alloy_msl_tests
+cmake --build $build -j"${JOBS:-2}" --target alloy alloy_jit_tests alloy_core_tests alloy_msl_tests alloy_host_cost
 rm -rf .gpu && mkdir -p .gpu/lib
 cp -L $build/liballoy.so.0 .gpu/lib/ && ln -sf liballoy.so.0 .gpu/lib/liballoy.so
-cp $build/alloy_jit_tests $build/alloy_core_tests $build/alloy_msl_tests .gpu/
+cp $build/alloy_jit_tests $build/alloy_core_tests $build/alloy_msl_tests $build/alloy_host_cost .gpu/
 cp -L /lib/x86_64-linux-gnu/libboost_context.so.1.74.0 .gpu/lib/
 mkdir -p .whl
 py=.venv/bin/python
