@@ -1,10 +1,10 @@
 // What a kernel body uses, decided on tokens: `my_grid_size` is not
 // `grid_size`, and names in comments or strings do not count.
+#include "msl/analysis.h"
+
 #include <set>
 
-#include "alloy/msl/translate.h"
 #include "msl/builtins.h"
-#include "msl/lexer.h"
 #include "msl/token_rules.h"
 
 namespace alloy::msl {
@@ -44,9 +44,11 @@ bool uses_atomics(const std::vector<Token>& toks) {
 
 }  // namespace
 
-Analysis analyze(const KernelSpec& spec) {
-  std::vector<Token> body = code_tokens_with_macros(spec.source, "source");
-  std::vector<Token> header = code_tokens_with_macros(spec.header, "header");
+Analysis analyze(const KernelSpec& spec) { return analyze(spec, lex_kernel(spec)); }
+
+Analysis analyze(const KernelSpec& spec, const LexedKernel& lexed) {
+  const std::vector<Token>& body = lexed.source.code;
+  const std::vector<Token>& header = lexed.header.code;
   std::set<std::string> used = free_identifiers(body);
 
   Analysis a;

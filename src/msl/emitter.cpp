@@ -52,18 +52,18 @@ std::string pointee_type(const KernelSpec& spec, const KernelParam& p) {
   return p.type;
 }
 
-void emit_cxx(const KernelSpec& spec, const CxxTarget& target,
+void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target,
               const std::vector<KernelParam>& params, TranslatedKernel& k) {
-  check_brackets(spec.header, "header");
-  check_brackets(spec.source, "source");
-  std::set<std::string> user_names = user_declared_names(spec.header, "header");
-  for (const std::string& n : user_declared_names(spec.source, "source")) user_names.insert(n);
+  check_brackets(lexed.header);
+  check_brackets(lexed.source);
+  std::set<std::string> user_names = user_declared_names(lexed.header);
+  for (const std::string& n : user_declared_names(lexed.source)) user_names.insert(n);
 
   Writer w;
-  emit_prelude(spec, target, k.kernel_name, runtime_features(spec, k.analysis), w);
+  emit_prelude(spec, target, k.kernel_name, runtime_features(spec, k.analysis, lexed), w);
   if (!spec.header.empty()) {
     w.line_directive(Origin::Header, 1);
-    rewrite_user_code(spec.header, Origin::Header, user_names, w);
+    rewrite_user_code(lexed.header, Origin::Header, user_names, w);
     w.line_directive(Origin::Generated);
   }
 
@@ -78,7 +78,7 @@ void emit_cxx(const KernelSpec& spec, const CxxTarget& target,
   if (storage == KernelSpec::ThreadgroupStorage::Dynamic)
     w.generated("  unsigned alloy_tg_cursor = 0;  // bytes of dynamic threadgroup memory taken\n");
   w.line_directive(Origin::Source, 1);
-  k.kernel_scope_threadgroup_arrays = rewrite_user_code(spec.source, Origin::Source, user_names, w, storage);
+  k.kernel_scope_threadgroup_arrays = rewrite_user_code(lexed.source, Origin::Source, user_names, w, storage);
   w.line_directive(Origin::Generated);
   w.generated("}\n\n");
 

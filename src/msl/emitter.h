@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "alloy/msl/translate.h"
+#include "msl/lexer.h"
 #include "msl/signature.h"
 
 namespace alloy::msl {
@@ -44,7 +45,8 @@ const CxxTarget& cuda_target();
 // The element type a buffer parameter points to: `T` or `atomic<T>`.
 std::string pointee_type(const KernelSpec& spec, const KernelParam& p);
 
-void emit_cxx(const KernelSpec& spec, const CxxTarget& target,
+// `lexed`: the spec's own texts, which it rewrites.
+void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target,
               const std::vector<KernelParam>& params, TranslatedKernel& k);
 void emit_metal(const KernelSpec& spec, const std::vector<KernelParam>& params,
                 TranslatedKernel& k);

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "msl/builtins.h"
-#include "msl/lexer.h"
 #include "msl/token_rules.h"
 
 namespace alloy::msl {
@@ -58,14 +57,13 @@ void include_everything(RuntimeFeatures& f) {
 }
 
 // Scans one of the user's texts (source or header).
-void scan(const std::string& text, const std::string& file, RuntimeFeatures& f, bool& everything) {
-  if (text.empty()) return;
-  for (const Token& t : lex(text, LexOptions{false, true, file})) {
+void scan(const LexedText& lexed, RuntimeFeatures& f, bool& everything) {
+  for (const Token& t : lexed.tokens) {
     // Another header may use anything of the runtime.
     if (t.kind == TokenKind::Directive && directive_name(t) == "include" && !is_metal_include(t.text))
       everything = true;
   }
-  std::vector<Token> toks = code_tokens_with_macros(text, file);
+  const std::vector<Token>& toks = lexed.code;
   for (std::size_t i = 0; i < toks.size(); ++i) {
     const Token& t = toks[i];
     if (t.is_punct("##")) everything = true;  // names built by token pasting are invisible here
@@ -90,11 +88,11 @@ void scan(const std::string& text, const std::string& file, RuntimeFeatures& f, 
 
 }  // namespace
 
-RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysis) {
+RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysis, const LexedKernel& lexed) {
   RuntimeFeatures f;
   bool everything = false;
-  scan(spec.source, "source", f, everything);
-  scan(spec.header, "header", f, everything);
+  scan(lexed.source, f, everything);
+  scan(lexed.header, f, everything);
   if (everything) {
     include_everything(f);
     return f;

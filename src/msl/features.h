@@ -8,6 +8,7 @@
 #include <string>
 
 #include "alloy/msl/translate.h"
+#include "msl/lexer.h"
 
 namespace alloy::msl {
 
@@ -22,7 +23,7 @@ struct RuntimeFeatures {
   bool mlx_utils = false;
 };
 
-RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysis);
+RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysis, const LexedKernel& lexed);
 
 // The `#define ALLOY_MSL_SELECT 1` / `#define ALLOY_MSL_USE_<PART> 1` lines that
 // go before the runtime header.

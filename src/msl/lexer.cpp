@@ -2,8 +2,8 @@
 
 #include <array>
 #include <cctype>
-#include <memory>
 
+#include "alloy/msl/translate.h"
 #include "msl/source_text.h"
 
 namespace alloy::msl {
@@ -285,52 +285,16 @@ std::vector<Token> lex_range(std::string_view text, std::size_t begin, std::size
   return Lexer(text, begin, end, line, col, options).run();
 }
 
-static std::vector<Token> code_tokens_uncached(std::string_view text, const LexOptions& opt);
-
 namespace {
-
-// One translation lexes the kernel's source and header several times over
-// (analysis, features, names, rewriting: each pass stands alone), always
-// with the same few options. The last results per thread are kept; a hit
-// costs a copy of the tokens, a fraction of lexing them again.
-class LexMemo {
- public:
-  using Tokens = std::shared_ptr<const std::vector<Token>>;
-  template <class Lex>
-  std::vector<Token> get(char kind, std::string_view text, const LexOptions& o, Lex&& lex) {
-    for (Entry& e : entries_) {
-      if (e.tokens && e.kind == kind && e.keep_comments == o.keep_comments && e.directives == o.directives &&
-          e.file == o.file && e.text == text) {
-        return *e.tokens;
-      }
-    }
-    auto tokens = std::make_shared<const std::vector<Token>>(lex());  // may use the memo itself
-    entries_[next_++ % entries_.size()] =
-        Entry{kind, o.keep_comments, o.directives, o.file, std::string(text), tokens};
-    return *tokens;
-  }
-
- private:
-  struct Entry {
-    char kind = 0;  // 'l': lex, 'm': code_tokens_with_macros
-    bool keep_comments = false, directives = true;
-    std::string file, text;
-    Tokens tokens;
-  };
-  std::array<Entry, 4> entries_;
-  std::size_t next_ = 0;
-};
-
-LexMemo& lex_memo() {
-  thread_local LexMemo memo;
-  return memo;
-}
-
+thread_local std::size_t lexes = 0;  // see lex_count()
 }  // namespace
 
 std::vector<Token> lex(std::string_view text, const LexOptions& options) {
-  return lex_memo().get('l', text, options, [&] { return lex_range(text, 0, text.size(), 1, 1, options); });
+  ++lexes;
+  return lex_range(text, 0, text.size(), 1, 1, options);
 }
+
+std::size_t lex_count() { return lexes; }
 
 std::string directive_name(const Token& directive) {
   const std::string& t = directive.text;
@@ -366,27 +330,29 @@ bool define_body(std::string_view text, const Token& directive, TextRange& body)
   return true;
 }
 
-std::vector<Token> code_tokens_with_macros(std::string_view text, const std::string& file) {
+LexedText lex_text(std::string_view text, const std::string& file) {
+  LexedText out{text, file};
   LexOptions opt;
   opt.file = file;
-  return lex_memo().get('m', text, opt, [&] { return code_tokens_uncached(text, opt); });
-}
-
-static std::vector<Token> code_tokens_uncached(std::string_view text, const LexOptions& opt) {
-  std::vector<Token> out;
-  for (Token& t : lex(text, opt)) {
+  out.tokens = lex(text, opt);
+  LexOptions inner = opt;
+  inner.directives = false;
+  for (const Token& t : out.tokens) {
     if (t.kind != TokenKind::Directive) {
-      out.push_back(std::move(t));
+      out.code.push_back(t);
       continue;
     }
     TextRange body;
     if (!define_body(text, t, body)) continue;
-    LexOptions inner = opt;
-    inner.directives = false;
     for (Token& m : lex_range(text, body.begin, body.end, body.line, body.col, inner))
-      out.push_back(std::move(m));
+      out.code.push_back(std::move(m));
   }
   return out;
+}
+
+LexedKernel lex_kernel(const KernelSpec& spec) {
+  // A braced list is evaluated in order: the source is lexed first.
+  return {lex_text(spec.source, "source"), lex_text(spec.header, "header")};
 }
 
 }  // namespace alloy::msl

@@ -9,6 +9,8 @@
 
 namespace alloy::msl {
 
+struct KernelSpec;
+
 enum class TokenKind {
   Identifier,  // also keywords: the front end tells them apart by text
   Number,      // a C++ pp-number: 1, 1.0h, 0x1Fu, 1e-3, 2.5f
@@ -58,9 +60,30 @@ struct TextRange {
 };
 bool define_body(std::string_view text, const Token& directive, TextRange& body);
 
-// The tokens of `text` that are code, with the bodies of its #define
-// directives lexed into tokens and put in place of each directive, so that
-// analysis sees what macros use. Comments and other directives are left out.
-std::vector<Token> code_tokens_with_macros(std::string_view text, const std::string& file);
+// How many texts lex() has lexed on this thread: tests check with it that a
+// translation lexes each of its texts once.
+std::size_t lex_count();
+
+// One of the user's texts lexed once for a whole translation: the passes
+// read these tokens instead of lexing the text again.
+struct LexedText {
+  std::string_view text;      // the user's text, which must outlive this
+  std::string file;           // "source" or "header", named by errors
+  std::vector<Token> tokens;  // lex(text) as `file`: code and directives, no comments
+  // The code, with the bodies of the #define directives lexed into tokens
+  // and put in place of each directive, so that analysis sees what macros
+  // use. Comments and other directives are left out.
+  std::vector<Token> code;
+};
+
+// Throws CompileError as lex() does, or for a #define body that does not lex.
+LexedText lex_text(std::string_view text, const std::string& file);
+
+// A kernel's source and header, lexed in that order (so a lex error in the
+// source is the one reported). The spec must outlive it.
+struct LexedKernel {
+  LexedText source, header;
+};
+LexedKernel lex_kernel(const KernelSpec& spec);
 
 }  // namespace alloy::msl

@@ -61,19 +61,18 @@ bool is_keyword_before_expression(const std::string& s) {
 
 class Rewriter {
  public:
-  Rewriter(std::string_view text, Origin origin, const std::set<std::string>& user_names,
+  Rewriter(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names,
            Writer& w, KernelSpec::ThreadgroupStorage storage)
-      : text_(text),
+      : lexed_(lexed),
+        text_(lexed.text),
         origin_(origin),
         storage_(origin == Origin::Source ? storage : KernelSpec::ThreadgroupStorage::Static),
-        file_(origin == Origin::Header ? "header" : "source"),
+        file_(lexed.file),
         user_names_(user_names),
         w_(w) {}
 
   int run() {
-    LexOptions opt;
-    opt.file = file_;
-    emit(lex(text_, opt), 0, text_.size(), /*in_define=*/false);
+    emit(lexed_.tokens, 0, text_.size(), /*in_define=*/false);
     return placed_;
   }
 
@@ -289,6 +288,7 @@ class Rewriter {
     }
   }
 
+  const LexedText& lexed_;
   std::string_view text_;
   Origin origin_;
   KernelSpec::ThreadgroupStorage storage_;
@@ -300,18 +300,18 @@ class Rewriter {
 
 }  // namespace
 
-std::set<std::string> user_declared_names(std::string_view text, const std::string& file) {
+std::set<std::string> user_declared_names(const LexedText& lexed) {
   std::set<std::string> names;
   LexOptions opt;
-  opt.file = file;
-  for (const Token& d : lex(text, opt)) {
+  opt.file = lexed.file;
+  for (const Token& d : lexed.tokens) {
     if (d.kind != TokenKind::Directive || directive_name(d) != "define") continue;
     LexOptions inner = opt;
     inner.directives = false;
-    std::vector<Token> toks = lex_range(text, d.begin + 1, d.end, d.line, d.col + 1, inner);
+    std::vector<Token> toks = lex_range(lexed.text, d.begin + 1, d.end, d.line, d.col + 1, inner);
     if (toks.size() >= 2) names.insert(toks[1].text);
   }
-  std::vector<Token> toks = code_tokens_with_macros(text, file);
+  const std::vector<Token>& toks = lexed.code;
   auto ident = [&](std::size_t k) { return k < toks.size() && toks[k].kind == TokenKind::Identifier; };
   for (std::size_t i = 0; i < toks.size(); ++i) {
     const Token& t = toks[i];
@@ -343,10 +343,12 @@ std::set<std::string> user_declared_names(std::string_view text, const std::stri
   return names;
 }
 
-void check_brackets(std::string_view text, const std::string& file) {
+void check_brackets(const LexedText& lexed) {
+  const std::string_view text = lexed.text;
+  const std::string& file = lexed.file;
+  const std::vector<Token>& toks = lexed.tokens;
   LexOptions opt;
   opt.file = file;
-  std::vector<Token> toks = lex(text, opt);
   // A macro may open what the code closes (`#define BEGIN {`): then the code
   // alone cannot be checked.
   for (const Token& d : toks) {
@@ -386,9 +388,9 @@ void check_brackets(std::string_view text, const std::string& file) {
   }
 }
 
-int rewrite_user_code(std::string_view text, Origin origin, const std::set<std::string>& user_names, Writer& w,
+int rewrite_user_code(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names, Writer& w,
                       KernelSpec::ThreadgroupStorage storage) {
-  return Rewriter(text, origin, user_names, w, storage).run();
+  return Rewriter(lexed, origin, user_names, w, storage).run();
 }
 
 }  // namespace alloy::msl

@@ -7,25 +7,25 @@
 
 #include <set>
 #include <string>
-#include <string_view>
 
 #include "alloy/msl/translate.h"
+#include "msl/lexer.h"
 #include "msl/writer.h"
 
 namespace alloy::msl {
 
 // Names the user declares (types, typedefs, macros, variables, functions):
 // they are never taken for invalid Metal vector types.
-std::set<std::string> user_declared_names(std::string_view text, const std::string& file);
+std::set<std::string> user_declared_names(const LexedText& text);
 
 // Throws CompileError at an unmatched or unclosed bracket of `text`.
-void check_brackets(std::string_view text, const std::string& file);
+void check_brackets(const LexedText& text);
 
 // Writes `text` (Origin::Source or Origin::Header) translated; throws
 // CompileError for an invalid vector type. `storage` places the body's
 // threadgroup arrays at the kernel's own scope (KernelSpec::
 // threadgroup_storage); returns how many it placed that way.
-int rewrite_user_code(std::string_view text, Origin origin, const std::set<std::string>& user_names, Writer& w,
+int rewrite_user_code(const LexedText& text, Origin origin, const std::set<std::string>& user_names, Writer& w,
                       KernelSpec::ThreadgroupStorage storage = KernelSpec::ThreadgroupStorage::Static);
 
 }  // namespace alloy::msl

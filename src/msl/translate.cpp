@@ -2,7 +2,9 @@
 
 #include <stdexcept>
 
+#include "msl/analysis.h"
 #include "msl/emitter.h"
+#include "msl/lexer.h"
 #include "msl/signature.h"
 
 namespace alloy::msl {
@@ -12,7 +14,9 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
   TranslatedKernel k;
   k.target = target;
   k.kernel_name = kernel_name(spec);
-  k.analysis = analyze(spec);
+  // Each text is lexed once, here: the passes below all read these tokens.
+  const LexedKernel lexed = lex_kernel(spec);
+  k.analysis = analyze(spec, lexed);
   std::vector<KernelParam> params = kernel_params(spec, k.analysis);
   k.params = glue_params(params, static_cast<int>(spec.inputs.size()));
   if (spec.dialect == Dialect::Cuda) {
@@ -24,8 +28,8 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
   }
   switch (target) {
     case Target::Metal: emit_metal(spec, params, k); break;
-    case Target::Cpp: emit_cxx(spec, cpp_target(), params, k); break;
-    case Target::Cuda: emit_cxx(spec, cuda_target(), params, k); break;
+    case Target::Cpp: emit_cxx(spec, lexed, cpp_target(), params, k); break;
+    case Target::Cuda: emit_cxx(spec, lexed, cuda_target(), params, k); break;
   }
   return k;
 }

@@ -19,7 +19,7 @@ RuntimeFeatures features_of(std::string source, std::string header = "", std::st
   s.outputs = {param("out", "float")};
   s.source = std::move(source);
   s.header = std::move(header);
-  return runtime_features(s, analyze(s));
+  return runtime_features(s, analyze(s), lex_kernel(s));
 }
 
 TEST(MslFeatures, PlainKernelNeedsOnlyTheCore) {
@@ -53,7 +53,7 @@ TEST(MslFeatures, HalfFromNamesLiteralsAndTypes) {
   s.outputs = {param("out", "float")};
   s.source = "out[0] = T(1);";
   s.template_args = {{"T", TemplateArg::Type, "float16_t"}};
-  EXPECT_TRUE(runtime_features(s, analyze(s)).half_ops);
+  EXPECT_TRUE(runtime_features(s, analyze(s), lex_kernel(s)).half_ops);
 }
 
 TEST(MslFeatures, SyncPartsAndTheirDependencies) {
@@ -73,7 +73,7 @@ TEST(MslFeatures, SyncPartsAndTheirDependencies) {
   s.outputs = {param("out", "float")};
   s.source = "out[0] = 1;";
   s.atomic_outputs = true;
-  EXPECT_TRUE(runtime_features(s, analyze(s)).atomics);
+  EXPECT_TRUE(runtime_features(s, analyze(s), lex_kernel(s)).atomics);
 }
 
 TEST(MslFeatures, MlxUtils) {

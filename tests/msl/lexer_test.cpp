@@ -119,8 +119,7 @@ TEST(MslLexer, DefineBodyIsFoundAfterNameAndParameters) {
 }
 
 TEST(MslLexer, MacroBodiesBecomeCodeTokens) {
-  auto toks = code_tokens_with_macros("#define IDX thread_position_in_grid.x\n#pragma once\nint a;",
-                                      "source");
+  auto toks = lex_text("#define IDX thread_position_in_grid.x\n#pragma once\nint a;", "source").code;
   EXPECT_EQ(texts(toks),
             (std::vector<std::string>{"thread_position_in_grid", ".", "x", "int", "a", ";"}));
   EXPECT_EQ(toks[0].line, 1);
@@ -151,29 +150,20 @@ TEST(MslLexer, UnterminatedStringNamesItsStart) {
   }
 }
 
-// The lexer keeps its last results: a repeat must answer for its own text
-// and options, never for an earlier call's.
-TEST(MslLexer, RepeatedCallsAnswerForTheirOwnTextAndOptions) {
+// What translate() hands the passes: the tokens lex() gives and the code
+// with macro bodies in place, each at the user's own line and column; an
+// error names the file it was lexed as.
+TEST(MslLexer, LexedTextHoldsTokensAndCode) {
   const std::string src = "a /* c */ b\n#define SQ(x) x*x\nSQ(c)";
-  LexOptions keep;
-  keep.keep_comments = true;
-  for (int round = 0; round < 3; ++round) {  // fills, then hits, the memo
-    EXPECT_EQ(texts(lex(src)), (std::vector<std::string>{"a", "b", "#define SQ(x) x*x", "SQ", "(", "c", ")"}));
-    EXPECT_EQ(texts(lex(src, keep)).size(), 8u);
-    EXPECT_EQ(texts(code_tokens_with_macros(src, "source")),
-              (std::vector<std::string>{"a", "b", "x", "*", "x", "SQ", "(", "c", ")"}));
-    std::string other = src;
-    other[0] = 'z';
-    EXPECT_EQ(lex(other)[0].text, "z");
-  }
-  // An error names the file of the call that made it, even for a text
-  // lexed before under another name.
-  const std::string bad = "a /* open";
+  LexedText t = lex_text(src, "header");
+  EXPECT_EQ(texts(t.tokens), texts(lex(src)));
+  EXPECT_EQ(texts(t.tokens), (std::vector<std::string>{"a", "b", "#define SQ(x) x*x", "SQ", "(", "c", ")"}));
+  EXPECT_EQ(texts(t.code), (std::vector<std::string>{"a", "b", "x", "*", "x", "SQ", "(", "c", ")"}));
+  EXPECT_EQ(t.code[2].line, 2);
+  EXPECT_EQ(t.code[2].col, 15);
   for (const char* file : {"source", "header"}) {
-    LexOptions o;
-    o.file = file;
     try {
-      lex(bad, o);
+      lex_text("a /* open", file);
       ADD_FAILURE() << "no error for " << file;
     } catch (const CompileError& e) {
       EXPECT_EQ(e.file(), file);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "alloy/msl/translate.h"
+#include "msl/lexer.h"
 #include "test_kernels.h"
 
 namespace alloy::msl {
@@ -282,6 +283,23 @@ TEST(MslTranslate, BadSpecsAreRejected) {
   s = spec("out[0] = 0;");
   s.outputs.push_back(param("inp", "float"));
   rejects(s, "twice");
+}
+
+// translate() lexes the source and the header once each, whatever the
+// target and dialect: every pass reads the tokens it hands them.
+TEST(MslTranslate, LexesEachTextOnce) {
+  KernelSpec cuda_body = spec("out[0] = inp[0];", "#define N 1\n");
+  cuda_body.dialect = Dialect::Cuda;
+  const std::pair<KernelSpec, Target> cases[] = {
+      {test::header_helpers(), Target::Cpp},  // a header with macros, a body that uses them
+      {test::header_helpers(), Target::Cuda},
+      {test::header_helpers(), Target::Metal},
+      {cuda_body, Target::Cuda}};
+  for (const auto& [s, target] : cases) {
+    const std::size_t before = lex_count();
+    translate(s, target);
+    EXPECT_EQ(lex_count() - before, 2u) << "target " << static_cast<int>(target);
+  }
 }
 
 }  // namespace
