@@ -67,6 +67,19 @@ void driver_floor() {
   a.cuStreamSynchronize(stream);
   std::printf("| driver: cuLaunchKernel + cuStreamSynchronize | %.2f |\n",
               best_us([&] { launch(); a.cuStreamSynchronize(stream); }));
+  {
+    // The launch's own share when the stream was idle (each launch follows a
+    // wait), against "alone" above, where launches queue behind each other.
+    double launch_us = 0;
+    const int n = 5000;
+    for (int i = 0; i < n; ++i) {
+      auto t0 = Clock::now();
+      launch();
+      launch_us += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+      a.cuStreamSynchronize(stream);
+    }
+    std::printf("| driver: cuLaunchKernel into an idle stream (mean) | %.2f |\n", launch_us / n);
+  }
   if (query) {
     std::printf("| driver: cuLaunchKernel + spin on cuStreamQuery | %.2f |\n", best_us([&] {
                   launch();

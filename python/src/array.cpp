@@ -8,6 +8,7 @@
 #include "alloy/transforms.h"
 #include "bindings.h"
 #include "convert.h"
+#include "raw_call.h"
 #include "stream_or_device.h"
 
 using namespace alloy;
@@ -61,6 +62,37 @@ nb::object dlpack_export(const array& self, nb::kwargs kw) {
   return nb::cast(nd, nb::rv_policy::reference).attr("__dlpack__")(**kw);
 }
 
+// mx.eval(*args): arrays anywhere inside nested lists, tuples and dicts.
+PyObject* eval_arrays(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return py::call_translating_exceptions([&] {
+    // One array, the common `mx.eval(out)`: no walk over containers.
+    if (nargs == 1 && nb::isinstance<array>(nb::handle(args[0]))) {
+      std::vector<array> one{*nb::inst_ptr<array>(nb::handle(args[0]))};
+      nb::gil_scoped_release release;  // other Python threads run while this one waits
+      eval(std::move(one));
+      return nb::none();
+    }
+    std::vector<array> arrays;
+    std::vector<nb::handle> todo(args, args + nargs);
+    while (!todo.empty()) {
+      nb::handle h = todo.back();
+      todo.pop_back();
+      if (nb::isinstance<array>(h)) {
+        arrays.push_back(nb::cast<array>(h));
+      } else if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
+        for (nb::handle x : h) todo.push_back(x);
+      } else if (nb::isinstance<nb::dict>(h)) {
+        for (auto [k, v] : nb::borrow<nb::dict>(h)) todo.push_back(v);
+      }
+    }
+    {
+      nb::gil_scoped_release release;
+      eval(arrays);
+    }
+    return nb::none();
+  });
+}
+
 }  // namespace
 
 void init_array(nb::module_& m) {
@@ -110,31 +142,13 @@ void init_array(nb::module_& m) {
       .def("__deepcopy__", [](const array& a, nb::handle) { return copy(a); }, nb::arg("memo"))
       .def("__dlpack__", &dlpack_export, "Exports the array through DLPack (shares memory).")
       .def("__dlpack_device__", [](const array& a) { return nb::make_tuple(a.device().type == Device::cpu ? 1 : 2, 0); });
-  m.def("eval",
-        [](nb::args args) {
-          // One array, the common `mx.eval(out)`: no walk over containers.
-          if (args.size() == 1 && nb::isinstance<array>(args[0])) {
-            std::vector<array> one{*nb::inst_ptr<array>(args[0])};
-            nb::gil_scoped_release release;
-            eval(std::move(one));
-            return;
-          }
-          std::vector<array> arrays;
-          // Arrays anywhere inside nested lists, tuples and dicts.
-          std::vector<nb::handle> todo(args.begin(), args.end());
-          while (!todo.empty()) {
-            nb::handle h = todo.back();
-            todo.pop_back();
-            if (nb::isinstance<array>(h)) {
-              arrays.push_back(nb::cast<array>(h));
-            } else if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
-              for (nb::handle x : h) todo.push_back(x);
-            } else if (nb::isinstance<nb::dict>(h)) {
-              for (auto [k, v] : nb::borrow<nb::dict>(h)) todo.push_back(v);
-            }
-          }
-          nb::gil_scoped_release release;
-          eval(arrays);
-        },
-        "Evaluates the given arrays (and arrays in nested lists, tuples and dicts).");
+  // METH_FASTCALL, not a generic binding: `mx.eval(out)` after each launch
+  // is the hot path of small programs.
+  static PyMethodDef eval_def = {"eval", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(eval_arrays)),
+                                 METH_FASTCALL,
+                                 "eval(*arrays): evaluates the given arrays (and arrays in nested lists, tuples and "
+                                 "dicts), and waits until they are computed."};
+  nb::object eval_fn = nb::steal(PyCFunction_NewEx(&eval_def, nullptr, m.attr("__name__").ptr()));
+  if (!eval_fn.is_valid()) throw nb::python_error();
+  m.attr("eval") = eval_fn;
 }

@@ -60,16 +60,6 @@ class IdSet {
 // Post-order over unevaluated nodes, iteratively (graphs can be very deep).
 std::vector<array> build_tape(const std::vector<array>& outputs) {
   std::vector<array> tape;
-  // The common case of one node whose inputs are all computed (a launch
-  // followed by its own eval): no traversal, no set.
-  if (outputs.size() == 1 && !outputs[0].is_evaluated()) {
-    bool leaf = true;
-    for (const array& in : outputs[0].inputs()) leaf = leaf && in.is_evaluated();
-    if (leaf) {
-      tape.push_back(outputs[0]);
-      return tape;
-    }
-  }
   IdSet visited;
   std::vector<std::pair<array, size_t>> stack;
   for (auto& o : outputs) {
@@ -96,27 +86,48 @@ bool all_on(const std::vector<array>& inputs, Device::DeviceType type) {
   return true;
 }
 
+// Runs the node that computes `a` and marks its outputs computed.
+void run_node(const array& a) {
+  if (!a.has_primitive()) {
+    throw std::runtime_error("[eval] an array has neither data nor a primitive to compute it.");
+  }
+  std::vector<array> outs = a.outputs();
+  eval_profile::timed(a.primitive().name(), [&] { eval_primitive(a.primitive(), a.inputs(), outs); });
+  for (auto& o : outs) o.set_status(array::Status::evaluated);
+}
+
+// A computed node that no transformation traces no longer needs its graph:
+// nor do its outputs that still exist (siblings the user dropped need nothing).
+void release_graph(array& a) {
+  if (a.is_tracer()) return;
+  std::vector<array> sibs = a.siblings();  // no allocation for a single output
+  a.detach();
+  for (auto& s : sibs) s.detach();
+}
+
+// One node whose inputs are all computed: a launch followed by its own eval.
+bool is_leaf_node(const array& a) {
+  if (a.is_evaluated()) return false;
+  for (const array& in : a.inputs())
+    if (!in.is_evaluated()) return false;
+  return true;
+}
+
 }  // namespace
 
 void eval(std::vector<array> outputs) {
-  std::vector<array> tape = build_tape(outputs);
-  for (auto& a : tape) {
-    if (a.is_evaluated()) continue;  // produced with a sibling
-    if (!a.has_primitive()) {
-      throw std::runtime_error("[eval] an array has neither data nor a primitive to compute it.");
-    }
-    std::vector<array> outs = a.outputs();
-    eval_profile::timed(a.primitive().name(), [&] { eval_primitive(a.primitive(), a.inputs(), outs); });
-    for (auto& o : outs) o.set_status(array::Status::evaluated);
-  }
-  // Results that no transformation traces no longer need their graph: each
-  // node's outputs that still exist (siblings the user dropped need nothing).
-  if (detail::transform_depth() == 0) {
+  if (outputs.size() == 1 && is_leaf_node(outputs[0])) {
+    // No tape to build: the launch goes out sooner, and the graph is
+    // released while the device runs it.
+    run_node(outputs[0]);
+    if (detail::transform_depth() == 0) release_graph(outputs[0]);
+  } else {
+    std::vector<array> tape = build_tape(outputs);
     for (auto& a : tape) {
-      if (a.is_tracer()) continue;
-      std::vector<array> sibs = a.siblings();  // no allocation for a single output
-      a.detach();
-      for (auto& s : sibs) s.detach();
+      if (!a.is_evaluated()) run_node(a);  // else produced with a sibling
+    }
+    if (detail::transform_depth() == 0) {
+      for (auto& a : tape) release_graph(a);
     }
   }
   eval_profile::timed("(synchronize)", [&] { synchronize_streams_for(outputs); });

@@ -520,6 +520,70 @@ def test_bad_launch_arguments_raise_value_error(bad):
         k(**args)
 
 
+def _double_kernel():
+    return mx.fast.metal_kernel(name="twice", input_names=["a"], output_names=["out"],
+                                source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2;")
+
+
+def _launch_args(**change):
+    args = dict(inputs=[mx.array([1.0, 2.0, 3.0])], grid=(3, 1, 1), threadgroup=(3, 1, 1), output_shapes=[(3,)],
+                output_dtypes=[mx.float32])
+    args.update(change)
+    return args
+
+
+@pytest.mark.parametrize("change,message", [
+    (dict(inputs=mx.array([1.0])), "inputs must be a list"),
+    (dict(output_shapes=(3,)), "each output shape must be a list"),
+    (dict(output_dtypes=["float32"]), "output_dtypes must hold Dtypes"),
+    (dict(grid=3), "grid must be a tuple of 3 integers"),
+    (dict(template=[("T",)]), "template entries must be (name, value) tuples"),
+    (dict(template=[("T", 1.5)]), "template value for 'T'"),
+    (dict(stream="gpu"), "stream must be a Stream, a Device or None"),
+    (dict(init_value="zero"), "must be real number"),
+    (dict(colour="red"), "unexpected keyword argument 'colour'"),
+])
+def test_launch_argument_of_the_wrong_type_is_a_type_error_naming_it(change, message):
+    k = _double_kernel()
+    with pytest.raises(TypeError) as e:
+        k(**_launch_args(**change))
+    assert message in str(e.value)
+
+
+def test_launch_takes_keywords_only_and_names_a_missing_one():
+    k = _double_kernel()
+    assert k.__name__ == "twice"
+    args = _launch_args()
+    with pytest.raises(TypeError, match="keyword arguments only"):
+        k(args["inputs"])
+    del args["grid"]
+    with pytest.raises(TypeError, match="missing required keyword argument 'grid'"):
+        k(**args)
+    # Keywords spelled by a string built at run time (not interned) still match.
+    args = {"".join(["thread", "group"]) if key == "threadgroup" else key: v for key, v in _launch_args().items()}
+    assert np.array(k(**args)[0]).tolist() == [2.0, 4.0, 6.0]
+
+
+def test_launch_accepts_tuples_numpy_inputs_and_a_size_that_launches_itself():
+    k = _double_kernel()
+    inner = []
+
+    class Three:
+        # Reading this size runs a launch of the same kernel on the same
+        # thread, in the middle of the outer launch's argument conversion.
+        def __index__(self):
+            inner.append(k(**_launch_args(inputs=[mx.array([5.0, 6.0, 7.0])]))[0])
+            return 3
+
+    out = k(inputs=(mx.array([1.0, 2.0, 3.0]),), grid=[Three(), 1, 1], threadgroup=(3, 1, 1),
+            output_shapes=[[Three()]], output_dtypes=(mx.float32,))[0]
+    assert np.array(out).tolist() == [2.0, 4.0, 6.0]
+    assert [np.array(o).tolist() for o in inner] == [[10.0, 12.0, 14.0]] * 2
+    out = k(**_launch_args(inputs=[np.array([1.5, 2.5, 3.5], np.float32)], ensure_row_contiguous=True,
+                           verbose=False, stream=None, template=None, init_value=None))[0]
+    assert np.array(out).tolist() == [3.0, 5.0, 7.0]
+
+
 def test_bad_math_mode_is_value_error():
     with pytest.raises(ValueError):
         mx.fast.metal_kernel(name="m", input_names=[], output_names=["out"], source="",

@@ -1,0 +1,314 @@
+// The kernel launcher: a Python type of its own whose instances Python calls
+// through vectorcall. Keywords arrive as a tuple of (interned) names and are
+// matched by identity, and the call's vectors are reused between calls on a
+// thread: a tiny launch pays for its arrays and little else. A generic
+// binding spent about as long converting arguments as building the node.
+#include "kernel_launcher.h"
+
+#include <structmember.h>
+
+#include <array>
+#include <optional>
+
+#include "convert.h"
+#include "raw_call.h"
+#include "stream_or_device.h"
+
+using namespace alloy;
+
+namespace {
+
+// ---- converting arguments ---------------------------------------------
+
+// A Python int (the common case) without the generic conversion; numpy
+// integers (the seeds pass np.prod(shape)) go through __index__.
+int64_t to_int64(const char* api, PyObject* x) {
+  if (PyLong_CheckExact(x)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
+    if (!overflow) return v;
+  }
+  PyObject* index = PyNumber_Index(x);
+  if (!index) throw nb::python_error();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (overflow) throw std::invalid_argument(std::string("[") + api + "] an integer argument is out of range.");
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
+}
+
+// The items of a list or tuple, without an iterator object; anything else
+// is a TypeError naming the argument.
+template <class F>
+void for_each_item(const char* api, PyObject* seq, const char* what, F&& f) {
+  if (PyList_Check(seq)) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); ++i) f(PyList_GET_ITEM(seq, i));
+  } else if (PyTuple_Check(seq)) {
+    for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(seq); i < n; ++i) f(PyTuple_GET_ITEM(seq, i));
+  } else {
+    throw nb::type_error((std::string("[") + api + "] " + what + " must be a list, not " +
+                          Py_TYPE(seq)->tp_name + ".").c_str());
+  }
+}
+
+Py_ssize_t length(PyObject* seq) { return PyList_Check(seq) ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq); }
+
+fast::Dims3 to_dims(const char* api, PyObject* h, const char* what) {
+  if (!PyTuple_Check(h) && !PyList_Check(h)) {
+    throw nb::type_error((std::string("[") + api + "] " + what + " must be a tuple of 3 integers.").c_str());
+  }
+  if (length(h) != 3) {
+    throw std::invalid_argument(std::string("[") + api + "] " + what + " must have 3 dimensions, got " +
+                                std::to_string(length(h)) + ".");
+  }
+  auto dim = [&](Py_ssize_t i) {
+    int64_t v = to_int64(api, PyTuple_Check(h) ? PyTuple_GET_ITEM(h, i) : PyList_GET_ITEM(h, i));
+    if (v > INT32_MAX || v < INT32_MIN) {
+      throw std::invalid_argument(std::string("[") + api + "] " + what + " dimension " + std::to_string(i) +
+                                  " is too large (" + std::to_string(v) + ").");
+    }
+    return static_cast<int>(v);
+  };
+  return {dim(0), dim(1), dim(2)};
+}
+
+// mx.float32 and friends are the enum's own members: comparing identities
+// answers without the enum's reverse lookup.
+Dtype to_dtype(const char* api, PyObject* d) {
+  static const auto members = [] {
+    std::array<PyObject*, kNumDtypes> m{};
+    for (size_t i = 0; i < kNumDtypes; ++i) m[i] = nb::cast(static_cast<Dtype>(i)).release().ptr();  // kept alive
+    return m;
+  }();
+  for (size_t i = 0; i < kNumDtypes; ++i)
+    if (members[i] == d) return static_cast<Dtype>(i);
+  if (!nb::isinstance<Dtype>(nb::handle(d))) throw nb::type_error((std::string("[") + api + "] output_dtypes must hold Dtypes.").c_str());
+  return nb::cast<Dtype>(nb::handle(d));
+}
+
+fast::TemplateArg to_template_value(const char* api, const std::string& name, PyObject* v) {
+  if (nb::isinstance<Dtype>(nb::handle(v))) return to_dtype(api, v);
+  if (PyBool_Check(v)) return v == Py_True;
+  if (PyLong_Check(v)) return nb::cast<int>(nb::handle(v));
+  throw nb::type_error((std::string("[") + api + "] template value for '" + name +
+                        "' must be a Dtype, int or bool, not " + Py_TYPE(v)->tp_name + ".").c_str());
+}
+
+// ---- the keywords -----------------------------------------------------
+
+enum Keyword { kInputs, kOutputShapes, kOutputDtypes, kGrid, kThreadgroup, kTemplate, kInitValue, kVerbose,
+               kEnsureRowContiguous, kStream, kKeywordCount };
+constexpr const char* kKeywordNames[kKeywordCount] = {
+    "inputs", "output_shapes", "output_dtypes", "grid", "threadgroup",
+    "template", "init_value", "verbose", "ensure_row_contiguous", "stream"};
+constexpr int kRequired = kThreadgroup + 1;  // the first five must be given
+PyObject* interned_names[kKeywordCount];
+
+int keyword_index(PyObject* name) {
+  for (int i = 0; i < kKeywordCount; ++i)
+    if (interned_names[i] == name) return i;
+  // Names built at run time (a dict's keys) may not be interned.
+  for (int i = 0; i < kKeywordCount; ++i)
+    if (PyUnicode_CompareWithASCIIString(name, kKeywordNames[i]) == 0) return i;
+  return -1;
+}
+
+// ---- the type -----------------------------------------------------------
+
+struct Launcher {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  const char* api;
+  fast::CustomKernelFunction* fn;  // owned
+  PyObject* name;                  // str
+};
+
+// A call's vectors, kept per thread so steady launches reuse their storage.
+// A conversion can run Python code (an input's __array__) that launches
+// again: that nested call gets fresh storage.
+struct CallStorage {
+  fast::KernelCall call;
+  bool in_use = false;
+};
+
+void reset(fast::KernelCall& call, size_t n_outputs) {
+  call.inputs.clear();
+  call.output_shapes.resize(n_outputs);
+  for (auto& s : call.output_shapes) s.clear();
+  call.output_dtypes.clear();
+  call.template_args.clear();
+  call.init_value.reset();
+  call.verbose = false;
+  call.ensure_row_contiguous.reset();
+  call.stream = StreamOrDevice();
+}
+
+nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  const char* api = self.api;
+  if (PyVectorcall_NARGS(nargsf) != 0) {
+    throw nb::type_error((nb::cast<std::string>(nb::handle(self.name)) +
+                          "() takes keyword arguments only: inputs=, output_shapes=, output_dtypes=, grid=, "
+                          "threadgroup= (and template=, init_value=, verbose=, ensure_row_contiguous=, stream=).")
+                             .c_str());
+  }
+  PyObject* given[kKeywordCount] = {};
+  const Py_ssize_t n_kw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < n_kw; ++i) {
+    PyObject* name = PyTuple_GET_ITEM(kwnames, i);
+    int k = keyword_index(name);
+    if (k < 0) {
+      throw nb::type_error((nb::cast<std::string>(nb::handle(self.name)) + "() got an unexpected keyword argument '" +
+                            nb::cast<std::string>(nb::handle(name)) + "'.").c_str());
+    }
+    given[k] = args[i];
+  }
+  for (int k = 0; k < kRequired; ++k) {
+    if (!given[k]) {
+      throw nb::type_error((nb::cast<std::string>(nb::handle(self.name)) + "() missing required keyword argument '" +
+                            kKeywordNames[k] + "'.").c_str());
+    }
+  }
+  auto given_or_none = [&](int k) { return given[k] && given[k] != Py_None ? given[k] : nullptr; };
+
+  thread_local CallStorage reused;
+  CallStorage fresh;
+  CallStorage& storage = reused.in_use ? fresh : reused;
+  storage.in_use = true;
+  struct Release {
+    CallStorage& s;
+    ~Release() {
+      s.call.inputs.clear();  // the arrays, not the storage
+      s.call.template_args.clear();
+      s.in_use = false;
+    }
+  } release{storage};
+  fast::KernelCall& call = storage.call;
+
+  PyObject* shapes = given[kOutputShapes];
+  for_each_item(api, shapes, "output_shapes", [](PyObject*) {});  // type check before sizing
+  reset(call, static_cast<size_t>(length(shapes)));
+  for_each_item(api, given[kInputs], "inputs", [&](PyObject* in) {
+    if (nb::isinstance<array>(nb::handle(in))) {
+      call.inputs.push_back(*nb::inst_ptr<array>(nb::handle(in)));
+    } else {
+      call.inputs.push_back(py::to_array(in));
+    }
+  });
+  size_t i = 0;
+  for_each_item(api, shapes, "output_shapes", [&](PyObject* s) {
+    Shape& shape = call.output_shapes[i++];
+    for_each_item(api, s, "each output shape", [&](PyObject* d) { shape.push_back(static_cast<ShapeElem>(to_int64(api, d))); });
+  });
+  for_each_item(api, given[kOutputDtypes], "output_dtypes", [&](PyObject* d) { call.output_dtypes.push_back(to_dtype(api, d)); });
+  call.grid = to_dims(api, given[kGrid], "grid");
+  call.threadgroup = to_dims(api, given[kThreadgroup], "threadgroup");
+  if (PyObject* t = given_or_none(kTemplate)) {
+    for_each_item(api, t, "template", [&](PyObject* item) {
+      if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(item, 0))) {
+        throw nb::type_error((std::string("[") + api + "] template entries must be (name, value) tuples.").c_str());
+      }
+      std::string name = nb::cast<std::string>(nb::handle(PyTuple_GET_ITEM(item, 0)));
+      fast::TemplateArg value = to_template_value(api, name, PyTuple_GET_ITEM(item, 1));
+      call.template_args.emplace_back(std::move(name), value);
+    });
+  }
+  if (PyObject* v = given_or_none(kInitValue)) {
+    double d = PyFloat_AsDouble(v);
+    if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    call.init_value = d;
+  }
+  if (PyObject* v = given_or_none(kVerbose)) {
+    int truth = PyObject_IsTrue(v);
+    if (truth < 0) throw nb::python_error();
+    call.verbose = truth;
+  }
+  if (PyObject* v = given_or_none(kEnsureRowContiguous)) {
+    int truth = PyObject_IsTrue(v);
+    if (truth < 0) throw nb::python_error();
+    call.ensure_row_contiguous = truth != 0;
+  }
+  if (PyObject* v = given_or_none(kStream)) {
+    nb::detail::make_caster<StreamOrDevice> caster;
+    if (!caster.from_python(v, static_cast<uint8_t>(nb::detail::cast_flags::convert), nullptr)) {
+      throw nb::type_error((std::string("[") + api + "] stream must be a Stream, a Device or None, not " +
+                            Py_TYPE(v)->tp_name + ".").c_str());
+    }
+    call.stream = caster.value;
+  }
+
+  std::vector<array> outs = (*self.fn)(call);
+  nb::list result = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(outs.size())));
+  if (!result.is_valid()) throw nb::python_error();
+  for (size_t k = 0; k < outs.size(); ++k) {
+    PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(k), nb::cast(std::move(outs[k])).release().ptr());
+  }
+  return result;
+}
+
+PyObject* launcher_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  return py::call_translating_exceptions(
+      [&] { return launch(*reinterpret_cast<Launcher*>(self), args, nargsf, kwnames); });
+}
+
+void launcher_dealloc(PyObject* self) {
+  auto* l = reinterpret_cast<Launcher*>(self);
+  delete l->fn;
+  Py_XDECREF(l->name);
+  PyTypeObject* type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* launcher_name(PyObject* self, void*) {
+  PyObject* name = reinterpret_cast<Launcher*>(self)->name;
+  Py_INCREF(name);
+  return name;
+}
+
+PyObject* launcher_repr(PyObject* self) {
+  auto* l = reinterpret_cast<Launcher*>(self);
+  return PyUnicode_FromFormat("<%s launcher '%U'>", l->api, l->name);
+}
+
+PyMemberDef launcher_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Launcher, vectorcall), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+PyGetSetDef launcher_getset[] = {{"__name__", launcher_name, nullptr, nullptr, nullptr},
+                                 {nullptr, nullptr, nullptr, nullptr, nullptr}};
+PyType_Slot launcher_slots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(launcher_dealloc)},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_repr, reinterpret_cast<void*>(launcher_repr)},
+    {Py_tp_members, launcher_members},
+    {Py_tp_getset, launcher_getset},
+    {Py_tp_doc, const_cast<char*>("k(*, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, "
+                                  "init_value=None, verbose=False, ensure_row_contiguous=None, stream=None): "
+                                  "launches the kernel and returns a list of lazy output arrays.")},
+    {0, nullptr}};
+PyType_Spec launcher_spec = {"alloy.core.fast.KernelLauncher", sizeof(Launcher), 0,
+                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                             launcher_slots};
+PyTypeObject* launcher_type = nullptr;
+
+}  // namespace
+
+nb::object make_kernel_launcher(const char* api, fast::CustomKernelFunction fn, const std::string& name) {
+  PyObject* obj = launcher_type->tp_alloc(launcher_type, 0);
+  if (!obj) throw nb::python_error();
+  auto* l = reinterpret_cast<Launcher*>(obj);
+  l->vectorcall = launcher_vectorcall;
+  l->api = api;
+  l->fn = new fast::CustomKernelFunction(std::move(fn));
+  l->name = PyUnicode_FromStringAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
+  nb::object result = nb::steal(obj);
+  if (!l->name) throw nb::python_error();
+  return result;
+}
+
+void init_kernel_launcher(nb::module_& m) {
+  for (int i = 0; i < kKeywordCount; ++i) interned_names[i] = PyUnicode_InternFromString(kKeywordNames[i]);
+  launcher_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&launcher_spec));
+  if (!launcher_type) throw nb::python_error();
+  m.attr("KernelLauncher") = nb::handle(reinterpret_cast<PyObject*>(launcher_type));
+}
