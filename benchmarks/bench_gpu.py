@@ -36,7 +36,7 @@ def row(what, alloy_ms, peer_name, peer_ms, note=""):
 
 
 def fmt(v):
-    return "n/a" if v is None else (f"{v:.3f} ms" if v >= 0.01 else f"{v * 1e3:.2f} us")
+    return "n/a" if v is None else (f"{v:.3f} ms" if v >= 0.1 else f"{v * 1e3:.2f} us")
 
 
 def alloy_ms(make, reps=9, batch=10, include_build=True):
@@ -301,10 +301,27 @@ def main():
             raw((1,), (16,), (ca, cp.empty_like(ca)))
             cp.cuda.Stream.null.synchronize()
         cp_sync = min(cp_sync, (time.perf_counter() - t0) / N * 1e3)
+    # The floor under any framework: the driver's launch and wait for the
+    # same kernel, called from Python with ready-made arguments.
+    import ctypes
+    from cupy.cuda import driver
+    cb = cp.empty_like(ca)
+    ptrs = (ctypes.c_uint64 * 2)(ca.data.ptr, cb.data.ptr)
+    params = (ctypes.c_void_p * 2)(ctypes.addressof(ptrs), ctypes.addressof(ptrs) + 8)
+    fptr, pptr = raw.kernel.ptr, ctypes.addressof(params)
+    stream_sync = cp.cuda.Stream.null.synchronize
+    bare = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(N):
+            driver.launchKernel(fptr, 1, 1, 1, 16, 1, 1, 0, 0, pptr, 0)
+            stream_sync()
+        bare = min(bare, (time.perf_counter() - t0) / N * 1e3)
     row("metal_kernel call, one eval at end (host)", per_call, "target", 0.005)
     row("metal_kernel call, one eval at end (host)", per_call, "cupy RawKernel+empty_like", cp_call)
     row("metal_kernel call + its own eval", per_eval, "target", 0.010)
     row("metal_kernel call + its own eval", per_eval, "cupy launch+synchronize", cp_sync)
+    row("metal_kernel call + its own eval", per_eval, "bare cuLaunchKernel+sync", bare)
 
     # ---- compile: first compile in a fresh cache, then disk-cache load in a fresh process
     probe = ROOT / "benchmarks" / "compile_probe.py"

@@ -38,21 +38,32 @@ int64_t to_int64(const char* api, PyObject* x) {
   return v;
 }
 
-// The items of a list or tuple, without an iterator object; anything else
-// is a TypeError naming the argument.
-template <class F>
-void for_each_item(const char* api, PyObject* seq, const char* what, F&& f) {
-  if (PyList_Check(seq)) {
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); ++i) f(PyList_GET_ITEM(seq, i));
-  } else if (PyTuple_Check(seq)) {
-    for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(seq); i < n; ++i) f(PyTuple_GET_ITEM(seq, i));
-  } else {
+// The arguments that hold several values take a list or a tuple; anything
+// else is a TypeError naming the argument.
+void require_list(const char* api, PyObject* seq, const char* what) {
+  if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
     throw nb::type_error((std::string("[") + api + "] " + what + " must be a list, not " +
                           Py_TYPE(seq)->tp_name + ".").c_str());
   }
 }
 
 Py_ssize_t length(PyObject* seq) { return PyList_Check(seq) ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq); }
+
+// The items of a list or tuple, without an iterator object. A list is read
+// afresh at each step and its item held, since converting an item can run
+// Python code (__index__) that changes the list.
+template <class F>
+void for_each_item(const char* api, PyObject* seq, const char* what, F&& f) {
+  require_list(api, seq, what);
+  if (PyTuple_Check(seq)) {
+    for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(seq); i < n; ++i) f(PyTuple_GET_ITEM(seq, i));
+    return;
+  }
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); ++i) {
+    nb::object item = nb::borrow(PyList_GET_ITEM(seq, i));
+    f(item.ptr());
+  }
+}
 
 fast::Dims3 to_dims(const char* api, PyObject* h, const char* what) {
   if (!PyTuple_Check(h) && !PyList_Check(h)) {
@@ -186,7 +197,7 @@ nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject
   fast::KernelCall& call = storage.call;
 
   PyObject* shapes = given[kOutputShapes];
-  for_each_item(api, shapes, "output_shapes", [](PyObject*) {});  // type check before sizing
+  require_list(api, shapes, "output_shapes");
   reset(call, static_cast<size_t>(length(shapes)));
   for_each_item(api, given[kInputs], "inputs", [&](PyObject* in) {
     if (nb::isinstance<array>(nb::handle(in))) {
