@@ -147,7 +147,7 @@ void launch_cuda_body(const CustomKernel& k, const CudaBinary& bin, void** args,
     blocks[i] = (k.grid()[i] + block[i] - 1) / block[i];
   }
   check_shared_memory(k, bin, k.shared_memory());
-  cuda_driver::launch(bin.fn, blocks, block, k.shared_memory(), cs, args);
+  eval_profile::timed("(cuLaunchKernel)", [&] { cuda_driver::launch(bin.fn, blocks, block, k.shared_memory(), cs, args); });
 }
 
 // A Metal body: dispatchThreads(grid, threadgroup) as a 1-D block of
@@ -180,7 +180,9 @@ void launch_metal_body(const CustomKernel& k, const CudaBinary& bin, ArgBuffer<v
   }
   args[n_params] = &d;
   check_shared_memory(k, bin, bin.plan->dynamic_threadgroup);
-  cuda_driver::launch(bin.fn, blocks, block, bin.plan->dynamic_threadgroup, cs, args.data());
+  eval_profile::timed("(cuLaunchKernel)", [&] {
+    cuda_driver::launch(bin.fn, blocks, block, bin.plan->dynamic_threadgroup, cs, args.data());
+  });
 }
 
 }  // namespace
