@@ -19,6 +19,10 @@
 #include "alloy/alloy.h"
 #include "alloy/primitive.h"
 #include "backend/cuda/device.h"
+#include "core/streams.h"
+#include "fast/cuda_plan.h"
+#include "msl/runtime/cuda_launch.h"
+#include "primitives/custom_kernel.h"
 #include "jit/cuda_compile.h"
 #include "jit/cuda_driver.h"
 
@@ -105,6 +109,49 @@ void driver_floor() {
   a.cuStreamDestroy(stream);
 }
 
+// The driver's round trip for the very function Alloy built for the
+// metal_kernel (its plan's cubin, loaded here again): if this matches the
+// one-line kernel's, what Alloy adds is all host work of its own.
+void own_function_floor(alloy::array y, const alloy::array& input) {
+  using namespace alloy;
+  // The spec before eval, which releases the node; eval builds the variant
+  // and stores its plan.
+  const msl::KernelSpec spec = dynamic_cast<CustomKernel&>(y.primitive()).variant().spec;
+  eval({y});
+  auto bytes = jit::Cache::global().find(fast::cuda_plan_key(spec, cuda::device_arch()));
+  auto plan = bytes ? fast::decode_plan(*bytes) : std::nullopt;
+  if (!plan || plan->params.size() != 2) {
+    std::printf("| driver: Alloy's own function | (no plan with two buffer parameters) |\n");
+    return;
+  }
+  const drv::Api& a = drv::api();
+  drv::Module module(plan->cubin->data());
+  drv::CUfunction fn = module.function(plan->entry.c_str());
+  Stream gpu_stream = default_stream(Device(Device::gpu));
+  array on_device = inputs_on_device({input}, gpu_stream)[0];  // host-made arrays reach the GPU lazily
+  drv::CUdeviceptr in = reinterpret_cast<drv::CUdeviceptr>(on_device.raw_data()), out = 0;
+  drv::check(a.cuMemAlloc(&out, 64), "host_cost", "cuMemAlloc");
+  drv::CUstream stream = cuda::stream_for(gpu_stream);
+  alloy_msl::cuda::Dispatch d{{16, 1, 1}, {16, 1, 1}, 0};
+  void* params[] = {&in, &out, &d};
+  auto launch = [&] { a.cuLaunchKernel(fn, 1, 1, 1, 16, 1, 1, plan->dynamic_threadgroup, stream, params, nullptr); };
+  drv::check(a.cuLaunchKernel(fn, 1, 1, 1, 16, 1, 1, plan->dynamic_threadgroup, stream, params, nullptr),
+             "host_cost", "cuLaunchKernel(Alloy's own function)");
+  drv::check(a.cuStreamSynchronize(stream), "host_cost", "cuStreamSynchronize");
+  std::printf("| driver: Alloy's own function, launch + cuStreamSynchronize | %.2f |\n",
+              best_us([&] { launch(); a.cuStreamSynchronize(stream); }));
+  double launch_us = 0;
+  const int n = 5000;
+  for (int i = 0; i < n; ++i) {
+    auto t0 = Clock::now();
+    launch();
+    launch_us += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    a.cuStreamSynchronize(stream);
+  }
+  std::printf("| driver: Alloy's own function into an idle stream (mean) | %.2f |\n", launch_us / n);
+  a.cuMemFree(out);
+}
+
 void alloy_rows() {
   using namespace alloy;
   set_default_device(Device::gpu);
@@ -174,6 +221,7 @@ void alloy_rows() {
                 "wait %.2f |\n", t_outputs / n, t_launch / n, t_release / n, t_wait / n);
   }
   row("tiny + tiny", [&] { return tiny + tiny; });
+  own_function_floor(k(call)[0], tiny);
 }
 
 }  // namespace
