@@ -143,10 +143,8 @@ struct CallStorage {
   bool in_use = false;
 };
 
-void reset(fast::KernelCall& call, size_t n_outputs) {
+void reset(fast::KernelCall& call) {
   call.inputs.clear();
-  call.output_shapes.resize(n_outputs);
-  for (auto& s : call.output_shapes) s.clear();
   call.output_dtypes.clear();
   call.template_args.clear();
   call.init_value.reset();
@@ -196,9 +194,7 @@ nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject
   } release{storage};
   fast::KernelCall& call = storage.call;
 
-  PyObject* shapes = given[kOutputShapes];
-  require_list(api, shapes, "output_shapes");
-  reset(call, static_cast<size_t>(length(shapes)));
+  reset(call);
   for_each_item(api, given[kInputs], "inputs", [&](PyObject* in) {
     if (nb::isinstance<array>(nb::handle(in))) {
       call.inputs.push_back(*nb::inst_ptr<array>(nb::handle(in)));
@@ -206,11 +202,14 @@ nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject
       call.inputs.push_back(py::to_array(in));
     }
   });
-  size_t i = 0;
-  for_each_item(api, shapes, "output_shapes", [&](PyObject* s) {
-    Shape& shape = call.output_shapes[i++];
+  size_t n_shapes = 0;  // the Shapes already there keep their storage
+  for_each_item(api, given[kOutputShapes], "output_shapes", [&](PyObject* s) {
+    if (n_shapes == call.output_shapes.size()) call.output_shapes.emplace_back();
+    Shape& shape = call.output_shapes[n_shapes++];
+    shape.clear();
     for_each_item(api, s, "each output shape", [&](PyObject* d) { shape.push_back(static_cast<ShapeElem>(to_int64(api, d))); });
   });
+  call.output_shapes.resize(n_shapes);
   for_each_item(api, given[kOutputDtypes], "output_dtypes", [&](PyObject* d) { call.output_dtypes.push_back(to_dtype(api, d)); });
   call.grid = to_dims(api, given[kGrid], "grid");
   call.threadgroup = to_dims(api, given[kThreadgroup], "threadgroup");

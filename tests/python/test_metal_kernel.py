@@ -584,6 +584,22 @@ def test_launch_accepts_tuples_numpy_inputs_and_a_size_that_launches_itself():
     assert np.array(out).tolist() == [3.0, 5.0, 7.0]
 
 
+def test_launch_reads_an_argument_list_that_grows_while_it_is_read():
+    k = _double_kernel()
+    shapes = []
+
+    class GrowsTheList:
+        def __index__(self):
+            shapes.append((3,))  # one more output shape than names
+            return 3
+
+    shapes.append([GrowsTheList()])
+    with pytest.raises(ValueError, match="output shapes and dtypes"):
+        k(**_launch_args(output_shapes=shapes))
+    # The launcher's reused storage is intact for the next call.
+    assert np.array(k(**_launch_args())[0]).tolist() == [2.0, 4.0, 6.0]
+
+
 def test_bad_math_mode_is_value_error():
     with pytest.raises(ValueError):
         mx.fast.metal_kernel(name="m", input_names=[], output_names=["out"], source="",
