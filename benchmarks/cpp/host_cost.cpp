@@ -42,6 +42,20 @@ double best_us(const std::function<void()>& fn, int n = 5000, int reps = 5) {
   return best;
 }
 
+// The launch's own share when the stream is idle (each launch follows a
+// wait), against a launch alone, which queues behind the ones before it.
+double idle_launch_us(const std::function<void()>& launch, drv::CUstream stream) {
+  double total = 0;
+  const int n = 5000;
+  for (int i = 0; i < n; ++i) {
+    auto t0 = Clock::now();
+    launch();
+    total += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    drv::api().cuStreamSynchronize(stream);
+  }
+  return total / n;
+}
+
 // Entry points Alloy does not bind, looked up for the comparison only.
 template <class F>
 F driver_symbol(const char* name) {
@@ -72,19 +86,7 @@ void driver_floor() {
   a.cuStreamSynchronize(stream);
   std::printf("| driver: cuLaunchKernel + cuStreamSynchronize | %.2f |\n",
               best_us([&] { launch(); a.cuStreamSynchronize(stream); }));
-  {
-    // The launch's own share when the stream was idle (each launch follows a
-    // wait), against "alone" above, where launches queue behind each other.
-    double launch_us = 0;
-    const int n = 5000;
-    for (int i = 0; i < n; ++i) {
-      auto t0 = Clock::now();
-      launch();
-      launch_us += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-      a.cuStreamSynchronize(stream);
-    }
-    std::printf("| driver: cuLaunchKernel into an idle stream (mean) | %.2f |\n", launch_us / n);
-  }
+  std::printf("| driver: cuLaunchKernel into an idle stream (mean) | %.2f |\n", idle_launch_us(launch, stream));
   if (query) {
     std::printf("| driver: cuLaunchKernel + spin on cuStreamQuery | %.2f |\n", best_us([&] {
                   launch();
@@ -140,15 +142,7 @@ void own_function_floor(alloy::array y, const alloy::array& input) {
   drv::check(a.cuStreamSynchronize(stream), "host_cost", "cuStreamSynchronize");
   std::printf("| driver: Alloy's own function, launch + cuStreamSynchronize | %.2f |\n",
               best_us([&] { launch(); a.cuStreamSynchronize(stream); }));
-  double launch_us = 0;
-  const int n = 5000;
-  for (int i = 0; i < n; ++i) {
-    auto t0 = Clock::now();
-    launch();
-    launch_us += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    a.cuStreamSynchronize(stream);
-  }
-  std::printf("| driver: Alloy's own function into an idle stream (mean) | %.2f |\n", launch_us / n);
+  std::printf("| driver: Alloy's own function into an idle stream (mean) | %.2f |\n", idle_launch_us(launch, stream));
   a.cuMemFree(out);
 }
 
