@@ -1,7 +1,6 @@
 #include "backend/cuda/device.h"
 
 #include <atomic>
-#include <iterator>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -71,24 +70,17 @@ void note_pending(const Stream& s) {
 void synchronize_all() {
   if (!any_pending.exchange(false, std::memory_order_acq_rel)) return;
   ensure_context();
-  // Waited on outside the lock; an eval waits on one stream (rarely more),
-  // so the list needs no allocation.
-  CUstream few[4];
-  std::vector<CUstream> more;
-  size_t n = 0;
+  // Waited on outside the lock. The list is kept per thread, so the wait
+  // after every eval allocates nothing.
+  thread_local std::vector<CUstream> todo;
+  todo.clear();
   {
     std::lock_guard<std::mutex> lock(mutex);
     for (auto& [index, slot] : slots) {
-      if (!slot->pending.exchange(false)) continue;
-      if (n < std::size(few)) {
-        few[n++] = slot->stream;
-      } else {
-        more.push_back(slot->stream);
-      }
+      if (slot->pending.exchange(false)) todo.push_back(slot->stream);
     }
   }
-  for (size_t i = 0; i < n; ++i) check(cuda_driver::api().cuStreamSynchronize(few[i]), "gpu", "cuStreamSynchronize");
-  for (auto s : more) check(cuda_driver::api().cuStreamSynchronize(s), "gpu", "cuStreamSynchronize");
+  for (auto s : todo) check(cuda_driver::api().cuStreamSynchronize(s), "gpu", "cuStreamSynchronize");
 }
 
 void synchronize(const Stream& s) {
