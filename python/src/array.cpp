@@ -65,29 +65,27 @@ nb::object dlpack_export(const array& self, nb::kwargs kw) {
 // mx.eval(*args): arrays anywhere inside nested lists, tuples and dicts.
 PyObject* eval_arrays(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return py::call_translating_exceptions([&] {
-    // One array, the common `mx.eval(out)`: no walk over containers.
-    if (nargs == 1 && nb::isinstance<array>(nb::handle(args[0]))) {
-      std::vector<array> one{*nb::inst_ptr<array>(nb::handle(args[0]))};
-      nb::gil_scoped_release release;  // other Python threads run while this one waits
-      eval(std::move(one));
-      return nb::none();
-    }
     std::vector<array> arrays;
-    std::vector<nb::handle> todo(args, args + nargs);
-    while (!todo.empty()) {
-      nb::handle h = todo.back();
-      todo.pop_back();
-      if (nb::isinstance<array>(h)) {
-        arrays.push_back(nb::cast<array>(h));
-      } else if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
-        for (nb::handle x : h) todo.push_back(x);
-      } else if (nb::isinstance<nb::dict>(h)) {
-        for (auto [k, v] : nb::borrow<nb::dict>(h)) todo.push_back(v);
+    if (nargs == 1 && nb::isinstance<array>(nb::handle(args[0]))) {
+      // One array, the common `mx.eval(out)`: no walk over containers.
+      arrays.push_back(*nb::inst_ptr<array>(nb::handle(args[0])));
+    } else {
+      std::vector<nb::handle> todo(args, args + nargs);
+      while (!todo.empty()) {
+        nb::handle h = todo.back();
+        todo.pop_back();
+        if (nb::isinstance<array>(h)) {
+          arrays.push_back(nb::cast<array>(h));
+        } else if (nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h)) {
+          for (nb::handle x : h) todo.push_back(x);
+        } else if (nb::isinstance<nb::dict>(h)) {
+          for (auto [k, v] : nb::borrow<nb::dict>(h)) todo.push_back(v);
+        }
       }
     }
     {
-      nb::gil_scoped_release release;
-      eval(arrays);
+      nb::gil_scoped_release release;  // other Python threads run while this one waits
+      eval(std::move(arrays));
     }
     return nb::none();
   });
