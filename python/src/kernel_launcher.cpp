@@ -47,8 +47,6 @@ void require_list(const char* api, PyObject* seq, const char* what) {
   }
 }
 
-Py_ssize_t length(PyObject* seq) { return PyList_Check(seq) ? PyList_GET_SIZE(seq) : PyTuple_GET_SIZE(seq); }
-
 // The items of a list or tuple, without an iterator object. A list is read
 // afresh at each step and its item held, since converting an item can run
 // Python code (__index__) that changes the list.
@@ -69,19 +67,22 @@ fast::Dims3 to_dims(const char* api, PyObject* h, const char* what) {
   if (!PyTuple_Check(h) && !PyList_Check(h)) {
     throw nb::type_error((std::string("[") + api + "] " + what + " must be a tuple of 3 integers.").c_str());
   }
-  if (length(h) != 3) {
-    throw std::invalid_argument(std::string("[") + api + "] " + what + " must have 3 dimensions, got " +
-                                std::to_string(length(h)) + ".");
-  }
-  auto dim = [&](Py_ssize_t i) {
-    int64_t v = to_int64(api, PyTuple_Check(h) ? PyTuple_GET_ITEM(h, i) : PyList_GET_ITEM(h, i));
+  int dims[3];
+  Py_ssize_t n = 0;
+  for_each_item(api, h, what, [&](PyObject* item) {
+    int64_t v = to_int64(api, item);
     if (v > INT32_MAX || v < INT32_MIN) {
-      throw std::invalid_argument(std::string("[") + api + "] " + what + " dimension " + std::to_string(i) +
+      throw std::invalid_argument(std::string("[") + api + "] " + what + " dimension " + std::to_string(n) +
                                   " is too large (" + std::to_string(v) + ").");
     }
-    return static_cast<int>(v);
-  };
-  return {dim(0), dim(1), dim(2)};
+    if (n < 3) dims[n] = static_cast<int>(v);
+    ++n;
+  });
+  if (n != 3) {
+    throw std::invalid_argument(std::string("[") + api + "] " + what + " must have 3 dimensions, got " +
+                                std::to_string(n) + ".");
+  }
+  return {dims[0], dims[1], dims[2]};
 }
 
 // mx.float32 and friends are the enum's own members: comparing identities
@@ -136,7 +137,7 @@ struct Launcher {
 };
 
 // A call's vectors, kept per thread so steady launches reuse their storage.
-// A conversion can run Python code (an input's __array__) that launches
+// A conversion can run Python code (a size's __index__) that launches
 // again: that nested call gets fresh storage.
 struct CallStorage {
   fast::KernelCall call;

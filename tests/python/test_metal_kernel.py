@@ -506,6 +506,8 @@ def test_invalid_msl_vector_width_is_a_clear_error():
     dict(threadgroup=(1025, 1, 1)),
     dict(threadgroup=(64, 32, 1)),
     dict(grid=(0, 1, 1)),
+    dict(grid=(4, 1)),
+    dict(threadgroup=[4, 1, 1, 1]),
     dict(threadgroup=(-1, 1, 1)),
     dict(output_dtypes=[mx.float32, mx.float32]),
     dict(inputs=[mx.array([1.0]), mx.array([2.0])]),
