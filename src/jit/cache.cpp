@@ -65,6 +65,13 @@ bool decode_entry(const std::string& file, std::string& payload) {
   return std::memcmp(sum.data(), file.data() + 16, sum.size()) == 0;
 }
 
+// A memory entry that is already built.
+std::shared_future<Cache::Bytes> ready_future(Cache::Bytes bytes) {
+  std::promise<Cache::Bytes> ready;
+  ready.set_value(std::move(bytes));
+  return ready.get_future().share();
+}
+
 }  // namespace
 
 bool write_file_atomically(const std::filesystem::path& path, const std::string& content) {
@@ -152,9 +159,7 @@ Cache::Bytes Cache::find(const std::string& key) {
   if (!bytes) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.disk_hits;
-  std::promise<Bytes> ready;
-  ready.set_value(bytes);
-  memory_.emplace(key, ready.get_future().share());
+  memory_.emplace(key, ready_future(bytes));
   return bytes;
 }
 
@@ -162,9 +167,7 @@ void Cache::put(const std::string& key, std::string payload) {
   auto bytes = std::make_shared<const std::string>(std::move(payload));
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    std::promise<Bytes> ready;
-    ready.set_value(bytes);
-    memory_[key] = ready.get_future().share();
+    memory_[key] = ready_future(bytes);
   }
   store_entry(key, *bytes, {});
 }

@@ -55,7 +55,7 @@ std::string cpu_cache_key(const std::string& source, const CompileOptions& optio
       .add("alloy_version", ALLOY_VERSION)
       .add("compiler", compiler)
       .add("compiler_version", host_compiler_identity(compiler))
-      .add("runtime_headers", runtime_headers_hash())
+      .add("runtime_headers", embedded_headers_digest())
       .add("entry", options.entry)
       .add("source", source);
   for (const auto& f : host_compile_flags(options)) key.add("flag", f);

@@ -10,7 +10,7 @@ std::string cuda_cache_key(const std::string& source, const NvrtcOptions& option
   key.add("kind", "alloy-cuda-cubin-v1")
       .add("alloy_version", ALLOY_VERSION)
       .add("nvrtc", nvrtc_identity())
-      .add("runtime_headers", runtime_headers_hash())
+      .add("runtime_headers", embedded_headers_digest())
       .add("source", source);
   for (const auto& o : nvrtc_options(options)) key.add("option", o);
   return key.hex();

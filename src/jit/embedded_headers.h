@@ -21,9 +21,6 @@ const char* front_end_digest();
 
 namespace alloy::jit {
 
-// embedded_headers_digest(): part of each cache key.
-const std::string& runtime_headers_hash();
-
 // A directory holding the embedded headers: <base>/runtime-<hash prefix>, written
 // once (into a temporary directory, then renamed) and reused by every process
 // with the same headers. `base` empty: a directory under $TMPDIR or /tmp.

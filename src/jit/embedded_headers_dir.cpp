@@ -10,11 +10,6 @@
 
 namespace alloy::jit {
 
-const std::string& runtime_headers_hash() {
-  static const std::string hash = embedded_headers_digest();
-  return hash;
-}
-
 std::filesystem::path runtime_include_dir(const std::filesystem::path& base_in) {
   static std::mutex mutex;
   static std::unordered_map<std::string, std::filesystem::path> done;
@@ -27,12 +22,12 @@ std::filesystem::path runtime_include_dir(const std::filesystem::path& base_in) 
   auto it = done.find(base.string());
   if (it != done.end()) return it->second;
 
-  std::filesystem::path dir = base / ("runtime-" + runtime_headers_hash().substr(0, 16));
+  std::filesystem::path dir = base / ("runtime-" + std::string(embedded_headers_digest(), 16));
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     // Fill a private directory, then rename it into place: another process
     // either sees no directory or a complete one.
-    std::filesystem::path tmp = base / (".tmp-runtime-" + std::to_string(getpid()) + "-" + runtime_headers_hash().substr(0, 8));
+    std::filesystem::path tmp = base / (".tmp-runtime-" + std::to_string(getpid()) + "-" + std::string(embedded_headers_digest(), 8));
     std::filesystem::remove_all(tmp, ec);
     std::filesystem::create_directories(tmp, ec);
     for (const auto& [name, text] : embedded_headers()) {
