@@ -107,9 +107,7 @@ void init_array(nb::module_& m) {
       .def("item", [](const array& a) { return py::to_scalar(a); }, "The single element as a Python scalar.")
       .def("tolist", [](const array& a) { return py::to_list(a); }, "Nested Python lists of the elements.")
       .def("__array__",
-           [](const array& a, nb::handle dtype, nb::handle copy) {
-             return py::to_numpy(a, dtype.is_none() ? std::nullopt : std::optional<nb::handle>(dtype));
-           },
+           [](const array& a, nb::handle dtype, nb::handle copy) { return py::array_protocol(a, dtype, copy); },
            nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
       .def("__repr__", &array_repr)
       .def("__str__", &array_repr)

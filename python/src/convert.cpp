@@ -277,6 +277,47 @@ nb::object to_numpy(array a, std::optional<nb::handle> np_dtype) {
   return out;
 }
 
+nb::object array_protocol(array a, nb::handle np_dtype, nb::handle copy) {
+  // numpy 2's __array__(dtype, copy): copy=True asks for a fresh array,
+  // copy=None for a view where possible, copy=False for a view or an error.
+  if (!copy.is_none() && PyObject_IsTrue(copy.ptr()) == 1) {
+    return to_numpy(a, np_dtype.is_none() ? std::nullopt : std::optional<nb::handle>(np_dtype));
+  }
+  const bool must_view = !copy.is_none();
+  {
+    nb::gil_scoped_release release;
+    a.eval();
+  }
+  const bool bf16 = a.dtype() == Dtype::bfloat16;
+  const char* why = nullptr;
+  if (a.device().type != Device::cpu) why = "the array lives in GPU memory";
+  if (!why && !np_dtype.is_none()) {
+    nb::object np = nb::module_::import_("numpy");
+    nb::object mine = bf16 ? nb::module_::import_("ml_dtypes").attr("bfloat16") : np.attr(dtype_name(a.dtype()));
+    if (!nb::cast<bool>(np.attr("dtype")(np_dtype).attr("__eq__")(np.attr("dtype")(mine)))) {
+      why = "the requested dtype differs from the array's";
+    }
+  }
+  if (why) {
+    if (must_view) {
+      throw std::invalid_argument(std::string("[array.__array__] cannot give a numpy view without a copy (copy=False): ") +
+                                  why + ". Use np.asarray(a) or np.array(a) to allow a copy.");
+    }
+    return to_numpy(a, np_dtype.is_none() ? std::nullopt : std::optional<nb::handle>(np_dtype));
+  }
+  // A view of the array's own memory (strides in elements, as nanobind
+  // takes them), kept alive by a handle to the array: writes through it are
+  // the array's, as with MLX's buffer protocol.
+  std::vector<size_t> shape(a.shape().begin(), a.shape().end());
+  std::vector<int64_t> strides(a.strides().begin(), a.strides().end());
+  nb::capsule owner(new array(a), [](void* p) noexcept { delete static_cast<array*>(p); });
+  nb::dlpack::dtype dt = bf16 ? dlpack_from_dtype(Dtype::uint16) : dlpack_from_dtype(a.dtype());
+  nb::ndarray<nb::numpy> nd(a.raw_data(), shape.size(), shape.data(), owner, strides.data(), dt);
+  nb::object out = nb::cast(nd, nb::rv_policy::reference);
+  if (bf16) out = out.attr("view")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
+  return out;
+}
+
 nb::object to_list(array a) {
   if (a.dtype() == Dtype::bfloat16 || a.dtype() == Dtype::float16) a = astype(a, Dtype::float32);
   return to_numpy(a).attr("tolist")();

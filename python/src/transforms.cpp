@@ -120,6 +120,14 @@ struct GradFunction {
   }
 };
 
+// The positional arguments as a custom rule receives them: MLX hands a
+// function of one argument its primals (and tangents) as that argument
+// itself, and a function of several as a tuple.
+nb::object single_or_tuple(nb::object args) {
+  nb::tuple t = nb::borrow<nb::tuple>(args);
+  return t.size() == 1 ? nb::borrow<nb::object>(t[0]) : args;
+}
+
 // mx.custom_function(f): f.vjp / f.jvp register rules; calling runs f.
 struct CustomFunction {
   std::shared_ptr<nb::object> fun;
@@ -148,7 +156,7 @@ struct CustomFunction {
                                           const std::vector<array>& outs) {
         nb::gil_scoped_acquire gil;
         size_t p = 0, c = 0, o = 0;
-        nb::object primals_obj = py::tree_unflatten(*args_tree, primals, p);
+        nb::object primals_obj = single_or_tuple(py::tree_unflatten(*args_tree, primals, p));
         nb::object cots_obj = py::tree_unflatten(**out_tree, cots, c);
         nb::object outs_obj = py::tree_unflatten(**out_tree, outs, o);
         nb::object r = (*v)(primals_obj, cots_obj, outs_obj);
@@ -166,8 +174,8 @@ struct CustomFunction {
         for (auto& p : primals) full.push_back(zeros_like(p));
         for (size_t k = 0; k < argnums.size(); ++k) full[argnums[k]] = tangents[k];
         size_t p = 0, t = 0;
-        nb::object primals_obj = py::tree_unflatten(*args_tree, primals, p);
-        nb::object tangents_obj = py::tree_unflatten(*args_tree, full, t);
+        nb::object primals_obj = single_or_tuple(py::tree_unflatten(*args_tree, primals, p));
+        nb::object tangents_obj = single_or_tuple(py::tree_unflatten(*args_tree, full, t));
         nb::object r = (*j)(primals_obj, tangents_obj);
         return py::outputs_to_arrays(r, "custom_function.jvp");
       };
@@ -231,16 +239,18 @@ void init_transforms(nb::module_& m) {
       .def("__init__", [](CustomFunction* self,
                           nb::callable f) { new (self) CustomFunction{gil_safe(f), nullptr, nullptr}; })
       .def("__call__", &CustomFunction::call)
+      // Both decorators return the custom function itself, as MLX does, so
+      // `@f.vjp` over a `def f(...)` keeps `f` bound to the custom function.
       .def("vjp",
-           [](CustomFunction& self, nb::callable f) {
-             self.vjp_fun = gil_safe(f);
-             return f;
+           [](nb::handle_t<CustomFunction> self, nb::callable f) {
+             nb::cast<CustomFunction&>(self).vjp_fun = gil_safe(f);
+             return nb::borrow<nb::object>(self);
            },
-           "Decorator: f(primals, cotangents, outputs) -> cotangents of the primals.")
+           nb::arg("f"), "Decorator: f(primals, cotangents, outputs) -> cotangents of the primals.")
       .def("jvp",
-           [](CustomFunction& self, nb::callable f) {
-             self.jvp_fun = gil_safe(f);
-             return f;
+           [](nb::handle_t<CustomFunction> self, nb::callable f) {
+             nb::cast<CustomFunction&>(self).jvp_fun = gil_safe(f);
+             return nb::borrow<nb::object>(self);
            },
-           "Decorator: f(primals, tangents) -> tangents of the outputs.");
+           nb::arg("f"), "Decorator: f(primals, tangents) -> tangents of the outputs.");
 }

@@ -162,6 +162,12 @@ std::vector<array> array::outputs() const {
   const auto& specs = *desc_->output_specs;
   std::vector<array> out;
   out.reserve(specs.size());
+  // Outputs the user dropped are stood in for by one fresh group of the same
+  // node (built on first need): evaluated with this node, a stand-in just
+  // receives its output; read later (a vjp rule reading `outputs`), it must
+  // still be output i of the primitive, which a lone single-output node of a
+  // multi-output primitive would not be.
+  std::vector<array> stand_ins;
   size_t k = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
     if (static_cast<int>(i) == desc_->position) {
@@ -171,10 +177,18 @@ std::vector<array> array::outputs() const {
     auto s = k < desc_->siblings.size() ? desc_->siblings[k++].lock() : nullptr;
     if (s) {
       out.emplace_back(s);
-    } else {
-      // Dropped by the user: a stand-in receives the output and is discarded.
-      out.emplace_back(specs[i].first, specs[i].second, desc_->primitive, desc_->inputs);
+      continue;
     }
+    if (stand_ins.empty()) {
+      std::vector<Shape> shapes;
+      std::vector<Dtype> dtypes;
+      for (const auto& [shape, dtype] : specs) {
+        shapes.push_back(shape);
+        dtypes.push_back(dtype);
+      }
+      stand_ins = make_arrays(std::move(shapes), dtypes, desc_->primitive, desc_->inputs);
+    }
+    out.push_back(stand_ins[i]);
   }
   return out;
 }
