@@ -129,13 +129,22 @@ TEST(Dtypes, TableDrivesSizesNamesAndParsing) {
 TEST(Devices, CpuAlwaysAvailableGpuReportsWhyNot) {
   EXPECT_TRUE(is_available(Device(Device::cpu)));
   if (!is_available(Device(Device::gpu))) {
+    // Strict mode: asking for the missing GPU is an error naming why.
+    setenv("ALLOY_GPU_FALLBACK", "error", 1);
     try {
       set_default_device(Device(Device::gpu));
-      FAIL() << "setting an unavailable GPU as default must throw";
+      FAIL() << "setting an unavailable GPU as default must throw under ALLOY_GPU_FALLBACK=error";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("not available"), std::string::npos);
     }
+    EXPECT_THROW(new_stream(Device(Device::gpu)), std::invalid_argument);
+    unsetenv("ALLOY_GPU_FALLBACK");
     EXPECT_EQ(default_device().type, Device::cpu);
+    // Default: work asked of the missing GPU runs on the CPU.
+    EXPECT_EQ(to_stream(Device(Device::gpu)).device.type, Device::cpu);
+    EXPECT_EQ(new_stream(Device(Device::gpu)).device.type, Device::cpu);
+    array y = add(array(1.0f), array(2.0f), Device(Device::gpu));
+    EXPECT_EQ(y.item<float>(), 3.0f);
   }
 }
 
