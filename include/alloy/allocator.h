@@ -24,6 +24,10 @@ class Allocator {
   virtual void reset_peak_memory() = 0;
   virtual size_t cache_memory() const { return 0; }
   virtual void clear_cache() {}
+  // Keeps freed blocks held for reuse under `bytes` from now on.
+  virtual void set_cache_limit(size_t bytes) {}
+  // Above `bytes` of active memory, an allocation first gives the cache back.
+  virtual void set_memory_limit(size_t bytes) {}
 };
 
 Allocator& allocator(Device d);
@@ -33,5 +37,14 @@ size_t get_peak_memory();
 void reset_peak_memory();
 size_t get_cache_memory();
 void clear_cache();
+
+// MLX's limits; each setter returns the previous value. The memory limit
+// defaults to the GPU's memory (the machine's RAM without a GPU) and the cache
+// limit to the memory limit. The wired limit matters only to macOS's unified
+// memory: it is kept and reported, with no effect here (as MLX off macOS).
+size_t get_memory_limit();
+size_t set_memory_limit(size_t bytes);
+size_t set_cache_limit(size_t bytes);
+size_t set_wired_limit(size_t bytes);
 
 }  // namespace alloy

@@ -1,6 +1,10 @@
 #include "alloy/allocator.h"
 
+#include <mutex>
 #include <stdexcept>
+#include <unistd.h>
+
+#include "core/gpu_availability.h"
 
 namespace alloy {
 
@@ -32,6 +36,53 @@ void reset_peak_memory() {
 size_t get_cache_memory() { return both([](Allocator& a) { return a.cache_memory(); }); }
 void clear_cache() {
   if (Allocator* g = gpu_allocator()) g->clear_cache();
+}
+
+namespace {
+struct Limits {
+  size_t memory, cache, wired = 0;
+};
+std::mutex& limits_mutex() {
+  static std::mutex m;
+  return m;
+}
+Limits& limits() {
+  static Limits l = [] {
+    size_t total = 0;
+    if (gpu_allocator()) {
+      total = gpu_total_memory();
+    } else {
+      total = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
+    }
+    return Limits{total, total};
+  }();
+  return l;
+}
+}  // namespace
+
+size_t get_memory_limit() {
+  std::lock_guard<std::mutex> lock(limits_mutex());
+  return limits().memory;
+}
+size_t set_memory_limit(size_t bytes) {
+  std::lock_guard<std::mutex> lock(limits_mutex());
+  size_t previous = limits().memory;
+  limits().memory = bytes;
+  if (Allocator* g = gpu_allocator()) g->set_memory_limit(bytes);
+  return previous;
+}
+size_t set_cache_limit(size_t bytes) {
+  std::lock_guard<std::mutex> lock(limits_mutex());
+  size_t previous = limits().cache;
+  limits().cache = bytes;
+  if (Allocator* g = gpu_allocator()) g->set_cache_limit(bytes);
+  return previous;
+}
+size_t set_wired_limit(size_t bytes) {
+  std::lock_guard<std::mutex> lock(limits_mutex());
+  size_t previous = limits().wired;
+  limits().wired = bytes;
+  return previous;
 }
 
 }  // namespace alloy

@@ -2,6 +2,7 @@
 // time. The CUDA backend provides the definitions.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace alloy {
@@ -9,4 +10,7 @@ bool gpu_is_available();
 std::string gpu_unavailable_reason();
 // The GPU's architecture as compilers name it ("sm_90"); makes the context current.
 const std::string& gpu_arch();
+// The GPU's name and memory in bytes (device 0; the GPU must be available).
+std::string gpu_name();
+size_t gpu_total_memory();
 }  // namespace alloy

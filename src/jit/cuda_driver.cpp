@@ -52,6 +52,7 @@ Loaded load() {
   bind(lib, a.cuDeviceGet, {"cuDeviceGet"}, missing);
   bind(lib, a.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing);
   bind(lib, a.cuDeviceGetName, {"cuDeviceGetName"}, missing);
+  bind(lib, a.cuDeviceTotalMem, {"cuDeviceTotalMem_v2"}, missing);
   bind(lib, a.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing);
   bind(lib, a.cuDevicePrimaryCtxRelease, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, missing);
   bind(lib, a.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing);
@@ -161,6 +162,15 @@ std::string device_name(int device) {
   char name[256] = {};
   check(a.cuDeviceGetName(name, sizeof(name) - 1, dev), "cuda_driver::device_name", "cuDeviceGetName");
   return name;
+}
+
+size_t device_total_memory(int device) {
+  const Api& a = api();
+  CUdevice dev = 0;
+  check(a.cuDeviceGet(&dev, device), "cuda_driver::device_total_memory", "cuDeviceGet");
+  size_t bytes = 0;
+  check(a.cuDeviceTotalMem(&bytes, dev), "cuda_driver::device_total_memory", "cuDeviceTotalMem");
+  return bytes;
 }
 
 void make_current(int device) {

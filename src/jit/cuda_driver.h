@@ -54,6 +54,7 @@ struct Api {
   CUresult (*cuDeviceGet)(CUdevice* device, int ordinal);
   CUresult (*cuDeviceGetAttribute)(int* value, int attribute, CUdevice device);
   CUresult (*cuDeviceGetName)(char* name, int len, CUdevice device);
+  CUresult (*cuDeviceTotalMem)(size_t* bytes, CUdevice device);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* ctx, CUdevice device);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
   CUresult (*cuCtxSetCurrent)(CUcontext ctx);
@@ -115,6 +116,8 @@ void check(CUresult result, const char* where, const char* call);
 int device_count();
 int device_attribute(int attribute, int device = 0);
 std::string device_name(int device = 0);
+// Bytes of memory on the device.
+size_t device_total_memory(int device = 0);
 
 // Makes the device's primary context current on the calling thread
 // (retained once per device for the life of the process).

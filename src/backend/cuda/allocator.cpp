@@ -3,6 +3,7 @@
 // workloads never call the driver. Reuse is safe because all GPU work of a
 // buffer's life is ordered on the streams that use it (one per device in
 // practice); a block freed on the host is reused only by later launches.
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <new>
@@ -39,6 +40,8 @@ class CudaAllocator final : public Allocator {
       cached_ -= b;
     } else {
       cuda::ensure_context();
+      // Over the memory limit, hand the cache back before asking for more.
+      if (active_ + cached_ + b > memory_limit_ && cached_ > 0) release_cache_locked();
       cuda_driver::CUdeviceptr d = 0;
       const size_t guard = guard_zone_bytes(b);
       auto r = cuda_driver::api().cuMemAlloc(&d, b + 2 * guard);
@@ -60,6 +63,17 @@ class CudaAllocator final : public Allocator {
     active_ -= b.size;
     free_[b.size].push_back(b.ptr);
     cached_ += b.size;
+    if (cached_ > cache_limit_) trim_cache_locked(cache_limit_);
+  }
+
+  void set_cache_limit(size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cache_limit_ = bytes;
+    if (cached_ > cache_limit_) trim_cache_locked(cache_limit_);
+  }
+  void set_memory_limit(size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    memory_limit_ = bytes;
   }
 
   size_t active_memory() const override { return active_; }
@@ -73,19 +87,28 @@ class CudaAllocator final : public Allocator {
 
  private:
   void release_cache_locked() {
+    trim_cache_locked(0);
+    free_.clear();
+  }
+
+  // Frees cached blocks, largest first, until at most `limit` bytes remain.
+  void trim_cache_locked(size_t limit) {
     cuda::synchronize_all();  // blocks may still be read by queued work
-    for (auto& [size, ptrs] : free_) {
-      for (void* p : ptrs) {
-        cuda_driver::api().cuMemFree(reinterpret_cast<cuda_driver::CUdeviceptr>(p) - guard_zone_bytes(size));
+    for (auto it = free_.rbegin(); it != free_.rend() && cached_ > limit; ++it) {
+      auto& ptrs = it->second;
+      while (!ptrs.empty() && cached_ > limit) {
+        cuda_driver::api().cuMemFree(reinterpret_cast<cuda_driver::CUdeviceptr>(ptrs.back()) -
+                                     guard_zone_bytes(it->first));
+        ptrs.pop_back();
+        cached_ -= it->first;
       }
     }
-    free_.clear();
-    cached_ = 0;
   }
 
   std::mutex mutex_;
   std::map<size_t, std::vector<void*>> free_;
   size_t active_ = 0, peak_ = 0, cached_ = 0;
+  size_t cache_limit_ = SIZE_MAX, memory_limit_ = SIZE_MAX;
 };
 
 }  // namespace

@@ -13,6 +13,8 @@ namespace alloy {
 
 bool gpu_is_available() { return cuda_driver::is_available(); }
 const std::string& gpu_arch() { return cuda::device_arch(); }
+std::string gpu_name() { return cuda_driver::device_name(0); }
+size_t gpu_total_memory() { return cuda_driver::device_total_memory(0); }
 std::string gpu_unavailable_reason() {
   return cuda_driver::is_available() ? std::string() : cuda_driver::unavailable_reason();
 }

@@ -1,0 +1,30 @@
+// What the runtime reports about devices, and graph-level ops with no math:
+// mx.device_info / mx.device_count / mx.depends.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "alloy/array.h"
+#include "alloy/device.h"
+
+namespace alloy {
+
+using DeviceInfo = std::map<std::string, std::variant<std::string, size_t>>;
+
+// MLX's keys for the device: "architecture" and "device_name" on every
+// device; on the GPU also "memory_size" and Metal's sizing keys
+// ("max_buffer_length", "max_recommended_working_set_size"), which real code
+// reads to size its caches.
+DeviceInfo device_info(const Device& d);
+// Devices of a type this process can use (0 GPUs without a driver).
+int device_count(Device::DeviceType type);
+
+// `inputs`, unchanged, made to depend on `dependencies`: evaluating an output
+// first evaluates every dependency. Gradients flow to `inputs` only.
+std::vector<array> depends(const std::vector<array>& inputs, const std::vector<array>& dependencies);
+
+}  // namespace alloy
