@@ -191,8 +191,12 @@ def test_cumulative(rng, name, dtype):
     same(lambda m, a: getattr(m, name)(a.T, axis=0), x)
 
 
-def test_cumulative_sum_bool(rng):
-    same("cumulative_sum", random_array(rng, (7,), "bool"))
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod", "cumprod"])
+def test_cumulative_bool(rng, name):
+    x = random_array(rng, (3, 7), "bool")
+    x[:, 0] = True  # so a product stays true for a while
+    same(name, x, axis=1)
+    same(name, x, axis=1, reverse=True, inclusive=False)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32", "bool", "complex64", "float16"])
