@@ -8,6 +8,7 @@
 #include "alloy/fast.h"
 #include "alloy/ops.h"
 #include "alloy/runtime.h"
+#include "alloy/ops_math.h"
 #include "alloy/transforms.h"
 #if __has_include("alloy/random.h")
 #include "alloy/random.h"

@@ -20,6 +20,7 @@ void init_transforms(nb::module_& m);
 void init_memory(nb::module_& m);
 void init_msl(nb::module_& m);
 void init_runtime(nb::module_& m);
+void init_ops_math(nb::module_& m);
 
 #include "alloy/array.h"
 

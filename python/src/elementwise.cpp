@@ -8,6 +8,7 @@
 #include "alloy/ops.h"
 #include "bindings.h"
 #include "convert.h"
+#include "operands.h"
 #include "stream_or_device.h"
 
 using namespace alloy;
@@ -18,20 +19,8 @@ namespace {
 using UnaryFn = array (*)(const array&, SD);
 using BinaryFn = array (*)(const array&, const array&, SD);
 
-// Two operands with MLX's weak typing: a Python scalar takes the dtype of the
-// array operand where that loses nothing (int + float16 array -> float16).
-std::pair<array, array> operands(nb::handle a, nb::handle b) {
-  bool sa = py::is_python_scalar(a), sb = py::is_python_scalar(b);
-  if (sa && !sb) {
-    array y = py::to_array(b);
-    return {py::to_array_like(a, y), y};
-  }
-  if (sb && !sa) {
-    array x = py::to_array(a);
-    return {x, py::to_array_like(b, x)};
-  }
-  return {py::to_array(a), py::to_array(b)};
-}
+// Two operands with MLX's weak typing (operands.h).
+std::pair<array, array> operands(nb::handle a, nb::handle b) { return py::binary_operands(a, b); }
 
 // The other operand of an operator, or nothing when it is not array-like
 // (then Python tries the reflected operator or falls back, e.g. a == None).

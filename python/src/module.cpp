@@ -20,6 +20,7 @@ NB_MODULE(core, m) {
   init_memory(m);
   init_msl(m);
   init_runtime(m);
+  init_ops_math(m);
   // The parts written in Python (function transforms, stream contexts)
   // attach themselves to this module.
   nb::module_::import_("alloy._core").attr("extend")(m);

@@ -4,14 +4,17 @@
 // later indices when reversed). An exclusive scan is the inclusive one
 // shifted one step along the scan with the identity in front, so cumprod,
 // cummax and cummin differentiate the inclusive scan and shift the tangents
-// (jvp) or unshift the cotangents (vjp); cumsum has a direct rule.
+// (jvp) or unshift the cotangents (vjp); cumsum and logcumsumexp have
+// direct rules.
 #include "primitives/scan.h"
 
 #include "ops/op_utils.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "alloy/ops.h"
+#include "alloy/ops_math.h"
 
 namespace alloy {
 
@@ -127,6 +130,35 @@ array extreme_jvp(const array& owner, const array& t, int axis, Stream s) {
   return where(less(owner, array(n, Dtype::int32), s), taken, array(0.0, t.dtype()), s);
 }
 
+// logcumsumexp: y_i = log sum_{j in R(i)} exp(x_j), so dy_i/dx_j =
+// exp(x_j - y_i). Both derivatives are sums sum_k w_k exp(b_k) over a scan
+// range with weights w of either sign: the positive and the negative weights
+// run as two log-domain scans (log w_k + b_k), so no exp overflows, and the
+// two come back as exp(l + shift). An empty range (l = -inf) contributes 0,
+// also where shift is infinite.
+array signed_exp_scan(const array& w, const array& b, const array& shift, int axis, bool reverse, bool inclusive,
+                      Stream s) {
+  array neg_inf(-INFINITY, w.dtype()), zero(0.0, w.dtype());
+  array log_w = add(log(abs(w, s), s), b, s);
+  auto part = [&](const array& mask) {
+    array l = logcumsumexp(where(mask, log_w, neg_inf, s), axis, reverse, inclusive, s);
+    return where(equal(l, neg_inf, s), zero, exp(add(l, shift, s), s), s);
+  };
+  return subtract(part(greater(w, zero, s)), part(less(w, zero, s)), s);
+}
+
+// d x_j = sum_{i : j in R(i)} g_i exp(x_j - y_i): the scan the other way.
+array logcumsumexp_vjp(const array& x, const array& y, const array& g, int axis, bool reverse, bool inclusive,
+                       Stream s) {
+  return signed_exp_scan(g, negative(y, s), x, axis, !reverse, inclusive, s);
+}
+
+// d y_i = sum_{j in R(i)} t_j exp(x_j - y_i).
+array logcumsumexp_jvp(const array& x, const array& y, const array& t, int axis, bool reverse, bool inclusive,
+                       Stream s) {
+  return signed_exp_scan(t, x, negative(y, s), axis, reverse, inclusive, s);
+}
+
 }  // namespace
 
 std::vector<array> Scan::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -137,6 +169,7 @@ std::vector<array> Scan::vjp(const std::vector<array>& primals, const std::vecto
   // cotangents summed the other way.
   if (op_ == ScanOp::Sum) return {cumsum(cotangents[0], axis_, !reverse_, inclusive_, s)};
   if (x.size() == 0) return {zeros_like(x, s)};
+  if (op_ == ScanOp::LogAddExp) return {logcumsumexp_vjp(x, outputs[0], cotangents[0], axis_, reverse_, inclusive_, s)};
   array y = inclusive_ ? outputs[0]
                        : array(x.shape(), x.dtype(), std::make_shared<Scan>(s, op_, axis_, reverse_, true), {x});
   array g = inclusive_ ? cotangents[0] : inclusive_from_exclusive(cotangents[0], axis_, reverse_, s);
@@ -155,6 +188,10 @@ std::vector<array> Scan::jvp(const std::vector<array>& primals, const std::vecto
   const array& t = tangents[0];
   if (op_ == ScanOp::Sum) return {cumsum(t, axis_, reverse_, inclusive_, s)};
   if (x.size() == 0) return {zeros_like(t, s)};
+  if (op_ == ScanOp::LogAddExp) {
+    array y(x.shape(), x.dtype(), std::make_shared<Scan>(s, op_, axis_, reverse_, inclusive_), {x});
+    return {logcumsumexp_jvp(x, y, t, axis_, reverse_, inclusive_, s)};
+  }
   array y(x.shape(), x.dtype(), std::make_shared<Scan>(s, op_, axis_, reverse_, true), {x});
   array out = [&] {
     switch (op_) {

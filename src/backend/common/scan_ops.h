@@ -1,15 +1,16 @@
-// Scans combine like reductions (running sum, product, max, min); the op
-// casts bool inputs of cumsum/cumprod to int32 first, so a scan's output dtype
-// is always its input dtype.
+// Scans combine like reductions (running sum, product, max, min) or by
+// log-add-exp (logcumsumexp); the ops cast bool inputs of cumsum/cumprod to
+// int32 and non-float inputs of logcumsumexp to float32 first, so a scan's
+// output dtype is always its input dtype.
 #pragma once
 
 #include "backend/common/reduce_ops.h"
 
 namespace alloy {
 
-enum class ScanOp : uint8_t { Sum, Prod, Max, Min };
+enum class ScanOp : uint8_t { Sum, Prod, Max, Min, LogAddExp };
 
-inline constexpr const char* kScanOpNames[] = {"cumsum", "cumprod", "cummax", "cummin"};
+inline constexpr const char* kScanOpNames[] = {"cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"};
 
 constexpr ReduceOp scan_combiner(ScanOp op) {
   switch (op) {
@@ -17,13 +18,44 @@ constexpr ReduceOp scan_combiner(ScanOp op) {
     case ScanOp::Prod: return ReduceOp::Prod;
     case ScanOp::Max: return ReduceOp::Max;
     case ScanOp::Min: return ReduceOp::Min;
+    case ScanOp::LogAddExp: return ReduceOp::Max;  // unused: scan_fn and scan_legal treat it apart
   }
   return ReduceOp::Sum;
 }
 
+namespace scan {
+// log(exp(acc) + exp(x)), shifted by the larger operand so nothing overflows;
+// -inf (an empty sum) is its identity, and NaN propagates.
+struct LogAddExp {
+  template <typename A>
+  ALLOY_HD static A identity() { return -math::inf<A>(); }
+  template <typename A>
+  ALLOY_HD A operator()(A acc, A x) const {
+    if (math::isnan(acc) || math::isnan(x)) return acc + x;
+    A hi = acc > x ? acc : x, lo = acc > x ? x : acc;
+    if (lo == -math::inf<A>() || hi == math::inf<A>()) return hi;
+    return hi + math::log1p(math::exp(lo - hi));
+  }
+};
+}  // namespace scan
+
+// The combiner a scan runs: a reduction's, or log-add-exp.
+template <ScanOp Op>
+struct scan_fn {
+  using type = reduce::Fn<scan_combiner(Op)>;
+};
+template <>
+struct scan_fn<ScanOp::LogAddExp> {
+  using type = scan::LogAddExp;
+};
+template <ScanOp Op>
+using scan_fn_t = typename scan_fn<Op>::type;
+
 template <ScanOp Op, typename T>
 inline constexpr bool scan_legal =
-    reduce_legal<scan_combiner(Op), T> && !(std::is_same_v<T, bool> && (Op == ScanOp::Sum || Op == ScanOp::Prod));
+    Op == ScanOp::LogAddExp
+        ? math::kind_bit<T>() == math::kFloat
+        : reduce_legal<scan_combiner(Op), T> && !(std::is_same_v<T, bool> && (Op == ScanOp::Sum || Op == ScanOp::Prod));
 
 // Running sums/products of integers wrap (through unsigned); max/min compare
 // in the type itself; 16-bit floats accumulate in float.
@@ -38,6 +70,7 @@ decltype(auto) dispatch_scan_op(ScanOp op, F&& f) {
     case ScanOp::Prod: return f(std::integral_constant<ScanOp, ScanOp::Prod>{});
     case ScanOp::Max: return f(std::integral_constant<ScanOp, ScanOp::Max>{});
     case ScanOp::Min: return f(std::integral_constant<ScanOp, ScanOp::Min>{});
+    case ScanOp::LogAddExp: return f(std::integral_constant<ScanOp, ScanOp::LogAddExp>{});
   }
   return f(std::integral_constant<ScanOp, ScanOp::Sum>{});
 }

@@ -16,9 +16,8 @@ namespace {
 template <ScanOp Op, typename T>
 void scan_kernel(const array& in_any, array& out, int axis, bool reverse, bool inclusive) {
   using Acc = scan_acc_t<Op, T>;
-  constexpr ReduceOp R = scan_combiner(Op);
-  const reduce::Fn<R> fn;
-  const Acc identity = reduce::Fn<R>::template identity<Acc>();
+  const scan_fn_t<Op> fn;
+  const Acc identity = scan_fn_t<Op>::template identity<Acc>();
   cpu::allocate_row_contiguous(out);
   if (out.size() == 0) return;
   array in = cpu::row_contiguous_copy(in_any);

@@ -129,11 +129,12 @@ std::vector<CatalogEntry> kernel_catalog() {
       }
     }
   }
-  for (const char* op : {"Sum", "Prod", "Max", "Min"}) {
+  for (const char* op : {"Sum", "Prod", "Max", "Min", "LogAddExp"}) {
     for (const char* k : {"scan_row", "scan_col"}) add(std::string("scan/") + op, k, scan_source(op, Dtype::float32, k));
   }
   add("scan/Sum/int32", "scan_row", scan_source("Sum", Dtype::int32, "scan_row"));
   add("scan/Prod/float16", "scan_row", scan_source("Prod", Dtype::float16, "scan_row"));
+  add("scan/LogAddExp/bfloat16", "scan_row", scan_source("LogAddExp", Dtype::bfloat16, "scan_row"));
   add("scan/Sum/complex64", "scan_row", scan_source("Sum", Dtype::complex64, "scan_row"));
   for (auto [t, i] : {std::pair{Dtype::uint32, Dtype::int32}, std::pair{Dtype::uint16, Dtype::int64},
                       std::pair{Dtype::uint64, Dtype::uint8}}) {

@@ -236,7 +236,7 @@ void Scan::eval_gpu(const std::vector<array>& inputs, std::vector<array>& output
   int64_t outer = 1, n = in.shape(axis_), inner = 1;
   for (int d = 0; d < axis_; ++d) outer *= in.shape(d);
   for (int d = axis_ + 1; d < in.ndim(); ++d) inner *= in.shape(d);
-  static const char* const kOps[] = {"Sum", "Prod", "Max", "Min"};
+  static const char* const kOps[] = {"Sum", "Prod", "Max", "Min", "LogAddExp"};
   const std::string op = kOps[static_cast<int>(op_)];
   const Dtype t = in.dtype();
   SourceFn source = [=](const std::string& k) { return scan_source(op, t, k); };

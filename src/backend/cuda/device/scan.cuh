@@ -16,10 +16,9 @@ template <ScanOp Op, typename T>
 __device__ __forceinline__ void scan_row(const T* in, T* out, int64_t n_rows, int64_t n, bool reverse,
                                          bool inclusive) {
   using Acc = scan_acc_t<Op, T>;
-  constexpr ReduceOp R = scan_combiner(Op);
   constexpr int kItems = 4;
-  const reduce::Fn<R> fn;
-  const Acc identity = reduce::Fn<R>::template identity<Acc>();
+  const scan_fn_t<Op> fn;
+  const Acc identity = scan_fn_t<Op>::template identity<Acc>();
   __shared__ alignas(16) unsigned char raw[33 * sizeof(Acc)];
   Acc* warp_totals = reinterpret_cast<Acc*>(raw);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
@@ -78,12 +77,11 @@ template <ScanOp Op, typename T>
 __device__ __forceinline__ void scan_col(const T* in, T* out, int64_t n_cols, int64_t n, int64_t inner, bool reverse,
                                          bool inclusive) {
   using Acc = scan_acc_t<Op, T>;
-  constexpr ReduceOp R = scan_combiner(Op);
-  const reduce::Fn<R> fn;
+  const scan_fn_t<Op> fn;
   for (int64_t e = global_thread(); e < n_cols; e += grid_threads()) {
     const int64_t o = e / inner, k = e - o * inner;
     const int64_t base = o * n * inner + k;
-    Acc acc = reduce::Fn<R>::template identity<Acc>();
+    Acc acc = scan_fn_t<Op>::template identity<Acc>();
     for (int64_t i = 0; i < n; ++i) {
       const int64_t j = base + (reverse ? n - 1 - i : i) * inner;
       Acc v = cast_value<Acc>(in[j]);
