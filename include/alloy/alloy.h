@@ -9,6 +9,7 @@
 #include "alloy/ops.h"
 #include "alloy/runtime.h"
 #include "alloy/ops_math.h"
+#include "alloy/ops_shape.h"
 #include "alloy/transforms.h"
 #if __has_include("alloy/random.h")
 #include "alloy/random.h"

@@ -14,6 +14,7 @@ void init_reductions(nb::module_& m);
 void init_shape(nb::module_& m);
 void init_indexing(nb::module_& m);
 void init_linalg(nb::module_& m);
+void init_ops_shape(nb::module_& m);
 void init_random(nb::module_& m);
 void init_fast(nb::module_& m);
 void init_transforms(nb::module_& m);
