@@ -14,6 +14,7 @@ NB_MODULE(core, m) {
   init_shape(m);
   init_indexing(m);
   init_linalg(m);
+  init_conv(m);
   init_random(m);
   init_fast(m);
   init_transforms(m);
