@@ -6,6 +6,7 @@
 #include "alloy/device.h"
 #include "alloy/dtype.h"
 #include "alloy/fast.h"
+#include "alloy/fast_ops.h"
 #include "alloy/ops.h"
 #include "alloy/ops_conv.h"
 #include "alloy/transforms.h"

@@ -17,6 +17,7 @@ NB_MODULE(core, m) {
   init_conv(m);
   init_random(m);
   init_fast(m);
+  init_fast_ops(m);
   init_transforms(m);
   init_memory(m);
   init_msl(m);
