@@ -111,7 +111,7 @@ def test_conv_transpose2d_3d(rng):
     same("conv_transpose3d", x, w, stride=2, padding=1, output_padding=1)
 
 
-@pytest.mark.parametrize("n,m", [(7, 3), (3, 7), (5, 5), (1, 4), (6, 1)])
+@pytest.mark.parametrize("n,m", [(7, 3), (3, 7), (5, 5), (1, 4), (6, 1), (50, 40)])  # 40 taps: the gather path
 @pytest.mark.parametrize("mode", ["full", "same", "valid"])
 def test_convolve(rng, n, m, mode):
     a, v = random_array(rng, (n,)), random_array(rng, (m,))
@@ -131,6 +131,7 @@ def _conv_loss(op, **kw):
 @pytest.mark.parametrize("op,xs,ws,kw", [
     ("conv1d", (2, 9, 4), (6, 3, 2), dict(stride=2, padding=1, dilation=2, groups=2)),
     ("conv1d", (2, 10, 6), (6, 4, 1), dict(padding=3, groups=6)),
+    ("conv1d", (1, 40, 3), (3, 34, 1), dict(padding=2, stride=2, groups=3)),  # depthwise, many taps
     ("conv2d", (2, 7, 6, 3), (4, 3, 2, 3), dict(stride=(1, 2), padding=1)),
     ("conv3d", (1, 4, 5, 4, 2), (3, 2, 2, 2, 2), dict(padding=(1, 0, 1))),
     ("conv_transpose1d", (2, 5, 4), (3, 3, 4), dict(stride=2, padding=1, output_padding=1)),
