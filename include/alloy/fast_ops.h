@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "alloy/array.h"
 #include "alloy/device.h"
@@ -39,5 +40,14 @@ array scaled_dot_product_attention(const array& q, const array& k, const array& 
 
 // logsumexp(logits, -1) - logits[..., targets], in float32.
 array cross_entropy(const array& logits, const array& targets, StreamOrDevice s = {});
+
+// The gated delta rule (Gated DeltaNet) over T steps, per value head h
+// (key head h / (Hv / Hk)), with state S (B, Hv, Dv, Dk) in float32:
+//   S = gamma_t S;  S += beta_t (v_t - S k_t) k_t^T;  out_t = S q_t.
+// q, k (B, T, Hk, Dk); v (B, T, Hv, Dv); gamma, beta (B, T, Hv); mask (B, T)
+// skips a step (state kept, output zero). Returns {out, final state}.
+std::vector<array> gated_delta_update(const array& q, const array& k, const array& v, const array& gamma,
+                                      const array& beta, const std::optional<array>& initial_state = std::nullopt,
+                                      const std::optional<array>& mask = std::nullopt, StreamOrDevice s = {});
 
 }  // namespace alloy::fast

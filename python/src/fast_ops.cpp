@@ -1,5 +1,5 @@
 // mx.fast.rms_norm, layer_norm, rope, scaled_dot_product_attention and
-// cross_entropy, with MLX's signatures, beside metal_kernel in mx.fast.
+// cross_entropy and gated_delta_update, with MLX's signatures, beside metal_kernel in mx.fast.
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -8,6 +8,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
 
 #include "alloy/fast_ops.h"
 #include "bindings.h"
@@ -76,6 +77,17 @@ void init_fast_ops(nb::module_& m) {
       "q"_a, "k"_a, "v"_a, nb::kw_only(), "scale"_a, "mask"_a.none() = nb::none(), "sinks"_a.none() = nb::none(),
       "force_fused"_a = false, "stream"_a = nb::none(),
       "softmax(scale * q @ k^T + mask) @ v with grouped-query heads, a 'causal' or array mask, and attention sinks.");
+  f.def(
+      "gated_delta_update",
+      [](nb::handle q, nb::handle k, nb::handle v, nb::handle gamma, nb::handle beta, nb::handle initial_state,
+         nb::handle mask, StreamOrDevice s) {
+        // A list, as MLX returns.
+        return fast::gated_delta_update(py::to_array(q), py::to_array(k), py::to_array(v), py::to_array(gamma),
+                                        py::to_array(beta), optional_array(initial_state), optional_array(mask), s);
+      },
+      "q"_a, "k"_a, "v"_a, "gamma"_a, "beta"_a, "initial_state"_a.none() = nb::none(), "mask"_a.none() = nb::none(),
+      "stream"_a = nb::none(),
+      "The gated delta rule over T steps; returns (output (B, T, Hv, Dv), final state (B, Hv, Dv, Dk)).");
   f.def(
       "cross_entropy",
       [](nb::handle logits, nb::handle targets, StreamOrDevice s) {

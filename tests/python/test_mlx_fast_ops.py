@@ -204,3 +204,40 @@ def test_cross_entropy_grad_and_errors(rng):
     same_error("fast.cross_entropy", logits, targets[:3])
     same_error("fast.cross_entropy", logits, targets.astype(np.float32))
     same_error("fast.cross_entropy", logits.astype(np.int32), targets)
+
+
+# ---- gated_delta_update
+
+def _gdn_inputs(rng, b, t, hk, hv, dk, dv, dtype="float32"):
+    q, k = random_array(rng, (b, t, hk, dk), dtype), random_array(rng, (b, t, hk, dk), dtype)
+    v = random_array(rng, (b, t, hv, dv), dtype)
+    gamma = rng.uniform(0.5, 1.0, (b, t, hv)).astype(np.float32)
+    beta = rng.uniform(0.0, 1.0, (b, t, hv)).astype(np.float32)
+    return q, k, v, gamma, beta
+
+
+@pytest.mark.parametrize("heads", [(2, 2), (2, 4)])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_gated_delta_update(rng, heads, dtype):
+    hk, hv = heads
+    q, k, v, gamma, beta = _gdn_inputs(rng, 2, 5, hk, hv, 8, 6, dtype)
+    # The state is float32 in both, but MLX rounds intermediates of half
+    # inputs to half (against a float64 reference its state is off by ~6e-4,
+    # Alloy's by ~2e-7), so half inputs get half tolerances throughout.
+    tol = dict(rtol=1e-4) if dtype == "float32" else dict(rtol=4e-3, atol=4e-3)
+    same("fast.gated_delta_update", q, k, v, gamma, beta, **tol)
+    state = random_array(rng, (2, hv, 6, 8))
+    mask = rng.random((2, 5)) < 0.6
+    same("fast.gated_delta_update", q, k, v, gamma, beta, state, mask, **tol)
+
+
+def test_gated_delta_update_grad(rng):
+    q, k, v, gamma, beta = _gdn_inputs(rng, 1, 4, 1, 2, 4, 3)
+    same(lambda m, *a: m.grad(lambda q, k, v: m.fast.gated_delta_update(q, k, v, a[3], a[4])[0].sum(),
+                              argnums=(0, 1, 2))(*a[:3]), q, k, v, gamma, beta, rtol=1e-4, atol=1e-5)
+
+
+def test_gated_delta_update_errors(rng):
+    q, k, v, gamma, beta = _gdn_inputs(rng, 1, 3, 2, 4, 8, 6)
+    same_error("fast.gated_delta_update", q, k, v[:, :, :3], gamma[..., :3], beta[..., :3])  # 3 heads over 2
+    same_error("fast.gated_delta_update", q, k, v, gamma, beta, np.zeros((1, 4, 8, 6), np.float32))
