@@ -6,10 +6,12 @@
 #include "alloy/device.h"
 #include "alloy/dtype.h"
 #include "alloy/fast.h"
+#include "alloy/fast_ops.h"
 #include "alloy/ops.h"
 #include "alloy/runtime.h"
 #include "alloy/ops_math.h"
 #include "alloy/ops_shape.h"
+#include "alloy/ops_conv.h"
 #include "alloy/transforms.h"
 #if __has_include("alloy/random.h")
 #include "alloy/random.h"

@@ -22,6 +22,8 @@ void init_memory(nb::module_& m);
 void init_msl(nb::module_& m);
 void init_runtime(nb::module_& m);
 void init_ops_math(nb::module_& m);
+void init_conv(nb::module_& m);
+void init_fast_ops(nb::module_& m);  // after init_fast: adds to mx.fast
 
 #include "alloy/array.h"
 

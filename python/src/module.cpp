@@ -15,8 +15,10 @@ NB_MODULE(core, m) {
   init_indexing(m);
   init_linalg(m);
   init_ops_shape(m);
+  init_conv(m);
   init_random(m);
   init_fast(m);
+  init_fast_ops(m);
   init_transforms(m);
   init_memory(m);
   init_msl(m);
