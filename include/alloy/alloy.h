@@ -6,6 +6,7 @@
 #include "alloy/device.h"
 #include "alloy/dtype.h"
 #include "alloy/fast.h"
+#include "alloy/io.h"
 #include "alloy/ops.h"
 #include "alloy/transforms.h"
 #if __has_include("alloy/random.h")
