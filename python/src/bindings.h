@@ -19,6 +19,10 @@ void init_fast(nb::module_& m);
 void init_transforms(nb::module_& m);
 void init_memory(nb::module_& m);
 void init_msl(nb::module_& m);
+void init_io(nb::module_& m);
+void init_distributed(nb::module_& m);
+void init_printing(nb::module_& m);
+void init_array_iteration(nb::module_& m);
 
 #include "alloy/array.h"
 

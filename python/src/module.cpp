@@ -19,4 +19,8 @@ NB_MODULE(core, m) {
   init_transforms(m);
   init_memory(m);
   init_msl(m);
+  init_io(m);
+  init_distributed(m);
+  init_printing(m);
+  init_array_iteration(m);
 }
