@@ -25,7 +25,8 @@ deps:
 $(VENV)/.ready: pyproject.toml | deps
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy ml_dtypes pytest ninja
+	# safetensors (tests only): the reference reader and writer the I/O tests check against.
+	$(PY) -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy ml_dtypes pytest ninja safetensors
 	# Real MLX (CPU build) is the oracle of the differential tests.
 	$(PY) -m pip install -q "mlx[cpu]==0.32.4"
 	touch $@

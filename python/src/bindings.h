@@ -24,6 +24,10 @@ void init_runtime(nb::module_& m);
 void init_ops_math(nb::module_& m);
 void init_conv(nb::module_& m);
 void init_fast_ops(nb::module_& m);  // after init_fast: adds to mx.fast
+void init_io(nb::module_& m);
+void init_distributed(nb::module_& m);
+void init_printing(nb::module_& m);
+void init_array_iteration(nb::module_& m);
 
 #include "alloy/array.h"
 

@@ -24,6 +24,10 @@ NB_MODULE(core, m) {
   init_msl(m);
   init_runtime(m);
   init_ops_math(m);
+  init_io(m);
+  init_distributed(m);
+  init_printing(m);
+  init_array_iteration(m);
   // The parts written in Python (function transforms, stream contexts)
   // attach themselves to this module.
   nb::module_::import_("alloy._core").attr("extend")(m);
