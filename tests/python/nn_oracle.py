@@ -34,9 +34,14 @@ def to_mlx(tree):
     return tree_map(lambda a: mc.array(to_numpy(a)) if isinstance(a, ax.array) else a, tree)
 
 
-def pair(build):
-    """(alloy_layer, mlx_layer) built by `build(nn)` holding the same weights."""
+def pair(build, randomize=None):
+    """(alloy_layer, mlx_layer) built by `build(nn)` holding the same weights;
+    with `randomize` (an rng), weights are redrawn from N(0, 1) first so
+    constant initialisations (norm scales, zero biases) do not hide a term."""
     mine = build(ann)
+    if randomize is not None:
+        mine.update(tree_map(lambda a: ax.array(randomize.standard_normal(a.shape).astype(np.float32)),
+                             mine.parameters()))
     with mc.stream(MLX_DEVICE):
         theirs = build(mnn)
         theirs.update(to_mlx(mine.parameters()))
@@ -58,10 +63,10 @@ def _loss_and_grads(nn, core, layer, inputs, cotangent, grad_input):
     return layer(*inputs), value, param_grads, input_grad
 
 
-def check_layer(build, *inputs, rng, rtol=None, atol=None, grad_input=True):
+def check_layer(build, *inputs, rng, rtol=None, atol=None, grad_input=True, randomize=False):
     """Forward outputs, then gradients of a random projection of the output,
     agree between the two frameworks. `inputs` are numpy arrays."""
-    mine, theirs = pair(build)
+    mine, theirs = pair(build, rng if randomize else None)
     a_in = [ax.array(x) for x in inputs]
     with mc.stream(MLX_DEVICE):
         m_in = [mc.array(x) for x in inputs]
