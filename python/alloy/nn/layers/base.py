@@ -26,7 +26,7 @@ def _walk(owner, key, value, keep, leaf_map, is_leaf):
             path = f"{key}.{k}"
             out[k] = _walk(owner, path, v, keep, leaf_map, is_leaf) if keep(owner, path, v) else {}
         return out
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):
         out = []
         for i, v in enumerate(value):
             path = f"{key}.{i}"
@@ -103,11 +103,13 @@ class Module(dict):
 
     @staticmethod
     def valid_child_filter(module, key, value):
-        return isinstance(value, (dict, list, tuple))
+        return isinstance(value, (dict, list))
 
     @staticmethod
     def valid_parameter_filter(module, key, value):
-        return isinstance(value, (dict, list, tuple, mx.array)) and not key.startswith("_")
+        # Tuples are stored in the dict (see __setattr__) but, as in MLX,
+        # are not walked for parameters: they hold fixed configuration.
+        return isinstance(value, (dict, list, mx.array)) and not key.startswith("_")
 
     @staticmethod
     def trainable_parameter_filter(module, key, value):
@@ -119,7 +121,7 @@ class Module(dict):
         decides where to stop descending (default: at anything that is not a
         module, dict, list or tuple)."""
         map_fn = map_fn or (lambda x: x)
-        is_leaf_fn = is_leaf_fn or (lambda m, k, v: not isinstance(v, (Module, dict, list, tuple)))
+        is_leaf_fn = is_leaf_fn or (lambda m, k, v: not isinstance(v, (Module, dict, list)))
         return {k: _walk(self, k, v, filter_fn, map_fn, is_leaf_fn) for k, v in self.items() if filter_fn(self, k, v)}
 
     # ---- trees --------------------------------------------------------------
@@ -156,7 +158,7 @@ class Module(dict):
                         merge_one(dst, k, new)
                     elif strict:
                         raise ValueError(f'Module does not have parameter named "{k}".')
-            elif isinstance(src, (list, tuple)):
+            elif isinstance(src, list):
                 for i, new in enumerate(src):
                     merge_one(dst, i, new)
             elif strict:
@@ -185,7 +187,7 @@ class Module(dict):
                         merge_one(dst, k, new)
                     elif strict:
                         raise ValueError(f'Module does not have sub-module named "{k}".')
-            elif isinstance(src, (list, tuple)):
+            elif isinstance(src, list):
                 for i, new in enumerate(src):
                     merge_one(dst, i, new)
             elif strict:
@@ -195,7 +197,7 @@ class Module(dict):
             current = dst[k]
             if isinstance(current, Module) and isinstance(new, Module):
                 dst[k] = new
-            elif isinstance(current, (dict, list, tuple)):
+            elif isinstance(current, (dict, list)):
                 merge(current, new)
             elif strict and new != {}:
                 raise ValueError(f"Received invalid type: {type(new).__name__}.")
@@ -224,11 +226,11 @@ class Module(dict):
         return self
 
     def named_modules(self):
-        """``(dotted_name, module)`` for every module, children before their
-        parent, this module last (named "")."""
+        """``(dotted_name, module)`` for this module (named "") and every
+        sub-module, in ``apply_to_modules`` order."""
         found = []
         self.apply_to_modules(lambda name, m: found.append((name, m)))
-        return found[::-1]
+        return found
 
     def modules(self):
         return [m for _, m in self.named_modules()]
