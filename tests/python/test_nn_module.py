@@ -119,7 +119,7 @@ def test_update_apply_and_errors(rng):
     # The filter sees every level: containers must pass for biases inside them to be reached.
     only_bias = lambda mod, k, v: isinstance(v, (dict, list)) or k == "bias"
     # A plain dict's dropped entries come back as {} and strict update refuses them, in both.
-    for m in (mine, theirs):
+    for m in (build_model(ann), build_model(mnn)):
         with pytest.raises(ValueError):
             m.apply(lambda p: p * 0, filter_fn=only_bias)
     mine.blocks[0].apply(lambda p: p * 0, filter_fn=only_bias)
