@@ -9,7 +9,7 @@ import mlx.core as mc
 import mlx.nn as mnn
 from alloy.utils import tree_flatten
 from mlx_oracle import MLX_DEVICE, assert_same_value, to_numpy
-from nn_oracle import needs, pair
+from nn_oracle import needs, pair, to_mlx
 
 
 def build_model(nn):
@@ -104,6 +104,7 @@ def test_update_apply_and_errors(rng):
     new = {"blocks": [{"layers": [{"weight": ax.array(rng.standard_normal((4, 4)).astype(np.float32))}]}],
            "extra": {"scale": ax.array(rng.standard_normal(3).astype(np.float32))}}
     mine.update(new)
+    theirs.update(to_mlx(new))
     assert np.array_equal(np.array(mine.blocks[0].layers[0].weight), np.array(new["blocks"][0]["layers"][0]["weight"]))
     assert np.array_equal(np.array(mine.extra["scale"]), np.array(new["extra"]["scale"]))
     for m, core in ((mine, ax), (theirs, mc)):
