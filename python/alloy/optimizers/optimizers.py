@@ -1,0 +1,237 @@
+"""Optimizers, as ``mlx.optimizers``.
+
+An optimizer keeps a state tree shaped like the parameters (one dict per
+parameter, filled by ``init_single``) plus ``step`` and its hyper-parameters
+as arrays; a hyper-parameter given as a callable is a schedule evaluated at
+each step.
+"""
+import alloy.core as mx
+from alloy.utils import tree_map, tree_reduce
+
+
+class Optimizer:
+    """Base class: subclasses define ``init_single`` and ``apply_single``."""
+
+    def __init__(self, schedulers=None):
+        self._initialized = False
+        self._state = {"step": mx.array(0, mx.uint64)}
+        self._schedulers = dict(schedulers or {})
+
+    def update(self, model, gradients):
+        """Applies one step to ``model``'s parameters."""
+        model.update(self.apply_gradients(gradients, model))
+
+    def init(self, parameters):
+        """Creates the per-parameter state for every parameter not yet known
+        (keeps the state of those already there)."""
+
+        def add_missing(params, state):
+            if isinstance(params, (list, tuple)):
+                state = list(state)
+                for i in range(min(len(state), len(params))):
+                    state[i] = add_missing(params[i], state[i])
+                state.extend(tree_map(lambda _: {}, params[len(state):]))
+                return type(params)(state)
+            if isinstance(params, dict):
+                for k, v in params.items():
+                    state[k] = add_missing(v, state[k]) if k in state else tree_map(lambda _: {}, v)
+                return state
+            return state
+
+        add_missing(parameters, self._state)
+        # An empty leaf state means a new parameter; init_single fills it.
+        tree_map(lambda p, s: s or self.init_single(p, s), parameters, self._state)
+        self._initialized = True
+
+    def init_single(self, parameter, state):
+        raise NotImplementedError
+
+    def apply_gradients(self, gradients, parameters):
+        """The updated parameters (a tree like ``gradients``); advances the
+        step and evaluates the schedules."""
+        if not self._initialized:
+            self.init(gradients)
+        for name, schedule in self._schedulers.items():
+            self.state[name] = schedule(self.step)
+        self.state["step"] = self.step + 1
+        return tree_map(self.apply_single, gradients, parameters, self.state)
+
+    def apply_single(self, gradient, parameter, state):
+        raise NotImplementedError
+
+    @property
+    def state(self):
+        return self._state
+
+    @state.setter
+    def state(self, state):
+        # A replaced state may lack entries: init() fills them on next use.
+        self._initialized = False
+        self._state = state
+
+    @property
+    def step(self):
+        return self.state["step"]
+
+    @property
+    def learning_rate(self):
+        return self.state["learning_rate"]
+
+    @learning_rate.setter
+    def learning_rate(self, learning_rate):
+        self.state["learning_rate"] = mx.array(learning_rate)
+
+    def _maybe_schedule(self, name, value):
+        if callable(value):
+            self._schedulers[name] = value
+            value = value(self.step)
+        else:
+            value = mx.array(value)
+        self.state[name] = value
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with optional momentum (``dampening``
+    scales the new gradient into the velocity), Nesterov momentum and L2
+    ``weight_decay``."""
+
+    def __init__(self, learning_rate, momentum=0.0, weight_decay=0.0, dampening=0.0, nesterov=False):
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening.")
+        super().__init__()
+        self._maybe_schedule("learning_rate", learning_rate)
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.dampening = dampening
+        self.nesterov = nesterov
+
+    def init_single(self, parameter, state):
+        state["v"] = mx.zeros_like(parameter)
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        if self.weight_decay != 0:
+            gradient = gradient + self.weight_decay * parameter
+        if self.momentum <= 0:
+            return parameter - lr * gradient
+        v = self.momentum * state["v"]
+        v = v + ((1 - self.dampening) * gradient if self.dampening > 0 else gradient)
+        state["v"] = v
+        update = gradient + self.momentum * v if self.nesterov else v
+        return parameter - lr * update
+
+
+class RMSprop(Optimizer):
+    """v = alpha v + (1 - alpha) g^2; p -= lr g / (sqrt(v) + eps)."""
+
+    def __init__(self, learning_rate, alpha=0.99, eps=1e-8):
+        super().__init__()
+        self._maybe_schedule("learning_rate", learning_rate)
+        self.alpha = alpha
+        self.eps = eps
+        if self.alpha < 0.0:
+            raise ValueError(f"RMSprop alpha should be >=0, {self.alpha} was provided instead")
+        if self.eps < 0.0:
+            raise ValueError(f"RMSprop epsilon should be >0, {self.eps} was provided instead")
+
+    def init_single(self, parameter, state):
+        state["v"] = mx.zeros_like(parameter)
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        v = self.alpha * state["v"] + (1 - self.alpha) * mx.square(gradient)
+        state["v"] = v
+        return parameter - lr * gradient / (mx.sqrt(v) + self.eps)
+
+
+class Adagrad(Optimizer):
+    """v += g^2; p -= lr g / (sqrt(v) + eps)."""
+
+    def __init__(self, learning_rate, eps=1e-8):
+        super().__init__()
+        self._maybe_schedule("learning_rate", learning_rate)
+        self.eps = eps
+        if self.eps < 0.0:
+            raise ValueError(f"Adagrad epsilon should be >0, {self.eps} was provided instead")
+
+    def init_single(self, parameter, state):
+        state["v"] = mx.zeros_like(parameter)
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        v = state["v"] + mx.square(gradient)
+        state["v"] = v
+        return parameter - lr * gradient / (mx.sqrt(v) + self.eps)
+
+
+class Adam(Optimizer):
+    """Adam; without ``bias_correction`` (MLX's default) the moments are used
+    as they are."""
+
+    def __init__(self, learning_rate, betas=(0.9, 0.999), eps=1e-8, bias_correction=False):
+        super().__init__()
+        self._maybe_schedule("learning_rate", learning_rate)
+        self.betas = betas
+        self.eps = eps
+        self.bias_correction = bias_correction
+
+    def init_single(self, parameter, state):
+        state["m"] = mx.zeros_like(parameter)
+        state["v"] = mx.zeros_like(parameter)
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        b1, b2 = self.betas
+        m = b1 * state["m"] + (1 - b1) * gradient
+        v = b2 * state["v"] + (1 - b2) * mx.square(gradient)
+        state["m"], state["v"] = m, v
+        if self.bias_correction:
+            step = self.step
+            c1 = (lr / (1 - b1**step)).astype(gradient.dtype)
+            c2 = mx.rsqrt(1 - b2**step).astype(gradient.dtype)
+            return parameter - c1 * m / (mx.sqrt(v) * c2 + self.eps)
+        return parameter - lr * m / (mx.sqrt(v) + self.eps)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p *= 1 - lr * weight_decay first."""
+
+    def __init__(self, learning_rate, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, bias_correction=False):
+        super().__init__(learning_rate=learning_rate, betas=betas, eps=eps, bias_correction=bias_correction)
+        self.weight_decay = weight_decay
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        return super().apply_single(gradient, parameter * (1 - lr * self.weight_decay), state)
+
+
+class Lion(Optimizer):
+    """Lion: the update is the sign of an interpolated momentum."""
+
+    def __init__(self, learning_rate, betas=(0.9, 0.99), weight_decay=0.0):
+        super().__init__()
+        self._maybe_schedule("learning_rate", learning_rate)
+        self.betas = betas
+        self.weight_decay = weight_decay
+
+    def init_single(self, parameter, state):
+        state["m"] = mx.zeros_like(parameter)
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        b1, b2 = self.betas
+        m = state["m"]
+        direction = b1 * m + (1 - b1) * gradient
+        state["m"] = b2 * m + (1 - b2) * gradient
+        if self.weight_decay > 0:
+            parameter = (1 - lr * self.weight_decay) * parameter
+        return parameter - lr * mx.sign(direction)
+
+
+def clip_grad_norm(grads, max_norm):
+    """Scales ``grads`` so their global L2 norm is at most ``max_norm``;
+    returns ``(clipped_grads, total_norm)``."""
+    norm_squared = tree_reduce(lambda acc, g: acc + g.square().sum(), grads, 0.0)
+    total_norm = mx.sqrt(norm_squared)
+    normalizer = mx.minimum(max_norm / (total_norm + 1e-6), 1.0)
+    return tree_map(lambda g: g * normalizer, grads), total_norm
