@@ -53,6 +53,83 @@ std::optional<std::string> half_literal(const std::string& n) {
   return "half(" + value + ")";
 }
 
+// The text token `i` is written as so far.
+std::string current(const std::vector<Token>& toks, const Out& out, std::size_t i) {
+  return out[i] ? *out[i] : toks[i].text;
+}
+
+// Whether toks[b, e) is one numeric literal, signed or not: `0`, `-1`, `0.5f`.
+bool is_literal_arm(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
+  if (e == b + 2 && (toks[b].is_punct("-") || toks[b].is_punct("+"))) ++b;
+  return e == b + 1 && toks[b].kind == TokenKind::Number;
+}
+
+bool opens(const Token& t) { return t.is_punct("(") || t.is_punct("[") || t.is_punct("{") || t.is_punct("[["); }
+bool closes(const Token& t) { return t.is_punct(")") || t.is_punct("]") || t.is_punct("}") || t.is_punct("]]"); }
+
+// The `:` of the conditional whose `?` is at q; 0 when not found.
+std::size_t colon_of(const std::vector<Token>& toks, std::size_t q) {
+  int depth = 0, nested = 0;
+  for (std::size_t k = q + 1; k < toks.size(); ++k) {
+    const Token& t = toks[k];
+    if (t.kind == TokenKind::Directive) return 0;
+    if (opens(t)) ++depth;
+    else if (closes(t) && --depth < 0) return 0;
+    else if (depth == 0 && t.is_punct(";")) return 0;
+    else if (depth == 0 && t.is_punct("?")) ++nested;
+    else if (depth == 0 && t.is_punct(":") && nested-- == 0) return k;
+  }
+  return 0;
+}
+
+// One past the last token of the third arm starting at `b`; 0 when its end
+// cannot be told from tokens (a `>` that may close a template argument list,
+// an assignment).
+std::size_t third_arm_end(const std::vector<Token>& toks, std::size_t b) {
+  int depth = 0, nested = 0, angles = 0;
+  for (std::size_t k = b; k < toks.size(); ++k) {
+    const Token& t = toks[k];
+    if (t.kind == TokenKind::Directive) return k;
+    if (opens(t)) { ++depth; continue; }
+    if (closes(t)) {
+      if (--depth < 0) return k;
+      continue;
+    }
+    if (depth > 0) continue;
+    if (t.is_punct(";") || t.is_punct(",")) return k;
+    if (t.is_punct("?")) ++nested;
+    if (t.is_punct(":") && nested-- == 0) return k;
+    if (t.is_punct("<")) ++angles;
+    if (t.is_punct(">") && angles-- == 0) return 0;
+    if (t.is_punct(">>") || is_assignment(t)) return 0;
+  }
+  return toks.size();
+}
+
+// `c ? a : 0.0f` -> `c ? ::alloy_msl::cond_arm<decltype(0.0f)>(a) : 0.0f`
+// (and `c ? 0 : a` alike): the arm that is not a literal is converted to the
+// conditional's type by Metal's rules (metal_base.h), which C++ cannot find
+// by itself when `a` is a bfloat. Conditionals with no literal arm, or two,
+// are left alone.
+void wrap_literal_conditionals(const std::vector<Token>& toks, Out& out) {
+  const Out before = out;  // literals as translated, before any wrapping here
+  for (std::size_t q = 0; q < toks.size(); ++q) {
+    if (!toks[q].is_punct("?") || out[q]) continue;
+    std::size_t c = colon_of(toks, q);
+    if (c == 0 || c == q + 1) continue;
+    std::size_t e = third_arm_end(toks, c + 1);
+    if (e <= c + 1) continue;
+    bool lit2 = is_literal_arm(toks, q + 1, c), lit3 = is_literal_arm(toks, c + 1, e);
+    if (lit2 == lit3) continue;
+    std::size_t lb = lit2 ? q + 1 : c + 1, le = lit2 ? c : e;  // the literal
+    std::size_t ab = lit2 ? c + 1 : q + 1, ae = lit2 ? e : c;  // the other arm
+    std::string lit;
+    for (std::size_t k = lb; k < le; ++k) lit += current(toks, before, k);
+    out[ab] = "::alloy_msl::cond_arm<decltype(" + lit + ")>(" + current(toks, out, ab);
+    out[ae - 1] = current(toks, out, ae - 1) + ")";
+  }
+}
+
 bool is_keyword_before_expression(const std::string& s) {
   static const std::set<std::string> kw = {"return", "else", "case",  "do",     "throw",
                                            "sizeof", "new",  "delete", "co_return", "goto"};
@@ -147,6 +224,7 @@ class Rewriter {
         default: break;
       }
     }
+    wrap_literal_conditionals(toks, out);
     return out;
   }
 

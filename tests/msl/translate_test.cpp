@@ -87,6 +87,23 @@ TEST(MslTranslate, HalfLiterals) {
             "int x = 0x1h;");
 }
 
+TEST(MslTranslate, ConditionalsWithOneLiteralArm) {
+  // The other arm is converted by Metal's rules (a bfloat arm has no C++
+  // common type with a float literal).
+  EXPECT_EQ(body_line("float y = c ? x : 0.5f;"),
+            "float y = c ? ::alloy_msl::cond_arm<decltype(0.5f)>(x) : 0.5f;");
+  EXPECT_EQ(body_line("float y = c ? -1 : v.xy.x;"),
+            "float y = c ? -1 : ::alloy_msl::cond_arm<decltype(-1)>(v.template swizzle<0,1>().x);");
+  EXPECT_EQ(body_line("y = f(c ? 1.0h : a[i], 2);"),
+            "y = f(c ? half(1.0) : ::alloy_msl::cond_arm<decltype(half(1.0))>(a[i]), 2);");
+  // Nested: the inner conditional is the outer one's third arm.
+  EXPECT_EQ(body_line("y = a ? 0 : b ? x : 1;"),
+            "y = a ? 0 : ::alloy_msl::cond_arm<decltype(0)>(b ? ::alloy_msl::cond_arm<decltype(1)>(x) : 1);");
+  // No literal arm, two literal arms, or an end that tokens cannot tell: as written.
+  EXPECT_EQ(body_line("y = c ? x : z; w = c ? 1 : 2;"), "y = c ? x : z; w = c ? 1 : 2;");
+  EXPECT_EQ(body_line("V<c ? 0 : N> v;"), "V<c ? 0 : N> v;");
+}
+
 TEST(MslTranslate, Swizzles) {
   EXPECT_EQ(body_line("float2 a = v.xy; float4 b = v.wzyx; float3 c = v.rgb; float d = v.x + v.a;"),
             "float2 a = v.template swizzle<0,1>(); float4 b = v.template swizzle<3,2,1,0>(); "
