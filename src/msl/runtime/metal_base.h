@@ -88,6 +88,20 @@ template <class T> struct remove_reference<T&&> { typedef T type; };
 template <class T> using remove_reference_t = typename remove_reference<T>::type;
 template <class T> using decay_scalar_t = remove_cv_t<remove_reference_t<T>>;
 
+template <class T, T v> struct integral_constant {
+  static constexpr T value = v;
+  typedef T value_type;
+  typedef integral_constant type;
+  ALLOY_FUNC constexpr operator T() const { return v; }
+  ALLOY_FUNC constexpr T operator()() const { return v; }
+};
+template <bool B> using bool_constant = integral_constant<bool, B>;
+typedef bool_constant<true> true_type;
+typedef bool_constant<false> false_type;
+// Address spaces are dropped by the translation: nothing to remove.
+template <class T> struct remove_addrspace { typedef T type; };
+template <class T> using remove_addrspace_t = typename remove_addrspace<T>::type;
+
 template <class T> inline constexpr bool is_integral_impl = false;
 #define ALLOY_INTEGRAL(T) template <> inline constexpr bool is_integral_impl<T> = true;
 ALLOY_INTEGRAL(bool)
