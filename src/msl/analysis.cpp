@@ -73,6 +73,11 @@ Analysis analyze(const KernelSpec& spec, const LexedKernel& lexed) {
     if (used.count(std::string(attr.name))) a.attributes.emplace_back(attr.name);
   a.uses_sync = uses_sync(body) || uses_sync(header);
   a.uses_atomics = spec.atomic_outputs || uses_atomics(body) || uses_atomics(header);
+  // Included MLX headers: conservative, as for the header.
+  for (const IncludedFile& f : lexed.includes) {
+    a.uses_sync = a.uses_sync || uses_sync(f.lexed.code);
+    a.uses_atomics = a.uses_atomics || uses_atomics(f.lexed.code);
+  }
   return a;
 }
 

@@ -58,9 +58,17 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
   check_brackets(lexed.source);
   std::set<std::string> user_names = user_declared_names(lexed.header);
   for (const std::string& n : user_declared_names(lexed.source)) user_names.insert(n);
+  for (const IncludedFile& f : lexed.includes)
+    for (const std::string& n : user_declared_names(f.lexed)) user_names.insert(n);
 
   Writer w;
   emit_prelude(spec, target, k.kernel_name, runtime_features(spec, k.analysis, lexed), w);
+  // MLX's headers the kernel includes, translated like the header, before it.
+  for (const IncludedFile& f : lexed.includes) {
+    w.generated("// " + f.path + " (from the installed mlx package)\n");
+    rewrite_user_code(f.lexed, Origin::Header, user_names, w);
+    w.end_line();
+  }
   if (!spec.header.empty()) {
     w.line_directive(Origin::Header, 1);
     rewrite_user_code(lexed.header, Origin::Header, user_names, w);

@@ -1,4 +1,5 @@
 #include "msl/lexer.h"
+#include "msl/includes.h"
 
 #include <array>
 #include <cctype>
@@ -352,7 +353,9 @@ LexedText lex_text(std::string_view text, const std::string& file) {
 
 LexedKernel lex_kernel(const KernelSpec& spec) {
   // A braced list is evaluated in order: the source is lexed first.
-  return {lex_text(spec.source, "source"), lex_text(spec.header, "header")};
+  LexedKernel k{lex_text(spec.source, "source"), lex_text(spec.header, "header"), {}};
+  k.includes = resolve_mlx_includes({&k.header, &k.source});
+  return k;
 }
 
 }  // namespace alloy::msl

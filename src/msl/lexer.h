@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,8 +82,20 @@ LexedText lex_text(std::string_view text, const std::string& file);
 
 // A kernel's source and header, lexed in that order (so a lex error in the
 // source is the one reported). The spec must outlive it.
+// One of MLX's kernel headers the kernel includes (msl/includes.h): its
+// path as written, e.g. "mlx/backend/metal/kernels/steel/gemm/mma.h", its
+// text and its tokens.
+struct IncludedFile {
+  std::string path;
+  std::unique_ptr<std::string> text;  // owned here: `lexed` points into it
+  LexedText lexed;
+};
+
+// `includes`: the MLX headers the source and header include, dependencies
+// first, each once.
 struct LexedKernel {
   LexedText source, header;
+  std::vector<IncludedFile> includes;
 };
 LexedKernel lex_kernel(const KernelSpec& spec);
 

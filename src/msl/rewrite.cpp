@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "msl/builtins.h"
+#include "msl/includes.h"
 #include "msl/lexer.h"
 #include "msl/source_text.h"
 #include "msl/token_rules.h"
@@ -51,6 +52,83 @@ std::optional<std::string> half_literal(const std::string& n) {
           c == '+' || c == '-' || c == '\''))
       return std::nullopt;
   return "half(" + value + ")";
+}
+
+// The text token `i` is written as so far.
+std::string current(const std::vector<Token>& toks, const Out& out, std::size_t i) {
+  return out[i] ? *out[i] : toks[i].text;
+}
+
+// Whether toks[b, e) is one numeric literal, signed or not: `0`, `-1`, `0.5f`.
+bool is_literal_arm(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
+  if (e == b + 2 && (toks[b].is_punct("-") || toks[b].is_punct("+"))) ++b;
+  return e == b + 1 && toks[b].kind == TokenKind::Number;
+}
+
+bool opens(const Token& t) { return t.is_punct("(") || t.is_punct("[") || t.is_punct("{") || t.is_punct("[["); }
+bool closes(const Token& t) { return t.is_punct(")") || t.is_punct("]") || t.is_punct("}") || t.is_punct("]]"); }
+
+// The `:` of the conditional whose `?` is at q; 0 when not found.
+std::size_t colon_of(const std::vector<Token>& toks, std::size_t q) {
+  int depth = 0, nested = 0;
+  for (std::size_t k = q + 1; k < toks.size(); ++k) {
+    const Token& t = toks[k];
+    if (t.kind == TokenKind::Directive) return 0;
+    if (opens(t)) ++depth;
+    else if (closes(t) && --depth < 0) return 0;
+    else if (depth == 0 && t.is_punct(";")) return 0;
+    else if (depth == 0 && t.is_punct("?")) ++nested;
+    else if (depth == 0 && t.is_punct(":") && nested-- == 0) return k;
+  }
+  return 0;
+}
+
+// One past the last token of the third arm starting at `b`; 0 when its end
+// cannot be told from tokens (a `>` that may close a template argument list,
+// an assignment).
+std::size_t third_arm_end(const std::vector<Token>& toks, std::size_t b) {
+  int depth = 0, nested = 0, angles = 0;
+  for (std::size_t k = b; k < toks.size(); ++k) {
+    const Token& t = toks[k];
+    if (t.kind == TokenKind::Directive) return k;
+    if (opens(t)) { ++depth; continue; }
+    if (closes(t)) {
+      if (--depth < 0) return k;
+      continue;
+    }
+    if (depth > 0) continue;
+    if (t.is_punct(";") || t.is_punct(",")) return k;
+    if (t.is_punct("?")) ++nested;
+    if (t.is_punct(":") && nested-- == 0) return k;
+    if (t.is_punct("<")) ++angles;
+    if (t.is_punct(">") && angles-- == 0) return 0;
+    if (t.is_punct(">>") || is_assignment(t)) return 0;
+  }
+  return toks.size();
+}
+
+// `c ? a : 0.0f` -> `c ? ::alloy_msl::cond_arm<decltype(0.0f)>(a) : 0.0f`
+// (and `c ? 0 : a` alike): the arm that is not a literal is converted to the
+// conditional's type by Metal's rules (metal_base.h), which C++ cannot find
+// by itself when `a` is a bfloat. Conditionals with no literal arm, or two,
+// are left alone.
+void wrap_literal_conditionals(const std::vector<Token>& toks, Out& out) {
+  const Out before = out;  // literals as translated, before any wrapping here
+  for (std::size_t q = 0; q < toks.size(); ++q) {
+    if (!toks[q].is_punct("?") || out[q]) continue;
+    std::size_t c = colon_of(toks, q);
+    if (c == 0 || c == q + 1) continue;
+    std::size_t e = third_arm_end(toks, c + 1);
+    if (e <= c + 1) continue;
+    bool lit2 = is_literal_arm(toks, q + 1, c), lit3 = is_literal_arm(toks, c + 1, e);
+    if (lit2 == lit3) continue;
+    std::size_t lb = lit2 ? q + 1 : c + 1, le = lit2 ? c : e;  // the literal
+    std::size_t ab = lit2 ? c + 1 : q + 1, ae = lit2 ? e : c;  // the other arm
+    std::string lit;
+    for (std::size_t k = lb; k < le; ++k) lit += current(toks, before, k);
+    out[ab] = "::alloy_msl::cond_arm<decltype(" + lit + ")>(" + current(toks, out, ab);
+    out[ae - 1] = current(toks, out, ae - 1) + ")";
+  }
 }
 
 bool is_keyword_before_expression(const std::string& s) {
@@ -112,6 +190,7 @@ class Rewriter {
   Out decide(const std::vector<Token>& toks, bool in_define) {
     Out out(toks.size());
     drop_attributes(toks, out);
+    drop_repeated_specializations(toks, out);
     std::vector<bool> namespace_scopes;  // per open brace: is it a namespace's
     int parens = 0;
     int braces = 0;  // in the body: 0 is the kernel function's own scope
@@ -120,7 +199,9 @@ class Rewriter {
       const Token& t = toks[i];
       switch (t.kind) {
         case TokenKind::Directive:
-          if (is_metal_include(t.text)) out[i] = "";
+          // MLX's headers are emitted before the header (msl/includes.h);
+          // `#pragma once` and Metal's internal pragmas mean nothing here.
+          if (is_metal_include(t.text) || mlx_include_path(t) || is_dropped_pragma(t)) out[i] = "";
           break;
         case TokenKind::Number:
           if (auto h = half_literal(t.text)) out[i] = *h;
@@ -147,6 +228,7 @@ class Rewriter {
         default: break;
       }
     }
+    wrap_literal_conditionals(toks, out);
     return out;
   }
 
@@ -237,6 +319,71 @@ class Rewriter {
     return false;
   }
 
+  // `#pragma once`, `#pragma METAL internals : enable`.
+  static bool is_dropped_pragma(const Token& t) {
+    if (directive_name(t) != "pragma") return false;
+    std::size_t p = t.text.find("pragma") + 6;
+    std::size_t b = t.text.find_first_not_of(" \t", p);
+    if (b == std::string::npos) return false;
+    std::string_view rest = std::string_view(t.text).substr(b);
+    return rest.substr(0, 4) == "once" || rest.substr(0, 5) == "METAL";
+  }
+
+  // The index of the `>` closing the `<` at `open`; 0 when none.
+  static std::size_t closing_angle(const std::vector<Token>& toks, std::size_t open) {
+    int angles = 0, parens = 0;
+    for (std::size_t k = open; k < toks.size(); ++k) {
+      const Token& t = toks[k];
+      if (t.is_punct("(")) ++parens;
+      if (t.is_punct(")")) --parens;
+      if (parens > 0) continue;
+      if (t.is_punct("<")) ++angles;
+      if (t.is_punct(">")) --angles;
+      if (t.is_punct(">>")) angles -= 2;
+      if (angles <= 0) return angles == 0 ? k : 0;
+      if (t.is_punct(";") || t.is_punct("{")) return 0;
+    }
+    return 0;
+  }
+
+  // `template <class T> struct pointer_element<threadgroup T*> {...};` after
+  // `...<device T*>` (MLX's steel type traits): once address spaces are
+  // dropped the two are one specialization, defined twice. The later ones
+  // are dropped; `constant` stays apart, as `const`.
+  void drop_repeated_specializations(const std::vector<Token>& toks, Out& out) {
+    for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
+      if (!toks[i].is_ident("template") || !toks[i + 1].is_punct("<")) continue;
+      std::size_t j = closing_angle(toks, i + 1);
+      if (j == 0 || j + 3 >= toks.size() || !(toks[j + 1].is_ident("struct") || toks[j + 1].is_ident("class")) ||
+          toks[j + 2].kind != TokenKind::Identifier || !toks[j + 3].is_punct("<"))
+        continue;
+      std::size_t k = closing_angle(toks, j + 3);
+      if (k == 0 || k + 1 >= toks.size() || !toks[k + 1].is_punct("{")) continue;
+      std::string key = toks[j + 2].text;
+      bool spaced = false;
+      for (std::size_t m = j + 4; m < k; ++m) {
+        const Token& t = toks[m];
+        if (t.is_ident("device") || t.is_ident("thread") || t.is_ident("threadgroup")) {
+          spaced = true;
+          continue;
+        }
+        if (t.is_ident("constant")) out[m] = "const";  // never a program-scope constant here
+        key += " " + (t.is_ident("constant") ? std::string("const") : t.text);
+      }
+      if (!spaced || specializations_.insert(key).second) continue;
+      int depth = 0;
+      std::size_t e = k + 1;
+      for (; e < toks.size(); ++e) {
+        if (toks[e].is_punct("{")) ++depth;
+        if (toks[e].is_punct("}") && --depth == 0) break;
+      }
+      if (e + 1 < toks.size() && toks[e + 1].is_punct(";")) ++e;
+      if (e >= toks.size()) continue;
+      for (std::size_t m = i; m <= e; ++m) out[m] = "";
+      i = e;
+    }
+  }
+
   // `[[kernel]]`, `[[maybe_unused]]`, ... are dropped with everything inside.
   static void drop_attributes(const std::vector<Token>& toks, Out& out) {
     for (std::size_t i = 0; i < toks.size(); ++i) {
@@ -292,7 +439,8 @@ class Rewriter {
   std::string_view text_;
   Origin origin_;
   KernelSpec::ThreadgroupStorage storage_;
-  int placed_ = 0;  // kernel-scope threadgroup arrays placed by storage_
+  int placed_ = 0;
+  std::set<std::string> specializations_;  // seen by drop_repeated_specializations  // kernel-scope threadgroup arrays placed by storage_
   std::string file_;
   const std::set<std::string>& user_names_;
   Writer& w_;

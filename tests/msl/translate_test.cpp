@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "alloy/msl/translate.h"
 #include "msl/lexer.h"
@@ -85,6 +86,58 @@ TEST(MslTranslate, HalfLiterals) {
   EXPECT_EQ(body_line("half a = 1.0h + 0.5H * .25h - 1e-3h + 2h; float f = 1.0f; int x = 0x1h;"),
             "half a = half(1.0) + half(0.5) * half(.25) - half(1e-3) + half(2); float f = 1.0f; "
             "int x = 0x1h;");
+}
+
+TEST(MslTranslate, ConditionalsWithOneLiteralArm) {
+  // The other arm is converted by Metal's rules (a bfloat arm has no C++
+  // common type with a float literal).
+  EXPECT_EQ(body_line("float y = c ? x : 0.5f;"),
+            "float y = c ? ::alloy_msl::cond_arm<decltype(0.5f)>(x) : 0.5f;");
+  EXPECT_EQ(body_line("float y = c ? -1 : v.xy.x;"),
+            "float y = c ? -1 : ::alloy_msl::cond_arm<decltype(-1)>(v.template swizzle<0,1>().x);");
+  EXPECT_EQ(body_line("y = f(c ? 1.0h : a[i], 2);"),
+            "y = f(c ? half(1.0) : ::alloy_msl::cond_arm<decltype(half(1.0))>(a[i]), 2);");
+  // Nested: the inner conditional is the outer one's third arm.
+  EXPECT_EQ(body_line("y = a ? 0 : b ? x : 1;"),
+            "y = a ? 0 : ::alloy_msl::cond_arm<decltype(0)>(b ? ::alloy_msl::cond_arm<decltype(1)>(x) : 1);");
+  // No literal arm, two literal arms, or an end that tokens cannot tell: as written.
+  EXPECT_EQ(body_line("y = c ? x : z; w = c ? 1 : 2;"), "y = c ? x : z; w = c ? 1 : 2;");
+  EXPECT_EQ(body_line("V<c ? 0 : N> v;"), "V<c ? 0 : N> v;");
+}
+
+TEST(MslTranslate, SpecializationsThatDifferOnlyByAddressSpace) {
+  // Once address spaces are dropped, the threadgroup one repeats the device
+  // one and is left out; `constant` stays apart as `const`.
+  KernelSpec s = spec("out[0] = 0;",
+                      "template <class T> struct pe {};\n"
+                      "template <class T> struct pe<device T*> { using type = T; };\n"
+                      "template <class T> struct pe<threadgroup T*> { using type = T; };\n"
+                      "template <class T> struct pe<constant T*> { using type = T; };\n");
+  TranslatedKernel k = translate(s, Target::Cpp);
+  EXPECT_EQ(generated_text(k, Origin::Header, 2), "template <class T> struct pe<T*> { using type = T; };");
+  EXPECT_EQ(generated_text(k, Origin::Header, 3), "");
+  EXPECT_EQ(generated_text(k, Origin::Header, 4), "template <class T> struct pe<const T*> { using type = T; };");
+}
+
+TEST(MslTranslate, MlxIncludesResolveOrNameTheLine) {
+  // No mlx package here: the include line is quoted. (The headers of an
+  // installed one are compiled by tests/python/test_metal_kernel_mlx_headers.py.)
+  const char* saved = std::getenv("ALLOY_MLX_INCLUDE");
+  std::string keep = saved ? saved : "";
+  setenv("ALLOY_MLX_INCLUDE", "/nonexistent-mlx-include", 1);
+  KernelSpec s = spec("out[0] = 0;", "// helpers\n#include \"mlx/backend/metal/kernels/steel/gemm/mma.h\"\n");
+  try {
+    translate(s, Target::Cpp);
+    ADD_FAILURE() << "expected a CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_TRUE(contains(e.what(), "header:2:1")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "#include \"mlx/backend/metal/kernels/steel/gemm/mma.h\"")) << e.what();
+  }
+  // What MLX prepends to every kernel is Alloy's runtime: no file is read.
+  KernelSpec u = spec("out[0] = ceildiv(3, 2);", "#include \"mlx/backend/metal/kernels/utils.h\"\n");
+  TranslatedKernel k = translate(u, Target::Cpp);
+  EXPECT_FALSE(contains(k.source, "#include \"mlx/"));
+  if (saved) setenv("ALLOY_MLX_INCLUDE", keep.c_str(), 1); else unsetenv("ALLOY_MLX_INCLUDE");
 }
 
 TEST(MslTranslate, Swizzles) {

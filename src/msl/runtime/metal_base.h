@@ -34,12 +34,12 @@ struct bfloat {
   bfloat() = default;
   template <class U, class = decltype(static_cast<float>(U()))>
   ALLOY_FUNC constexpr bfloat(U v) : bits(round_bits(static_cast<float>(v))) {}
-#if defined(__CUDACC__)
-  // (CUDA runtime author) Implicit only to float/double, explicit to other
-  // types: with an implicit operator float, `cond ? bf : 0` (the seed's
-  // grid_sample with bfloat16) is ambiguous, since int converts to bfloat and
-  // bfloat to int. Metal makes it a bfloat; so does this. Suggested for both
-  // targets (g++ rejects the conditional the same way).
+  // Implicit only to float/double, explicit to other types: with an
+  // implicit conversion to int, `cond ? bf : 0` is ambiguous (int converts
+  // to bfloat and bfloat to int); Metal makes it a bfloat, and so does this.
+  // (`cond ? bf : 0.0f` is ambiguous either way in C++: the translator
+  // converts the arms of a conditional with a literal arm, see
+  // alloy_msl::cond_arm below.)
   template <class F>
     requires(requires(F* p) { static_cast<float*>(p); } || requires(F* p) { static_cast<double*>(p); })
   ALLOY_FUNC constexpr operator F() const {
@@ -51,11 +51,6 @@ struct bfloat {
   ALLOY_FUNC constexpr explicit operator I() const {
     return static_cast<I>(__builtin_bit_cast(float, static_cast<uint32_t>(bits) << 16));
   }
-#else
-  ALLOY_FUNC constexpr operator float() const {
-    return __builtin_bit_cast(float, static_cast<uint32_t>(bits) << 16);
-  }
-#endif
   ALLOY_FUNC static constexpr bfloat from_bits(uint16_t b) {
     bfloat r{};
     r.bits = b;
@@ -92,6 +87,20 @@ template <class T> struct remove_reference<T&> { typedef T type; };
 template <class T> struct remove_reference<T&&> { typedef T type; };
 template <class T> using remove_reference_t = typename remove_reference<T>::type;
 template <class T> using decay_scalar_t = remove_cv_t<remove_reference_t<T>>;
+
+template <class T, T v> struct integral_constant {
+  static constexpr T value = v;
+  typedef T value_type;
+  typedef integral_constant type;
+  ALLOY_FUNC constexpr operator T() const { return v; }
+  ALLOY_FUNC constexpr T operator()() const { return v; }
+};
+template <bool B> using bool_constant = integral_constant<bool, B>;
+typedef bool_constant<true> true_type;
+typedef bool_constant<false> false_type;
+// Address spaces are dropped by the translation: nothing to remove.
+template <class T> struct remove_addrspace { typedef T type; };
+template <class T> using remove_addrspace_t = typename remove_addrspace<T>::type;
 
 template <class T> inline constexpr bool is_integral_impl = false;
 #define ALLOY_INTEGRAL(T) template <> inline constexpr bool is_integral_impl<T> = true;
@@ -154,6 +163,25 @@ template <> struct metal_common<bfloat, bfloat> { typedef bfloat type; };
 template <> struct metal_common<bfloat, double> { typedef float type; };
 template <> struct metal_common<double, bfloat> { typedef float type; };
 template <class A, class B> using metal_common_t = typename metal_common<A, B>::type;
+
+}  // namespace metal
+
+namespace alloy_msl {
+// The non-literal arm `a` of a conditional whose other arm is a literal of
+// type Lit (`c ? a : 0.0f`, `c ? 1 : a`), converted to the type Metal gives
+// the conditional: with a bfloat arm C++ finds no common type (each converts
+// to the other), Metal uses its arithmetic rules. Other types pass through.
+template <class Lit, class A>
+ALLOY_FUNC constexpr decltype(auto) cond_arm(A&& a) {
+  typedef ::metal::decay_scalar_t<A> D;
+  if constexpr (::metal::is_arithmetic_v<D> && ::metal::is_arithmetic_v<Lit>)
+    return static_cast<::metal::metal_common_t<D, Lit>>(a);
+  else
+    return static_cast<A&&>(a);
+}
+}  // namespace alloy_msl
+
+namespace metal {
 
 // ---- bfloat arithmetic (templates constrained to scalars so vectors never match)
 #define ALLOY_BF_BINOP(op)                                                                  \
@@ -257,17 +285,50 @@ template <class T> struct numeric_limits<const T> : numeric_limits<T> {};
 }  // namespace metal
 
 // ---- MSL constants (macros, as in metal_stdlib)
+// Spelled through __builtin_bit_cast, which both compilers have: NVRTC knows
+// no __builtin_inff/__builtin_nanf/__builtin_huge_valf. A host header may
+// have defined the C ones already, with the same values.
 #ifndef INFINITY
-#define INFINITY (__builtin_inff())
+#define INFINITY (__builtin_bit_cast(float, 0x7f800000u))
 #endif
 #ifndef NAN
-#define NAN (__builtin_nanf(""))
+#define NAN (__builtin_bit_cast(float, 0x7fc00000u))
 #endif
 #ifndef HUGE_VALF
-#define HUGE_VALF (__builtin_huge_valf())
+#define HUGE_VALF (__builtin_bit_cast(float, 0x7f800000u))
 #endif
 #ifndef HUGE_VALH
-#define HUGE_VALH (::metal::half(__builtin_huge_valf()))
+#define HUGE_VALH (::metal::half(__builtin_bit_cast(float, 0x7f800000u)))
+#endif
+#define MAXHALF (::metal::half(65504.0f))
+#define FLT_MAX_10_EXP 38
+#define FLT_MIN_10_EXP (-37)
+#define FLT_RADIX 2
+#define HALF_DIG 3
+#define HALF_MANT_DIG 11
+#define HALF_MAX_10_EXP 4
+#define HALF_MAX_EXP 16
+#define HALF_MIN_10_EXP (-4)
+#define HALF_MIN_EXP (-13)
+#define HALF_RADIX 2
+// Integer limits (MSL has them without an include); guarded, since a host
+// header may define them first, with the same values.
+#ifndef CHAR_BIT
+#define CHAR_BIT 8
+#define SCHAR_MAX 127
+#define SCHAR_MIN (-128)
+#define UCHAR_MAX 255
+#define CHAR_MAX SCHAR_MAX
+#define CHAR_MIN SCHAR_MIN
+#define USHRT_MAX 65535
+#define SHRT_MAX 32767
+#define SHRT_MIN (-32768)
+#define UINT_MAX 0xffffffffu
+#define INT_MAX 2147483647
+#define INT_MIN (-2147483647 - 1)
+#define ULONG_MAX 0xfffffffffffffffful
+#define LONG_MAX 0x7fffffffffffffffl
+#define LONG_MIN (-0x7fffffffffffffffl - 1)
 #endif
 #define MAXFLOAT 0x1.fffffep+127f
 #define FLT_MAX 0x1.fffffep+127f

@@ -98,5 +98,35 @@ ALLOY_FUNC metal::vec<IdxT, 3> elem_to_loc_3_nd(metal::uint3 elem, const int* sh
   return loc;
 }
 
+// ---- complex64_t: two floats, as MLX's complex.h (which utils.h includes)
+struct complex64_t {
+  float real;
+  float imag;
+  complex64_t() = default;
+  ALLOY_FUNC constexpr complex64_t(float r, float i) : real(r), imag(i) {}
+  template <class T, class = decltype(static_cast<float>(T()))>
+  ALLOY_FUNC constexpr complex64_t(T r) : real(static_cast<float>(r)), imag(0) {}
+};
+ALLOY_FUNC constexpr complex64_t operator+(complex64_t a, complex64_t b) { return {a.real + b.real, a.imag + b.imag}; }
+ALLOY_FUNC constexpr complex64_t operator-(complex64_t a, complex64_t b) { return {a.real - b.real, a.imag - b.imag}; }
+ALLOY_FUNC constexpr complex64_t operator-(complex64_t a) { return {-a.real, -a.imag}; }
+ALLOY_FUNC constexpr complex64_t operator*(complex64_t a, complex64_t b) {
+  return {a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real};
+}
+ALLOY_FUNC constexpr complex64_t operator/(complex64_t a, complex64_t b) {
+  float d = b.real * b.real + b.imag * b.imag;
+  return {(a.real * b.real + a.imag * b.imag) / d, (a.imag * b.real - a.real * b.imag) / d};
+}
+ALLOY_FUNC constexpr complex64_t& operator+=(complex64_t& a, complex64_t b) { return a = a + b; }
+ALLOY_FUNC constexpr complex64_t& operator-=(complex64_t& a, complex64_t b) { return a = a - b; }
+ALLOY_FUNC constexpr complex64_t& operator*=(complex64_t& a, complex64_t b) { return a = a * b; }
+ALLOY_FUNC constexpr bool operator==(complex64_t a, complex64_t b) { return a.real == b.real && a.imag == b.imag; }
+ALLOY_FUNC constexpr bool operator!=(complex64_t a, complex64_t b) { return !(a == b); }
+
+// defines.h: program-scope constants (read-only; `constant` under Metal).
+#ifndef MTL_CONST
+#define MTL_CONST const
+#endif
+
 // ---- calculation
 template <class T, class U> ALLOY_FUNC T ceildiv(T n, U m) { return (n + m - 1) / m; }

@@ -1,0 +1,77 @@
+"""metal_kernel headers that #include MLX's own kernel headers (read from the
+installed mlx package at test time, never copied here): a GEMM built from
+MLX's steel templates against numpy float64, on the test device and, with
+ALLOY_CHECK_CUDA=1 (conftest), compiled by NVRTC for sm_90."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import alloy.core as mx
+
+HEADER = """
+#include "mlx/backend/metal/kernels/utils.h"
+#include "mlx/backend/metal/kernels/steel/gemm/gemm.h"
+using namespace mlx::steel;
+"""
+
+# C = A @ B with MLX's GEMMKernel: BM x BN tiles of the output per
+# threadgroup of WM x WN SIMD groups, K in steps of BK.
+SOURCE = """
+    using gemm_kernel = GEMMKernel<T, T, BM, BN, BK, WM, WN, false, false, true, true, float>;
+    threadgroup T As[gemm_kernel::tgp_mem_size_a];
+    threadgroup T Bs[gemm_kernel::tgp_mem_size_b];
+    const int M = a_shape[0], K = a_shape[1], N = b_shape[1];
+    GEMMParams params{M, N, K, K, N, N, N / BN, M / BM, 0, 0, 0, 0, K / BK, 0};
+    gemm_kernel::run(a, b, c, &params, As, Bs, thread_index_in_simdgroup,
+                     simdgroup_index_in_threadgroup, threadgroup_position_in_grid,
+                     thread_position_in_threadgroup);
+"""
+
+BM, BN, BK, WM, WN = 32, 32, 16, 2, 2
+
+
+def steel_gemm(a, b, dtype):
+    M, K = a.shape
+    N = b.shape[1]
+    k = mx.fast.metal_kernel(name="steel_gemm", input_names=["a", "b"], output_names=["c"], source=SOURCE,
+                             header=HEADER)
+    return k(inputs=[a, b], output_shapes=[(M, N)], output_dtypes=[dtype],
+             grid=(N // BN * 32, M // BM * WN, WM), threadgroup=(32, WN, WM),
+             template=[("T", dtype), ("BM", BM), ("BN", BN), ("BK", BK), ("WM", WM), ("WN", WN)],
+             init_value=float("nan"))[0]
+
+
+@pytest.mark.parametrize("dtype,tol", [(mx.float32, 1e-4), (mx.float16, 2e-2), (mx.bfloat16, 6e-2)])
+def test_steel_gemm_matches_numpy(rng, dtype, tol):
+    M, N, K = 64, 96, 48
+    a = mx.array(rng.standard_normal((M, K)).astype(np.float32)).astype(dtype)
+    b = mx.array(rng.standard_normal((K, N)).astype(np.float32)).astype(dtype)
+    c = steel_gemm(a, b, dtype)
+    a64 = np.array(a.astype(mx.float32)).astype(np.float64)
+    b64 = np.array(b.astype(mx.float32)).astype(np.float64)
+    got = np.array(c.astype(mx.float32)).astype(np.float64)
+    np.testing.assert_allclose(got, a64 @ b64, rtol=tol, atol=tol * np.sqrt(K))
+
+
+def test_missing_mlx_header_names_the_include_line(tmp_path):
+    # A fresh process whose ALLOY_MLX_INCLUDE holds no MLX headers.
+    code = """
+import alloy.core as mx
+k = mx.fast.metal_kernel(name="inc", input_names=["a"], output_names=["o"],
+                         source="o[0] = a[0];",
+                         header='#include "mlx/backend/metal/kernels/steel/gemm/gemm.h"\\n')
+try:
+    k(inputs=[mx.array([1.0])], output_shapes=[(1,)], output_dtypes=[mx.float32], grid=(1, 1, 1),
+      threadgroup=(1, 1, 1))
+    mx.eval(k)
+except Exception as e:
+    print(type(e).__name__, str(e))
+"""
+    env = dict(os.environ, ALLOY_MLX_INCLUDE=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "steel/gemm/gemm.h" in out.stdout and "header:1" in out.stdout, out.stdout
+    assert '#include "mlx/backend/metal/kernels/steel/gemm/gemm.h"' in out.stdout, out.stdout
