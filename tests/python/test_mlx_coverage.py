@@ -1,0 +1,125 @@
+"""Which public names of real MLX (mlx.core and its submodules, mx.array's
+methods, mlx.nn, mlx.optimizers, mlx.utils) Alloy does not have yet.
+
+NOT_YET lists each missing name with the reason; the test fails when a name
+is missing that is not listed, and also when a listed name has arrived (so
+the list, which the README repeats, stays true). Run this file with -s to
+print the coverage figures.
+"""
+import inspect
+import types
+
+import alloy.core as ax
+import alloy.nn
+import alloy.optimizers
+import alloy.utils
+import mlx.core as mlx_core
+import mlx.nn
+import mlx.optimizers
+import mlx.utils
+
+_LATER = "not yet implemented (issue 12 stays open)"
+_LINALG = "mx.linalg (LAPACK on the CPU, cuSOLVER on the GPU) is not implemented yet"
+_FFT = "mx.fft (pocketfft on the CPU, cuFFT on the GPU) is not implemented yet"
+_QUANT = "quantized formats and quantized/gathered matmuls are not implemented yet"
+_EXPORT = "serialising traced graphs to files is not implemented yet"
+_SORT = "sorting ops arrive with the sort primitives (in progress)"
+
+NOT_YET = {
+    "core": {
+        **{n: _QUANT for n in ["block_masked_mm", "dequantize", "from_fp8", "gather_mm", "gather_qmm", "gather_qqmm",
+                               "qqmm", "quantize", "quantized_matmul", "segmented_mm", "to_fp8"]},
+        **{n: _EXPORT for n in ["FunctionExporter", "export_function", "export_to_dot", "exporter",
+                                "import_function"]},
+        **{n: _SORT for n in ["argpartition", "argsort", "median", "partition", "searchsorted", "sort", "topk",
+                              "unique"]},
+        "fft": _FFT,
+        "linalg": _LINALG,
+        "matrix_norm": _LINALG,
+        "from_dlpack": _LATER,
+        "get_array_buffer_size": _LATER,
+        "hadamard_transform": _LATER,
+    },
+    "core.linalg": {n: _LINALG for n in [
+        "cholesky", "cholesky_inv", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lu", "lu_factor",
+        "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "tri_inv"]},
+    "core.fft": {n: _FFT for n in [
+        "fft", "fft2", "fftfreq", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft", "irfft2",
+        "irfftn", "istft", "rfft", "rfft2", "rfftfreq", "rfftn", "stft"]},
+    "core.random": {"laplace": _LATER, "multivariate_normal": _LINALG, "permutation": _SORT},
+    "core.fast": {"precompiled_cuda_kernel": "takes MLX-CUDA's own PTX/cubin build products; not implemented yet"},
+    "core.array": {},
+    "nn": {n: _LATER for n in [
+        "ALiBi", "AllToShardedLinear", "AvgPool1d", "AvgPool2d", "AvgPool3d", "BatchNorm", "Conv3d",
+        "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Dropout3d", "FullyShardedModule", "GRU",
+        "InstanceNorm", "LSTM", "MaxPool1d", "MaxPool2d", "MaxPool3d", "QQLinear", "QuantizedAllToShardedLinear",
+        "QuantizedShardedToAllLinear", "RNN", "ShardedToAllLinear", "SinusoidalPositionalEncoding", "Transformer",
+        "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+        "Upsample", "average_gradients", "fully_shard"]},
+    "nn.losses": {n: _LATER for n in ["cosine_similarity_loss", "margin_ranking_loss", "triplet_loss"]},
+    "nn.init": {n: _LATER for n in ["orthogonal", "sparse"]},
+    "optimizers": {n: _LATER for n in ["AdaDelta", "Adafactor", "Adamax", "MultiOptimizer", "Muon"]},
+    "utils": {},
+}
+
+
+def _public(module, own_prefix=None):
+    """Public names of `module`; for Python packages, only what the package
+    itself defines (not typing names or modules it imports)."""
+    names = set()
+    for name in dir(module):
+        if name.startswith("_"):
+            continue
+        obj = getattr(module, name)
+        if own_prefix is not None:
+            if isinstance(obj, types.ModuleType):
+                continue
+            origin = getattr(obj, "__module__", None) or ""
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)) or not origin.startswith(own_prefix):
+                continue
+        names.add(name)
+    return names
+
+
+PAIRS = {
+    "core": (mlx_core, ax, None),
+    **{f"core.{s}": (getattr(mlx_core, s), getattr(ax, s, None), None)
+       for s in ["linalg", "fft", "random", "fast", "metal", "cuda", "distributed"]},
+    "core.array": (mlx_core.array, ax.array, None),
+    "nn": (mlx.nn, alloy.nn, "mlx.nn"),
+    "nn.losses": (mlx.nn.losses, alloy.nn.losses, "mlx.nn"),
+    "nn.init": (mlx.nn.init, alloy.nn.init, "mlx.nn"),
+    "optimizers": (mlx.optimizers, alloy.optimizers, "mlx.optimizers"),
+    "utils": (mlx.utils, alloy.utils, "mlx.utils"),
+}
+
+
+def missing_names():
+    out = {}
+    for key, (theirs, ours, prefix) in PAIRS.items():
+        wanted = _public(theirs, prefix)
+        have = {n for n in dir(ours) if not n.startswith("_")} if ours is not None else set()
+        out[key] = sorted(wanted - have), len(wanted)
+    return out
+
+
+def test_missing_names_are_exactly_the_listed_ones():
+    report = missing_names()
+    problems = []
+    for key, (missing, total) in report.items():
+        listed = NOT_YET.get(key, {})
+        print(f"{key}: {total - len(missing)}/{total} names present; missing {len(missing)}")
+        unlisted = sorted(set(missing) - set(listed))
+        arrived = sorted(set(listed) - set(missing))
+        if unlisted:
+            problems.append(f"{key}: missing and not listed in NOT_YET: {unlisted}")
+        if arrived:
+            problems.append(f"{key}: now present, remove from NOT_YET: {arrived}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_listed_name_exists_in_mlx():
+    # A reason for a name MLX does not have would be a stale entry.
+    for key, listed in NOT_YET.items():
+        theirs, _, prefix = PAIRS[key]
+        assert set(listed) <= _public(theirs, prefix), key
