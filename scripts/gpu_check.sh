@@ -31,7 +31,7 @@ step build build.log bash -c "cmake -S . -B /tmp/build -G Ninja -DCMAKE_BUILD_TY
   -DALLOY_PREBUILT_LIB=$root/.gpu/lib/liballoy.so -DPython_EXECUTABLE=$(command -v python3) \
   -Dnanobind_DIR=\$(python3 -m nanobind --cmake_dir) && cmake --build /tmp/build -j16"
 mkdir -p /tmp/pkg/alloy
-cp python/alloy/*.py /tmp/pkg/alloy/ && cp -r python/alloy/msl /tmp/pkg/alloy/ 2>/dev/null
+cp -r python/alloy/. /tmp/pkg/alloy/
 cp /tmp/build/python/core.*.so /tmp/pkg/alloy/ && cp -L .gpu/lib/liballoy.so.0 /tmp/pkg/alloy/
 export PYTHONPATH=/tmp/pkg:/tmp/site
 

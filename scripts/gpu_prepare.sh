@@ -19,4 +19,9 @@ nb=$($py -c "import nanobind; print(nanobind.__version__)")
 $py -m pip download -q --no-deps -d .whl "nanobind==$nb" pytest pluggy iniconfig packaging
 $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl ml_dtypes
+# Real MLX (CPU build) is the differential tests' oracle there too, and
+# safetensors the I/O tests' reference.
+$py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_35_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    -d .whl "mlx==0.32.4" "mlx-cpu==0.32.4" safetensors
 du -sh .gpu .whl
