@@ -7,6 +7,7 @@
 #include "alloy/dtype.h"
 #include "alloy/fast.h"
 #include "alloy/ops.h"
+#include "alloy/ops_sort.h"
 #include "alloy/transforms.h"
 #if __has_include("alloy/random.h")
 #include "alloy/random.h"

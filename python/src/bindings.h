@@ -19,6 +19,7 @@ void init_fast(nb::module_& m);
 void init_transforms(nb::module_& m);
 void init_memory(nb::module_& m);
 void init_msl(nb::module_& m);
+void init_sort(nb::module_& m);
 
 #include "alloy/array.h"
 

@@ -19,4 +19,5 @@ NB_MODULE(core, m) {
   init_transforms(m);
   init_memory(m);
   init_msl(m);
+  init_sort(m);
 }
