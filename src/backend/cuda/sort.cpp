@@ -45,7 +45,11 @@ void run_sort(const array& in_any, array& out, bool arg, const Stream& stream, c
   const int64_t tiles = rows * ((n + kTile - 1) / kTile);
   const unsigned tile_blocks = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t(1) << 20));
   if (n <= kTile) {
-    launch(kernel(key, "sort_tile", source), tile_blocks, kThreads, 0, s, src, out_keys, out_pos, rows, n);
+    // Short rows: a block of half the padded row (each thread owns one pair
+    // per step), so many short rows do not each hold kThreads threads.
+    unsigned threads = 32;
+    while (threads < kThreads && 2 * int64_t(threads) < n) threads *= 2;
+    launch(kernel(key, "sort_tile", source), tile_blocks, threads, 0, s, src, out_keys, out_pos, rows, n);
     note_pending(stream);
     return;
   }
