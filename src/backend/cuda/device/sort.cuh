@@ -15,7 +15,12 @@
 #pragma once
 
 #include "backend/common/sort_ops.h"
+// tests/cpp/test_sort_kernel_host.cpp runs these kernels on the host with one
+// thread per block (every loop then runs the same network sequentially) and
+// provides the few device names they use itself.
+#ifndef ALLOY_SORT_HOST_EMULATION
 #include "kernel_common.cuh"
+#endif
 
 namespace alloy::sort_kernels {
 
@@ -42,7 +47,7 @@ __device__ __forceinline__ bool tile_before(T a, uint32_t ia, T b, uint32_t ib) 
 
 template <typename T>
 __device__ __forceinline__ void sort_tile(const T* in, T* out_keys, uint32_t* out_pos, int64_t n_rows, int64_t n) {
-  __shared__ alignas(16) unsigned char raw[kTile * sizeof(T)];
+  alignas(16) __shared__ unsigned char raw[kTile * sizeof(T)];
   __shared__ uint32_t pos[kTile];
   T* keys = reinterpret_cast<T*>(raw);
   const int64_t tiles = (n + kTile - 1) / kTile;
