@@ -1,8 +1,6 @@
-// Sorting ops. Sort and ArgSort are the primitives (along the last axis; any
-// other axis is swapped there and back). partition, argpartition and topk
-// are composed from them: a fully sorted row is one valid partition (MLX
-// leaves the order inside each side unspecified), and gradients come from
-// Sort's rule. median, searchsorted and unique are composites too.
+// Sorting ops. Sort, ArgSort, Partition and ArgPartition are the primitives
+// (along the last axis; any other axis is swapped there and back). topk,
+// median, searchsorted and unique are composites.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -31,15 +29,15 @@ AxisView view_along(const array& a, std::optional<int> axis, const char* op, SD 
 }
 
 // Runs a last-axis primitive along `axis` (rows are contiguous in the kernels).
-template <typename Prim>
-array along_axis(const array& a, int axis, Dtype out_dtype, const char* op, SD s) {
+template <typename Prim, typename... Args>
+array along_axis(const array& a, int axis, Dtype out_dtype, const char* op, SD s, Args... args) {
   // Positions within a row are uint32 in the result and in the kernels.
   if (a.ndim() > 0 && static_cast<int64_t>(a.shape(axis)) > int64_t{std::numeric_limits<uint32_t>::max()}) {
     throw std::invalid_argument(std::string("[") + op + "] rows longer than 2^32 - 1 elements are not supported.");
   }
   const int last = a.ndim() - 1;
   array x = axis == last ? a : swapaxes(a, axis, last, s);
-  array y(x.shape(), out_dtype, std::make_shared<Prim>(to_stream(s)), {x});
+  array y(x.shape(), out_dtype, std::make_shared<Prim>(to_stream(s), args...), {x});
   return axis == last ? y : swapaxes(y, axis, last, s);
 }
 
@@ -78,14 +76,14 @@ array argsort(const array& a, std::optional<int> axis, SD s) {
 
 array partition(const array& a, int kth, std::optional<int> axis, SD s) {
   AxisView v = view_along(a, axis, "partition", s);
-  check_kth(kth, v, axis, "partition");
-  return along_axis<Sort>(v.a, v.axis, v.a.dtype(), "partition", s);
+  const int k = check_kth(kth, v, axis, "partition");
+  return along_axis<Partition>(v.a, v.axis, v.a.dtype(), "partition", s, k);
 }
 
 array argpartition(const array& a, int kth, std::optional<int> axis, SD s) {
   AxisView v = view_along(a, axis, "argpartition", s);
-  check_kth(kth, v, axis, "argpartition");
-  return along_axis<ArgSort>(v.a, v.axis, Dtype::uint32, "argpartition", s);
+  const int k = check_kth(kth, v, axis, "argpartition");
+  return along_axis<ArgPartition>(v.a, v.axis, Dtype::uint32, "argpartition", s, k);
 }
 
 array topk(const array& a, int k, std::optional<int> axis, SD s) {
@@ -95,9 +93,12 @@ array topk(const array& a, int k, std::optional<int> axis, SD s) {
     throw std::invalid_argument("[topk] Received invalid k=" + std::to_string(k) + " along axis " +
                                 describe_axis(axis) + " for array with shape " + shape_to_string(v.a.shape()) + ".");
   }
-  // The last k of the ascending order (NaNs count as the largest, as MLX).
-  array sorted = along_axis<Sort>(v.a, v.axis, v.a.dtype(), "topk", s);
-  return slice_axis(sorted, v.axis, n - k, k, s);
+  // The last k after partitioning at n - k (NaNs count as the largest). As
+  // MLX, k == n returns the elements as they are, and k == 0 selects nothing.
+  if (k == n) return v.a;
+  if (k == 0) return slice_axis(v.a, v.axis, 0, 0, s);
+  array parted = along_axis<Partition>(v.a, v.axis, v.a.dtype(), "topk", s, static_cast<int>(n - k));
+  return slice_axis(parted, v.axis, n - k, k, s);
 }
 
 array median(const array& a, const std::optional<std::vector<int>>& axes_in, bool keepdims, SD s) {

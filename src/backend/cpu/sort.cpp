@@ -1,5 +1,7 @@
-// CPU evaluation of Sort and ArgSort along the last axis: each row is sorted
-// by std::stable_sort under sorting::less (stable, NaNs last).
+// CPU evaluation of Sort, ArgSort, Partition and ArgPartition along the last
+// axis: rows are sorted by std::stable_sort under sorting::less (stable,
+// NaNs last) and partitioned by std::nth_element under the same order (the
+// indices with ties broken by position), which reproduces MLX's CPU results.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -57,7 +59,52 @@ void argsort_rows(const array& in_any, array& out) {
   }
 }
 
+template <typename T>
+void partition_rows(const array& in_any, array& out, int kth) {
+  cpu::allocate_row_contiguous(out);
+  if (out.size() == 0) return;
+  array in = cpu::row_contiguous_copy(in_any);
+  const Rows r = rows_of(in);
+  const T* x = in.data<T>();
+  T* y = out.data<T>();
+  std::copy(x, x + r.count * r.n, y);
+  for (int64_t row = 0; row < r.count; ++row) {
+    T* ys = y + row * r.n;
+    std::nth_element(ys, ys + kth, ys + r.n, [](T a, T b) { return sorting::less(a, b); });
+  }
+}
+
+template <typename T>
+void argpartition_rows(const array& in_any, array& out, int kth) {
+  cpu::allocate_row_contiguous(out);
+  if (out.size() == 0) return;
+  array in = cpu::row_contiguous_copy(in_any);
+  const Rows r = rows_of(in);
+  const T* x = in.data<T>();
+  uint32_t* y = out.data<uint32_t>();
+  for (int64_t row = 0; row < r.count; ++row) {
+    const T* xs = x + row * r.n;
+    uint32_t* ys = y + row * r.n;
+    std::iota(ys, ys + r.n, uint32_t(0));
+    std::nth_element(ys, ys + kth, ys + r.n, [xs](uint32_t i, uint32_t j) {
+      if (sorting::less(xs[i], xs[j])) return true;
+      if (sorting::less(xs[j], xs[i])) return false;
+      return i < j;
+    });
+  }
+}
+
 }  // namespace
+
+void Partition::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  dispatch_dtype(inputs[0].dtype(),
+                 [&](auto tag) { partition_rows<typename decltype(tag)::type>(inputs[0], outputs[0], kth_); });
+}
+
+void ArgPartition::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  dispatch_dtype(inputs[0].dtype(),
+                 [&](auto tag) { argpartition_rows<typename decltype(tag)::type>(inputs[0], outputs[0], kth_); });
+}
 
 void Sort::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   dispatch_dtype(inputs[0].dtype(), [&](auto tag) { sort_rows<typename decltype(tag)::type>(inputs[0], outputs[0]); });

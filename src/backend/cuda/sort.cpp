@@ -1,4 +1,6 @@
-// GPU evaluation of Sort and ArgSort along the last axis (device/sort.cuh).
+// GPU evaluation of Sort and ArgSort along the last axis (device/sort.cuh);
+// Partition and ArgPartition run the same full sort (a sorted row is one
+// valid partition).
 // The input is made row-contiguous; rows of at most one tile are sorted by
 // one kernel, longer rows by tile sorts then merge passes through scratch
 // (key, position) buffers, the last pass writing the output.
@@ -80,6 +82,14 @@ void Sort::eval_gpu(const std::vector<array>& inputs, std::vector<array>& output
 }
 
 void ArgSort::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  run_sort(inputs[0], outputs[0], true, stream(), name());
+}
+
+void Partition::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  run_sort(inputs[0], outputs[0], false, stream(), name());
+}
+
+void ArgPartition::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   run_sort(inputs[0], outputs[0], true, stream(), name());
 }
 
