@@ -288,3 +288,15 @@ def test_gradients_match_mlx(rng):
     same(lambda m, a: m.grad(lambda t: m.sum(m.argsort(t).astype(m.float32) * t))(a), x)
     # Forward mode: the tangent follows the sorting permutation.
     same(lambda m, a, b: m.jvp(lambda t: m.sort(t, axis=1), [a], [b])[1][0], x, w)
+    same(lambda m, a, b: m.jvp(lambda t: m.median(t, axis=1), [a], [b])[1][0], x, w)
+    if ON_CPU:
+        same(lambda m, a, b: m.jvp(lambda t: m.partition(t, 2, axis=1), [a], [b])[1][0], x, w)
+        same(lambda m, a, b: m.jvp(lambda t: m.topk(t, 2, axis=0), [a], [b])[1][0], x, w)
+    # Indices carry no derivative.
+    same(lambda m, a: m.vjp(lambda t: m.argsort(t), [a], [m.ones(a.shape, m.uint32)])[1][0], x)
+
+
+def test_stream_keyword(rng):
+    x = random_array(rng, (3, 4), "float32")
+    same(lambda m, a: m.sort(a, axis=0, stream=m.cpu), x)
+    same(lambda m, a: m.median(a, 1, True, stream=m.cpu), x)
