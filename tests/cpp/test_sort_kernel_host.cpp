@@ -93,6 +93,11 @@ TEST(SortKernelHost, MatchesStableSortAcrossTileSizes) {
     check<int32_t>(2, n, gen);
     check<uint8_t>(1, n, gen);
   }
+  // Many short rows: several packed into one block, over several blocks.
+  for (int64_t n : {1, 2, 5, 16, 100, 1025}) {
+    check<float>(67, n, gen);
+    check<int16_t>(40, n, gen);
+  }
 }
 
 }  // namespace

@@ -44,17 +44,24 @@ void run_sort(const array& in_any, array& out, bool arg, const Stream& stream, c
   const void* src = in.raw_data();
   void* out_keys = arg ? nullptr : out.raw_data();
   void* out_pos = arg ? out.raw_data() : nullptr;
-  const int64_t tiles = rows * ((n + kTile - 1) / kTile);
-  const unsigned tile_blocks = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t(1) << 20));
   if (n <= kTile) {
-    // Short rows: a block of half the padded row (each thread owns one pair
-    // per step), so many short rows do not each hold kThreads threads.
+    // As the kernel packs them: short rows share a block; threads for half
+    // the packed elements (each owns one pair per step), so a few short rows
+    // do not hold kThreads threads.
+    int64_t size = 1;
+    while (size < n) size *= 2;
+    const int64_t per_block = kTile / size;
+    const int64_t jobs = (rows + per_block - 1) / per_block;
+    const int64_t elements = std::min(rows, per_block) * size;
     unsigned threads = 32;
-    while (threads < kThreads && 2 * int64_t(threads) < n) threads *= 2;
-    launch(kernel(key, "sort_tile", source), tile_blocks, threads, 0, s, src, out_keys, out_pos, rows, n);
+    while (threads < kThreads && 2 * int64_t(threads) < elements) threads *= 2;
+    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(jobs, int64_t(1) << 20));
+    launch(kernel(key, "sort_tile", source), blocks, threads, 0, s, src, out_keys, out_pos, rows, n);
     note_pending(stream);
     return;
   }
+  const int64_t tiles = rows * ((n + kTile - 1) / kTile);
+  const unsigned tile_blocks = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t(1) << 20));
   const int64_t total = rows * n;
   array keys[2] = {sort_scratch(total, t), sort_scratch(total, t)};
   array pos[2] = {sort_scratch(total, Dtype::uint32), sort_scratch(total, Dtype::uint32)};

@@ -4,8 +4,9 @@
 // or merge gives the one stable result the CPU gives.
 //   sort_tile: one block per tile of kTile elements of a row: a bitonic sort
 //     in shared memory (the tile padded to a power of two with pads that go
-//     last). A row of n <= kTile is one tile and is written out directly;
-//     longer rows write (key, position) pairs for the merge passes.
+//     last). A row of n <= kTile is one tile and is written out directly
+//     (short rows several to a block); longer rows write (key, position)
+//     pairs for the merge passes.
 //   sort_merge: one pass merging neighbouring sorted runs of `width` into
 //     runs of 2 * width, one thread per element: an element's place in the
 //     merged run is its place in its own run plus the number of elements of
@@ -45,31 +46,48 @@ __device__ __forceinline__ bool tile_before(T a, uint32_t ia, T b, uint32_t ib) 
   return before(a, ia, b, ib);
 }
 
+// The padded length of a tile of `len` elements: the next power of two.
+__device__ __forceinline__ int padded(int len) {
+  int size = 1;
+  while (size < len) size <<= 1;
+  return size;
+}
+
 template <typename T>
 __device__ __forceinline__ void sort_tile(const T* in, T* out_keys, uint32_t* out_pos, int64_t n_rows, int64_t n) {
   alignas(16) __shared__ unsigned char raw[kTile * sizeof(T)];
   __shared__ uint32_t pos[kTile];
   T* keys = reinterpret_cast<T*>(raw);
   const int64_t tiles = (n + kTile - 1) / kTile;
-  for (int64_t job = blockIdx.x; job < n_rows * tiles; job += gridDim.x) {
-    const int64_t row = job / tiles, start = (job - row * tiles) * kTile;
+  // Rows of one tile are packed kTile / padded(n) to a block, each in its own
+  // segment of the shared arrays: the network below never pairs elements of
+  // different segments (partners differ in bits below the segment size).
+  const int per_block = tiles == 1 ? kTile / padded(static_cast<int>(n)) : 1;
+  const int64_t jobs = tiles == 1 ? (n_rows + per_block - 1) / per_block : n_rows * tiles;
+  for (int64_t job = blockIdx.x; job < jobs; job += gridDim.x) {
+    const int64_t row0 = tiles == 1 ? job * per_block : job / tiles;
+    const int64_t start = tiles == 1 ? 0 : (job - row0 * tiles) * kTile;
     const int len = static_cast<int>(n - start < kTile ? n - start : kTile);
-    int size = 1;
-    while (size < len) size <<= 1;
-    const T* x = in + row * n + start;
-    for (int i = threadIdx.x; i < size; i += blockDim.x) {
-      if (i < len) keys[i] = x[i];
-      pos[i] = i < len ? static_cast<uint32_t>(start + i) : kPad;
+    const int size = padded(len);
+    const int rows_here = static_cast<int>(n_rows - row0 < per_block ? n_rows - row0 : per_block);
+    const int total = rows_here * size;
+    for (int i = threadIdx.x; i < total; i += blockDim.x) {
+      const int r = i / size, e = i - r * size;
+      if (e < len) keys[i] = in[(row0 + r) * n + start + e];
+      pos[i] = e < len ? static_cast<uint32_t>(start + e) : kPad;
     }
     __syncthreads();
-    // Bitonic network: blocks of k alternate direction until the last (k ==
-    // size) is ascending. Each pair (i, i ^ j) is handled by the thread of i.
+    // Bitonic network per segment: blocks of k alternate direction until the
+    // last (k == size) is ascending. Each pair (i, i ^ j) is handled by the
+    // thread of i.
     for (int k = 2; k <= size; k <<= 1) {
       for (int j = k >> 1; j > 0; j >>= 1) {
-        for (int i = threadIdx.x; i < size; i += blockDim.x) {
+        for (int i = threadIdx.x; i < total; i += blockDim.x) {
           const int l = i ^ j;
           if (l <= i) continue;
-          const bool ascending = (i & k) == 0;
+          // k == size: the final merge of every segment, all ascending (bit
+          // k of i is then the segment's parity, not a direction).
+          const bool ascending = k == size || (i & k) == 0;
           const bool swap = ascending ? tile_before(keys[l], pos[l], keys[i], pos[i])
                                       : tile_before(keys[i], pos[i], keys[l], pos[l]);
           if (swap) {
@@ -84,10 +102,12 @@ __device__ __forceinline__ void sort_tile(const T* in, T* out_keys, uint32_t* ou
         __syncthreads();
       }
     }
-    const int64_t base = row * n + start;
-    for (int i = threadIdx.x; i < len; i += blockDim.x) {
-      if (out_keys) out_keys[base + i] = keys[i];
-      if (out_pos) out_pos[base + i] = pos[i];
+    for (int i = threadIdx.x; i < total; i += blockDim.x) {
+      const int r = i / size, e = i - r * size;
+      if (e >= len) continue;
+      const int64_t at = (row0 + r) * n + start + e;
+      if (out_keys) out_keys[at] = keys[i];
+      if (out_pos) out_pos[at] = pos[i];
     }
     __syncthreads();  // the next job reuses the shared tile
   }
