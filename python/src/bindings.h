@@ -28,6 +28,7 @@ void init_io(nb::module_& m);
 void init_distributed(nb::module_& m);
 void init_printing(nb::module_& m);
 void init_array_iteration(nb::module_& m);
+void init_sort(nb::module_& m);
 
 #include "alloy/array.h"
 

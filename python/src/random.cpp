@@ -4,6 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "alloy/ops.h"
+#include "alloy/ops_sort.h"
 #include "alloy/random.h"
 #include "bindings.h"
 #include "convert.h"
@@ -85,4 +86,13 @@ void init_random(nb::module_& parent) {
            SD s) { return random::categorical(logits, axis, optional_shape(shape), num_samples, key_arg(key), s); },
         "logits"_a, "axis"_a = -1, "shape"_a = nb::none(), "num_samples"_a = nb::none(), "key"_a = nb::none(),
         nb::kw_only(), "stream"_a = nb::none());
+  // As MLX, every argument of permutation may be positional (stream too).
+  m.def("permutation",
+        [](nb::handle x, int axis, std::optional<array> key, SD s) {
+          if (PyLong_Check(x.ptr())) return random::permutation(nb::cast<int>(x), key_arg(key), s);
+          if (!nb::isinstance<array>(x)) throw nb::type_error("[permutation] x must be an int or an array.");
+          return random::permutation(nb::cast<array>(x), axis, key_arg(key), s);
+        },
+        "x"_a, "axis"_a = 0, "key"_a = nb::none(), "stream"_a = nb::none(),
+        "A random permutation of arange(x) (uint32) for an int x, else x shuffled along axis.");
 }

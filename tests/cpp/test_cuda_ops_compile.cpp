@@ -18,7 +18,7 @@ TEST(CudaOpsCompile, CatalogCoversEveryFamily) {
   std::set<std::string> families;
   for (const auto& e : kernel_catalog()) families.insert(e.key.substr(0, e.key.find('/')));
   for (const char* f : {"map", "zip", "select", "creation", "reduce", "arg_reduce", "scan", "gather", "scatter",
-                        "random", "gemm"}) {
+                        "random", "gemm", "sort"}) {
     EXPECT_TRUE(families.count(f)) << "no catalog entry for family " << f;
   }
 }

@@ -23,7 +23,6 @@ _LINALG = "mx.linalg (LAPACK on the CPU, cuSOLVER on the GPU) is not implemented
 _FFT = "mx.fft (pocketfft on the CPU, cuFFT on the GPU) is not implemented yet"
 _QUANT = "quantized formats and quantized/gathered matmuls are not implemented yet"
 _EXPORT = "serialising traced graphs to files is not implemented yet"
-_SORT = "sorting ops arrive with the sort primitives (in progress)"
 
 NOT_YET = {
     "core": {
@@ -31,8 +30,6 @@ NOT_YET = {
                                "qqmm", "quantize", "quantized_matmul", "segmented_mm", "to_fp8"]},
         **{n: _EXPORT for n in ["FunctionExporter", "export_function", "export_to_dot", "exporter",
                                 "import_function"]},
-        **{n: _SORT for n in ["argpartition", "argsort", "median", "partition", "searchsorted", "sort", "topk",
-                              "unique"]},
         "fft": _FFT,
         "linalg": _LINALG,
         "matrix_norm": _LINALG,
@@ -46,7 +43,7 @@ NOT_YET = {
     "core.fft": {n: _FFT for n in [
         "fft", "fft2", "fftfreq", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft", "irfft2",
         "irfftn", "istft", "rfft", "rfft2", "rfftfreq", "rfftn", "stft"]},
-    "core.random": {"laplace": _LATER, "multivariate_normal": _LINALG, "permutation": _SORT},
+    "core.random": {"laplace": _LATER, "multivariate_normal": _LINALG},
     "core.fast": {"precompiled_cuda_kernel": "takes MLX-CUDA's own PTX/cubin build products; not implemented yet"},
     "core.array": {},
     "nn": {n: _LATER for n in [

@@ -36,6 +36,7 @@ std::string scatter_source(int mode, Dtype t, Dtype index, const std::string& na
 }
 std::string random_source(const std::string& name) { return instantiate("random.cuh", name, ""); }
 std::string gemm_source(Dtype t, const std::string& name) { return instantiate("gemm.cuh", name, device_type_name(t)); }
+std::string sort_source(Dtype t, const std::string& name) { return instantiate("sort.cuh", name, device_type_name(t)); }
 
 std::vector<CatalogEntry> kernel_catalog() {
   std::vector<CatalogEntry> out;
@@ -155,6 +156,12 @@ std::vector<CatalogEntry> kernel_catalog() {
   add("random", "random_bits", random_source("random_bits"));
   for (Dtype d : {Dtype::int32, Dtype::bool_, Dtype::int8, Dtype::float16, Dtype::complex64, Dtype::uint64}) {
     add(std::string("gemm/") + dtype_name(d), "gemm_naive", gemm_source(d, "gemm_naive"));
+  }
+  // Sort: the comparison differs by kind (NaN-aware floats, 16-bit floats
+  // compared as float, complex, integers, bool) and the tile by element size.
+  for (Dtype d : {Dtype::float32, Dtype::float16, Dtype::bfloat16, Dtype::float64, Dtype::complex64, Dtype::bool_,
+                  Dtype::uint8, Dtype::int64}) {
+    for (const char* k : {"sort_tile", "sort_merge"}) add(std::string("sort/") + dtype_name(d), k, sort_source(d, k));
   }
   return out;
 }

@@ -19,6 +19,7 @@ std::string gather_source(Dtype t, Dtype index, const std::string& name);
 std::string scatter_source(int mode, Dtype t, Dtype index, const std::string& name);
 std::string random_source(const std::string& name);
 std::string gemm_source(Dtype t, const std::string& name);
+std::string sort_source(Dtype t, const std::string& name);
 
 struct CatalogEntry {
   std::string key;   // family key + "/" + kernel name

@@ -37,7 +37,8 @@ namespace {
 // The element functors written once for both backends (src/backend/common/),
 // embedded into the library and handed to NVRTC under their source paths.
 const char* const kCommonHeaders[] = {"math_shim.h",   "unary_ops.h",  "binary_ops.h",
-                                      "ternary_ops.h", "reduce_ops.h", "scan_ops.h"};
+                                      "ternary_ops.h", "reduce_ops.h", "scan_ops.h",
+                                      "sort_ops.h"};
 
 std::vector<std::pair<std::string, std::string>> common_headers() {
   std::vector<std::pair<std::string, std::string>> out;
