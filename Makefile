@@ -29,6 +29,9 @@ $(VENV)/.ready: pyproject.toml | deps
 	$(PY) -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy ml_dtypes pytest ninja safetensors
 	# Real MLX (CPU build) is the oracle of the differential tests.
 	$(PY) -m pip install -q "mlx[cpu]==0.32.4"
+	# Public MLX code whose Metal kernels tests/python/test_real_mlx_code.py runs on
+	# Alloy; only their source files are used, so none of their dependencies.
+	$(PY) -m pip install -q --no-deps "mlx-lm==0.32.2" "mlx-audio==0.6.2"
 	touch $@
 
 venv: $(VENV)/.ready

@@ -1,0 +1,273 @@
+"""Load a source file of an installed MLX package (mlx-lm, mlx-audio, ...) as
+it is, with only its imports pointed elsewhere.
+
+    mod = load("mlx_lm.models.ssm", FRAMEWORKS["alloy"], kernels=True)
+
+The file is read from the installed package at test time (nothing of it is
+copied into this repository), parsed, and every import statement that names
+MLX or a sibling module of the package is turned into an assignment from a
+table of modules; every other line runs unchanged.
+
+- `import mlx.core as mx`, `from mlx.core.fast import metal_kernel`,
+  `import mlx.nn as nn`, `from mlx.utils import tree_map`: taken from the
+  framework the test names, Alloy (`alloy.*`) or real MLX (`mlx.*`, so the
+  real-MLX load is the unmodified file).
+- Relative imports (`from .base import X`, `from ..utils import f`): the
+  sibling is loaded the same way, unless the test hands in a substitute for it
+  (for a sibling whose own imports are heavy and whose one helper the test
+  needs).
+
+The package's `__init__.py` files never run: mlx_lm's imports transformers,
+which these tests neither need nor install.
+
+Which path a file takes: the files pick their Metal kernel only where
+`mx.metal.is_available()` is true, most also only where
+`mx.default_device() == mx.gpu` (an Apple GPU). Alloy runs Metal kernels on
+every device, the CPU included, so for Alloy the module's `mx` is a view of
+alloy.core that answers those two questions as the test asks (kernels=True:
+"GPU, metal available"; kernels=False: "CPU, no metal", as real MLX answers
+on a machine without Metal) and passes everything else straight through.
+Real MLX is loaded with no view: on this CPU-only build it has no Metal, so it
+takes the file's ops fallback on its own.
+"""
+import ast
+import importlib
+import importlib.util
+import pathlib
+import sys
+import types
+
+import pytest
+
+_INSTALL_HINT = {
+    "mlx_lm": "mlx-lm==0.32.2",
+    "mlx_audio": "mlx-audio==0.6.2",
+}
+
+
+def package_dir(package):
+    """The installed package's directory, found without running its __init__."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        hint = _INSTALL_HINT.get(package, package)
+        pytest.fail(
+            f"{package} is not installed in this environment; these tests run its "
+            f"source files on Alloy. Install it with: pip install --no-deps '{hint}' "
+            "(the Makefile's venv step does)",
+            pytrace=False,
+        )
+    return pathlib.Path(list(spec.submodule_search_locations)[0])
+
+
+class _MetalView:
+    def __init__(self, metal, available):
+        self._metal = metal
+        self._available = available
+
+    def is_available(self):
+        return self._available
+
+    def __getattr__(self, name):
+        return getattr(self._metal, name)
+
+
+class _FastView:
+    """alloy.core.fast whose metal_kernel objects count their launches, so a
+    test can tell which path a file took."""
+
+    def __init__(self, fast, counter):
+        self._fast = fast
+        self._counter = counter
+
+    def metal_kernel(self, *args, **kwargs):
+        kernel = self._fast.metal_kernel(*args, **kwargs)
+        counter = self._counter
+
+        def launch(*a, **kw):
+            counter["launches"] += 1
+            return kernel(*a, **kw)
+
+        return launch
+
+    def __getattr__(self, name):
+        return getattr(self._fast, name)
+
+
+class DeviceView(types.ModuleType):
+    """alloy.core as the file sees it: default_device() and metal.is_available()
+    answer as asked, fast.metal_kernel counts launches; every other name is
+    alloy.core's own."""
+
+    def __init__(self, core, kernels):
+        super().__init__(core.__name__)
+        self._core = core
+        self._kernels = kernels
+        self.counter = {"launches": 0}
+        self.metal = _MetalView(core.metal, kernels)
+        self.fast = _FastView(core.fast, self.counter)
+
+    def default_device(self):
+        return self._core.gpu if self._kernels else self._core.cpu
+
+    def __getattr__(self, name):
+        return getattr(self._core, name)
+
+
+class Framework:
+    """Where `mlx.<sub>` imports of a loaded file go."""
+
+    def __init__(self, name, prefix):
+        self.name = name
+        self.prefix = prefix  # "alloy" or "mlx"
+
+    def module(self, mlx_name, view=None):
+        """The framework's module for `mlx_name`; for Alloy, mlx.core and
+        mlx.core.fast come from `view` when one is given."""
+        sub = mlx_name[len("mlx"):]  # "" or ".core", ".nn", ".core.fast", ...
+        if view is not None and sub == ".core":
+            return view
+        if view is not None and sub == ".core.fast":
+            return view.fast
+        return importlib.import_module(self.prefix + sub)
+
+
+FRAMEWORKS = {"alloy": Framework("alloy", "alloy"), "mlx": Framework("mlx", "mlx")}
+
+
+class _Imports(ast.NodeTransformer):
+    """Turns each import of MLX or of a sibling into `name = __port__(module, attr)`."""
+
+    def __init__(self, package):
+        self.package = package  # the loaded file's package, e.g. "mlx_lm.models"
+
+    @staticmethod
+    def _assign(target, module, attr, node):
+        call = ast.Call(
+            func=ast.Name("__port__", ast.Load()),
+            args=[ast.Constant(module), ast.Constant(attr)],
+            keywords=[],
+        )
+        return ast.copy_location(ast.Assign([ast.Name(target, ast.Store())], call), node)
+
+    @staticmethod
+    def _is_mlx(name):
+        return name == "mlx" or name.startswith("mlx.")
+
+    def visit_Import(self, node):
+        kept, out = [], []
+        for alias in node.names:
+            if not self._is_mlx(alias.name):
+                kept.append(alias)
+            elif alias.asname is None:
+                raise NotImplementedError(f"`import {alias.name}` without `as`")
+            else:
+                out.append(self._assign(alias.asname, alias.name, None, node))
+        if kept:
+            out.insert(0, ast.copy_location(ast.Import(kept), node))
+        return out
+
+    def visit_ImportFrom(self, node):
+        if node.level:
+            base = self.package.split(".")
+            if node.level > 1:
+                base = base[: -(node.level - 1)]
+            module = ".".join(base + ([node.module] if node.module else []))
+        elif node.module and self._is_mlx(node.module):
+            module = node.module
+        else:
+            return node  # __future__, stdlib, numpy: unchanged
+        out = []
+        for alias in node.names:
+            if alias.name == "*":
+                raise NotImplementedError(f"`from {module} import *`")
+            out.append(self._assign(alias.asname or alias.name, module, alias.name, node))
+        return out
+
+
+class Loader:
+    """Loads files of installed packages against one framework and one kernel
+    choice; each sibling module is loaded once per Loader."""
+
+    def __init__(self, framework, kernels, substitutes=None):
+        self.framework = framework
+        self.kernels = kernels
+        self.loaded = {}
+        core = importlib.import_module(framework.prefix + ".core")
+        self.view = DeviceView(core, kernels) if framework.prefix == "alloy" else None
+        # {module name: stand-in}, or a function of this Loader's `mx` giving one.
+        if callable(substitutes):
+            substitutes = substitutes(self.core())
+        self.substitutes = dict(substitutes or {})
+
+    def core(self):
+        """The `mx` that files loaded by this Loader get."""
+        return self.view if self.view is not None else self.framework.module("mlx.core")
+
+    def launches(self):
+        """Metal kernel launches by files of this Loader (Alloy only)."""
+        return self.view.counter["launches"]
+
+    def _module(self, name):
+        if self._is_mlx(name):
+            return self.framework.module(name, self.view)
+        if name in self.substitutes:
+            return self.substitutes[name]
+        return self.load(name)
+
+    @staticmethod
+    def _is_mlx(name):
+        return name == "mlx" or name.startswith("mlx.")
+
+    def _port(self, module, attr):
+        if attr is None:
+            return self._module(module)
+        if not self._is_mlx(module) and module not in self.substitutes:
+            # `from .pkg import submodule` or `from .module import name`
+            path = self._path(module)
+            if path.is_dir():
+                return self._module(f"{module}.{attr}")
+        target = self._module(module)
+        if hasattr(target, attr):
+            return getattr(target, attr)
+        if self._is_mlx(module):
+            # `from mlx.nn.layers import distributed`: a submodule
+            return self._module(f"{module}.{attr}")
+        raise ImportError(f"cannot import name {attr!r} from {module!r}")
+
+    @staticmethod
+    def _path(name):
+        top, *rest = name.split(".")
+        return package_dir(top).joinpath(*rest)
+
+    def source_path(self, name):
+        path = self._path(name)
+        return path.with_suffix(".py")
+
+    def load(self, name):
+        if name in self.loaded:
+            return self.loaded[name]
+        path = self.source_path(name)
+        tree = ast.parse(path.read_text(), filename=str(path))
+        tree = ast.fix_missing_locations(_Imports(name.rpartition(".")[0]).visit(tree))
+        # Registered under a private name: dataclasses and pickling look a
+        # class's module up in sys.modules.
+        mode = "kernels" if self.kernels else "ops"
+        module = types.ModuleType(f"_ported_{self.framework.name}_{mode}.{name}")
+        module.__file__ = str(path)
+        sys.modules[module.__name__] = module
+        module.__dict__["__port__"] = self._port
+        self.loaded[name] = module  # before exec: cyclic sibling imports
+        exec(compile(tree, str(path), "exec"), module.__dict__)
+        return module
+
+
+def load(name, framework="alloy", kernels=False, substitutes=None):
+    """Module `name` (e.g. "mlx_lm.models.ssm") loaded against `framework`
+    ("alloy" or "mlx"); for Alloy, `kernels` picks the file's Metal-kernel path
+    (True) or its ops fallback (False)."""
+    if framework == "mlx" and kernels:
+        raise ValueError("real MLX has no Metal here; it runs the ops fallback only")
+    loader = Loader(FRAMEWORKS[framework], kernels, substitutes)
+    module = loader.load(name)
+    module.__dict__["__port_loader__"] = loader
+    return module
