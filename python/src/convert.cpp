@@ -318,6 +318,14 @@ nb::object array_protocol(array a, nb::handle np_dtype, nb::handle copy) {
   return out;
 }
 
+std::optional<std::vector<int>> axes_arg(nb::handle axis) {
+  if (axis.is_none()) return std::nullopt;
+  if (PyLong_Check(axis.ptr())) return std::vector<int>{nb::cast<int>(axis)};
+  std::vector<int> out;
+  for (nb::handle h : axis) out.push_back(nb::cast<int>(h));
+  return out;
+}
+
 nb::object to_list(array a) {
   if (a.dtype() == Dtype::bfloat16 || a.dtype() == Dtype::float16) a = astype(a, Dtype::float32);
   return to_numpy(a).attr("tolist")();

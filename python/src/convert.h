@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include <nanobind/nanobind.h>
 
@@ -27,6 +28,8 @@ nb::object to_numpy(array a, std::optional<nb::handle> np_dtype = std::nullopt);
 // copy=False then.
 nb::object array_protocol(array a, nb::handle np_dtype, nb::handle copy);
 nb::object to_list(array a);
+// An `axis` argument as MLX takes it: None (all axes), an int, or a sequence of ints.
+std::optional<std::vector<int>> axes_arg(nb::handle axis);
 nb::object to_scalar(array a);
 
 }  // namespace alloy::py

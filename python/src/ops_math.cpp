@@ -20,14 +20,6 @@ void init_dtype_utils(nb::module_& m);  // dtype_utils.cpp
 
 namespace {
 
-std::optional<Axes> axes_arg(nb::handle axis) {
-  if (axis.is_none()) return std::nullopt;
-  if (PyLong_Check(axis.ptr())) return Axes{nb::cast<int>(axis)};
-  Axes out;
-  for (nb::handle h : axis) out.push_back(nb::cast<int>(h));
-  return out;
-}
-
 template <typename T>
 std::vector<T> int_list(nb::handle seq) {
   std::vector<T> out;
@@ -140,7 +132,7 @@ void bind_scans_and_counts(nb::module_& m) {
       "count_nonzero",
       [](nb::handle a, nb::handle axis, bool keepdims, SD s) {
         array x = py::to_array(a);
-        auto axes = axes_arg(axis);
+        auto axes = py::axes_arg(axis);
         return axes ? count_nonzero(x, *axes, keepdims, s) : count_nonzero(x, keepdims, s);
       },
       "a"_a, nb::kw_only(), "axis"_a.none() = nb::none(), "keepdims"_a = false, "stream"_a = nb::none(),
@@ -149,7 +141,7 @@ void bind_scans_and_counts(nb::module_& m) {
       "minmax",
       [](nb::handle a, nb::handle axis, bool keepdims, SD s) {
         array x = py::to_array(a);
-        auto axes = axes_arg(axis);
+        auto axes = py::axes_arg(axis);
         return axes ? minmax(x, *axes, keepdims, s) : minmax(x, keepdims, s);
       },
       "a"_a, "axis"_a.none() = nb::none(), "keepdims"_a = false, nb::kw_only(), "stream"_a = nb::none(),

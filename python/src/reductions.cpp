@@ -14,14 +14,6 @@ using namespace nb::literals;
 
 namespace {
 
-std::optional<Axes> axes_arg(nb::handle axis) {
-  if (axis.is_none()) return std::nullopt;
-  if (PyLong_Check(axis.ptr())) return Axes{nb::cast<int>(axis)};
-  Axes out;
-  for (nb::handle h : axis) out.push_back(nb::cast<int>(h));
-  return out;
-}
-
 using ReduceFn = array (*)(const array&, const Axes&, bool, SD);
 using ReduceAllFn = array (*)(const array&, bool, SD);
 
@@ -48,12 +40,12 @@ const ReduceEntry kReductions[] = {
 #undef ALLOY_REDUCE_ENTRY
 
 array reduce_call(const ReduceEntry& e, const array& a, nb::handle axis, bool keepdims, SD s) {
-  auto axes = axes_arg(axis);
+  auto axes = py::axes_arg(axis);
   return axes ? e.fn(a, *axes, keepdims, s) : e.all(a, keepdims, s);
 }
 
 array var_call(const array& a, nb::handle axis, bool keepdims, int ddof, SD s, bool take_sqrt) {
-  auto axes = axes_arg(axis);
+  auto axes = py::axes_arg(axis);
   array v = axes ? var(a, *axes, keepdims, ddof, s) : var(a, keepdims, ddof, s);
   return take_sqrt ? sqrt(v, s) : v;
 }
@@ -86,7 +78,7 @@ array scan_call(ScanFn fn, const array& a, std::optional<int> axis, bool reverse
 }
 
 array softmax_call(const array& a, nb::handle axis, bool precise, SD s) {
-  auto axes = axes_arg(axis);
+  auto axes = py::axes_arg(axis);
   return axes ? softmax(a, *axes, precise, s) : softmax(a, precise, s);
 }
 

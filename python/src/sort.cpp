@@ -17,14 +17,6 @@ using namespace nb::literals;
 
 namespace {
 
-std::optional<std::vector<int>> axes_arg(nb::handle axis) {
-  if (axis.is_none()) return std::nullopt;
-  if (PyLong_Check(axis.ptr())) return std::vector<int>{nb::cast<int>(axis)};
-  std::vector<int> out;
-  for (nb::handle h : axis) out.push_back(nb::cast<int>(h));
-  return out;
-}
-
 nb::object unique_call(const array& a, int size, bool return_index, bool return_inverse, bool return_counts,
                        nb::handle fill_value, SD s) {
   std::optional<array> fill;
@@ -66,7 +58,7 @@ void init_sort(nb::module_& m) {
         nb::sig("def topk(a: array, /, k: int, axis: int | None = -1, *, stream: Stream | Device | None = None) -> array"),
         "The k largest elements along axis (not necessarily in order).");
   m.def("median",
-        [](const array& a, nb::handle axis, bool keepdims, SD s) { return median(a, axes_arg(axis), keepdims, s); },
+        [](const array& a, nb::handle axis, bool keepdims, SD s) { return median(a, py::axes_arg(axis), keepdims, s); },
         nb::arg(), "axis"_a = nb::none(), "keepdims"_a = false, nb::kw_only(), "stream"_a = nb::none(),
         nb::sig("def median(a: array, /, axis: int | Sequence[int] | None = None, keepdims: bool = False, *, stream: Stream | Device | None = None) -> array"),
         "Medians over the given axes (default: all); NaN where a NaN is present.");

@@ -49,7 +49,13 @@ def test_sum_prod(rng, dtype, shape, axis, keepdims):
         assert out.shape == np.shape(ref), name
         if dtype in FLOATS or dtype == "complex64":
             n = max(1, x.size // max(1, np.size(ref)))
-            check_close(out, ref, dtype, scale=max(1.0, np.sqrt(n) / 4))
+            scale = max(1.0, np.sqrt(n) / 4)
+            if name == "sum" and x.size:
+                # A sum's rounding error follows the sum of |x| (up to n
+                # roundings of terms of mean size |x| when summed in order),
+                # not the result, which cancellation can bring near zero.
+                scale = max(scale, n / 16 * max(1.0, float(np.mean(np.abs(wide(x))))))
+            check_close(out, ref, dtype, scale=scale)
         else:
             # integer results wrap in the output width, as MLX
             expect = ref_fn(x.astype(np.int64), axis=np_axis(axis), keepdims=keepdims).astype(
