@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <iosfwd>
 #include <map>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -26,5 +28,9 @@ int device_count(Device::DeviceType type);
 // `inputs`, unchanged, made to depend on `dependencies`: evaluating an output
 // first evaluates every dependency. Gradients flow to `inputs` only.
 std::vector<array> depends(const std::vector<array>& inputs, const std::vector<array>& dependencies);
+
+// Writes the unevaluated graph behind `outputs` in Graphviz's DOT language.
+// Each output may carry a name (empty: letters in the order met).
+void export_to_dot(std::ostream& os, const std::vector<std::pair<std::string, array>>& outputs);
 
 }  // namespace alloy

@@ -3,6 +3,7 @@
 // namespaces. Alloy runs Metal kernels on every device, so mx.metal answers
 // for the device Metal kernels run on here.
 #include <cstdio>
+#include <sstream>
 
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
@@ -21,12 +22,12 @@ using namespace alloy;
 namespace {
 
 // A lone array or a sequence of them, as MLX's depends takes.
-std::vector<array> array_or_arrays(nb::handle h, const char* what) {
+std::vector<array> array_or_arrays(nb::handle h, const char* op, const char* what) {
   if (nb::isinstance<array>(h)) return {nb::cast<array>(h)};
   try {
     return nb::cast<std::vector<array>>(h);
   } catch (const nb::cast_error&) {
-    throw nb::type_error((std::string("[depends] ") + what + " must be an array or a sequence of arrays.").c_str());
+    throw nb::type_error((std::string("[") + op + "] " + what + " must be an array or a sequence of arrays.").c_str());
   }
 }
 
@@ -74,7 +75,8 @@ void init_runtime(nb::module_& m) {
         "The array as a row-contiguous one (column-major too when allow_col_major), copying only if needed.");
   m.def("depends",
         [](nb::handle inputs, nb::handle dependencies) -> nb::object {
-          std::vector<array> outs = depends(array_or_arrays(inputs, "inputs"), array_or_arrays(dependencies, "dependencies"));
+          std::vector<array> outs = depends(array_or_arrays(inputs, "depends", "inputs"),
+                                             array_or_arrays(dependencies, "depends", "dependencies"));
           if (nb::isinstance<array>(inputs)) return nb::cast(outs[0]);
           return nb::cast(outs);
         },
@@ -85,6 +87,28 @@ void init_runtime(nb::module_& m) {
   m.def("device_count", [](Device::DeviceType t) { return device_count(t); }, nb::arg("device_type"),
         "How many devices of a type this process can use.");
   def_memory_functions(m);
+  m.def("export_to_dot",
+        [](nb::object file, nb::args args, nb::kwargs kwargs) {
+          std::vector<std::pair<std::string, array>> outputs;
+          for (nb::handle h : args) {
+            for (const array& a : array_or_arrays(h, "export_to_dot", "each positional argument")) {
+              outputs.emplace_back("", a);
+            }
+          }
+          for (auto [k, v] : kwargs) outputs.emplace_back(nb::cast<std::string>(k), nb::cast<array>(v));
+          std::ostringstream text;
+          export_to_dot(text, outputs);
+          if (nb::isinstance<nb::str>(file) || nb::hasattr(file, "__fspath__")) {
+            nb::object f = nb::module_::import_("builtins").attr("open")(file, "w");
+            f.attr("write")(text.str());
+            f.attr("close")();
+          } else {
+            file.attr("write")(text.str());
+          }
+        },
+        nb::arg("file"), nb::arg("args"), nb::arg("kwargs"),
+        "Writes the unevaluated graph behind the arrays (keyword arrays named by their keys) to `file` (a path "
+        "or a text file object) in Graphviz's DOT language.");
 
   nb::module_ metal = m.def_submodule(
       "metal", "Metal kernels run here on every device (translated for the GPU or the CPU), so is_available() is "

@@ -28,8 +28,7 @@ NOT_YET = {
     "core": {
         **{n: _QUANT for n in ["block_masked_mm", "dequantize", "from_fp8", "gather_mm", "gather_qmm", "gather_qqmm",
                                "qqmm", "quantize", "quantized_matmul", "segmented_mm", "to_fp8"]},
-        **{n: _EXPORT for n in ["FunctionExporter", "export_function", "export_to_dot", "exporter",
-                                "import_function"]},
+        **{n: _EXPORT for n in ["FunctionExporter", "export_function", "exporter", "import_function"]},
         "fft": _FFT,
         "linalg": _LINALG,
         "matrix_norm": _LINALG,

@@ -176,3 +176,26 @@ def test_cache_limit_zero_empties_the_cache(rng):
     finally:
         mx.set_cache_limit(previous)
     assert_same_value(mx.array(3.0) * 2, mlx_core.array(3.0) * 2)
+
+
+def test_export_to_dot_writes_the_unevaluated_graph(tmp_path, rng):
+    x = random_array(rng, (3,))
+    texts = {}
+    for name, module in [("alloy", mx), ("mlx", mlx_core)]:
+        a = module.array(x)
+        b = module.exp(a) + a
+        path = tmp_path / f"{name}.dot"
+        module.export_to_dot(str(path), b, out=module.sin(b))
+        texts[name] = path.read_text()
+    for text in texts.values():
+        assert text.startswith("digraph {") and text.rstrip().endswith("}")
+        assert '"out"' in text
+    # the same three ops, each drawn once as a rectangle
+    assert texts["alloy"].count("shape=rectangle") == texts["mlx"].count("shape=rectangle") == 3
+    # evaluated arrays are sources, not nodes
+    b = mx.exp(mx.array(x))
+    mx.eval(b)
+    import io
+    buf = io.StringIO()
+    mx.export_to_dot(buf, b)
+    assert "shape=rectangle" not in buf.getvalue() and "rank=source" in buf.getvalue()
