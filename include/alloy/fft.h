@@ -44,4 +44,22 @@ array rfftfreq(int n, double d = 1.0, StreamOrDevice s = {});
 array fftshift(const array& a, const OptShape& axes = std::nullopt, StreamOrDevice s = {});
 array ifftshift(const array& a, const OptShape& axes = std::nullopt, StreamOrDevice s = {});
 
+// Short-time transform: frames of n_fft samples every hop_length (default
+// n_fft / 4) along the last axis, times `window` (default ones(win_length),
+// win_length defaulting to n_fft) centred in n_fft; shape (..., n_freq,
+// n_frames). center pads n_fft / 2 on both ends with pad_mode "reflect",
+// "constant" or "edge". onesided defaults to true for real input.
+array stft(const array& x, int n_fft = 2048, std::optional<int> hop_length = std::nullopt,
+           std::optional<int> win_length = std::nullopt, const std::optional<array>& window = std::nullopt,
+           bool center = true, const std::string& pad_mode = "reflect", const std::string& norm = "backward",
+           std::optional<bool> onesided = std::nullopt, StreamOrDevice s = {});
+// Overlap-adds the windowed inverse transforms of the frames, divided by the
+// summed squared window; n_fft defaults to 2 * (n_freq - 1) (onesided) or
+// n_freq; `length` trims or zero-pads the float32 result.
+array istft(const array& stft_matrix, std::optional<int> n_fft = std::nullopt,
+            std::optional<int> hop_length = std::nullopt, std::optional<int> win_length = std::nullopt,
+            const std::optional<array>& window = std::nullopt, bool center = true,
+            const std::string& norm = "backward", std::optional<bool> onesided = std::nullopt,
+            std::optional<int> length = std::nullopt, StreamOrDevice s = {});
+
 }  // namespace alloy::fft

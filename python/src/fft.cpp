@@ -1,5 +1,6 @@
 // mx.fft: the transforms, frequencies and shifts of mlx.core.fft 0.32.4, with
-// its signatures (every argument may be named; `stream` last).
+// its signatures (every argument may be named; `stream` last). stft and
+// istft are composites (src/ops/stft.cpp).
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -74,4 +75,26 @@ void init_fft(nb::module_& parent) {
         "Rolls the zero frequency to the centre along axes (default: every axis).");
   m.def("ifftshift", [](const array& a, nb::handle axes, StreamOrDevice s) { return fft::ifftshift(a, axes_arg(axes), s); },
         "a"_a, "axes"_a.none() = nb::none(), "stream"_a = nb::none(), "Undoes fftshift along axes.");
+  m.def(
+      "stft",
+      [](const array& x, int n_fft, std::optional<int> hop_length, std::optional<int> win_length,
+         std::optional<array> window, bool center, const std::string& pad_mode, const std::string& norm,
+         std::optional<bool> onesided, StreamOrDevice s) {
+        return fft::stft(x, n_fft, hop_length, win_length, window, center, pad_mode, norm, onesided, s);
+      },
+      "x"_a, "n_fft"_a = 2048, "hop_length"_a.none() = nb::none(), "win_length"_a.none() = nb::none(),
+      "window"_a.none() = nb::none(), "center"_a = true, "pad_mode"_a = "reflect", "norm"_a = "backward",
+      "onesided"_a.none() = nb::none(), "stream"_a = nb::none(),
+      "Short-time Fourier transform of the last axis: shape (..., n_freq, n_frames), complex64.");
+  m.def(
+      "istft",
+      [](const array& stft_matrix, std::optional<int> n_fft, std::optional<int> hop_length,
+         std::optional<int> win_length, std::optional<array> window, bool center, const std::string& norm,
+         std::optional<bool> onesided, std::optional<int> length, StreamOrDevice s) {
+        return fft::istft(stft_matrix, n_fft, hop_length, win_length, window, center, norm, onesided, length, s);
+      },
+      "stft_matrix"_a, "n_fft"_a.none() = nb::none(), "hop_length"_a.none() = nb::none(),
+      "win_length"_a.none() = nb::none(), "window"_a.none() = nb::none(), "center"_a = true, "norm"_a = "backward",
+      "onesided"_a.none() = nb::none(), "length"_a.none() = nb::none(), "stream"_a = nb::none(),
+      "Inverse of stft: overlap-added windowed frames over the squared-window envelope (float32).");
 }
