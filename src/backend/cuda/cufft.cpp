@@ -89,13 +89,14 @@ void execute(CUstream stream, Type type, long long n, long long batch, bool inve
   if (n > (1LL << 31) - 1 || batch > (1LL << 31) - 1) {
     throw std::invalid_argument("[fft] transforms or batches above 2^31 - 1 are not supported on the GPU.");
   }
-  // Plans are kept per (type, n, batch): making one allocates and may
-  // compile, and model code repeats the same shapes. One lock serialises
-  // set_stream + exec on the shared plan.
+  // Plans are kept per (type, n, batch, stream): making one allocates and
+  // may compile, and model code repeats the same shapes. A plan's work area
+  // must not be used by two streams at once, hence the stream in the key.
+  // One lock serialises set_stream + exec.
   static std::mutex mutex;
-  static auto* plans = new std::map<std::tuple<int, long long, long long>, Handle>();  // never freed
+  static auto* plans = new std::map<std::tuple<int, long long, long long, CUstream>, Handle>();  // never freed
   std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_tuple(static_cast<int>(type), n, batch);
+  auto key = std::make_tuple(static_cast<int>(type), n, batch, stream);
   auto it = plans->find(key);
   if (it == plans->end()) {
     ensure_context();

@@ -53,8 +53,10 @@ array dense_gpu(const Shape& shape, Dtype dtype) {
 // One batched 1-D transform of logical length n along `axis`.
 array pass(const array& x, int axis, cufft::Type type, bool inverse, int64_t n, CUstream s) {
   array rows = axis_last(x, axis);
-  // C2R overwrites its input, so it always gets a private copy.
-  if (type == cufft::C2R || !rows.flags().row_contiguous) {
+  // C2R overwrites its input and R2C is not documented to preserve it in
+  // every configuration, so both always get a private copy; C2C reads the
+  // input in place when it is already dense.
+  if (type != cufft::C2C || !rows.flags().row_contiguous) {
     array copy = dense_gpu(rows.shape(), rows.dtype());
     copy_into(rows, copy.raw_data(), rows.dtype(), copy.strides(), s, "fft");
     rows = copy;
@@ -76,9 +78,9 @@ void FFT::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs
   if (!cufft::available()) {
     // Host fallback: FFTW on a host copy, then one copy of the result back.
     std::vector<array> host_in{to_host(inputs[0])};
-    // eval_cpu gives this placeholder its own host memory.
-    std::vector<array> host_out{array(std::make_shared<Data>(allocator(Device(Device::cpu)).malloc(0)), out.shape(),
-                                      row_major_strides(out.shape()), out.dtype())};
+    // A host array of the output's shape; eval_cpu gives it fresh memory.
+    std::vector<array> host_out{array(std::make_shared<Data>(allocator(Device(Device::cpu)).malloc(out.nbytes())),
+                                      out.shape(), row_major_strides(out.shape()), out.dtype())};
     eval_cpu(host_in, host_out);
     allocate_row_contiguous(out);
     if (out.nbytes()) {
