@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BUILD := build/cpp
 JOBS ?= 2
-APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libxxhash-dev libgtest-dev ccache python3-venv
+APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libxxhash-dev libgtest-dev libfftw3-dev ccache python3-venv
 export CCACHE_DIR ?= $(CURDIR)/build/ccache
 
 .PHONY: demo test deps venv cpp python test-cpp test-example test-python bench clean

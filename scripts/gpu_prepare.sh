@@ -13,6 +13,8 @@ rm -rf .gpu && mkdir -p .gpu/lib
 cp -L $build/liballoy.so.0 .gpu/lib/ && ln -sf liballoy.so.0 .gpu/lib/liballoy.so
 cp $build/alloy_jit_tests $build/alloy_core_tests $build/alloy_msl_tests $build/alloy_host_cost .gpu/
 cp -L /lib/x86_64-linux-gnu/libboost_context.so.1.74.0 .gpu/lib/
+# FFTW3 (single precision): liballoy's CPU FFTs, and the GPU FFT's fallback.
+cp -L /lib/x86_64-linux-gnu/libfftw3f.so.3 .gpu/lib/
 mkdir -p .whl
 py=.venv/bin/python
 nb=$($py -c "import nanobind; print(nanobind.__version__)")

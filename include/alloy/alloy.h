@@ -7,6 +7,7 @@
 #include "alloy/dtype.h"
 #include "alloy/fast.h"
 #include "alloy/fast_ops.h"
+#include "alloy/fft.h"
 #include "alloy/io.h"
 #include "alloy/ops.h"
 #include "alloy/runtime.h"

@@ -29,6 +29,7 @@ void init_distributed(nb::module_& m);
 void init_printing(nb::module_& m);
 void init_array_iteration(nb::module_& m);
 void init_sort(nb::module_& m);
+void init_fft(nb::module_& m);  // the mx.fft submodule
 
 #include "alloy/array.h"
 

@@ -1,0 +1,51 @@
+// FFT: one unnormalised discrete Fourier transform over `axes` (normalised,
+// distinct, in the caller's order). The ops (src/ops/fft.cpp) crop or pad the
+// input beforehand and apply every 1/n scaling afterwards, so the backends
+// run the library transform as it is.
+//   complex -> complex (real = false): complex64 in and out, same shape;
+//     inverse flips the sign of the exponent.
+//   real forward (rfft): float32 in, complex64 out, the last of `axes`
+//     shortened to n/2 + 1 (the rest is the conjugate mirror).
+//   real inverse (irfft): complex64 in with n/2 + 1 there, float32 out whose
+//     shape (fixed by the op) gives n.
+#pragma once
+
+#include <vector>
+
+#include "alloy/primitive.h"
+
+namespace alloy {
+
+class FFT : public Primitive {
+ public:
+  // irfft_n: an irfft's real length along the last axis (its jvp needs it).
+  FFT(Stream s, std::vector<int> axes, bool inverse, bool real, int irfft_n = 0)
+      : Primitive(s), axes_(std::move(axes)), inverse_(inverse), real_(real), irfft_n_(irfft_n) {}
+  const char* name() const override { return "fft"; }
+  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<int>& argnums, const std::vector<array>& outputs) override;
+  std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                         const std::vector<int>& argnums) override;
+  bool is_equivalent(const Primitive& other) const override {
+    auto* o = dynamic_cast<const FFT*>(&other);
+    return o && o->axes_ == axes_ && o->inverse_ == inverse_ && o->real_ == real_ && o->irfft_n_ == irfft_n_;
+  }
+
+  const std::vector<int>& axes() const { return axes_; }
+  bool is_inverse() const { return inverse_; }
+  bool is_real() const { return real_; }
+
+ private:
+  std::vector<int> axes_;
+  bool inverse_;
+  bool real_;
+  int irfft_n_;
+};
+
+// A node of FFT over `in` (already complex64, or float32 for rfft), with the
+// output shape the kind implies; an irfft names its real length n.
+array fft_node(const array& in, const std::vector<int>& axes, bool inverse, bool real, Stream s, int irfft_n = 0);
+
+}  // namespace alloy
