@@ -25,3 +25,22 @@ if "ALLOY_MLX_INCLUDE" not in _os.environ:
     _inc = _mlx_include_dir()
     if _inc:
         _os.environ["ALLOY_MLX_INCLUDE"] = _inc
+
+
+def _nvidia_wheel_roots():
+    """The sys.path folders holding NVIDIA's pip wheels (nvidia/cu13/lib,
+    nvidia/cublas/lib ...), where the library looks for CUDA before
+    CUDA_HOME and the toolkit's usual places."""
+    import sys
+
+    roots = []
+    for entry in sys.path:
+        if entry and _os.path.isdir(_os.path.join(entry, "nvidia")) and entry not in roots:
+            roots.append(entry)
+    return roots
+
+
+if "ALLOY_PYTHON_SITE_DIRS" not in _os.environ:
+    _roots = _nvidia_wheel_roots()
+    if _roots:
+        _os.environ["ALLOY_PYTHON_SITE_DIRS"] = ":".join(_roots)

@@ -9,6 +9,7 @@
 #include "jit/cpu_kernel.h"
 #include "fast/cuda_build.h"
 #include "jit/cuda_compile.h"
+#include "jit/nvrtc.h"
 
 using namespace alloy;
 
@@ -53,6 +54,16 @@ msl::Target to_target(const std::string& t) {
 
 void init_msl(nb::module_& m) {
   nb::module_ s = m.def_submodule("_msl", "The MSL front end and JIT compilers, for tools.");
+  s.def("cuda_paths", [] {
+    nb::dict d;
+    d["nvrtc_available"] = jit::nvrtc_available();
+    d["nvrtc_library"] = jit::nvrtc_library_path();
+    d["nvrtc_unavailable_reason"] = jit::nvrtc_available() ? std::string() : jit::nvrtc_unavailable_reason();
+    nb::list inc;
+    for (const auto& dir : jit::nvrtc_include_dirs()) inc.append(dir);
+    d["include_dirs"] = inc;
+    return d;
+  }, "Where NVRTC and the CUDA headers were found (or why not).");
   s.def(
       "translate",
       [](const std::string& name, const std::string& source, const std::string& header,

@@ -2,6 +2,8 @@
 // See nvrtc.h.
 #include "jit/nvrtc.h"
 
+#include "jit/cuda_libraries.h"
+
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -56,62 +58,10 @@ struct Loaded {
   std::string library_path;  // the file that was loaded
 };
 
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::string parent(const std::string& p) {
-  size_t k = p.find_last_of('/');
-  return k == std::string::npos ? std::string(".") : p.substr(0, k);
-}
-
-// CUDA toolkit roots to look in, most specific first.
-std::vector<std::string> toolkit_roots() {
-  std::vector<std::string> roots;
-  for (const char* env : {"ALLOY_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* v = std::getenv(env); v && *v) roots.emplace_back(v);
-  }
-#ifdef ALLOY_CUDA_INCLUDE_DIR
-  // May be a CMake list ("a;b"); each entry is an include dir, its parent a root.
-  std::string_view dirs = ALLOY_CUDA_INCLUDE_DIR;
-  while (!dirs.empty()) {
-    size_t k = dirs.find(';');
-    std::string d(dirs.substr(0, k));
-    if (!d.empty()) roots.push_back(parent(d));
-    dirs = k == std::string_view::npos ? std::string_view() : dirs.substr(k + 1);
-  }
-#endif
-  roots.emplace_back("/usr/local/cuda");
-  return roots;
-}
-
-// The libraries to try, in order: existing files under the toolkit roots,
-// then bare sonames for the loader's own search path. With `first_file`,
-// stops at the first existing file (all a cache key needs).
-std::vector<std::string> candidates(bool first_file) {
-  std::vector<std::string> out;
-  auto exists = [](const std::string& p) {
-    struct stat st;
-    return p.find('/') != std::string::npos && stat(p.c_str(), &st) == 0;
-  };
-  const char* sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-  if (const char* v = std::getenv("ALLOY_NVRTC_LIBRARY"); v && *v) {
-    out.emplace_back(v);
-    if (first_file && exists(out.back())) return out;
-  }
-  for (const std::string& root : toolkit_roots()) {
-    for (const char* so : sonames) {
-      for (const char* libdir : {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/"}) {
-        std::string p = root + libdir + so;
-        if (!exists(p)) continue;
-        out.push_back(p);
-        if (first_file) return out;
-      }
-    }
-  }
-  for (const char* so : sonames) out.emplace_back(so);
-  return out;
+const cuda_libraries::LibrarySpec& nvrtc_spec() {
+  static const cuda_libraries::LibrarySpec spec{
+      "libnvrtc", {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, "cuda_nvrtc", "ALLOY_NVRTC_LIBRARY"};
+  return spec;
 }
 
 Located locate() {
@@ -119,7 +69,7 @@ Located locate() {
   // The file a dlopen would most likely take: its resolved path, size and
   // modification time change whenever that NVRTC is replaced.
   std::string first;
-  for (const std::string& c : candidates(/*first_file=*/true)) {
+  for (const std::string& c : cuda_libraries::candidates(nvrtc_spec())) {
     struct stat st;
     if (c.find('/') == std::string::npos || stat(c.c_str(), &st) != 0) continue;
     char* real = realpath(c.c_str(), nullptr);
@@ -127,20 +77,12 @@ Located locate() {
     std::free(real);
     L.identity = first + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
                  std::to_string(st.st_mtim.tv_nsec);
+    first = c;  // the headers are found beside the path as found, not its link target
     break;
   }
-  // Headers: the toolkit's include dir (cuda_fp16.h & co. for user code that
-  // includes them) and its cccl dir (cooperative groups, libcu++).
-  std::vector<std::string> roots = toolkit_roots();
-  if (!first.empty()) roots.insert(roots.begin(), parent(parent(first)));  // <root>/lib64/libnvrtc.so
-  for (const std::string& root : roots) {
-    std::string inc = root + "/include";
-    if (is_dir(inc) && is_dir(inc + "/crt")) {
-      L.include_dirs.push_back(inc);
-      if (is_dir(inc + "/cccl")) L.include_dirs.push_back(inc + "/cccl");
-      break;
-    }
-  }
+  // Headers: cuda_fp16.h & co. for the kernels, and CCCL (cooperative
+  // groups, libcu++), from where that NVRTC came from when they are there.
+  L.include_dirs = cuda_libraries::header_dirs(first);
   return L;
 }
 
@@ -151,20 +93,8 @@ const Located& located() {
 
 Loaded load() {
   Loaded L;
-  void* lib = nullptr;
-  std::string tried;
-  for (const std::string& path : candidates(/*first_file=*/false)) {
-    lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) {
-      L.library_path = path;
-      break;
-    }
-    tried += (tried.empty() ? "" : ", ") + path;
-  }
-  if (!lib) {
-    L.reason = "libnvrtc not found (tried " + tried + ")";
-    return L;
-  }
+  void* lib = cuda_libraries::open(nvrtc_spec(), &L.library_path, &L.reason);
+  if (!lib) return L;
   NvrtcApi& a = L.api;
   std::string missing;
   auto bind = [&](auto& slot, const char* name) {
@@ -231,6 +161,9 @@ const std::string& nvrtc_identity() {
   }();
   return id;
 }
+
+std::string nvrtc_library_path() { return loaded().ok ? loaded().library_path : std::string(); }
+const std::vector<std::string>& nvrtc_include_dirs() { return located().include_dirs; }
 
 std::pair<int, int> nvrtc_version() {
   const Loaded& L = loaded();

@@ -49,6 +49,11 @@ std::pair<int, int> nvrtc_version();
 // when the library is only on the loader's search path. Throws when it
 // must load NVRTC and cannot.
 const std::string& nvrtc_identity();
+// Where NVRTC and the CUDA headers it compiles against were found (tools and
+// error reports): the library file that loaded ("" when none did), and the
+// include folders passed to every compile.
+std::string nvrtc_library_path();
+const std::vector<std::string>& nvrtc_include_dirs();
 
 // The options nvrtc_compile passes for `opts` (part of any cache key).
 std::vector<std::string> nvrtc_options(const NvrtcOptions& opts);

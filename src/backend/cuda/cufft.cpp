@@ -1,5 +1,7 @@
 #include "backend/cuda/cufft.h"
 
+#include "jit/cuda_libraries.h"
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -33,29 +35,10 @@ struct Loaded {
 
 Loaded load() {
   Loaded L;
-  std::vector<std::string> candidates;
-  if (const char* v = std::getenv("ALLOY_CUFFT_LIBRARY"); v && *v) candidates.emplace_back(v);
-  for (const char* env : {"ALLOY_CUDA_HOME", "CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* v = std::getenv(env); v && *v) {
-      candidates.push_back(std::string(v) + "/lib64/libcufft.so.12");
-      candidates.push_back(std::string(v) + "/lib64/libcufft.so.11");
-    }
-  }
-  for (const char* p : {"/usr/local/cuda/lib64/libcufft.so.12", "/usr/local/cuda/lib64/libcufft.so.11",
-                        "libcufft.so.12", "libcufft.so.11"}) {
-    candidates.emplace_back(p);
-  }
-  void* lib = nullptr;
-  std::string tried;
-  for (const auto& c : candidates) {
-    lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) break;
-    tried += (tried.empty() ? "" : ", ") + c;
-  }
-  if (!lib) {
-    L.reason = "libcufft not found (tried " + tried + ")";
-    return L;
-  }
+  static const jit::cuda_libraries::LibrarySpec spec{
+      "libcufft", {"libcufft.so.12", "libcufft.so.11"}, "cufft", "ALLOY_CUFFT_LIBRARY"};
+  void* lib = jit::cuda_libraries::open(spec, nullptr, &L.reason);
+  if (!lib) return L;
   auto bind = [&](auto& slot, const char* name) {
     slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(lib, name));
     if (!slot) L.reason += std::string(L.reason.empty() ? "libcufft lacks " : ", ") + name;

@@ -1,0 +1,131 @@
+// The CUDA library locator: the order of the places it tries (explicit
+// setting, NVIDIA's pip wheels, toolkits, the loader's path) and the error
+// that names them all. Fake files in a temporary folder stand in for the
+// libraries: candidates() only needs them to exist.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "jit/cuda_libraries.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using alloy::jit::cuda_libraries::LibrarySpec;
+
+struct ScopedEnv {
+  std::string name;
+  std::string old;
+  bool had;
+  ScopedEnv(const char* n, const std::string& value) : name(n) {
+    const char* v = std::getenv(n);
+    had = v != nullptr;
+    if (had) old = v;
+    if (value.empty()) {
+      unsetenv(n);
+    } else {
+      setenv(n, value.c_str(), 1);
+    }
+  }
+  ~ScopedEnv() {
+    if (had) {
+      setenv(name.c_str(), old.c_str(), 1);
+    } else {
+      unsetenv(name.c_str());
+    }
+  }
+};
+
+void touch(const fs::path& p) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << "";
+}
+
+fs::path fresh_dir(const char* name) {
+  fs::path d = fs::temp_directory_path() / (std::string("alloy_cudalib_") + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+const LibrarySpec kFake{"liballoyfake", {"liballoyfake.so.13", "liballoyfake.so.12"}, "alloyfake",
+                        "ALLOY_FAKE_LIBRARY"};
+
+TEST(CudaLibraries, WheelsComeBeforeToolkitsAndSonamesLast) {
+  fs::path site = fresh_dir("site"), home = fresh_dir("home");
+  touch(site / "nvidia/cu13/lib/liballoyfake.so.13");
+  touch(site / "nvidia/alloyfake/lib/liballoyfake.so.12");  // CUDA 12's per-library wheel
+  touch(home / "lib64/liballoyfake.so.13");
+  ScopedEnv sites("ALLOY_PYTHON_SITE_DIRS", site.string());
+  ScopedEnv cuda_home("CUDA_HOME", home.string());
+  ScopedEnv explicit_home("ALLOY_CUDA_HOME", "");
+  ScopedEnv override_file("ALLOY_FAKE_LIBRARY", "");
+  auto c = alloy::jit::cuda_libraries::candidates(kFake);
+  ASSERT_GE(c.size(), 5u);
+  EXPECT_EQ(c[0], (site / "nvidia/cu13/lib/liballoyfake.so.13").string());
+  EXPECT_EQ(c[1], (site / "nvidia/alloyfake/lib/liballoyfake.so.12").string());
+  EXPECT_EQ(c[2], (home / "lib64/liballoyfake.so.13").string());
+  EXPECT_EQ(c[c.size() - 2], "liballoyfake.so.13");
+  EXPECT_EQ(c.back(), "liballoyfake.so.12");
+  fs::remove_all(site);
+  fs::remove_all(home);
+}
+
+TEST(CudaLibraries, ExplicitSettingsComeFirst) {
+  fs::path site = fresh_dir("site2"), home = fresh_dir("home2");
+  touch(site / "nvidia/cu13/lib/liballoyfake.so.13");
+  touch(home / "lib64/liballoyfake.so.13");
+  ScopedEnv sites("ALLOY_PYTHON_SITE_DIRS", site.string());
+  ScopedEnv explicit_home("ALLOY_CUDA_HOME", home.string());
+  ScopedEnv override_file("ALLOY_FAKE_LIBRARY", "/some/where/liballoyfake.so");
+  auto c = alloy::jit::cuda_libraries::candidates(kFake);
+  ASSERT_GE(c.size(), 3u);
+  EXPECT_EQ(c[0], "/some/where/liballoyfake.so");
+  EXPECT_EQ(c[1], (home / "lib64/liballoyfake.so.13").string());
+  EXPECT_EQ(c[2], (site / "nvidia/cu13/lib/liballoyfake.so.13").string());
+  fs::remove_all(site);
+  fs::remove_all(home);
+}
+
+TEST(CudaLibraries, NotFoundNamesEveryPlaceAndTheFix) {
+  fs::path site = fresh_dir("site3");
+  touch(site / "nvidia/cu13/lib/liballoyfake.so.13");  // exists, but is no library
+  ScopedEnv sites("ALLOY_PYTHON_SITE_DIRS", site.string());
+  ScopedEnv override_file("ALLOY_FAKE_LIBRARY", "");
+  std::string path, error;
+  EXPECT_EQ(alloy::jit::cuda_libraries::open(kFake, &path, &error), nullptr);
+  EXPECT_TRUE(path.empty());
+  EXPECT_NE(error.find("liballoyfake not found"), std::string::npos) << error;
+  EXPECT_NE(error.find((site / "nvidia/cu13/lib/liballoyfake.so.13").string()), std::string::npos) << error;
+  EXPECT_NE(error.find("liballoyfake.so.12"), std::string::npos) << error;
+  EXPECT_NE(error.find(site.string()), std::string::npos) << error;
+  EXPECT_NE(error.find("pip install 'alloy[cuda13]'"), std::string::npos) << error;
+  fs::remove_all(site);
+}
+
+TEST(CudaLibraries, HeadersBesideTheLibraryWin) {
+  fs::path site = fresh_dir("site4");
+  touch(site / "nvidia/cu13/include/cuda_fp16.h");
+  touch(site / "nvidia/cu13/include/cuda_bf16.h");
+  fs::create_directories(site / "nvidia/cu13/include/cccl");
+  auto dirs = alloy::jit::cuda_libraries::header_dirs((site / "nvidia/cu13/lib/libnvrtc.so.13").string());
+  ASSERT_EQ(dirs.size(), 2u);
+  EXPECT_EQ(dirs[0], (site / "nvidia/cu13/include").string());
+  EXPECT_EQ(dirs[1], (site / "nvidia/cu13/include/cccl").string());
+  // CUDA 12's wheels keep the headers in cuda_runtime and CCCL in cuda_cccl.
+  fs::path site12 = fresh_dir("site12");
+  touch(site12 / "nvidia/cuda_runtime/include/cuda_fp16.h");
+  touch(site12 / "nvidia/cuda_runtime/include/cuda_bf16.h");
+  fs::create_directories(site12 / "nvidia/cuda_cccl/include");
+  dirs = alloy::jit::cuda_libraries::header_dirs((site12 / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12").string());
+  ASSERT_EQ(dirs.size(), 2u);
+  EXPECT_EQ(dirs[0], (site12 / "nvidia/cuda_runtime/include").string());
+  EXPECT_EQ(dirs[1], (site12 / "nvidia/cuda_cccl/include").string());
+  fs::remove_all(site);
+  fs::remove_all(site12);
+}
+
+}  // namespace
