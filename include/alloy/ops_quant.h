@@ -41,4 +41,9 @@ array gather_qmm(const array& x, const array& w, const array& scales, const std:
 array to_fp8(const array& x, StreamOrDevice s = {});
 array from_fp8(const array& x, Dtype dtype = bfloat16, StreamOrDevice s = {});
 
+// Walsh-Hadamard transform along the last axis (Sylvester order), times
+// scale (default 1/sqrt(n)); rotations like this spread outliers before
+// quantizing. n must be a power of two (MLX also takes 12, 20 or 28 times one).
+array hadamard_transform(const array& a, std::optional<float> scale = std::nullopt, StreamOrDevice s = {});
+
 }  // namespace alloy

@@ -90,6 +90,12 @@ void init_quant(nb::module_& m) {
               "stream: Stream | Device | None = None) -> array"),
       "Matrix products of a's and b's batch entries picked by flat indices (default: all, in order); the "
       "index arrays broadcast together.");
+  m.def("hadamard_transform",
+        [](const array& a, std::optional<float> scale, SD s) { return hadamard_transform(a, scale, s); }, "a"_a,
+        "scale"_a.none() = nb::none(), "stream"_a = nb::none(),
+        nb::sig("def hadamard_transform(a: array, scale: float | None = None, "
+                "stream: Stream | Device | None = None) -> array"),
+        "The Walsh-Hadamard transform along the last axis times scale (default 1/sqrt(n)); n a power of two.");
   m.def("to_fp8", [](const array& x, SD s) { return to_fp8(x, s); }, nb::arg(), nb::kw_only(), "stream"_a = nb::none(),
         nb::sig("def to_fp8(x: array, /, *, stream: Stream | Device | None = None) -> array"),
         "fp8 e4m3 codes (uint8) of a floating array, rounded to nearest even and saturating at +-448.");
