@@ -37,6 +37,16 @@ array gather_qmm(const array& x, const array& w, const array& scales, const std:
                  std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
                  bool sorted_indices = false, StreamOrDevice s = {});
 
+// out[s] = a[:, start:end] @ b[start:end, :] for each segment s = (start, end)
+// in the last axis of segments; result shape segments.shape[:-1] + (M, N).
+array segmented_mm(const array& a, const array& b, const array& segments, StreamOrDevice s = {});
+// a @ b with block_size x block_size blocks of a, b and the output masked: a
+// bool mask drops a block (even its inf/NaN), another mask scales it.
+array block_masked_mm(const array& a, const array& b, int block_size = 64,
+                      const std::optional<array>& mask_out = std::nullopt,
+                      const std::optional<array>& mask_lhs = std::nullopt,
+                      const std::optional<array>& mask_rhs = std::nullopt, StreamOrDevice s = {});
+
 // OCP fp8 e4m3 codes (uint8) of x, rounded to nearest even, saturating at 448.
 array to_fp8(const array& x, StreamOrDevice s = {});
 array from_fp8(const array& x, Dtype dtype = bfloat16, StreamOrDevice s = {});

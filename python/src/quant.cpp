@@ -96,6 +96,22 @@ void init_quant(nb::module_& m) {
         nb::sig("def hadamard_transform(a: array, scale: float | None = None, "
                 "stream: Stream | Device | None = None) -> array"),
         "The Walsh-Hadamard transform along the last axis times scale (default 1/sqrt(n)); n a power of two.");
+  m.def("segmented_mm", [](const array& a, const array& b, const array& segments, SD s) {
+          return segmented_mm(a, b, segments, s);
+        },
+        nb::arg(), nb::arg(), "segments"_a, nb::kw_only(), "stream"_a = nb::none(),
+        nb::sig("def segmented_mm(a: array, b: array, /, segments: array, *, "
+                "stream: Stream | Device | None = None) -> array"),
+        "a[:, start:end] @ b[start:end, :] for each (start, end) pair in the last axis of segments.");
+  m.def("block_masked_mm",
+        [](const array& a, const array& b, int block_size, OptArray mask_out, OptArray mask_lhs, OptArray mask_rhs,
+           SD s) { return block_masked_mm(a, b, block_size, mask_out, mask_lhs, mask_rhs, s); },
+        nb::arg(), nb::arg(), "block_size"_a = 64, "mask_out"_a.none() = nb::none(),
+        "mask_lhs"_a.none() = nb::none(), "mask_rhs"_a.none() = nb::none(), nb::kw_only(), "stream"_a = nb::none(),
+        nb::sig("def block_masked_mm(a: array, b: array, /, block_size: int = 64, mask_out: array | None = None, "
+                "mask_lhs: array | None = None, mask_rhs: array | None = None, *, "
+                "stream: Stream | Device | None = None) -> array"),
+        "a @ b with block_size x block_size blocks masked: bool masks drop blocks, other masks scale them.");
   m.def("to_fp8", [](const array& x, SD s) { return to_fp8(x, s); }, nb::arg(), nb::kw_only(), "stream"_a = nb::none(),
         nb::sig("def to_fp8(x: array, /, *, stream: Stream | Device | None = None) -> array"),
         "fp8 e4m3 codes (uint8) of a floating array, rounded to nearest even and saturating at +-448.");

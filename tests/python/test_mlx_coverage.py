@@ -21,12 +21,12 @@ import mlx.utils
 _LATER = "not yet implemented (issue 12 stays open)"
 _LINALG = "mx.linalg (LAPACK on the CPU, cuSOLVER on the GPU) is not implemented yet"
 _FFT = "mx.fft (pocketfft on the CPU, cuFFT on the GPU) is not implemented yet"
-_QUANT = "fp8 x fp8 and gathered/segmented/block-masked matmuls are not implemented yet"
+_QUANT = "matmuls that quantize their input on the fly (fp8/fp4 x quantized) are not implemented yet"
 _EXPORT = "serialising traced graphs to files is not implemented yet"
 
 NOT_YET = {
     "core": {
-        **{n: _QUANT for n in ["block_masked_mm", "gather_qqmm", "qqmm", "segmented_mm"]},
+        **{n: _QUANT for n in ["gather_qqmm", "qqmm"]},
         **{n: _EXPORT for n in ["FunctionExporter", "export_function", "export_to_dot", "exporter",
                                 "import_function"]},
         "fft": _FFT,

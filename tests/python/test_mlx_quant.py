@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import alloy.core as mx
-from mlx_oracle import Dt, random_array, same, same_error
+from mlx_oracle import Dt, random_array, same, same_error, to_numpy
 
 AFFINE = [(gs, bits) for gs in (32, 64, 128) for bits in (1, 2, 3, 4, 5, 6, 8)]
 FLOATS = ["float32", "float16", "bfloat16"]
@@ -204,3 +204,50 @@ def test_fp8_round_trip(rng):
     same_error("to_fp8", np.array([1, 2], np.int32))
     same_error("from_fp8", np.array([1.0], np.float32))
     same_error("from_fp8", codes, Dt("int32"))
+
+
+def test_segmented_mm(rng):
+    a, b = random_array(rng, (3, 10)), random_array(rng, (10, 4))
+    segs = np.sort(rng.integers(0, 11, (4, 2)), axis=1).astype(np.uint32)
+    segs[0] = [2, 2]  # an empty segment gives zeros
+    same("segmented_mm", a, b, segs)
+    same("segmented_mm", a, b, segments=segs[None, :2].astype(np.int32))
+    same("segmented_mm", a, b, segs[0] * 0 + np.array([0, 10], np.uint32))
+    same_error("segmented_mm", a, b, segs.astype(np.float32))
+    same_error("segmented_mm", np.stack([a, a]), b, segs)
+    same_error("segmented_mm", a.astype(np.int32), b.astype(np.int32), segs)
+
+
+def test_segmented_mm_grad(rng):
+    # MLX has no vjp for segmented_mm; the reference is the sum of the slices' products.
+    a, b, cot = random_array(rng, (3, 10)), random_array(rng, (10, 4)), random_array(rng, (2, 3, 4))
+    segs = [(0, 4), (3, 10)]
+    loss = lambda a, b: (mx.segmented_mm(a, b, mx.array(segs, mx.uint32)) * mx.array(cot)).sum()  # noqa: E731
+    ga, gb = mx.grad(loss, argnums=(0, 1))(mx.array(a), mx.array(b))
+    want_a, want_b = np.zeros_like(a), np.zeros_like(b)
+    for c, (lo, hi) in zip(cot, segs):
+        want_a[:, lo:hi] += c @ b[lo:hi].T
+        want_b[lo:hi] += a[:, lo:hi].T @ c
+    np.testing.assert_allclose(to_numpy(ga), want_a, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(gb), want_b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("bs", [32, 64])
+def test_block_masked_mm(rng, bs):
+    # MLX's CPU evaluates float32 only.
+    m_, k, n = 70, 100, 40
+    a, b = random_array(rng, (2, m_, k)), random_array(rng, (k, n))
+    blocks = lambda r, c: (-(-r // bs), -(-c // bs))  # noqa: E731
+    mo, ml, mr = (rng.random(blocks(*sh)) < 0.6 for sh in [(m_, n), (m_, k), (k, n)])
+    same("block_masked_mm", a, b, bs, mo, ml, mr)
+    same("block_masked_mm", a, b, block_size=bs, mask_lhs=ml)
+    same("block_masked_mm", a, b, bs, mask_out=rng.random(blocks(m_, n)).astype(np.float32),
+         mask_rhs=rng.random(blocks(k, n)).astype(np.float32))
+    same("block_masked_mm", a, b, bs)
+    # A dropped block contributes nothing, even an infinity.
+    a[0, 0, 0] = np.inf
+    ml[0, 0] = False
+    same("block_masked_mm", a, b, bs, None, ml)
+    same_error("block_masked_mm", a, b[:30], bs, mo)
+    same_error("block_masked_mm", a, b, bs, mo[:1, :1][:0])
+    same_error("block_masked_mm", np.ones((m_, k), np.int32), np.ones((k, n), np.int32), bs)
