@@ -95,13 +95,21 @@ std::vector<array> affine_quantize(const array& w, const Spec& sp, SD s) {
           reshape(astype(bias, w.dtype(), s), gshape, s)};
 }
 
-std::vector<array> fp_quantize(const array& w, const Spec& sp, SD s) {
+// nvfp4's global scale g (the tensor's absolute maximum, typically) stretches
+// the block scales over e4m3's range: a block's stored scale is
+// e4m3(amax / 6 * (6 * 448 / g)) and its value times g / (6 * 448) applies.
+constexpr float kNvfp4Range = 6.0f * 448.0f;
+
+std::vector<array> fp_quantize(const array& w, const Spec& sp, const std::optional<array>& global_scale, SD s) {
   array wf = grouped(astype(w, float32, s), sp.group_size, s);
   array amax = max(abs(wf, s), {-1}, true, s);
   array scale_code = array(0u, uint32), scale = array(0.0f, float32);
   if (sp.mode == Mode::nvfp4) {
     // An e4m3 scale, rounded to nearest, for the block's largest magnitude.
-    scale_code = quant::fp8_e4m3_encode(divide(amax, array(6.0f, float32), s), s);
+    // amax / 6 rounds in w's type first (as MLX computes it), then takes the global factor.
+    array block = astype(astype(divide(amax, array(6.0f, float32), s), w.dtype(), s), float32, s);
+    if (global_scale) block = multiply(block, divide(array(kNvfp4Range), *global_scale, s), s);
+    scale_code = quant::fp8_e4m3_encode(block, s);
     scale = quant::fp8_e4m3_decode(scale_code, s);
   } else {
     // A power-of-two scale rounded up, so no element overflows the format.
@@ -111,7 +119,10 @@ std::vector<array> fp_quantize(const array& w, const Spec& sp, SD s) {
   }
   // A zero scale (an all-zero nvfp4 block) quantizes to zeros.
   array zero(0.0f, float32);
-  array scaled = where(equal(scale, zero, s), zero, divide(wf, scale, s), s);
+  // As MLX rounds it: w / scale in w's own type, then times the global factor.
+  array scaled = astype(astype(divide(wf, scale, s), w.dtype(), s), float32, s);
+  if (global_scale) scaled = multiply(scaled, divide(array(kNvfp4Range), *global_scale, s), s);
+  scaled = where(equal(scale, zero, s), zero, scaled, s);
   array codes = sp.bits == 8 ? quant::fp8_e4m3_encode(scaled, s) : quant::fp4_e2m1_encode(scaled, s);
   codes = reshape(codes, w.shape(), s);
   Shape gshape = with_last(w.shape(), w.shape(-1) / sp.group_size);
@@ -149,7 +160,7 @@ void check_packed(const char* op, const array& w, const array& scales, const std
 }
 
 array dequantize_checked(const array& w, const array& scales, const std::optional<array>& biases, const Spec& sp,
-                         Dtype out, SD s) {
+                         Dtype out, SD s, const std::optional<array>& global_scale = std::nullopt) {
   array codes = grouped(quant::unpack_bits(w, sp.bits, s), sp.group_size, s);
   Shape full = with_last(w.shape(), w.shape(-1) * 32 / sp.bits);
   if (sp.mode == Mode::affine) {
@@ -158,9 +169,11 @@ array dequantize_checked(const array& w, const array& scales, const std::optiona
     array scaled = multiply(expand_dims(scales, -1, s), astype(codes, scales.dtype(), s), s);
     return reshape(astype(add(scaled, expand_dims(*biases, -1, s), s), out, s), full, s);
   }
-  // Code times scale is exact in float32 for these formats.
+  // Code times scale is exact in float32 for these formats (before a global scale).
   array values = sp.bits == 8 ? quant::fp8_e4m3_decode(codes, s) : quant::fp4_e2m1_decode(codes, s);
   array scale = sp.mode == Mode::nvfp4 ? quant::fp8_e4m3_decode(scales, s) : quant::e8m0_decode(scales, s);
+  // The global factor joins the block scale before the code (MLX's rounding order).
+  if (global_scale) scale = multiply(scale, divide(*global_scale, array(kNvfp4Range), s), s);
   return reshape(astype(multiply(values, expand_dims(scale, -1, s), s), out, s), full, s);
 }
 
@@ -168,12 +181,19 @@ Dtype affine_dtype(const array& scales, const std::optional<array>& biases) {
   return biases ? promote_types(scales.dtype(), biases->dtype()) : scales.dtype();
 }
 
-void reject_global_scale(const char* op, const std::optional<array>& global_scale, const Spec& sp) {
+void check_global_scale(const char* op, const std::optional<array>& global_scale, const Spec& sp) {
   if (!global_scale) return;
   if (sp.mode != Mode::nvfp4) {
     throw std::invalid_argument(err_prefix(op) + "Global scale is only supported for 'nvfp4' quantization mode.");
   }
-  throw std::invalid_argument(err_prefix(op) + "A global scale for 'nvfp4' is not implemented in Alloy yet.");
+  if (global_scale->ndim() != 0) {
+    throw std::invalid_argument(err_prefix(op) + "Global scale must be a scalar but got shape " +
+                                shape_to_string(global_scale->shape()) + ".");
+  }
+  if (global_scale->dtype() != float32) {
+    throw std::invalid_argument(err_prefix(op) + "Global scale must have dtype float32 but got " +
+                                dtype_name(global_scale->dtype()) + ".");
+  }
 }
 
 }  // namespace
@@ -181,7 +201,7 @@ void reject_global_scale(const char* op, const std::optional<array>& global_scal
 std::vector<array> quantize(const array& w, std::optional<int> group_size, std::optional<int> bits,
                             const std::string& mode, const std::optional<array>& global_scale, SD s) {
   Spec sp = parse_spec("quantize", mode, group_size, bits);
-  reject_global_scale("quantize", global_scale, sp);
+  check_global_scale("quantize", global_scale, sp);
   if (!is_floating(w.dtype())) {
     throw std::invalid_argument(std::string("[quantize] Only real floating types can be quantized but w has type ") +
                                 dtype_name(w.dtype()) + ".");
@@ -198,21 +218,21 @@ std::vector<array> quantize(const array& w, std::optional<int> group_size, std::
                                 std::to_string(sp.mode == Mode::nvfp4 ? 32 : sp.group_size) +
                                 ". However the provided  matrix has shape " + shape_to_string(w.shape()));
   }
-  return sp.mode == Mode::affine ? affine_quantize(w, sp, s) : fp_quantize(w, sp, s);
+  return sp.mode == Mode::affine ? affine_quantize(w, sp, s) : fp_quantize(w, sp, global_scale, s);
 }
 
 array dequantize(const array& w, const array& scales, const std::optional<array>& biases,
                  std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
                  const std::optional<array>& global_scale, std::optional<Dtype> dtype, SD s) {
   Spec sp = parse_spec("dequantize", mode, group_size, bits);
-  reject_global_scale("dequantize", global_scale, sp);
+  check_global_scale("dequantize", global_scale, sp);
   check_packed("dequantize", w, scales, biases, sp);
   if (dtype && !is_floating(*dtype)) {
     throw std::invalid_argument(std::string("[dequantize] Only real floating types are supported but dtype == ") +
                                 dtype_name(*dtype) + ".");
   }
   Dtype out = dtype ? *dtype : (sp.mode == Mode::affine ? affine_dtype(scales, biases) : bfloat16);
-  return dequantize_checked(w, scales, biases, sp, out, s);
+  return dequantize_checked(w, scales, biases, sp, out, s, global_scale);
 }
 
 namespace {

@@ -251,3 +251,14 @@ def test_block_masked_mm(rng, bs):
     same_error("block_masked_mm", a, b[:30], bs, mo)
     same_error("block_masked_mm", a, b, bs, mo[:1, :1][:0])
     same_error("block_masked_mm", np.ones((m_, k), np.int32), np.ones((k, n), np.int32), bs)
+
+
+def test_nvfp4_global_scale(rng):
+    for dtype in FLOATS:
+        w = weights(rng, (8, 128), dtype)
+        g = np.array(np.abs(w.astype(np.float32)).max() * rng.uniform(0.3, 2.0), np.float32)
+        same(lambda m, w, g: m.quantize(w, mode="nvfp4", global_scale=g), w, g, **EXACT)
+        same(lambda m, w, g: m.dequantize(*m.quantize(w, mode="nvfp4", global_scale=g), mode="nvfp4",
+                                          global_scale=g, dtype=m.float32), w, g, **EXACT)
+    same_error(lambda m, w: m.quantize(w, mode="nvfp4", global_scale=m.array([1.0, 2.0])), w)
+    same_error(lambda m, w: m.quantize(w, mode="nvfp4", global_scale=m.array(1)), w)
