@@ -37,6 +37,9 @@ array bernoulli(const array& p, const std::optional<Shape>& shape = std::nullopt
 array truncated_normal(const array& lower, const array& upper, const std::optional<Shape>& shape = std::nullopt,
                        Dtype dtype = float32, const Key& key = std::nullopt, SD s = {});
 array gumbel(const Shape& shape, Dtype dtype = float32, const Key& key = std::nullopt, SD s = {});
+// Laplace(loc, scale) samples (inverse CDF of a float32 uniform in (-1, 1)).
+array laplace(const Shape& shape, Dtype dtype = float32, double loc = 0.0, double scale = 1.0,
+              const Key& key = std::nullopt, SD s = {});
 // Samples indices from the unnormalised log-probabilities `logits` along `axis`.
 // With num_samples: output shape = logits shape without axis + (num_samples,).
 // With shape: the output shape (broadcast-compatible with logits without axis).

@@ -30,6 +30,8 @@ void init_printing(nb::module_& m);
 void init_array_iteration(nb::module_& m);
 void init_sort(nb::module_& m);
 void init_fft(nb::module_& m);  // the mx.fft submodule
+void init_quant(nb::module_& m);
+void init_buffers(nb::module_& m);
 
 #include "alloy/array.h"
 

@@ -30,6 +30,8 @@ NB_MODULE(core, m) {
   init_array_iteration(m);
   init_sort(m);
   init_fft(m);
+  init_quant(m);
+  init_buffers(m);
   // The parts written in Python (function transforms, stream contexts)
   // attach themselves to this module.
   nb::module_::import_("alloy._core").attr("extend")(m);

@@ -81,6 +81,16 @@ void init_random(nb::module_& parent) {
         },
         "shape"_a = nb::list(), "dtype"_a = Dtype::float32, "key"_a = nb::none(), nb::kw_only(),
         "stream"_a = nb::none());
+  // As MLX, stream is positional here too.
+  m.def("laplace",
+        [](nb::handle shape, Dtype dtype, double loc, double scale, std::optional<array> key, SD s) {
+          return random::laplace(shape_arg(shape), dtype, loc, scale, key_arg(key), s);
+        },
+        "shape"_a = nb::list(), "dtype"_a = Dtype::float32, "loc"_a = 0.0, "scale"_a = 1.0, "key"_a = nb::none(),
+        "stream"_a = nb::none(),
+        nb::sig("def laplace(shape: Sequence[int] = [], dtype: Dtype | None = float32, loc: float = 0.0, "
+                "scale: float = 1.0, key: array | None = None, stream: Stream | Device | None = None) -> array"),
+        "Samples of a Laplace distribution with mean loc and scale b.");
   m.def("categorical",
         [](const array& logits, int axis, nb::handle shape, std::optional<int> num_samples, std::optional<array> key,
            SD s) { return random::categorical(logits, axis, optional_shape(shape), num_samples, key_arg(key), s); },

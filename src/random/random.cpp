@@ -185,6 +185,15 @@ array gumbel(const Shape& shape, Dtype dtype, const Key& key_in, SD s) {
   return negative(log(negative(log(u, s), s), s), s);
 }
 
+array laplace(const Shape& shape, Dtype dtype, double loc, double scale, const Key& key_in, SD s) {
+  check_floating(dtype, "laplace");
+  // sign(u) * log1p(-|u|) for u uniform in (-1, 1), drawn in float32 (as MLX,
+  // so a key gives MLX's samples), then cast, scaled and shifted in dtype.
+  array u = uniform(array(std::nextafter(-1.0f, 0.0f)), array(1.0f), shape, Dtype::float32, key_in, s);
+  array x = astype(multiply(sign(u, s), log1p(negative(abs(u, s), s), s), s), dtype, s);
+  return add(multiply(x, array(scale, dtype), s), array(loc, dtype), s);
+}
+
 array categorical(const array& logits, int axis, const std::optional<Shape>& shape, std::optional<int> num_samples,
                   const Key& key_in, SD s) {
   const int ax = normalize_axis(axis, logits.ndim(), "categorical");
