@@ -14,6 +14,7 @@
 #include "alloy/ops_shape.h"
 #include "alloy/ops_conv.h"
 #include "alloy/ops_sort.h"
+#include "alloy/linalg.h"
 #include "alloy/transforms.h"
 #if __has_include("alloy/random.h")
 #include "alloy/random.h"

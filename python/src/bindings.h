@@ -29,6 +29,7 @@ void init_distributed(nb::module_& m);
 void init_printing(nb::module_& m);
 void init_array_iteration(nb::module_& m);
 void init_sort(nb::module_& m);
+void init_linalg_ops(nb::module_& m);  // mx.linalg, mx.matrix_norm, random.multivariate_normal
 
 #include "alloy/array.h"
 

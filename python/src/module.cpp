@@ -29,6 +29,7 @@ NB_MODULE(core, m) {
   init_printing(m);
   init_array_iteration(m);
   init_sort(m);
+  init_linalg_ops(m);  // after init_random: adds to mx.random
   // The parts written in Python (function transforms, stream contexts)
   // attach themselves to this module.
   nb::module_::import_("alloy._core").attr("extend")(m);
