@@ -1,6 +1,7 @@
 // mx.linalg (as mlx.core.linalg 0.32.4) and random::multivariate_normal.
-// Factorizations run through LAPACK on the CPU; on the GPU they currently
-// run the same LAPACK code on a host copy (see backend/cuda/linalg_host.cpp).
+// Factorizations run through LAPACK on the CPU; on the GPU through cuSOLVER
+// (float32/float64 Cholesky, LU, inverse, QR, eigh, SVD) or, for the rest,
+// LAPACK on a host copy (backend/cuda/linalg_decomp.cpp).
 // Inputs are batched over their leading axes; the last two are the matrix.
 #pragma once
 

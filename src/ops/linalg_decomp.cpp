@@ -34,7 +34,9 @@ char uplo_arg(const std::string& uplo) {
 
 array cholesky(const array& a, bool upper, StreamOrDevice s) {
   check_matrix(a, "linalg::cholesky", false, "Cholesky decomposition is only defined for square matrices.");
-  return array(a.shape(), a.dtype(), std::make_shared<Cholesky>(to_stream(s), upper), {a});
+  array f(a.shape(), a.dtype(), std::make_shared<Cholesky>(to_stream(s), upper), {a});
+  // The primitive leaves the other triangle unspecified (cuSOLVER keeps the input there).
+  return upper ? triu(f, 0, s) : tril(f, 0, s);
 }
 
 array inv(const array& a, StreamOrDevice s) {
@@ -84,7 +86,7 @@ std::pair<array, array> qr(const array& a, StreamOrDevice s) {
   Shape b = batch_of(a);
   auto o = array::make_arrays({with(b, {m, k}), with(b, {k, n})}, {a.dtype(), a.dtype()},
                               std::make_shared<QRF>(to_stream(s)), {a});
-  return {o[0], o[1]};
+  return {o[0], triu(o[1], 0, s)};  // below R's diagonal the primitive leaves Householder vectors
 }
 
 std::vector<array> svd(const array& a, bool compute_uv, StreamOrDevice s) {

@@ -1,7 +1,8 @@
 // Matrix factorizations over the last two axes, batched over the rest.
 // Inputs arrive as float32/float64 (complex64 where noted); the ops check
 // dtypes and shapes. The CPU runs LAPACK (backend/cpu/lapack.cpp); the GPU
-// runs the same code on a host copy for now (backend/cuda/linalg_host.cpp).
+// runs cuSOLVER where it can and LAPACK on a host copy otherwise
+// (backend/cuda/linalg_decomp.cpp).
 // None has a vjp, as in MLX 0.32.4 (its mx.grad refuses all of them); det
 // and slogdet of small matrices are differentiable composites (ops).
 #pragma once
@@ -16,7 +17,8 @@ namespace alloy {
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;          \
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
 
-// out = L (lower) or U (upper) with a = L L^T = U^T U; the other triangle is zero.
+// out = L (lower) or U (upper) with a = L L^T = U^T U; the other triangle is
+// unspecified (the op keeps only the factor's triangle).
 class Cholesky : public Primitive {
  public:
   Cholesky(Stream s, bool upper) : Primitive(s), upper_(upper) {}
@@ -58,7 +60,8 @@ class LUF : public Primitive {
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const LUF*>(&o) != nullptr; }
 };
 
-// outputs: Q (m, k) and R (k, n), k = min(m, n) (geqrf + orgqr).
+// outputs: Q (m, k) and R (k, n), k = min(m, n) (geqrf + orgqr); R's strict
+// lower part is unspecified (the op takes its upper triangle).
 class QRF : public Primitive {
  public:
   explicit QRF(Stream s) : Primitive(s) {}
