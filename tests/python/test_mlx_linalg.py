@@ -386,3 +386,32 @@ def test_multivariate_normal_errors(args, kwargs):
     from mlx_oracle import Dt
     kwargs = {k: Dt(v) if k == "dtype" else v for k, v in kwargs.items()}
     same_error("random.multivariate_normal", *args, **kwargs)
+
+
+# MLX 0.32.4 differentiates none of the factorizations (only det/slogdet of
+# matrices up to 3x3, and norm); Alloy refuses the same ones, with MLX's type.
+@pytest.mark.parametrize("fn", [
+    lambda m, a: m.grad(lambda y: m.linalg.inv(y).sum())(a),
+    lambda m, a: m.grad(lambda y: m.linalg.cholesky(y @ y.T + 4 * m.eye(4)).sum())(a),
+    lambda m, a: m.grad(lambda y: m.linalg.svd(y, compute_uv=False).sum())(a),
+    lambda m, a: m.grad(lambda y: m.linalg.eigvalsh(y).sum())(a),
+    lambda m, a: m.grad(lambda y: m.linalg.qr(y)[1].sum())(a),
+    lambda m, a: m.grad(m.linalg.det)(a),
+], ids=["inv", "cholesky", "svd", "eigvalsh", "qr", "det4"])
+def test_no_gradient_where_mlx_has_none(rng, fn):
+    same_error(fn, general(rng, (4, 4)))
+
+
+# Strided and broadcast inputs (the CPU copies them to LAPACK's layout; the
+# GPU copies them into cuSOLVER's).
+@pytest.mark.parametrize("name", ["linalg.qr", "linalg.lu", "linalg.pinv", "linalg.inv", "linalg.eigvalsh",
+                                  "linalg.cholesky", "linalg.det"])
+def test_strided_inputs(rng, name):
+    x = spd(rng, (2, 4, 4))
+    def f(m, a):
+        fn = m
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        strided = m.swapaxes(m.broadcast_to(a[:1], (3, 4, 4)), -1, -2)[::2]
+        return fn(strided)
+    same(f, x, rtol=1e-3, atol=1e-4)
