@@ -47,7 +47,9 @@ array inv(const array& a, StreamOrDevice s) {
 array tri_inv(const array& a, bool upper, StreamOrDevice s) {
   // MLX reports tri_inv's errors under linalg::inv.
   check_matrix(a, "linalg::inv", false, "Inverses are only defined for square matrices.");
-  return array(a.shape(), a.dtype(), std::make_shared<Inverse>(to_stream(s), true, upper), {a});
+  array r(a.shape(), a.dtype(), std::make_shared<Inverse>(to_stream(s), true, upper), {a});
+  // The primitive leaves the other triangle unspecified (cuSOLVER keeps the input there).
+  return upper ? triu(r, 0, s) : tril(r, 0, s);
 }
 
 namespace {

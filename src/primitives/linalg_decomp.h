@@ -34,7 +34,8 @@ class Cholesky : public Primitive {
 };
 
 // General inverse (getrf + getri), or of a triangular matrix (trtri) reading
-// only the `upper` or lower triangle.
+// only the `upper` or lower triangle; then the other triangle of the result
+// is unspecified (the op keeps the inverse's triangle).
 class Inverse : public Primitive {
  public:
   Inverse(Stream s, bool triangular, bool upper) : Primitive(s), triangular_(triangular), upper_(upper) {}

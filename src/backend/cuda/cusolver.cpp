@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -16,7 +17,9 @@ namespace {
 using Handle = void*;
 using Status = int;
 // cublasFillMode_t, cublasOperation_t and cusolverEigMode_t values (cublas_api.h, cusolver_common.h).
-constexpr int kLower = 0, kUpper = 1, kNoTrans = 0, kNoVectors = 0, kVectors = 1;
+constexpr int kLower = 0, kUpper = 1, kNoTrans = 0, kNoVectors = 0, kVectors = 1, kNonUnitDiag = 0;
+// cudaDataType values (library_types.h).
+constexpr int kR32F = 0, kR64F = 1;
 
 // The routines of one element type (S for float, D for double).
 template <typename U>
@@ -40,6 +43,9 @@ struct Routines {
 struct Loaded {
   Status (*create)(Handle*) = nullptr;
   Status (*set_stream)(Handle, CUstream) = nullptr;
+  // The 64-bit generic API (cudaDataType picks the element type).
+  Status (*trtri_size)(Handle, int, int, int64_t, int, void*, int64_t, size_t*, size_t*) = nullptr;
+  Status (*trtri)(Handle, int, int, int64_t, int, void*, int64_t, void*, size_t, void*, size_t, int*) = nullptr;
   Routines<float> s;
   Routines<double> d;
   bool ok = false;
@@ -77,6 +83,8 @@ Loaded load() {
   };
   bind(L.create, "cusolverDnCreate");
   bind(L.set_stream, "cusolverDnSetStream");
+  bind(L.trtri_size, "cusolverDnXtrtri_bufferSize");
+  bind(L.trtri, "cusolverDnXtrtri");
   auto bind_all = [&](auto& r, const std::string& p) {
     const std::string o = p == "S" ? "Sorgqr" : "Dorgqr";
     bind(r.potrf_size, "cusolverDn" + p + "potrf_bufferSize");
@@ -204,6 +212,21 @@ void syevd(CUstream s, bool vectors, bool upper, int n, U* a, int lda, U* w, int
 }
 
 template <typename U>
+void trtri(CUstream s, bool upper, int n, U* a, int lda, int* info, Scratch& scratch) {
+  auto b = bind_stream(s);
+  const Loaded& L = loaded();
+  const int type = std::is_same_v<U, float> ? kR32F : kR64F, uplo = upper ? kUpper : kLower;
+  size_t device_bytes = 0, host_bytes = 0;
+  check(L.trtri_size(b.h, uplo, kNonUnitDiag, n, type, a, lda, &device_bytes, &host_bytes), "Xtrtri_bufferSize");
+  void* dev = scratch.alloc(device_bytes)->buffer.ptr;
+  // Host workspace must outlive the asynchronous call: held with the scratch.
+  auto host = std::make_shared<std::vector<char>>(std::max<size_t>(host_bytes, 1));
+  scratch.host.push_back(host);
+  check(L.trtri(b.h, uplo, kNonUnitDiag, n, type, a, lda, dev, device_bytes, host->data(), host_bytes, info),
+        "Xtrtri");
+}
+
+template <typename U>
 void gesvd(CUstream s, bool vectors, int m, int n, U* a, int lda, U* sv, U* u, int ldu, U* vt, int ldvt, int* info,
            Scratch& scratch) {
   auto b = bind_stream(s);
@@ -224,6 +247,7 @@ void gesvd(CUstream s, bool vectors, int m, int n, U* a, int lda, U* sv, U* u, i
   template void geqrf<U>(CUstream, int, int, U*, int, U*, int*, Scratch&);                             \
   template void orgqr<U>(CUstream, int, int, int, U*, int, const U*, int*, Scratch&);                  \
   template void syevd<U>(CUstream, bool, bool, int, U*, int, U*, int*, Scratch&);                      \
+  template void trtri<U>(CUstream, bool, int, U*, int, int*, Scratch&);                                \
   template void gesvd<U>(CUstream, bool, int, int, U*, int, U*, U*, int, U*, int, int*, Scratch&);
 ALLOY_CUSOLVER_INSTANTIATE(float)
 ALLOY_CUSOLVER_INSTANTIATE(double)

@@ -22,6 +22,7 @@ const std::string& unavailable_reason();
 // (the allocator hands freed blocks straight back out).
 struct Scratch {
   std::vector<std::shared_ptr<Data>> held;
+  std::vector<std::shared_ptr<std::vector<char>>> host;  // host workspaces of asynchronous calls
   // Fresh GPU memory; the Data is returned for views over it.
   std::shared_ptr<Data> alloc(size_t bytes);
 };
@@ -39,6 +40,9 @@ template <typename U>
 void orgqr(CUstream s, int m, int n, int k, U* a, int lda, const U* tau, int* info, Scratch& scratch);
 template <typename U>
 void syevd(CUstream s, bool vectors, bool upper, int n, U* a, int lda, U* w, int* info, Scratch& scratch);
+// Inverse of a triangular matrix in place (cusolverDnXtrtri); the other triangle is left as it was.
+template <typename U>
+void trtri(CUstream s, bool upper, int n, U* a, int lda, int* info, Scratch& scratch);
 // Requires m >= n (cuSOLVER's gesvd); `vectors`: all of U (m x m) and V^T (n x n).
 template <typename U>
 void gesvd(CUstream s, bool vectors, int m, int n, U* a, int lda, U* sv, U* u, int ldu, U* vt, int ldvt, int* info,

@@ -1,9 +1,9 @@
 // GPU evals of the factorization primitives. float32/float64 Cholesky, LU,
-// general inverse (getrf + getrs against I), QR, Eigh and SVD run on
+// inverse (getrf + getrs against I; trtri when triangular), QR, Eigh and SVD run on
 // cuSOLVER (dlopen'ed, backend/cuda/cusolver.h), one matrix per call in
 // column-major scratch, then the stream is synchronized (to read LAPACK's
 // info and to release the scratch safely).
-// Everything else (complex inputs, Eig, triangular inverse, empty matrices,
+// Everything else (complex inputs, Eig, empty matrices,
 // or no libcusolver) runs the CPU's LAPACK code on a host copy and uploads
 // the results: correct but synchronous and slow for big batches.
 #include <algorithm>
@@ -139,11 +139,27 @@ void Cholesky::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
 }
 
 void Inverse::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
-  if (triangular_ || !on_cusolver(inputs[0])) return run_on_host(*this, inputs, outputs);
+  if (!on_cusolver(inputs[0])) return run_on_host(*this, inputs, outputs);
   CUstream s = cuda::stream_for(stream());
   Scratch scratch;
   GpuBatch b = load(inputs[0], true, s, scratch);
   const int n = b.rows;
+  if (triangular_) {
+    auto infos = scratch.alloc(b.count * sizeof(int));
+    dispatch_real(inputs[0].dtype(), [&](auto tag) {
+      using U = decltype(tag);
+      for (size_t i = 0; i < b.count; ++i) cuda::cusolver::trtri<U>(s, upper_, n, b.matrix<U>(i), n, info_at(infos, i), scratch);
+    });
+    // The unread triangle keeps the input: the op keeps only the inverse's triangle.
+    store(b.data, int64_t{n} * n, 1, n, outputs[0], s);
+    for (int info : finish(stream(), infos, b.count)) {
+      if (info > 0) {
+        throw std::runtime_error("[linalg::tri_inv] The matrix is singular (pivot " + std::to_string(info - 1) +
+                                 " is exactly zero); it has no inverse.");
+      }
+    }
+    return;
+  }
   const size_t mat = static_cast<size_t>(n) * n;
   auto infos = scratch.alloc(b.count * sizeof(int));
   auto solve_infos = scratch.alloc(b.count * sizeof(int));
