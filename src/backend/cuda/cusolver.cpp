@@ -145,7 +145,7 @@ Bound bind_stream(CUstream stream) {
 
 template <typename U>
 U* workspace(Scratch& scratch, int lwork) {
-  return static_cast<U*>(scratch.alloc(sizeof(U) * static_cast<size_t>(std::max(lwork, 1)))->buffer.ptr);
+  return static_cast<U*>(scratch.workspace(sizeof(U) * static_cast<size_t>(std::max(lwork, 1))));
 }
 
 }  // namespace
@@ -157,6 +157,11 @@ std::shared_ptr<Data> Scratch::alloc(size_t bytes) {
   auto d = std::make_shared<Data>(allocator(Device(Device::gpu)).malloc(std::max<size_t>(bytes, 1)));
   held.push_back(d);
   return d;
+}
+
+void* Scratch::workspace(size_t bytes) {
+  if (!work_ || work_->buffer.size < bytes) work_ = alloc(bytes);  // the old one stays held until the sync
+  return work_->buffer.ptr;
 }
 
 template <typename U>
@@ -218,7 +223,7 @@ void trtri(CUstream s, bool upper, int n, U* a, int lda, int* info, Scratch& scr
   const int type = std::is_same_v<U, float> ? kR32F : kR64F, uplo = upper ? kUpper : kLower;
   size_t device_bytes = 0, host_bytes = 0;
   check(L.trtri_size(b.h, uplo, kNonUnitDiag, n, type, a, lda, &device_bytes, &host_bytes), "Xtrtri_bufferSize");
-  void* dev = scratch.alloc(device_bytes)->buffer.ptr;
+  void* dev = scratch.workspace(device_bytes);
   // Host workspace must outlive the asynchronous call: held with the scratch.
   auto host = std::make_shared<std::vector<char>>(std::max<size_t>(host_bytes, 1));
   scratch.host.push_back(host);
@@ -235,7 +240,7 @@ void gesvd(CUstream s, bool vectors, int m, int n, U* a, int lda, U* sv, U* u, i
   check(r.gesvd_size(b.h, m, n, &lwork), "gesvd_bufferSize");
   const signed char job = vectors ? 'A' : 'N';
   // rwork receives the unconverged superdiagonal when info > 0.
-  U* rwork = workspace<U>(scratch, std::max(std::min(m, n) - 1, 1));
+  U* rwork = static_cast<U*>(scratch.alloc(sizeof(U) * std::max(std::min(m, n) - 1, 1))->buffer.ptr);
   check(r.gesvd(b.h, job, job, m, n, a, lda, sv, u, ldu, vt, ldvt, workspace<U>(scratch, lwork), lwork, rwork, info),
         "gesvd");
 }

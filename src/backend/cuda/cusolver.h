@@ -25,6 +25,12 @@ struct Scratch {
   std::vector<std::shared_ptr<std::vector<char>>> host;  // host workspaces of asynchronous calls
   // Fresh GPU memory; the Data is returned for views over it.
   std::shared_ptr<Data> alloc(size_t bytes);
+  // A routine's workspace: one buffer reused by every call of a batch (they
+  // run in order on one stream), grown when a call needs more.
+  void* workspace(size_t bytes);
+
+ private:
+  std::shared_ptr<Data> work_;
 };
 
 template <typename U>
