@@ -415,3 +415,18 @@ def test_strided_inputs(rng, name):
         strided = m.swapaxes(m.broadcast_to(a[:1], (3, 4, 4)), -1, -2)[::2]
         return fn(strided)
     same(f, x, rtol=1e-3, atol=1e-4)
+
+
+def test_non_finite_input_raises_cleanly():
+    x = np.full((3, 3), np.nan, np.float32)
+    # MLX 0.32.4 aborts the process on eig of NaN; Alloy raises (eig runs
+    # LAPACK on the host on either device).
+    for f in (mx.linalg.eig, mx.linalg.eigvals):
+        with pytest.raises(RuntimeError, match="NaN or infinity"):
+            mx.eval(f(mx.array(x)))
+    # LAPACK's SVD (the CPU's) refuses NaN as MLX's does; cuSOLVER's gesvd
+    # (the GPU's) has no such check, so this part is the CPU's contract only.
+    with mx.stream(mx.cpu):
+        same_error("linalg.svd", x)
+        with pytest.raises(RuntimeError, match="NaN or infinity"):
+            mx.eval(mx.linalg.pinv(mx.array(x)))

@@ -61,7 +61,7 @@ int work_size(const U& w) {
 void check_info(int info, const char* op, const char* routine) {
   if (info < 0) {
     throw std::runtime_error(std::string("[") + op + "] " + routine + " rejected argument " +
-                             std::to_string(-info) + ".");
+                             std::to_string(-info) + " (LAPACK says so of a matrix holding NaN or infinity).");
   }
 }
 

@@ -2,6 +2,7 @@
 // copied to a column-major buffer, factored by LAPACK, and written back
 // row-major (lapack.h). Shapes and dtypes were checked by the ops.
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <numeric>
 #include <stdexcept>
@@ -46,6 +47,17 @@ template <typename U>
 void set_identity(U* a, int n) {
   std::fill(a, a + static_cast<size_t>(n) * n, U(0));
   for (int i = 0; i < n; ++i) a[i + static_cast<size_t>(i) * n] = U(1);
+}
+
+// The iterative routines (gesdd, geev, syevd) reject NaN and infinity as an
+// "illegal argument" and print LAPACK's complaint to stderr; this says it plainly first.
+template <typename U>
+void require_finite(const lapack::ColMajorBatch<U>& b, const char* op) {
+  for (const U& v : b.data) {
+    if (!std::isfinite(std::real(v)) || !std::isfinite(std::imag(v))) {
+      throw std::runtime_error(std::string("[") + op + "] The input contains NaN or infinity.");
+    }
+  }
 }
 
 }  // namespace
@@ -157,6 +169,7 @@ void SVD::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
     using U = decltype(tag);
     using R = real_t<U>;
     auto b = lapack::load<U>(inputs[0]);
+    require_finite(b, "linalg::svd");
     const int m = b.rows, n = b.cols, k = std::min(m, n);
     std::vector<R> s(b.count * k);
     lapack::RowMajorOut<U> uo(compute_uv_ ? b.count : 0, m, m), vo(compute_uv_ ? b.count : 0, n, n);
@@ -196,6 +209,7 @@ void Eig::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
     // geev on complex copies: complex results for real and complex inputs alike.
     using C = std::conditional_t<std::is_same_v<decltype(tag), double>, std::complex<double>, std::complex<float>>;
     auto b = lapack::load<C>(inputs[0]);
+    require_finite(b, "linalg::eig");
     const int n = b.rows;
     std::vector<C> w(b.count * n);
     lapack::RowMajorOut<C> vo(compute_vectors_ ? b.count : 0, n, n);
