@@ -430,3 +430,17 @@ def test_non_finite_input_raises_cleanly():
         same_error("linalg.svd", x)
         with pytest.raises(RuntimeError, match="NaN or infinity"):
             mx.eval(mx.linalg.pinv(mx.array(x)))
+
+
+@pytest.mark.parametrize("bshape", [(4,), (4, 2), (1, 4, 2)])
+def test_solve_broadcasts_batches(rng, bshape):
+    a, b = general(rng, (3, 4, 4)), random_array(rng, bshape)
+    for upper in (False, True):
+        same("linalg.solve_triangular", a, b, upper=upper, **TOL["float32"])
+    if len(bshape) == 3:
+        same("linalg.solve", a, b, **TOL["float32"])
+    # solve with an unbatched b: MLX 0.32.4 fails inside take_along_axis;
+    # Alloy broadcasts like solve_triangular.
+    x = npy(mx.linalg.solve(mx.array(a), mx.array(b)))
+    want = np.linalg.solve(a.astype(np.float64), np.broadcast_to(b if b.ndim > 1 else b[:, None], (3,) + (4, b.shape[-1] if b.ndim > 1 else 1)))
+    np.testing.assert_allclose(x, want if b.ndim > 1 else want[..., 0], atol=1e-4)
