@@ -22,10 +22,13 @@ namespace {
 linalg::NormOrder ord_arg(nb::handle ord) {
   if (ord.is_none()) return {};
   if (nb::isinstance<nb::str>(ord)) return nb::cast<std::string>(ord);
-  if (nb::isinstance<nb::bool_>(ord) || !(nb::isinstance<nb::int_>(ord) || nb::isinstance<nb::float_>(ord))) {
-    throw nb::type_error("[linalg::norm] ord must be None, a number or a string.");
+  // Any real number: Python ints, floats and bools, numpy scalars (as MLX takes them).
+  if (PyNumber_Check(ord.ptr()) && !PyComplex_Check(ord.ptr())) {
+    double v = PyFloat_AsDouble(ord.ptr());
+    if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    return v;
   }
-  return nb::cast<double>(ord);
+  throw nb::type_error("[linalg::norm] ord must be None, a number or a string.");
 }
 
 std::optional<std::vector<int>> axis_arg(nb::handle axis) {

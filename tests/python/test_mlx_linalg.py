@@ -298,6 +298,12 @@ def test_norm_dtypes(rng, dtype):
     same("linalg.norm", x, ord=0, axis=1)
 
 
+@pytest.mark.parametrize("ord", [np.int64(3), np.float32(1.0), True, np.inf])
+def test_norm_ord_scalar_types(rng, ord):
+    same("linalg.norm", random_array(rng, (5,), "float32"), ord)
+    same_error("linalg.norm", random_array(rng, (5,), "float32"), [1])
+
+
 def test_norm_grad(rng):
     x = random_array(rng, (3, 4), "float32")
     same(lambda m, a: m.grad(lambda y: m.linalg.norm(y))(a), x, rtol=1e-4, atol=1e-6)
