@@ -1,13 +1,14 @@
 // The mx.linalg ops that are one factorization primitive each (plus lu,
 // eigvals and eigvalsh, which only pick its outputs). Checks and result
 // dtypes follow MLX 0.32.4; the arithmetic lives in the backends.
+#include "primitives/linalg_decomp.h"
+
 #include <algorithm>
 
 #include "alloy/linalg.h"
 #include "alloy/ops.h"
 #include "alloy/ops_shape.h"
 #include "ops/linalg_checks.h"
-#include "primitives/linalg_decomp.h"
 
 namespace alloy::linalg {
 

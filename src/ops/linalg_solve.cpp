@@ -45,19 +45,20 @@ Dtype solve_dtype(const array& a, const array& b, const char* op) {
 void check_rhs(const array& a, const array& b, const char* op) {
   check_ndim(a, op);
   if (a.shape(-1) != a.shape(-2)) {
-    throw std::invalid_argument(std::string("[") + op + "] First input must be a square matrix. Received array with shape " +
+    throw std::invalid_argument(std::string("[") + op +
+                                "] First input must be a square matrix. Received array with shape " +
                                 shape_to_string(a.shape()) + ".");
   }
   if (b.ndim() < 1) {
-    throw std::invalid_argument(std::string("[") + op + "] Second input must have >= 1 dimensions. Received array with " +
+    throw std::invalid_argument(std::string("[") + op +
+                                "] Second input must have >= 1 dimensions. Received array with " +
                                 std::to_string(b.ndim()) + " dimensions.");
   }
   const ShapeElem rows = b.ndim() == 1 ? b.shape(0) : b.shape(-2);
   if (a.shape(-1) != rows) {
-    throw std::invalid_argument(std::string("[") + op + "] Last dimension of first input with shape " +
-                                shape_to_string(a.shape()) +
-                                " must match second to last dimension of second input with shape " +
-                                shape_to_string(b.shape()) + ".");
+    throw std::invalid_argument(
+        std::string("[") + op + "] Last dimension of first input with shape " + shape_to_string(a.shape()) +
+        " must match second to last dimension of second input with shape " + shape_to_string(b.shape()) + ".");
   }
 }
 

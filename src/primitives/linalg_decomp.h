@@ -12,9 +12,9 @@
 namespace alloy {
 
 // Shared boilerplate: eval_cpu/eval_gpu and an equality on the parameters.
-#define ALLOY_LINALG_PRIMITIVE_BODY(Class, label)                                                  \
-  const char* name() const override { return label; }                                             \
-  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;          \
+#define ALLOY_LINALG_PRIMITIVE_BODY(Class, label)                                        \
+  const char* name() const override { return label; }                                    \
+  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override; \
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
 
 // out = L (lower) or U (upper) with a = L L^T = U^T U; the other triangle is

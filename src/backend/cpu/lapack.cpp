@@ -13,11 +13,11 @@ using cdouble = std::complex<double>;
 using flen = size_t;
 
 extern "C" {
-#define ALLOY_LAPACK_REAL_DECLS(p, T)                                                                         \
-  void p##potrf_(const char*, const int*, T*, const int*, int*, flen);                                       \
-  void p##getrf_(const int*, const int*, T*, const int*, int*, int*);                                        \
-  void p##getri_(const int*, T*, const int*, const int*, T*, const int*, int*);                              \
-  void p##trtri_(const char*, const char*, const int*, T*, const int*, int*, flen, flen);                    \
+#define ALLOY_LAPACK_REAL_DECLS(p, T)                                                     \
+  void p##potrf_(const char*, const int*, T*, const int*, int*, flen);                    \
+  void p##getrf_(const int*, const int*, T*, const int*, int*, int*);                     \
+  void p##getri_(const int*, T*, const int*, const int*, T*, const int*, int*);           \
+  void p##trtri_(const char*, const char*, const int*, T*, const int*, int*, flen, flen); \
   void p##geqrf_(const int*, const int*, T*, const int*, T*, T*, const int*, int*);
 ALLOY_LAPACK_REAL_DECLS(s, float)
 ALLOY_LAPACK_REAL_DECLS(d, double)
@@ -30,8 +30,8 @@ void sgesdd_(const char*, const int*, const int*, float*, const int*, float*, fl
              float*, const int*, int*, int*, flen);
 void dgesdd_(const char*, const int*, const int*, double*, const int*, double*, double*, const int*, double*,
              const int*, double*, const int*, int*, int*, flen);
-void cgesdd_(const char*, const int*, const int*, cfloat*, const int*, float*, cfloat*, const int*, cfloat*,
-             const int*, cfloat*, const int*, float*, int*, int*, flen);
+void cgesdd_(const char*, const int*, const int*, cfloat*, const int*, float*, cfloat*, const int*, cfloat*, const int*,
+             cfloat*, const int*, float*, int*, int*, flen);
 void zgesdd_(const char*, const int*, const int*, cdouble*, const int*, double*, cdouble*, const int*, cdouble*,
              const int*, cdouble*, const int*, double*, int*, int*, flen);
 void cgeev_(const char*, const char*, const int*, cfloat*, const int*, cfloat*, cfloat*, const int*, cfloat*,
@@ -40,10 +40,10 @@ void zgeev_(const char*, const char*, const int*, cdouble*, const int*, cdouble*
             const int*, cdouble*, const int*, double*, int*, flen, flen);
 void ssyevd_(const char*, const char*, const int*, float*, const int*, float*, float*, const int*, int*, const int*,
              int*, flen, flen);
-void dsyevd_(const char*, const char*, const int*, double*, const int*, double*, double*, const int*, int*,
-             const int*, int*, flen, flen);
-void cheevd_(const char*, const char*, const int*, cfloat*, const int*, float*, cfloat*, const int*, float*,
-             const int*, int*, const int*, int*, flen, flen);
+void dsyevd_(const char*, const char*, const int*, double*, const int*, double*, double*, const int*, int*, const int*,
+             int*, flen, flen);
+void cheevd_(const char*, const char*, const int*, cfloat*, const int*, float*, cfloat*, const int*, float*, const int*,
+             int*, const int*, int*, flen, flen);
 }
 
 namespace alloy::lapack {
@@ -60,26 +60,32 @@ int work_size(const U& w) {
 
 void check_info(int info, const char* op, const char* routine) {
   if (info < 0) {
-    throw std::runtime_error(std::string("[") + op + "] " + routine + " rejected argument " +
-                             std::to_string(-info) + " (LAPACK says so of a matrix holding NaN or infinity).");
+    throw std::runtime_error(std::string("[") + op + "] " + routine + " rejected argument " + std::to_string(-info) +
+                             " (LAPACK says so of a matrix holding NaN or infinity).");
   }
 }
 
 template <typename U>
 int potrf(char uplo, int n, U* a, int lda) {
   int info = 0;
-  if constexpr (std::is_same_v<U, float>) spotrf_(&uplo, &n, a, &lda, &info, 1);
-  else if constexpr (std::is_same_v<U, double>) dpotrf_(&uplo, &n, a, &lda, &info, 1);
-  else static_assert(sizeof(U) == 0, "potrf: real types only");
+  if constexpr (std::is_same_v<U, float>)
+    spotrf_(&uplo, &n, a, &lda, &info, 1);
+  else if constexpr (std::is_same_v<U, double>)
+    dpotrf_(&uplo, &n, a, &lda, &info, 1);
+  else
+    static_assert(sizeof(U) == 0, "potrf: real types only");
   return info;
 }
 
 template <typename U>
 int getrf(int m, int n, U* a, int lda, int* ipiv) {
   int info = 0;
-  if constexpr (std::is_same_v<U, float>) sgetrf_(&m, &n, a, &lda, ipiv, &info);
-  else if constexpr (std::is_same_v<U, double>) dgetrf_(&m, &n, a, &lda, ipiv, &info);
-  else static_assert(sizeof(U) == 0, "getrf: real types only");
+  if constexpr (std::is_same_v<U, float>)
+    sgetrf_(&m, &n, a, &lda, ipiv, &info);
+  else if constexpr (std::is_same_v<U, double>)
+    dgetrf_(&m, &n, a, &lda, ipiv, &info);
+  else
+    static_assert(sizeof(U) == 0, "getrf: real types only");
   return info;
 }
 
@@ -88,9 +94,12 @@ int getri(int n, U* a, int lda, const int* ipiv) {
   int info = 0, query = -1;
   U w{};
   auto call = [&](U* work, const int* lwork) {
-    if constexpr (std::is_same_v<U, float>) sgetri_(&n, a, &lda, ipiv, work, lwork, &info);
-    else if constexpr (std::is_same_v<U, double>) dgetri_(&n, a, &lda, ipiv, work, lwork, &info);
-    else static_assert(sizeof(U) == 0, "getri: real types only");
+    if constexpr (std::is_same_v<U, float>)
+      sgetri_(&n, a, &lda, ipiv, work, lwork, &info);
+    else if constexpr (std::is_same_v<U, double>)
+      dgetri_(&n, a, &lda, ipiv, work, lwork, &info);
+    else
+      static_assert(sizeof(U) == 0, "getri: real types only");
   };
   call(&w, &query);
   int lwork = work_size(w);
@@ -103,9 +112,12 @@ template <typename U>
 int trtri(char uplo, int n, U* a, int lda) {
   int info = 0;
   const char diag = 'N';
-  if constexpr (std::is_same_v<U, float>) strtri_(&uplo, &diag, &n, a, &lda, &info, 1, 1);
-  else if constexpr (std::is_same_v<U, double>) dtrtri_(&uplo, &diag, &n, a, &lda, &info, 1, 1);
-  else static_assert(sizeof(U) == 0, "trtri: real types only");
+  if constexpr (std::is_same_v<U, float>)
+    strtri_(&uplo, &diag, &n, a, &lda, &info, 1, 1);
+  else if constexpr (std::is_same_v<U, double>)
+    dtrtri_(&uplo, &diag, &n, a, &lda, &info, 1, 1);
+  else
+    static_assert(sizeof(U) == 0, "trtri: real types only");
   return info;
 }
 
@@ -114,9 +126,12 @@ int geqrf(int m, int n, U* a, int lda, U* tau) {
   int info = 0, query = -1;
   U w{};
   auto call = [&](U* work, const int* lwork) {
-    if constexpr (std::is_same_v<U, float>) sgeqrf_(&m, &n, a, &lda, tau, work, lwork, &info);
-    else if constexpr (std::is_same_v<U, double>) dgeqrf_(&m, &n, a, &lda, tau, work, lwork, &info);
-    else static_assert(sizeof(U) == 0, "geqrf: real types only");
+    if constexpr (std::is_same_v<U, float>)
+      sgeqrf_(&m, &n, a, &lda, tau, work, lwork, &info);
+    else if constexpr (std::is_same_v<U, double>)
+      dgeqrf_(&m, &n, a, &lda, tau, work, lwork, &info);
+    else
+      static_assert(sizeof(U) == 0, "geqrf: real types only");
   };
   call(&w, &query);
   int lwork = work_size(w);
@@ -130,9 +145,12 @@ int orgqr(int m, int n, int k, U* a, int lda, const U* tau) {
   int info = 0, query = -1;
   U w{};
   auto call = [&](U* work, const int* lwork) {
-    if constexpr (std::is_same_v<U, float>) sorgqr_(&m, &n, &k, a, &lda, tau, work, lwork, &info);
-    else if constexpr (std::is_same_v<U, double>) dorgqr_(&m, &n, &k, a, &lda, tau, work, lwork, &info);
-    else static_assert(sizeof(U) == 0, "orgqr: real types only");
+    if constexpr (std::is_same_v<U, float>)
+      sorgqr_(&m, &n, &k, a, &lda, tau, work, lwork, &info);
+    else if constexpr (std::is_same_v<U, double>)
+      dorgqr_(&m, &n, &k, a, &lda, tau, work, lwork, &info);
+    else
+      static_assert(sizeof(U) == 0, "orgqr: real types only");
   };
   call(&w, &query);
   int lwork = work_size(w);
@@ -259,13 +277,13 @@ void store(const std::vector<U>& values, array& out) {
   });
 }
 
-#define ALLOY_LAPACK_INSTANTIATE_REAL(U)                                                  \
-  template int potrf<U>(char, int, U*, int);                                              \
-  template int getrf<U>(int, int, U*, int, int*);                                         \
-  template int getri<U>(int, U*, int, const int*);                                        \
-  template int trtri<U>(char, int, U*, int);                                              \
-  template int geqrf<U>(int, int, U*, int, U*);                                           \
-  template int orgqr<U>(int, int, int, U*, int, const U*);                                \
+#define ALLOY_LAPACK_INSTANTIATE_REAL(U)                   \
+  template int potrf<U>(char, int, U*, int);               \
+  template int getrf<U>(int, int, U*, int, int*);          \
+  template int getri<U>(int, U*, int, const int*);         \
+  template int trtri<U>(char, int, U*, int);               \
+  template int geqrf<U>(int, int, U*, int, U*);            \
+  template int orgqr<U>(int, int, int, U*, int, const U*); \
   template int syevd<U>(char, char, int, U*, int, U*);
 ALLOY_LAPACK_INSTANTIATE_REAL(float)
 ALLOY_LAPACK_INSTANTIATE_REAL(double)
@@ -276,7 +294,7 @@ template int gesdd<double>(char, int, int, double*, int, double*, double*, int, 
 template int gesdd<cfloat>(char, int, int, cfloat*, int, float*, cfloat*, int, cfloat*, int);
 template int geev<cfloat>(char, int, cfloat*, int, cfloat*, cfloat*, int);
 template int geev<cdouble>(char, int, cdouble*, int, cdouble*, cdouble*, int);
-#define ALLOY_LAPACK_INSTANTIATE_IO(U)          \
+#define ALLOY_LAPACK_INSTANTIATE_IO(U)             \
   template ColMajorBatch<U> load<U>(const array&); \
   template void store<U>(const std::vector<U>&, array&);
 ALLOY_LAPACK_INSTANTIATE_IO(float)

@@ -76,7 +76,8 @@ struct RowMajorOut {
   void put(size_t i, const U* col_major, int ld) {
     U* dst = data.data() + i * static_cast<size_t>(rows) * cols;
     for (int r = 0; r < rows; ++r)
-      for (int c = 0; c < cols; ++c) dst[static_cast<size_t>(r) * cols + c] = col_major[r + static_cast<size_t>(c) * ld];
+      for (int c = 0; c < cols; ++c)
+        dst[static_cast<size_t>(r) * cols + c] = col_major[r + static_cast<size_t>(c) * ld];
   }
   U* matrix(size_t i) { return data.data() + i * static_cast<size_t>(rows) * cols; }
 };

@@ -1,6 +1,8 @@
 // CPU evals of the factorization primitives: each matrix of the batch is
 // copied to a column-major buffer, factored by LAPACK, and written back
 // row-major (lapack.h). Shapes and dtypes were checked by the ops.
+#include "primitives/linalg_decomp.h"
+
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -10,7 +12,6 @@
 #include <utility>
 
 #include "backend/cpu/lapack.h"
-#include "primitives/linalg_decomp.h"
 
 namespace alloy {
 
@@ -104,8 +105,8 @@ void Inverse::eval_cpu(const std::vector<array>& inputs, std::vector<array>& out
         }
       }
       if (info > 0) {
-        throw std::runtime_error(std::string("[") + op + "] The matrix is singular (pivot " +
-                                 std::to_string(info - 1) + " is exactly zero); it has no inverse.");
+        throw std::runtime_error(std::string("[") + op + "] The matrix is singular (pivot " + std::to_string(info - 1) +
+                                 " is exactly zero); it has no inverse.");
       }
       out.put(i, a, n);
     }
@@ -155,7 +156,8 @@ void QRF::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
       lapack::check_info(lapack::geqrf<U>(m, n, a, m, tau.data()), "linalg::qr", "geqrf");
       U* ri = r.matrix(i);
       for (int row = 0; row < k; ++row)
-        for (int c = 0; c < n; ++c) ri[static_cast<size_t>(row) * n + c] = c >= row ? a[row + static_cast<size_t>(c) * m] : U(0);
+        for (int c = 0; c < n; ++c)
+          ri[static_cast<size_t>(row) * n + c] = c >= row ? a[row + static_cast<size_t>(c) * m] : U(0);
       lapack::check_info(lapack::orgqr<U>(m, k, k, a, m, tau.data()), "linalg::qr", "orgqr");
       q.put(i, a, m);
     }
@@ -185,8 +187,8 @@ void SVD::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
         }
         continue;
       }
-      const int info = lapack::gesdd<U>(compute_uv_ ? 'A' : 'N', m, n, b.matrix(i), m, s.data() + i * k, u.data(),
-                                        m, vt.data(), n);
+      const int info =
+          lapack::gesdd<U>(compute_uv_ ? 'A' : 'N', m, n, b.matrix(i), m, s.data() + i * k, u.data(), m, vt.data(), n);
       lapack::check_info(info, "linalg::svd", "gesdd");
       if (info > 0) throw std::runtime_error("[linalg::svd] The SVD did not converge.");
       if (compute_uv_) {
@@ -215,8 +217,8 @@ void Eig::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
     lapack::RowMajorOut<C> vo(compute_vectors_ ? b.count : 0, n, n);
     std::vector<C> vr(compute_vectors_ ? std::max<size_t>(static_cast<size_t>(n) * n, 1) : 1);
     for (size_t i = 0; i < b.count && n > 0; ++i) {
-      const int info = lapack::geev<C>(compute_vectors_ ? 'V' : 'N', n, b.matrix(i), n, w.data() + i * n,
-                                       vr.data(), compute_vectors_ ? n : 1);
+      const int info = lapack::geev<C>(compute_vectors_ ? 'V' : 'N', n, b.matrix(i), n, w.data() + i * n, vr.data(),
+                                       compute_vectors_ ? n : 1);
       lapack::check_info(info, "linalg::eig", "geev");
       if (info > 0) throw std::runtime_error("[linalg::eig] The eigenvalue iteration did not converge.");
       if (compute_vectors_) vo.put(i, vr.data(), n);

@@ -114,12 +114,16 @@ const Loaded& loaded() {
 
 template <typename U>
 const Routines<U>& routines() {
-  if constexpr (std::is_same_v<U, float>) return loaded().s;
-  else return loaded().d;
+  if constexpr (std::is_same_v<U, float>)
+    return loaded().s;
+  else
+    return loaded().d;
 }
 
 void check(Status st, const char* call) {
-  if (st != 0) throw std::runtime_error(std::string("[linalg] ") + call + " failed with cuSOLVER status " + std::to_string(st) + ".");
+  if (st != 0)
+    throw std::runtime_error(std::string("[linalg] ") + call + " failed with cuSOLVER status " + std::to_string(st) +
+                             ".");
 }
 
 // The process-wide handle, bound to `stream` for as long as the lock is held.
@@ -227,8 +231,7 @@ void trtri(CUstream s, bool upper, int n, U* a, int lda, int* info, Scratch& scr
   // Host workspace must outlive the asynchronous call: held with the scratch.
   auto host = std::make_shared<std::vector<char>>(std::max<size_t>(host_bytes, 1));
   scratch.host.push_back(host);
-  check(L.trtri(b.h, uplo, kNonUnitDiag, n, type, a, lda, dev, device_bytes, host->data(), host_bytes, info),
-        "Xtrtri");
+  check(L.trtri(b.h, uplo, kNonUnitDiag, n, type, a, lda, dev, device_bytes, host->data(), host_bytes, info), "Xtrtri");
 }
 
 template <typename U>
@@ -245,14 +248,14 @@ void gesvd(CUstream s, bool vectors, int m, int n, U* a, int lda, U* sv, U* u, i
         "gesvd");
 }
 
-#define ALLOY_CUSOLVER_INSTANTIATE(U)                                                                   \
-  template void potrf<U>(CUstream, bool, int, U*, int, int*, Scratch&);                                \
-  template void getrf<U>(CUstream, int, int, U*, int, int*, int*, Scratch&);                           \
-  template void getrs<U>(CUstream, int, int, const U*, int, const int*, U*, int, int*);                \
-  template void geqrf<U>(CUstream, int, int, U*, int, U*, int*, Scratch&);                             \
-  template void orgqr<U>(CUstream, int, int, int, U*, int, const U*, int*, Scratch&);                  \
-  template void syevd<U>(CUstream, bool, bool, int, U*, int, U*, int*, Scratch&);                      \
-  template void trtri<U>(CUstream, bool, int, U*, int, int*, Scratch&);                                \
+#define ALLOY_CUSOLVER_INSTANTIATE(U)                                                   \
+  template void potrf<U>(CUstream, bool, int, U*, int, int*, Scratch&);                 \
+  template void getrf<U>(CUstream, int, int, U*, int, int*, int*, Scratch&);            \
+  template void getrs<U>(CUstream, int, int, const U*, int, const int*, U*, int, int*); \
+  template void geqrf<U>(CUstream, int, int, U*, int, U*, int*, Scratch&);              \
+  template void orgqr<U>(CUstream, int, int, int, U*, int, const U*, int*, Scratch&);   \
+  template void syevd<U>(CUstream, bool, bool, int, U*, int, U*, int*, Scratch&);       \
+  template void trtri<U>(CUstream, bool, int, U*, int, int*, Scratch&);                 \
   template void gesvd<U>(CUstream, bool, int, int, U*, int, U*, U*, int, U*, int, int*, Scratch&);
 ALLOY_CUSOLVER_INSTANTIATE(float)
 ALLOY_CUSOLVER_INSTANTIATE(double)

@@ -6,6 +6,8 @@
 // Everything else (complex inputs, Eig, empty matrices,
 // or no libcusolver) runs the CPU's LAPACK code on a host copy and uploads
 // the results: correct but synchronous and slow for big batches.
+#include "primitives/linalg_decomp.h"
+
 #include <algorithm>
 #include <memory>
 #include <numeric>
@@ -18,7 +20,6 @@
 #include "backend/cuda/elementwise.h"
 #include "backend/cuda/kernels.h"
 #include "core/streams.h"
-#include "primitives/linalg_decomp.h"
 
 namespace alloy {
 
@@ -48,8 +49,10 @@ bool on_cusolver(const array& in) {
 // Calls f(U{}) with float or double for the (already checked) dtype.
 template <typename F>
 void dispatch_real(Dtype d, F&& f) {
-  if (d == float32) f(float{});
-  else f(double{});
+  if (d == float32)
+    f(float{});
+  else
+    f(double{});
 }
 
 Shape batch_of(const array& a) { return Shape(a.shape().begin(), a.shape().end() - 2); }
@@ -101,9 +104,9 @@ void store(const std::shared_ptr<Data>& data, int64_t mat, int64_t rs, int64_t c
 void store_dense(const std::shared_ptr<Data>& data, array& out, CUstream s) {
   cuda::allocate_row_contiguous(out);
   if (out.nbytes() == 0) return;
-  cuda::check(cuda_driver::api().cuMemcpyDtoDAsync(cuda::dptr(out.raw_data()), cuda::dptr(data->buffer.ptr),
-                                                   out.nbytes(), s),
-              "linalg", "cuMemcpyDtoDAsync");
+  cuda::check(
+      cuda_driver::api().cuMemcpyDtoDAsync(cuda::dptr(out.raw_data()), cuda::dptr(data->buffer.ptr), out.nbytes(), s),
+      "linalg", "cuMemcpyDtoDAsync");
 }
 
 // Waits for the stream (the scratch may be released after) and returns the infos.
@@ -131,7 +134,8 @@ void Cholesky::eval_gpu(const std::vector<array>& inputs, std::vector<array>& ou
   const int n = b.rows;
   dispatch_real(inputs[0].dtype(), [&](auto tag) {
     using U = decltype(tag);
-    for (size_t i = 0; i < b.count; ++i) cuda::cusolver::potrf<U>(s, upper_, n, b.matrix<U>(i), n, info_at(infos, i), scratch);
+    for (size_t i = 0; i < b.count; ++i)
+      cuda::cusolver::potrf<U>(s, upper_, n, b.matrix<U>(i), n, info_at(infos, i), scratch);
   });
   // The unread triangle still holds the input: the op keeps only the factor's triangle.
   store(b.data, int64_t{n} * n, 1, n, outputs[0], s);
@@ -148,7 +152,8 @@ void Inverse::eval_gpu(const std::vector<array>& inputs, std::vector<array>& out
     auto infos = scratch.alloc(b.count * sizeof(int));
     dispatch_real(inputs[0].dtype(), [&](auto tag) {
       using U = decltype(tag);
-      for (size_t i = 0; i < b.count; ++i) cuda::cusolver::trtri<U>(s, upper_, n, b.matrix<U>(i), n, info_at(infos, i), scratch);
+      for (size_t i = 0; i < b.count; ++i)
+        cuda::cusolver::trtri<U>(s, upper_, n, b.matrix<U>(i), n, info_at(infos, i), scratch);
     });
     // The unread triangle keeps the input: the op keeps only the inverse's triangle.
     store(b.data, int64_t{n} * n, 1, n, outputs[0], s);
@@ -240,10 +245,12 @@ void QRF::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs
   dispatch_real(inputs[0].dtype(), [&](auto tag) {
     using U = decltype(tag);
     U* t = static_cast<U*>(tau->buffer.ptr);
-    for (size_t i = 0; i < b.count; ++i) cuda::cusolver::geqrf<U>(s, m, n, b.matrix<U>(i), m, t + i * k, info_at(infos, i), scratch);
+    for (size_t i = 0; i < b.count; ++i)
+      cuda::cusolver::geqrf<U>(s, m, n, b.matrix<U>(i), m, t + i * k, info_at(infos, i), scratch);
     // R: the first k rows (the op keeps their upper triangle), copied before orgqr overwrites them.
     store(b.data, int64_t{m} * n, 1, m, outputs[1], s);
-    for (size_t i = 0; i < b.count; ++i) cuda::cusolver::orgqr<U>(s, m, k, k, b.matrix<U>(i), m, t + i * k, info_at(infos, i), scratch);
+    for (size_t i = 0; i < b.count; ++i)
+      cuda::cusolver::orgqr<U>(s, m, k, k, b.matrix<U>(i), m, t + i * k, info_at(infos, i), scratch);
   });
   store(b.data, int64_t{m} * n, 1, m, outputs[0], s);
   finish(stream(), infos, b.count);
@@ -269,8 +276,8 @@ void SVD::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs
     for (size_t i = 0; i < b.count; ++i) {
       U* ui = compute_uv_ ? static_cast<U*>(u->buffer.ptr) + i * static_cast<size_t>(rm) * rm : nullptr;
       U* vi = compute_uv_ ? static_cast<U*>(vt->buffer.ptr) + i * static_cast<size_t>(rn) * rn : nullptr;
-      cuda::cusolver::gesvd<U>(s, compute_uv_, rm, rn, b.matrix<U>(i), rm, static_cast<U*>(sv->buffer.ptr) + i * k,
-                               ui, rm, vi, rn, info_at(infos, i), scratch);
+      cuda::cusolver::gesvd<U>(s, compute_uv_, rm, rn, b.matrix<U>(i), rm, static_cast<U*>(sv->buffer.ptr) + i * k, ui,
+                               rm, vi, rn, info_at(infos, i), scratch);
     }
   });
   if (compute_uv_) {
