@@ -16,6 +16,7 @@
 #include "alloy/ops_conv.h"
 #include "alloy/ops_sort.h"
 #include "alloy/ops_quant.h"
+#include "alloy/linalg.h"
 #include "alloy/transforms.h"
 #if __has_include("alloy/random.h")
 #include "alloy/random.h"

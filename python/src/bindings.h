@@ -32,6 +32,7 @@ void init_sort(nb::module_& m);
 void init_fft(nb::module_& m);  // the mx.fft submodule
 void init_quant(nb::module_& m);
 void init_buffers(nb::module_& m);
+void init_linalg_ops(nb::module_& m);  // mx.linalg, mx.matrix_norm, random.multivariate_normal
 
 #include "alloy/array.h"
 

@@ -32,6 +32,7 @@ NB_MODULE(core, m) {
   init_fft(m);
   init_quant(m);
   init_buffers(m);
+  init_linalg_ops(m);  // after init_random: adds to mx.random
   // The parts written in Python (function transforms, stream contexts)
   // attach themselves to this module.
   nb::module_::import_("alloy._core").attr("extend")(m);
