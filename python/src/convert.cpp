@@ -306,13 +306,15 @@ nb::object array_protocol(array a, nb::handle np_dtype, nb::handle copy) {
     return to_numpy(a, np_dtype.is_none() ? std::nullopt : std::optional<nb::handle>(np_dtype));
   }
   // A view of the array's own memory (strides in elements, as nanobind
-  // takes them), kept alive by a handle to the array: writes through it are
-  // the array's, as with MLX's buffer protocol.
+  // takes them), kept alive by a handle to the array. It is read-only, unlike
+  // MLX's: Alloy's buffers never change once written (the GPU keeps copies of
+  // host buffers it has read), so a write through the view would be seen by
+  // some uses and not others. Writes fail loudly; np.array(a) gives a copy.
   std::vector<size_t> shape(a.shape().begin(), a.shape().end());
   std::vector<int64_t> strides(a.strides().begin(), a.strides().end());
   nb::capsule owner(new array(a), [](void* p) noexcept { delete static_cast<array*>(p); });
   nb::dlpack::dtype dt = bf16 ? dlpack_from_dtype(Dtype::uint16) : dlpack_from_dtype(a.dtype());
-  nb::ndarray<nb::numpy> nd(a.raw_data(), shape.size(), shape.data(), owner, strides.data(), dt);
+  nb::ndarray<nb::numpy, nb::ro> nd(a.raw_data(), shape.size(), shape.data(), owner, strides.data(), dt);
   nb::object out = nb::cast(nd, nb::rv_policy::reference);
   if (bf16) out = out.attr("view")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
   return out;

@@ -23,9 +23,9 @@ bool is_python_scalar(nb::handle obj);
 
 // A numpy array holding a copy of `a` (evaluates it).
 nb::object to_numpy(array a, std::optional<nb::handle> np_dtype = std::nullopt);
-// numpy's __array__(dtype, copy) protocol: a zero-copy view where the array's
-// memory allows one, a copy where copy is None and it does not, ValueError for
-// copy=False then.
+// numpy's __array__(dtype, copy) protocol: a zero-copy, read-only view where
+// the array's memory allows one, a copy where copy is None and it does not,
+// ValueError for copy=False then.
 nb::object array_protocol(array a, nb::handle np_dtype, nb::handle copy);
 nb::object to_list(array a);
 // An `axis` argument as MLX takes it: None (all axes), an int, or a sequence of ints.

@@ -43,8 +43,20 @@ std::string own_library_dir() {
   return parent(path);
 }
 
-// A folder with the headers NVRTC needs.
-bool is_header_dir(const std::string& d) { return exists(d + "/cuda_fp16.h") && exists(d + "/cuda_bf16.h"); }
+// A folder with the headers NVRTC needs: the half types, cooperative groups
+// and the CCCL headers they include (nv/target), there or in its cccl/
+// (a framework's wheels may bring the first without the last, as PyTorch's do).
+bool is_header_dir(const std::string& d) {
+  return exists(d + "/cuda_fp16.h") && exists(d + "/cuda_bf16.h") && exists(d + "/cooperative_groups.h") &&
+         (exists(d + "/nv/target") || exists(d + "/cccl/nv/target"));
+}
+
+// A CUDA 12 wheel set: headers in cuda_runtime, CCCL in cuda_cccl.
+bool is_cu12_header_set(const std::string& nvidia) {
+  const std::string inc = nvidia + "/cuda_runtime/include";
+  return exists(inc + "/cuda_fp16.h") && exists(inc + "/cuda_bf16.h") &&
+         (exists(inc + "/nv/target") || exists(nvidia + "/cuda_cccl/include/nv/target"));
+}
 
 // `inc` and its CCCL folder (the wheels and CUDA 13 keep CCCL in include/cccl;
 // CUDA 12 wheels in their own package, `cccl_elsewhere`).
@@ -153,7 +165,7 @@ std::vector<std::string> header_dirs(const std::string& library_path) {
     if (is_header_dir(root + "/include")) return with_cccl(root + "/include");
     // CUDA 12 wheels: nvidia/cuda_nvrtc/lib; the headers are in cuda_runtime.
     std::string nvidia = parent(root);
-    if (is_header_dir(nvidia + "/cuda_runtime/include")) {
+    if (is_cu12_header_set(nvidia)) {
       return with_cccl(nvidia + "/cuda_runtime/include", nvidia + "/cuda_cccl/include");
     }
   }
@@ -163,7 +175,7 @@ std::vector<std::string> header_dirs(const std::string& library_path) {
   }
   for (const auto& site : wheel_roots()) {
     if (is_header_dir(site + "/nvidia/cu13/include")) return with_cccl(site + "/nvidia/cu13/include");
-    if (is_header_dir(site + "/nvidia/cuda_runtime/include")) {
+    if (is_cu12_header_set(site + "/nvidia")) {
       return with_cccl(site + "/nvidia/cuda_runtime/include", site + "/nvidia/cuda_cccl/include");
     }
   }

@@ -106,26 +106,47 @@ TEST(CudaLibraries, NotFoundNamesEveryPlaceAndTheFix) {
   fs::remove_all(site);
 }
 
+void fake_headers(const fs::path& inc, const fs::path& cccl) {
+  touch(inc / "cuda_fp16.h");
+  touch(inc / "cuda_bf16.h");
+  touch(inc / "cooperative_groups.h");
+  touch(cccl / "nv/target");
+}
+
 TEST(CudaLibraries, HeadersBesideTheLibraryWin) {
   fs::path site = fresh_dir("site4");
-  touch(site / "nvidia/cu13/include/cuda_fp16.h");
-  touch(site / "nvidia/cu13/include/cuda_bf16.h");
-  fs::create_directories(site / "nvidia/cu13/include/cccl");
+  fake_headers(site / "nvidia/cu13/include", site / "nvidia/cu13/include/cccl");
   auto dirs = alloy::jit::cuda_libraries::header_dirs((site / "nvidia/cu13/lib/libnvrtc.so.13").string());
   ASSERT_EQ(dirs.size(), 2u);
   EXPECT_EQ(dirs[0], (site / "nvidia/cu13/include").string());
   EXPECT_EQ(dirs[1], (site / "nvidia/cu13/include/cccl").string());
   // CUDA 12's wheels keep the headers in cuda_runtime and CCCL in cuda_cccl.
   fs::path site12 = fresh_dir("site12");
-  touch(site12 / "nvidia/cuda_runtime/include/cuda_fp16.h");
-  touch(site12 / "nvidia/cuda_runtime/include/cuda_bf16.h");
-  fs::create_directories(site12 / "nvidia/cuda_cccl/include");
+  fake_headers(site12 / "nvidia/cuda_runtime/include", site12 / "nvidia/cuda_cccl/include");
   dirs = alloy::jit::cuda_libraries::header_dirs((site12 / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12").string());
   ASSERT_EQ(dirs.size(), 2u);
   EXPECT_EQ(dirs[0], (site12 / "nvidia/cuda_runtime/include").string());
   EXPECT_EQ(dirs[1], (site12 / "nvidia/cuda_cccl/include").string());
   fs::remove_all(site);
   fs::remove_all(site12);
+}
+
+TEST(CudaLibraries, IncompleteWheelHeadersAreSkipped) {
+  // A framework's wheels may bring NVRTC and the half headers but not CCCL
+  // (PyTorch's do): the next complete set (here a toolkit) serves instead.
+  fs::path site = fresh_dir("site5"), home = fresh_dir("home5");
+  touch(site / "nvidia/cu13/include/cuda_fp16.h");
+  touch(site / "nvidia/cu13/include/cuda_bf16.h");
+  touch(site / "nvidia/cu13/include/cooperative_groups.h");
+  fake_headers(home / "include", home / "include");
+  ScopedEnv sites("ALLOY_PYTHON_SITE_DIRS", site.string());
+  ScopedEnv explicit_home("ALLOY_CUDA_HOME", "");
+  ScopedEnv cuda_home("CUDA_HOME", home.string());
+  auto dirs = alloy::jit::cuda_libraries::header_dirs((site / "nvidia/cu13/lib/libnvrtc.so.13").string());
+  ASSERT_FALSE(dirs.empty());
+  EXPECT_EQ(dirs[0], (home / "include").string());
+  fs::remove_all(site);
+  fs::remove_all(home);
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ def test_the_package_finds_wheels_on_sys_path(tmp_path):
     # Without the variable, importing alloy sets it from the sys.path entries
     # that hold an nvidia/ folder.
     site = wheel_site(tmp_path)
-    out = run(f"import sys; sys.path.append({str(site)!r})\n"
+    out = run(f"import sys; sys.path.insert(0, {str(site)!r})\n"
               "import os, json, alloy.core as mx\n"
               "print(json.dumps([os.environ.get('ALLOY_PYTHON_SITE_DIRS'), mx._msl.cuda_paths()['nvrtc_library']]))",
               {})

@@ -10,10 +10,13 @@ from mlx_oracle import random_array, same, same_error, to_numpy
 
 def test_laplace_matches_mlx_for_a_key(rng):
     seed = int(rng.integers(2**31))
+    # Bit for bit on the CPU, as MLX's CPU computes; the GPU's log1p may
+    # differ from the host's in the last float32 place.
+    tol = 2e-7 if mx.default_device() == mx.gpu else 0
     for dtype in ["float32", "float16", "bfloat16"]:
-        same(lambda m: m.random.laplace((3, 40), getattr(m, dtype), key=m.random.key(seed)), rtol=0, atol=0)
-    same(lambda m: m.random.laplace([7], m.float32, -1.5, 0.25, m.random.key(seed)), rtol=0, atol=0)
-    same(lambda m: m.random.laplace(shape=(2, 2), loc=3.0, scale=2.0, key=m.random.key(seed)), rtol=0, atol=0)
+        same(lambda m: m.random.laplace((3, 40), getattr(m, dtype), key=m.random.key(seed)), rtol=tol, atol=0)
+    same(lambda m: m.random.laplace([7], m.float32, -1.5, 0.25, m.random.key(seed)), rtol=tol, atol=0)
+    same(lambda m: m.random.laplace(shape=(2, 2), loc=3.0, scale=2.0, key=m.random.key(seed)), rtol=tol, atol=0)
     same_error(lambda m: m.random.laplace((2,), m.int32))
 
 
