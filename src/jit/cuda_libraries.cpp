@@ -157,6 +157,8 @@ void* open(const LibrarySpec& lib, std::string* loaded_path, std::string* error)
   return nullptr;
 }
 
+void* symbol(void* lib, const std::string& name) { return dlsym(lib, name.c_str()); }
+
 std::vector<std::string> header_dirs(const std::string& library_path) {
   // Beside the library: <root>/lib64/libnvrtc.so -> <root>/include (toolkit
   // and CUDA 13 wheels alike: nvidia/cu13/lib -> nvidia/cu13/include).

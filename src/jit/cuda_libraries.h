@@ -36,6 +36,17 @@ std::vector<std::string> candidates(const LibrarySpec& lib);
 // and the command that fixes it. Returns the handle or nullptr.
 void* open(const LibrarySpec& lib, std::string* loaded_path, std::string* error);
 
+// dlsym(), for bind().
+void* symbol(void* lib, const std::string& name);
+
+// Binds `slot` to the symbol `name` of `lib`; a name the library lacks is
+// appended to `missing` (comma-separated) and leaves the slot null.
+template <typename Fn>
+void bind(void* lib, Fn& slot, const std::string& name, std::string& missing) {
+  slot = reinterpret_cast<Fn>(symbol(lib, name));
+  if (!slot) missing += (missing.empty() ? "" : ", ") + name;
+}
+
 // Folders holding the CUDA headers NVRTC compiles against (cuda_fp16.h,
 // cuda_bf16.h, cooperative_groups.h), then their CCCL folder: those beside
 // `library_path` (the NVRTC that was found) first, else the first complete set

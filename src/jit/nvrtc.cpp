@@ -97,11 +97,7 @@ Loaded load() {
   if (!lib) return L;
   NvrtcApi& a = L.api;
   std::string missing;
-  auto bind = [&](auto& slot, const char* name) {
-    void* p = dlsym(lib, name);
-    if (!p) missing += std::string(missing.empty() ? "" : ", ") + name;
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(p);
-  };
+  auto bind = [&](auto& slot, const char* name) { cuda_libraries::bind(lib, slot, name, missing); };
   bind(a.version, "nvrtcVersion");
   bind(a.error_string, "nvrtcGetErrorString");
   bind(a.create, "nvrtcCreateProgram");

@@ -37,14 +37,13 @@ Loaded load() {
       "libcublas", {"libcublas.so.13", "libcublas.so.12"}, "cublas", "ALLOY_CUBLAS_LIBRARY"};
   void* lib = jit::cuda_libraries::open(spec, nullptr, &L.reason);
   if (!lib) return L;
-  auto bind = [&](auto& slot, const char* name) {
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(lib, name));
-    if (!slot) L.reason += std::string(L.reason.empty() ? "libcublas lacks " : ", ") + name;
-  };
+  std::string missing;
+  auto bind = [&](auto& slot, const char* name) { jit::cuda_libraries::bind(lib, slot, name, missing); };
   bind(L.api.create, "cublasCreate_v2");
   bind(L.api.set_stream, "cublasSetStream_v2");
   bind(L.api.set_math_mode, "cublasSetMathMode");
   bind(L.api.gemm, "cublasGemmStridedBatchedEx");
+  if (!missing.empty()) L.reason = "libcublas lacks " + missing;
   L.ok = L.reason.empty();
   return L;
 }

@@ -39,15 +39,14 @@ Loaded load() {
       "libcufft", {"libcufft.so.12", "libcufft.so.11"}, "cufft", "ALLOY_CUFFT_LIBRARY"};
   void* lib = jit::cuda_libraries::open(spec, nullptr, &L.reason);
   if (!lib) return L;
-  auto bind = [&](auto& slot, const char* name) {
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(lib, name));
-    if (!slot) L.reason += std::string(L.reason.empty() ? "libcufft lacks " : ", ") + name;
-  };
+  std::string missing;
+  auto bind = [&](auto& slot, const char* name) { jit::cuda_libraries::bind(lib, slot, name, missing); };
   bind(L.api.plan_many, "cufftPlanMany");
   bind(L.api.set_stream, "cufftSetStream");
   bind(L.api.exec_c2c, "cufftExecC2C");
   bind(L.api.exec_r2c, "cufftExecR2C");
   bind(L.api.exec_c2r, "cufftExecC2R");
+  if (!missing.empty()) L.reason = "libcufft lacks " + missing;
   L.ok = L.reason.empty();
   return L;
 }

@@ -60,10 +60,8 @@ Loaded load() {
       "libcusolver", {"libcusolver.so.12", "libcusolver.so.11"}, "cusolver", "ALLOY_CUSOLVER_LIBRARY"};
   void* lib = jit::cuda_libraries::open(spec, nullptr, &L.reason);
   if (!lib) return L;
-  auto bind = [&](auto& slot, const std::string& name) {
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(lib, name.c_str()));
-    if (!slot) L.reason += (L.reason.empty() ? "libcusolver lacks " : ", ") + name;
-  };
+  std::string missing;
+  auto bind = [&](auto& slot, const std::string& name) { jit::cuda_libraries::bind(lib, slot, name, missing); };
   bind(L.create, "cusolverDnCreate");
   bind(L.set_stream, "cusolverDnSetStream");
   bind(L.trtri_size, "cusolverDnXtrtri_bufferSize");
@@ -86,6 +84,7 @@ Loaded load() {
   };
   bind_all(L.s, "S");
   bind_all(L.d, "D");
+  if (!missing.empty()) L.reason = "libcusolver lacks " + missing;
   L.ok = L.reason.empty();
   return L;
 }
