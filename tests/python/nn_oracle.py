@@ -15,20 +15,6 @@ from alloy.utils import tree_map
 from mlx_oracle import MLX_DEVICE, assert_same_value, to_numpy
 
 
-def needs(*names):
-    """Skips a test while alloy.core lacks one of `names` ("conv1d",
-    "fast.rms_norm"): the layer calls the same core name MLX calls, which is
-    being added to alloy.core separately. The test runs as soon as it exists."""
-    missing = []
-    for name in names:
-        target = ax
-        for part in name.split("."):
-            target = getattr(target, part, None)
-        if target is None:
-            missing.append(f"mx.{name}")
-    return pytest.mark.skipif(bool(missing), reason=f"waits on alloy.core {', '.join(missing)}")
-
-
 def to_mlx(tree):
     """An Alloy tree of arrays as an MLX tree with the same values."""
     return tree_map(lambda a: mc.array(to_numpy(a)) if isinstance(a, ax.array) else a, tree)

@@ -8,7 +8,7 @@ import alloy.nn as ann
 import mlx.core as mc
 import mlx.nn as mnn
 from mlx_oracle import MLX_DEVICE, assert_same_value, random_array
-from nn_oracle import check_layer, needs, pair
+from nn_oracle import check_layer, pair
 
 ACTIVATIONS = [
     "silu", "gelu", "gelu_approx", "gelu_fast_approx", "relu", "relu6", "relu2", "leaky_relu", "elu", "selu",
@@ -96,18 +96,15 @@ def test_group_norm_strided(rng):
     check_layer(lambda nn: nn.GroupNorm(2, 8, affine=False), random_array(rng, (3, 6, 8)), rng=rng)
 
 
-@needs("fast.layer_norm")
 def test_group_norm_pytorch_compatible(rng):
     check_layer(lambda nn: nn.GroupNorm(2, 8, pytorch_compatible=True), random_array(rng, (2, 5, 8)), rng=rng,
                 randomize=True)
 
 
-@needs("fast.rms_norm")
 def test_rms_norm(rng):
     check_layer(lambda nn: nn.RMSNorm(8, eps=1e-4), random_array(rng, (3, 8)), rng=rng, randomize=True)
 
 
-@needs("fast.layer_norm")
 @pytest.mark.parametrize("affine,bias", [(True, True), (True, False), (False, False)])
 def test_layer_norm(rng, affine, bias):
     mine, _ = check_layer(lambda nn: nn.LayerNorm(8, affine=affine, bias=bias), random_array(rng, (3, 8)), rng=rng,
@@ -115,13 +112,11 @@ def test_layer_norm(rng, affine, bias):
     assert sorted(mine.parameters()) == sorted(["weight", "bias"][: affine + (affine and bias)])
 
 
-@needs("conv1d")
 @pytest.mark.parametrize("kw", [{}, {"stride": 2, "padding": 1}, {"dilation": 2}, {"groups": 2, "bias": False}])
 def test_conv1d(rng, kw):
     check_layer(lambda nn: nn.Conv1d(4, 6, 3, **kw), random_array(rng, (2, 9, 4)), rng=rng, randomize=True)
 
 
-@needs("conv2d")
 @pytest.mark.parametrize("kw", [{}, {"stride": (2, 1), "padding": 1}, {"groups": 2}])
 def test_conv2d(rng, kw):
     check_layer(lambda nn: nn.Conv2d(4, 6, (3, 2), **kw), random_array(rng, (2, 7, 6, 4)), rng=rng, randomize=True)
@@ -140,7 +135,6 @@ def test_conv_weight_shapes():
     assert ann.Conv2d(4, 6, (3, 2)).weight.shape == mnn.Conv2d(4, 6, (3, 2)).weight.shape
 
 
-@needs("fast.rope")
 @pytest.mark.parametrize("traditional", [False, True])
 def test_rope(rng, traditional):
     mine, theirs = pair(lambda nn: nn.RoPE(8, traditional=traditional, base=500, scale=0.5))
@@ -150,7 +144,6 @@ def test_rope(rng, traditional):
     assert_same_value(mine(ax.array(x), offset=3), want)
 
 
-@needs("fast.scaled_dot_product_attention")
 @pytest.mark.parametrize("masked", [False, True])
 def test_multi_head_attention(rng, masked):
     q, k, v = (random_array(rng, s) for s in ((2, 5, 8), (2, 6, 8), (2, 6, 8)))
@@ -205,7 +198,6 @@ def test_dropout2d_drops_whole_channels(rng):
         ann.Dropout2d()(ax.ones((3, 3)))
 
 
-@needs("quantize", "quantized_matmul")
 def test_quantized_linear(rng):
     lin, lin_mlx = pair(lambda nn: nn.Linear(64, 8))
     mine = ann.QuantizedLinear.from_linear(lin, group_size=32, bits=4)
@@ -217,7 +209,6 @@ def test_quantized_linear(rng):
     assert_same_value(mine(ax.array(x)), want)
 
 
-@needs("quantize", "quantized_matmul")
 def test_quantize_replaces_leaf_linears(rng):
     build = lambda nn: nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 32))
     mine, theirs = pair(build)

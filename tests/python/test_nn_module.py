@@ -9,7 +9,7 @@ import mlx.core as mc
 import mlx.nn as mnn
 from alloy.utils import tree_flatten
 from mlx_oracle import MLX_DEVICE, assert_same_value, to_numpy
-from nn_oracle import needs, pair, to_mlx
+from nn_oracle import pair, to_mlx
 
 
 def build_model(nn):
@@ -193,7 +193,6 @@ def test_load_weights_from_list(rng):
         mine.save_weights("weights.bin")
 
 
-@needs("save_safetensors", "savez", "load")
 @pytest.mark.parametrize("ext", ["safetensors", "npz"])
 def test_weight_files_round_trip_and_cross_load(tmp_path, ext):
     mine, theirs = pair(build_model)
