@@ -33,9 +33,7 @@ NOT_YET = {
     "core.fast": {"precompiled_cuda_kernel": "takes MLX-CUDA's own PTX/cubin build products; not implemented yet"},
     "core.array": {},
     "nn": {n: _LATER for n in [
-        "ALiBi", "AllToShardedLinear", "AvgPool1d", "AvgPool2d", "AvgPool3d", "BatchNorm", "Conv3d",
-        "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Dropout3d", "FullyShardedModule", "GRU",
-        "InstanceNorm", "LSTM", "MaxPool1d", "MaxPool2d", "MaxPool3d", "QQLinear", "QuantizedAllToShardedLinear",
+        "ALiBi", "AllToShardedLinear", "FullyShardedModule", "GRU", "LSTM", "QQLinear", "QuantizedAllToShardedLinear",
         "QuantizedShardedToAllLinear", "RNN", "ShardedToAllLinear", "SinusoidalPositionalEncoding", "Transformer",
         "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
         "Upsample", "average_gradients", "fully_shard"]},

@@ -7,11 +7,13 @@ from alloy.nn.layers.activations import (  # noqa: F401  (names with no __all__)
 )
 from alloy.nn.layers.base import Module  # noqa: F401
 from alloy.nn.layers.containers import Sequential  # noqa: F401
-from alloy.nn.layers.convolution import Conv1d, Conv2d  # noqa: F401
-from alloy.nn.layers.dropout import Dropout, Dropout2d  # noqa: F401
+from alloy.nn.layers.convolution import Conv1d, Conv2d, Conv3d  # noqa: F401
+from alloy.nn.layers.convolution_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
+from alloy.nn.layers.dropout import Dropout, Dropout2d, Dropout3d  # noqa: F401
 from alloy.nn.layers.embedding import Embedding  # noqa: F401
 from alloy.nn.layers.linear import Bilinear, Identity, Linear  # noqa: F401
-from alloy.nn.layers.normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: F401
+from alloy.nn.layers.normalization import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RMSNorm  # noqa: F401
+from alloy.nn.layers.pooling import AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d  # noqa: F401
 from alloy.nn.layers.positional_encoding import RoPE  # noqa: F401
 from alloy.nn.layers.quantized import QuantizedEmbedding, QuantizedLinear, quantize  # noqa: F401
 from alloy.nn.layers.transformer import MultiHeadAttention  # noqa: F401

@@ -74,3 +74,34 @@ class Conv2d(Module):
         if "bias" in self:
             y = y + self.bias
         return y
+
+
+def _triple(value):
+    return (value,) * 3 if isinstance(value, int) else tuple(value)
+
+
+class Conv3d(Module):
+    """3-D convolution of (N, D, H, W, in_channels) inputs; weight of shape
+    (out_channels, kd, kh, kw, in_channels). Sizes are ints or triples."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, bias=True):
+        super().__init__()
+        kernel_size, stride, padding = _triple(kernel_size), _triple(stride), _triple(padding)
+        scale = math.sqrt(1 / (in_channels * math.prod(kernel_size)))
+        self.weight = mx.random.uniform(low=-scale, high=scale, shape=(out_channels, *kernel_size, in_channels))
+        if bias:
+            self.bias = mx.zeros((out_channels,))
+        self.padding = padding
+        self.stride = stride
+        self.dilation = dilation
+
+    def _extra_repr(self):
+        out, *kernel, inp = self.weight.shape
+        return (f"{inp}, {out}, kernel_size={tuple(kernel)}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, bias={'bias' in self}")
+
+    def __call__(self, x):
+        y = mx.conv3d(x, self.weight, self.stride, self.padding, self.dilation)
+        if "bias" in self:
+            y = y + self.bias
+        return y

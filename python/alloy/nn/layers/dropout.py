@@ -47,3 +47,25 @@ class Dropout2d(Module):
         shape[-2] = shape[-3] = 1
         mask = mx.random.bernoulli(self._p_1, shape)
         return (mask * x) * (1 / self._p_1)
+
+
+class Dropout3d(Module):
+    """Zeroes whole channels of (N, D, H, W, C) or (D, H, W, C) inputs with
+    probability ``p`` in training, scaling the rest by 1 / (1 - p)."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        self._p_1 = _check_p(p)
+
+    def _extra_repr(self):
+        return f"p={1 - self._p_1}"
+
+    def __call__(self, x):
+        if x.ndim not in (4, 5):
+            raise ValueError(f"[Dropout3d] expects inputs of 4 or 5 dimensions ((N,) D, H, W, C), got {x.ndim}.")
+        if self._p_1 == 1 or not self.training:
+            return x
+        mask_shape = list(x.shape)
+        mask_shape[-2] = mask_shape[-3] = mask_shape[-4] = 1
+        mask = mx.random.bernoulli(p=self._p_1, shape=mask_shape)
+        return (1 / self._p_1) * mask * x

@@ -1,0 +1,112 @@
+"""Pooling, BatchNorm, InstanceNorm, Conv3d, transposed convolutions and
+Dropout3d against real mlx.nn: same weights, same outputs and gradients."""
+import numpy as np
+import pytest
+
+import alloy.core as mx
+import alloy.nn as ann
+import mlx.core as mc
+import mlx.nn as mnn
+from mlx_oracle import MLX_DEVICE, assert_same_value, to_numpy
+from nn_oracle import check_layer, pair
+
+
+@pytest.mark.parametrize("name,shape,kwargs", [
+    ("MaxPool1d", (2, 9, 3), dict(kernel_size=3)),
+    ("MaxPool1d", (2, 10, 3), dict(kernel_size=2, stride=1, padding=1)),
+    ("AvgPool1d", (2, 9, 3), dict(kernel_size=3, stride=2)),
+    ("AvgPool1d", (1, 7, 2), dict(kernel_size=3, stride=2, padding=1)),
+    ("MaxPool2d", (2, 7, 8, 3), dict(kernel_size=2)),
+    ("MaxPool2d", (1, 7, 8, 2), dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0))),
+    ("AvgPool2d", (2, 6, 6, 3), dict(kernel_size=3, stride=1, padding=1)),
+    ("MaxPool3d", (1, 4, 5, 6, 2), dict(kernel_size=2)),
+    ("AvgPool3d", (1, 4, 5, 6, 2), dict(kernel_size=(2, 3, 2), stride=1)),
+])
+def test_pooling(rng, name, shape, kwargs):
+    x = rng.standard_normal(shape).astype(np.float32)
+    check_layer(lambda nn: getattr(nn, name)(**kwargs), x, rng=rng)
+
+
+def test_pooling_errors():
+    for nn, core in ((ann, mx), (mnn, mc)):
+        with pytest.raises(ValueError):
+            nn.MaxPool2d(2)(core.ones((4, 4, 3)))  # no batch axis
+
+
+@pytest.mark.parametrize("shape", [(8, 5), (4, 6, 5), (3, 4, 4, 5)])
+def test_batch_norm_training_and_eval(rng, shape):
+    mine, theirs = pair(lambda nn: nn.BatchNorm(5), rng)
+    # two training batches: outputs and the running statistics they update
+    for _ in range(2):
+        x = rng.standard_normal(shape).astype(np.float32) * 2 + 1
+        with mc.stream(MLX_DEVICE):
+            want = theirs(mc.array(x))
+            mc.eval(want, theirs.parameters())
+        assert_same_value(mine(mx.array(x)), want)
+        assert_same_value(mine.running_mean, mc.array(to_numpy(theirs.running_mean)))
+        assert_same_value(mine.running_var, mc.array(to_numpy(theirs.running_var)))
+    mine.eval()
+    theirs.eval()
+    with mc.stream(MLX_DEVICE):
+        want = theirs(mc.array(x))
+    assert_same_value(mine(mx.array(x)), want)
+    assert set(mine.trainable_parameters()) == set(theirs.trainable_parameters()) == {"weight", "bias"}
+    # gradients in training mode, batch statistics included
+    check_layer(lambda nn: nn.BatchNorm(5, track_running_stats=False), x, rng=rng, randomize=True)
+
+
+def test_batch_norm_without_running_stats_or_affine(rng):
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    check_layer(lambda nn: nn.BatchNorm(4, affine=False, track_running_stats=False), x, rng=rng)
+    for nn, core in ((ann, mx), (mnn, mc)):
+        with pytest.raises(ValueError):
+            nn.BatchNorm(4)(core.ones((1, 1, 1, 1, 4)))
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_instance_norm(rng, affine):
+    x = rng.standard_normal((2, 5, 6, 3)).astype(np.float32)
+    check_layer(lambda nn: nn.InstanceNorm(3, affine=affine), x, rng=rng, randomize=affine)
+
+
+def test_conv3d(rng):
+    x = rng.standard_normal((2, 5, 6, 4, 3)).astype(np.float32)
+    check_layer(lambda nn: nn.Conv3d(3, 4, 2, stride=(1, 2, 1), padding=1), x, rng=rng, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name,shape,args", [
+    ("ConvTranspose1d", (2, 7, 3), dict(in_channels=3, out_channels=4, kernel_size=3, stride=2, padding=1)),
+    ("ConvTranspose2d", (1, 5, 6, 2), dict(in_channels=2, out_channels=3, kernel_size=(3, 2), stride=2)),
+    ("ConvTranspose3d", (1, 3, 4, 3, 2), dict(in_channels=2, out_channels=2, kernel_size=2, stride=1)),
+])
+def test_conv_transpose(rng, name, shape, args):
+    x = rng.standard_normal(shape).astype(np.float32)
+    check_layer(lambda nn: getattr(nn, name)(**args), x, rng=rng, rtol=1e-4, atol=1e-5)
+
+
+def test_conv_transpose_output_padding(rng):
+    # Forward only: real MLX 0.32.4's input gradient with output_padding has
+    # the wrong shape ((1, 4, 5, 2) for a (1, 5, 6, 2) input).
+    x = rng.standard_normal((1, 5, 6, 2)).astype(np.float32)
+    mine, theirs = pair(lambda nn: nn.ConvTranspose2d(2, 3, (3, 2), stride=2, output_padding=1))
+    with mc.stream(MLX_DEVICE):
+        want = theirs(mc.array(x))
+    assert_same_value(mine(mx.array(x)), want, rtol=1e-4, atol=1e-5)
+
+
+def test_dropout3d_zeroes_whole_channels(rng):
+    layer = ann.Dropout3d(0.5)
+    x = mx.array(rng.uniform(1, 2, (2, 3, 4, 5, 6)).astype(np.float32))
+    y = np.array(layer(x))
+    per_channel = y.reshape(2, -1, 6)
+    for n in range(2):
+        for c in range(6):
+            column = per_channel[n, :, c]
+            assert np.all(column == 0) or np.all(column != 0)
+    kept = y[y != 0]
+    np.testing.assert_allclose(kept, np.array(x)[y != 0] * 2, rtol=1e-6)
+    layer.eval()
+    np.testing.assert_array_equal(np.array(layer(x)), np.array(x))
+    for nn, core in ((ann, mx), (mnn, mc)):
+        with pytest.raises(ValueError):
+            nn.Dropout3d(0.5)(core.ones((3, 4)))
