@@ -37,7 +37,7 @@ NOT_YET = {
         "QuantizedShardedToAllLinear", "RNN", "ShardedToAllLinear", "SinusoidalPositionalEncoding", "Transformer",
         "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
         "Upsample", "average_gradients", "fully_shard"]},
-    "nn.losses": {n: _LATER for n in ["cosine_similarity_loss", "margin_ranking_loss", "triplet_loss"]},
+    "nn.losses": {},
     "nn.init": {n: _LATER for n in ["orthogonal", "sparse"]},
     "optimizers": {n: _LATER for n in ["AdaDelta", "Adafactor", "Adamax", "MultiOptimizer", "Muon"]},
     "utils": {},

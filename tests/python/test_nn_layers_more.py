@@ -110,3 +110,25 @@ def test_dropout3d_zeroes_whole_channels(rng):
     for nn, core in ((ann, mx), (mnn, mc)):
         with pytest.raises(ValueError):
             nn.Dropout3d(0.5)(core.ones((3, 4)))
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_more_losses(rng, reduction):
+    from mlx_oracle import same
+
+    a, b, c = (rng.standard_normal((4, 6)).astype(np.float32) for _ in range(3))
+    y = np.where(rng.random(4) < 0.5, -1.0, 1.0).astype(np.float32)
+    s1, s2 = rng.standard_normal(4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+
+    def run(name, *args, **kwargs):
+        same(lambda m, *xs: getattr((ann if m is mx else mnn).losses, name)(*xs, reduction=reduction, **kwargs), *args)
+
+    run("cosine_similarity_loss", a, b)
+    run("cosine_similarity_loss", a, b, axis=0)
+    run("margin_ranking_loss", s1, s2, y)
+    run("margin_ranking_loss", s1, s2, y, margin=0.5)
+    run("triplet_loss", a, b, c)
+    run("triplet_loss", a, b, c, p=1, margin=0.3)
+    # gradients
+    same(lambda m, x1, x2: m.grad(lambda u: (ann if m is mx else mnn).losses.triplet_loss(u, x2, x2 * 0.5,
+                                                                                      reduction="sum"))(x1), a, b)

@@ -132,3 +132,28 @@ def gaussian_nll_loss(inputs, targets, vars, full=False, eps=1e-6, reduction="me
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
+
+
+def cosine_similarity_loss(x1, x2, axis=1, eps=1e-8, reduction="none"):
+    """x1 . x2 / max(|x1| |x2|, eps) along `axis`."""
+    dot = mx.sum(x1 * x2, axis=axis)
+    norms = mx.sqrt(mx.sum(mx.square(x1), axis=axis)) * mx.sqrt(mx.sum(mx.square(x2), axis=axis))
+    return _reduce(dot / mx.maximum(norms, eps), reduction)
+
+
+def margin_ranking_loss(inputs1, inputs2, targets, margin=0.0, reduction="none"):
+    """max(0, margin - targets * (inputs1 - inputs2)); targets are 1 or -1."""
+    if not (inputs1.shape == inputs2.shape == targets.shape):
+        raise ValueError(f"[margin_ranking_loss] inputs1 {tuple(inputs1.shape)}, inputs2 {tuple(inputs2.shape)} "
+                         f"and targets {tuple(targets.shape)} must have the same shape.")
+    return _reduce(mx.maximum(margin - targets * (inputs1 - inputs2), 0), reduction)
+
+
+def triplet_loss(anchors, positives, negatives, axis=-1, p=2, margin=1.0, eps=1e-6, reduction="none"):
+    """max(|a - pos|_p - |a - neg|_p + margin, 0), each p-norm taken as
+    (sum |d|^p + eps)^(1/p) along `axis`."""
+
+    def distance(d):
+        return mx.power(mx.sum(mx.power(mx.abs(d), p), axis=axis) + eps, 1.0 / p)
+
+    return _reduce(mx.maximum(distance(anchors - positives) - distance(anchors - negatives) + margin, 0), reduction)
