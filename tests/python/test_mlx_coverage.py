@@ -39,7 +39,7 @@ NOT_YET = {
         "Upsample", "average_gradients", "fully_shard"]},
     "nn.losses": {},
     "nn.init": {n: _LATER for n in ["orthogonal", "sparse"]},
-    "optimizers": {n: _LATER for n in ["AdaDelta", "Adafactor", "Adamax", "MultiOptimizer", "Muon"]},
+    "optimizers": {n: _LATER for n in ["Adafactor", "MultiOptimizer", "Muon"]},
     "utils": {},
 }
 

@@ -47,6 +47,8 @@ OPTIMIZERS = {
     "adagrad": lambda o: o.Adagrad(0.1),
     "rmsprop": lambda o: o.RMSprop(0.01, alpha=0.9),
     "lion": lambda o: o.Lion(0.01, weight_decay=0.1),
+    "adamax": lambda o: o.Adamax(0.01, betas=[0.85, 0.99]),
+    "adadelta": lambda o: o.AdaDelta(0.5, rho=0.8),
     "adam_cosine": lambda o: o.Adam(o.cosine_decay(0.1, 3, 0.01)),
     "sgd_joined": lambda o: o.SGD(o.join_schedules([o.linear_schedule(0.0, 0.1, 2), o.exponential_decay(0.1, 0.5)],
                                                    [2])),

@@ -235,3 +235,56 @@ def clip_grad_norm(grads, max_norm):
     total_norm = mx.sqrt(norm_squared)
     normalizer = mx.minimum(max_norm / (total_norm + 1e-6), 1.0)
     return tree_map(lambda g: g * normalizer, grads), total_norm
+
+
+class Adamax(Optimizer):
+    """Adam with the infinity norm: m = b1 m + (1 - b1) g; v = max(b2 v, |g|);
+    p -= lr m / (v + eps) (no bias correction, as MLX)."""
+
+    def __init__(self, learning_rate, betas=(0.9, 0.999), eps=1e-8):
+        super().__init__()
+        if not 0.0 <= eps:
+            raise ValueError(f"Epsilon value should be >=0, {eps} was provided instead")
+        self._maybe_schedule("learning_rate", learning_rate)
+        self.betas = betas
+        self.eps = eps
+
+    def init_single(self, parameter, state):
+        state["m"] = mx.zeros_like(parameter)
+        state["v"] = mx.zeros_like(parameter)
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        b1, b2 = self.betas
+        m = b1 * state["m"] + (1 - b1) * gradient
+        v = mx.maximum(b2 * state["v"], mx.abs(gradient))
+        state["m"], state["v"] = m, v
+        return parameter - lr * m / (v + self.eps)
+
+
+class AdaDelta(Optimizer):
+    """v = rho v + (1 - rho) g^2; d = sqrt(u + eps) / sqrt(v + eps) g;
+    u = rho u + (1 - rho) d^2; p -= lr d."""
+
+    def __init__(self, learning_rate, rho=0.9, eps=1e-6):
+        super().__init__()
+        self._maybe_schedule("learning_rate", learning_rate)
+        self.rho = rho
+        self.eps = eps
+        if self.rho < 0.0:
+            raise ValueError(f"AdaDelta rho should be >=0, {self.rho} was provided instead")
+        if self.eps < 0.0:
+            raise ValueError(f"AdaDelta epsilon should be >0, {self.eps} was provided instead")
+
+    def init_single(self, parameter, state):
+        state["v"] = mx.zeros_like(parameter)
+        state["u"] = mx.zeros_like(parameter)
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self.learning_rate.astype(gradient.dtype)
+        rho = self.rho
+        v = rho * state["v"] + (1 - rho) * mx.square(gradient)
+        d = mx.sqrt(state["u"] + self.eps) * mx.rsqrt(v + self.eps) * gradient
+        u = rho * state["u"] + (1 - rho) * mx.square(d)
+        state["v"], state["u"] = v, u
+        return parameter - lr * d
