@@ -132,3 +132,25 @@ def test_more_losses(rng, reduction):
     # gradients
     same(lambda m, x1, x2: m.grad(lambda u: (ann if m is mx else mnn).losses.triplet_loss(u, x2, x2 * 0.5,
                                                                                       reduction="sum"))(x1), a, b)
+
+
+@pytest.mark.parametrize("kwargs", [{}, dict(cos_first=True), dict(full_turns=True, scale=1.5),
+                                    dict(min_freq=0.01, max_freq=2.0)])
+def test_sinusoidal_positional_encoding(rng, kwargs):
+    x = rng.uniform(0, 50, (3, 7)).astype(np.float32)
+    mine, theirs = pair(lambda nn: nn.SinusoidalPositionalEncoding(16, **kwargs))
+    with mc.stream(MLX_DEVICE):
+        want = theirs(mc.array(x))
+    assert_same_value(mine(mx.array(x)), want, rtol=1e-4, atol=1e-5)
+    assert sorted(mine.parameters()) == sorted(theirs.parameters())
+
+
+@pytest.mark.parametrize("offset,with_mask", [(0, False), (3, True)])
+def test_alibi(rng, offset, with_mask):
+    scores = rng.standard_normal((2, 4, 5, 8)).astype(np.float32)
+    mask = rng.standard_normal((5, 8)).astype(np.float32)
+    mine, theirs = pair(lambda nn: nn.ALiBi())
+    args = dict(offset=offset)
+    with mc.stream(MLX_DEVICE):
+        want = theirs(mc.array(scores), mask=mc.array(mask) if with_mask else None, **args)
+    assert_same_value(mine(mx.array(scores), mask=mx.array(mask) if with_mask else None, **args), want)
