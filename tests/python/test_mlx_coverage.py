@@ -33,8 +33,8 @@ NOT_YET = {
     "core.fast": {"precompiled_cuda_kernel": "takes MLX-CUDA's own PTX/cubin build products; not implemented yet"},
     "core.array": {},
     "nn": {n: _LATER for n in [
-        "AllToShardedLinear", "FullyShardedModule", "GRU", "LSTM", "QQLinear", "QuantizedAllToShardedLinear",
-        "QuantizedShardedToAllLinear", "RNN", "ShardedToAllLinear", "Transformer",
+        "AllToShardedLinear", "FullyShardedModule", "QQLinear", "QuantizedAllToShardedLinear",
+        "QuantizedShardedToAllLinear", "ShardedToAllLinear", "Transformer",
         "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
         "Upsample", "average_gradients", "fully_shard"]},
     "nn.losses": {},

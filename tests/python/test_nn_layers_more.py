@@ -154,3 +154,28 @@ def test_alibi(rng, offset, with_mask):
     with mc.stream(MLX_DEVICE):
         want = theirs(mc.array(scores), mask=mc.array(mask) if with_mask else None, **args)
     assert_same_value(mine(mx.array(scores), mask=mx.array(mask) if with_mask else None, **args), want)
+
+
+@pytest.mark.parametrize("name", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("shape", [(2, 5, 3), (4, 3)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_recurrent(rng, name, shape, bias):
+    x = rng.standard_normal(shape).astype(np.float32)
+    mine, theirs = pair(lambda nn: getattr(nn, name)(3, 4, bias=bias), rng)
+    with mc.stream(MLX_DEVICE):
+        want = theirs(mc.array(x))
+    assert_same_value(mine(mx.array(x)), want, rtol=1e-5, atol=1e-6)
+    if name != "LSTM":
+        check_layer(lambda nn: getattr(nn, name)(3, 4, bias=bias), x, rng=rng, randomize=True, rtol=1e-4,
+                    atol=1e-5)
+    # with an initial state
+    h0 = rng.standard_normal(shape[:-2] + (4,)).astype(np.float32)
+    with mc.stream(MLX_DEVICE):
+        want = theirs(mc.array(x), mc.array(h0))
+    assert_same_value(mine(mx.array(x), mx.array(h0)), want, rtol=1e-5, atol=1e-6)
+
+
+def test_recurrent_errors():
+    for nn, core in ((ann, mx), (mnn, mc)):
+        with pytest.raises(ValueError):
+            nn.GRU(3, 4)(core.ones((2, 5, 2)))

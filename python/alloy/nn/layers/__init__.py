@@ -15,5 +15,6 @@ from alloy.nn.layers.linear import Bilinear, Identity, Linear  # noqa: F401
 from alloy.nn.layers.normalization import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RMSNorm  # noqa: F401
 from alloy.nn.layers.pooling import AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d  # noqa: F401
 from alloy.nn.layers.positional_encoding import ALiBi, RoPE, SinusoidalPositionalEncoding  # noqa: F401
+from alloy.nn.layers.recurrent import GRU, LSTM, RNN  # noqa: F401
 from alloy.nn.layers.quantized import QuantizedEmbedding, QuantizedLinear, quantize  # noqa: F401
 from alloy.nn.layers.transformer import MultiHeadAttention  # noqa: F401
