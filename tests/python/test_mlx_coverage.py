@@ -38,7 +38,7 @@ NOT_YET = {
         "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
         "Upsample", "average_gradients", "fully_shard"]},
     "nn.losses": {},
-    "nn.init": {n: _LATER for n in ["orthogonal", "sparse"]},
+    "nn.init": {},
     "optimizers": {n: _LATER for n in ["Adafactor", "MultiOptimizer", "Muon"]},
     "utils": {},
 }

@@ -179,3 +179,30 @@ def test_recurrent_errors():
     for nn, core in ((ann, mx), (mnn, mc)):
         with pytest.raises(ValueError):
             nn.GRU(3, 4)(core.ones((2, 5, 2)))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4)])
+def test_orthogonal_init(shape):
+    for gain in (1.0, 2.0):
+        q = np.array(ann.init.orthogonal(gain=gain)(mx.zeros(shape)), dtype=np.float64)
+        small = min(shape)
+        gram = q.T @ q if shape[0] >= shape[1] else q @ q.T
+        np.testing.assert_allclose(gram, gain**2 * np.eye(small), atol=1e-5)
+    assert ann.init.orthogonal(dtype=mx.float16)(mx.zeros(shape)).dtype == mx.float16
+
+
+@pytest.mark.parametrize("sparsity,shape", [(0.3, (5, 7)), (0.5, (4, 5)), (0.0, (3, 3)), (0.9, (6, 10))])
+def test_sparse_init(sparsity, shape):
+    w = np.array(ann.init.sparse(sparsity, mean=3.0, std=0.1)(mx.zeros(shape)))
+    theirs = np.array(mnn.init.sparse(sparsity, mean=3.0, std=0.1)(mc.zeros(shape)))
+    # the same number of zeros per row as MLX, everything else near the mean
+    np.testing.assert_array_equal((w == 0).sum(1), (theirs == 0).sum(1))
+    assert np.all(np.abs(w[w != 0] - 3.0) < 1.0)
+
+
+def test_init_errors():
+    for nn, core in ((ann, mx), (mnn, mc)):
+        for f in (nn.init.sparse(0.3), nn.init.orthogonal()):
+            for shape in ((4,), (2, 3, 4)):
+                with pytest.raises(ValueError):
+                    f(core.zeros(shape))

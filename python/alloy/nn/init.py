@@ -85,3 +85,41 @@ def he_uniform(dtype=mx.float32):
         limit = gain * math.sqrt(3.0 / _fan(a, mode))
         return mx.random.uniform(-limit, limit, a.shape, dtype=dtype)
     return initializer
+
+
+def orthogonal(gain=1.0, dtype=mx.float32):
+    """A (rows, cols) matrix with orthonormal rows or columns (whichever are
+    fewer), times ``gain``: the Q of a QR factorization of a normal matrix,
+    its column signs fixed by R's diagonal so the draw is uniform."""
+
+    def initializer(a):
+        if a.ndim != 2:
+            raise ValueError(f"[orthogonal] needs a 2-D array, got shape {tuple(a.shape)}.")
+        rows, cols = a.shape
+        tall = (max(rows, cols), min(rows, cols))
+        q, r = mx.linalg.qr(mx.random.normal(tall), stream=mx.cpu)
+        q = q * mx.sign(mx.diagonal(r))
+        if rows < cols:
+            q = q.T
+        return (gain * q).astype(dtype)
+
+    return initializer
+
+
+def sparse(sparsity, mean=0.0, std=1.0, dtype=mx.float32):
+    """Normal(mean, std) values with ceil(sparsity * cols) zeros at random
+    places in every row of a 2-D array."""
+
+    def initializer(a):
+        if a.ndim != 2:
+            raise ValueError(f"[sparse] needs a 2-D array, got shape {tuple(a.shape)}.")
+        rows, cols = a.shape
+        zeros = math.ceil(sparsity * cols)
+        values = mx.random.normal((rows, cols), scale=std, loc=mean, dtype=dtype)
+        # a random permutation per row: its first `zeros` places are zeroed
+        order = mx.argsort(mx.random.uniform(shape=(rows, cols)), axis=1)
+        drop = mx.zeros((rows, cols), dtype=mx.bool_)
+        drop = mx.put_along_axis(drop, order[:, :zeros], mx.array(True), axis=1)
+        return mx.where(drop, mx.zeros_like(values), values)
+
+    return initializer
