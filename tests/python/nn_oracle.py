@@ -53,9 +53,10 @@ def check_layer(build, *inputs, rng, rtol=None, atol=None, grad_input=True, rand
     """Forward outputs, then gradients of a random projection of the output,
     agree between the two frameworks. `inputs` are numpy arrays."""
     mine, theirs = pair(build, rng if randomize else None)
-    a_in = [ax.array(x) for x in inputs]
+    # None stands for an absent optional input (a mask), passed as it is.
+    a_in = [None if x is None else ax.array(x) for x in inputs]
     with mc.stream(MLX_DEVICE):
-        m_in = [mc.array(x) for x in inputs]
+        m_in = [None if x is None else mc.array(x) for x in inputs]
         want_out = theirs(*m_in)
         mc.eval(want_out)
     got_out = mine(*a_in)

@@ -34,9 +34,7 @@ NOT_YET = {
     "core.array": {},
     "nn": {n: _LATER for n in [
         "AllToShardedLinear", "FullyShardedModule", "QQLinear", "QuantizedAllToShardedLinear",
-        "QuantizedShardedToAllLinear", "ShardedToAllLinear", "Transformer",
-        "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
-        "Upsample", "average_gradients", "fully_shard"]},
+        "QuantizedShardedToAllLinear", "ShardedToAllLinear", "Upsample", "average_gradients", "fully_shard"]},
     "nn.losses": {},
     "nn.init": {},
     "optimizers": {n: _LATER for n in ["Adafactor", "MultiOptimizer", "Muon"]},

@@ -206,3 +206,27 @@ def test_init_errors():
             for shape in ((4,), (2, 3, 4)):
                 with pytest.raises(ValueError):
                     f(core.zeros(shape))
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_transformer_layers(rng, norm_first):
+    x = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    mem = rng.standard_normal((2, 6, 8)).astype(np.float32)
+    mask = np.triu(np.full((5, 5), -1e9, np.float32), 1)
+    kw = dict(mlp_dims=16, norm_first=norm_first)
+    check_layer(lambda nn: nn.TransformerEncoderLayer(8, 2, **kw), x, mask, rng=rng, randomize=True, rtol=1e-4,
+                atol=1e-5)
+    check_layer(lambda nn: nn.TransformerEncoder(2, 8, 2, **kw), x, mask, rng=rng, randomize=True, rtol=1e-4,
+                atol=1e-5)
+    check_layer(lambda nn: nn.TransformerDecoderLayer(8, 2, **kw), x, mem, mask, None, rng=rng, randomize=True,
+                rtol=1e-4, atol=1e-5)
+    check_layer(lambda nn: nn.TransformerDecoder(1, 8, 2, **kw), x, mem, mask, None, rng=rng, randomize=True,
+                rtol=1e-4, atol=1e-5)
+    check_layer(lambda nn: nn.Transformer(8, 2, 1, 1, **kw), mem, x, None, mask, None, rng=rng, randomize=True,
+                rtol=1e-4, atol=1e-5)
+
+
+def test_transformer_checkpoint_gives_the_same_gradients(rng):
+    x = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    check_layer(lambda nn: nn.TransformerEncoder(2, 8, 2, mlp_dims=16, checkpoint=True), x, None, rng=rng,
+                randomize=True, rtol=1e-4, atol=1e-5)

@@ -21,3 +21,24 @@ def value_and_grad(model, fn):
         return value_grad(model.trainable_parameters(), *args, **kwargs)
 
     return wrapped
+
+
+def checkpoint(module, fn=None):
+    """``fn`` (default: the module's ``__call__``), recomputed during
+    differentiation instead of keeping its intermediate values. The module's
+    trainable parameters are passed in explicitly, so they get gradients too
+    (a checkpointed function only differentiates its explicit inputs)."""
+    if fn is None:
+        fn = module.__call__
+
+    def with_params(params, *args, **kwargs):
+        module.update(params)
+        return fn(*args, **kwargs)
+
+    checkpointed = mx.checkpoint(with_params)
+
+    @wraps(fn)
+    def wrapped(*args, **kwargs):
+        return checkpointed(module.trainable_parameters(), *args, **kwargs)
+
+    return wrapped
