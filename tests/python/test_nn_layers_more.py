@@ -230,3 +230,39 @@ def test_transformer_checkpoint_gives_the_same_gradients(rng):
     x = rng.standard_normal((2, 4, 8)).astype(np.float32)
     check_layer(lambda nn: nn.TransformerEncoder(2, 8, 2, mlp_dims=16, checkpoint=True), x, None, rng=rng,
                 randomize=True, rtol=1e-4, atol=1e-5)
+
+
+def test_sharded_linear_layers_in_one_process(rng):
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    for name in ("AllToShardedLinear", "ShardedToAllLinear"):
+        check_layer(lambda nn: getattr(nn, name)(8, 6), x, rng=rng, randomize=True)
+    x64 = rng.standard_normal((2, 64)).astype(np.float32)
+    for name in ("QuantizedAllToShardedLinear", "QuantizedShardedToAllLinear"):
+        mine, theirs = pair(lambda nn: getattr(nn, name)(64, 8, group_size=32, bits=4))
+        with mc.stream(MLX_DEVICE):
+            want = theirs(mc.array(x64))
+        assert_same_value(mine(mx.array(x64)), want, rtol=1e-4, atol=1e-4)
+
+
+def test_sharding_helpers_in_one_process(rng):
+    import alloy.nn.layers.distributed as ad
+    import mlx.nn.layers.distributed as md
+
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    for sharding in ("all-to-sharded", "sharded-to-all"):
+        mine, theirs = pair(lambda nn: nn.Linear(8, 6), rng)
+        a, m = ad.shard_linear(mine, sharding), md.shard_linear(theirs, sharding)
+        assert type(a).__name__ == type(m).__name__
+        with mc.stream(MLX_DEVICE):
+            want = m(mc.array(x))
+        assert_same_value(a(mx.array(x)), want)
+        ad.shard_inplace(mine, sharding)
+        assert_same_value(mine(mx.array(x)), want)
+    lin = ann.Linear(4, 3)
+    assert ann.fully_shard(lin) is lin and ann.fully_shard(lin, compute_dtype=mx.float16) is lin
+    grads = {"w": mx.array(rng.standard_normal(4).astype(np.float32))}
+    assert_same_value(ann.average_gradients(grads)["w"], mnn.average_gradients({"w": mc.array(np.array(grads["w"]))})["w"])
+    assert_same_value(ad.sum_gradients(mx.distributed.init())(mx.array(x)),
+                      md.sum_gradients(mc.distributed.init())(mc.array(x)))
+    with pytest.raises(ValueError):
+        ad.shard_linear(ann.Linear(4, 3), "sideways")

@@ -3,4 +3,4 @@
 from alloy.nn import init, losses  # noqa: F401
 from alloy.nn.layers import *  # noqa: F401,F403
 from alloy.nn.layers import Module  # noqa: F401
-from alloy.nn.utils import value_and_grad  # noqa: F401
+from alloy.nn.utils import average_gradients, value_and_grad  # noqa: F401

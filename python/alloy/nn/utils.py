@@ -1,4 +1,5 @@
-"""Gradients of a model's trainable parameters."""
+"""Gradients of a model's trainable parameters, checkpointing, and
+averaging gradients over a distributed group."""
 from functools import wraps
 
 import alloy.core as mx
@@ -42,3 +43,10 @@ def checkpoint(module, fn=None):
         return checkpointed(module.trainable_parameters(), *args, **kwargs)
 
     return wrapped
+
+
+def average_gradients(gradients, group=None, all_reduce_size=32 * 1024**2, communication_stream=None):
+    """Averages a tree of gradients over the distributed group."""
+    from alloy.nn.layers.distributed import average_gradients as average
+
+    return average(gradients, group, all_reduce_size, communication_stream)

@@ -9,6 +9,10 @@ from alloy.nn.layers.base import Module  # noqa: F401
 from alloy.nn.layers.containers import Sequential  # noqa: F401
 from alloy.nn.layers.convolution import Conv1d, Conv2d, Conv3d  # noqa: F401
 from alloy.nn.layers.convolution_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
+from alloy.nn.layers.distributed import (  # noqa: F401
+    AllToShardedLinear, FullyShardedModule, QuantizedAllToShardedLinear, QuantizedShardedToAllLinear,
+    ShardedToAllLinear, fully_shard,
+)
 from alloy.nn.layers.dropout import Dropout, Dropout2d, Dropout3d  # noqa: F401
 from alloy.nn.layers.embedding import Embedding  # noqa: F401
 from alloy.nn.layers.linear import Bilinear, Identity, Linear  # noqa: F401
