@@ -32,7 +32,7 @@ NOT_YET = {
     "core.random": {},
     "core.fast": {"precompiled_cuda_kernel": "takes MLX-CUDA's own PTX/cubin build products; not implemented yet"},
     "core.array": {},
-    "nn": {"QQLinear": "a linear layer over qqmm (not implemented yet)", "Upsample": _LATER},
+    "nn": {"QQLinear": "a linear layer over qqmm (not implemented yet)"},
     "nn.losses": {},
     "nn.init": {},
     "optimizers": {n: _LATER for n in ["Adafactor", "MultiOptimizer", "Muon"]},
