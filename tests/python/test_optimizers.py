@@ -125,3 +125,28 @@ def test_training_loop_lowers_loss(rng):
         ax.eval(model.parameters(), opt.state)
         losses.append(loss.item())
     assert losses[-1] < 0.7 * losses[0]
+
+
+def test_multi_optimizer_matches_mlx(rng):
+    # A model without lists: real MLX's MultiOptimizer cannot merge the
+    # updates of a list of layers (its tree_merge refuses them).
+    mine, theirs = pair(lambda nn: nn.Linear(5, 3))
+
+    def make(o):
+        return o.MultiOptimizer([o.Adam(0.01), o.SGD(0.05, momentum=0.9)], [lambda path, w: path == "bias"])
+
+    opt_mine, opt_theirs = make(aopt), make(mopt)
+    for _ in range(3):
+        grads = random_grads(rng, mine)
+        opt_mine.update(mine, grads)
+        with mc.stream(MLX_DEVICE):
+            opt_theirs.update(theirs, to_mlx(grads))
+            mc.eval(theirs.parameters(), opt_theirs.state)
+        assert_same_value(mine.parameters(), theirs.parameters(), 1e-5, 1e-6)
+        assert_same_value(opt_mine.state, opt_theirs.state, 1e-5, 1e-6)
+
+
+def test_multi_optimizer_needs_one_filter_fewer():
+    for o in (aopt, mopt):
+        with pytest.raises(ValueError):
+            o.MultiOptimizer([o.SGD(0.1), o.Adam(0.1)], [])

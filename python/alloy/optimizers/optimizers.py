@@ -6,7 +6,7 @@ as arrays; a hyper-parameter given as a callable is a schedule evaluated at
 each step.
 """
 import alloy.core as mx
-from alloy.utils import tree_map, tree_reduce
+from alloy.utils import tree_flatten, tree_map, tree_merge, tree_reduce, tree_unflatten
 
 
 class Optimizer:
@@ -288,3 +288,54 @@ class AdaDelta(Optimizer):
         u = rho * state["u"] + (1 - rho) * mx.square(d)
         state["v"], state["u"] = v, u
         return parameter - lr * d
+
+
+class MultiOptimizer(Optimizer):
+    """Several optimizers, each for the parameters its filter accepts
+    (``filter(path, array)``; one filter fewer than optimizers: the last
+    optimizer takes every parameter no filter took)."""
+
+    def __init__(self, optimizers, filters=()):
+        super().__init__()
+        if len(filters) != len(optimizers) - 1:
+            raise ValueError(f"Given {len(filters)} filters but {len(optimizers) - 1} needed.")
+        self.optimizers = list(optimizers)
+        self.filters = list(filters) + [lambda path, array: True]
+
+    def _split(self, tree):
+        """`tree` cut into one tree per optimizer, by the first filter that
+        accepts each leaf."""
+        parts = [[] for _ in self.optimizers]
+        for path, leaf in tree_flatten(tree):
+            for part, keep in zip(parts, self.filters):
+                if keep(path, leaf):
+                    part.append((path, leaf))
+                    break
+        return [tree_unflatten(p) for p in parts]
+
+    def init(self, parameters):
+        for optimizer, part in zip(self.optimizers, self._split(parameters)):
+            optimizer.init(part)
+        self._initialized = True
+
+    def apply_gradients(self, gradients, parameters):
+        updated = {}
+        for optimizer, part in zip(self.optimizers, self._split(gradients)):
+            if part:
+                updated = tree_merge(updated, optimizer.apply_gradients(part, parameters))
+        return updated
+
+    @property
+    def state(self):
+        return {"states": [o.state for o in self.optimizers]}
+
+    @state.setter
+    def state(self, state):
+        if "states" not in state or len(state["states"]) != len(self.optimizers):
+            raise ValueError("Invalid state for MultiOptimizer: expected one state per optimizer.")
+        for optimizer, s in zip(self.optimizers, state["states"]):
+            optimizer.state = s
+
+    @property
+    def learning_rate(self):
+        return self.optimizers[0].learning_rate
