@@ -339,3 +339,72 @@ class MultiOptimizer(Optimizer):
     @property
     def learning_rate(self):
         return self.optimizers[0].learning_rate
+
+
+class Adafactor(Optimizer):
+    """Adafactor: second moments kept as row and column averages for
+    matrices; relative step sizes scaled by the parameter's RMS; updates
+    clipped by their RMS (``clip_threshold``)."""
+
+    def __init__(self, learning_rate=None, eps=(1e-30, 1e-3), clip_threshold=1.0, decay_rate=-0.8, beta_1=None,
+                 weight_decay=0.0, scale_parameter=True, relative_step=True, warmup_init=False):
+        super().__init__()
+        if learning_rate is not None:
+            self._maybe_schedule("learning_rate", learning_rate)
+        self.eps = eps
+        self.clip_threshold = clip_threshold
+        self.decay_rate = decay_rate
+        self.beta_1 = beta_1
+        self.weight_decay = weight_decay
+        self.scale_parameter = scale_parameter
+        self.relative_step = relative_step
+        self.warmup_init = warmup_init
+
+    def init_single(self, parameter, state):
+        if parameter.ndim >= 2:
+            shape = parameter.shape
+            state["exp_avg_sq_row"] = mx.zeros(shape[:-1], dtype=parameter.dtype)
+            state["exp_avg_sq_col"] = mx.zeros(shape[:-2] + shape[-1:], dtype=parameter.dtype)
+        else:
+            state["exp_avg_sq"] = mx.zeros_like(parameter)
+        if self.beta_1 is not None:
+            state["exp_avg"] = mx.zeros_like(parameter)
+
+    @staticmethod
+    def _rms(x):
+        return mx.sqrt(mx.mean(mx.square(x)))
+
+    def _step_size(self, parameter):
+        step = self.step.astype(mx.float32)
+        if self.relative_step:
+            min_step = 1e-6 * step if self.warmup_init else 1e-2
+            lr = mx.minimum(min_step, mx.rsqrt(step))
+        else:
+            lr = self.learning_rate.astype(mx.float32)
+        if self.scale_parameter:
+            lr = mx.maximum(self.eps[1], self._rms(parameter)) * lr
+        return lr
+
+    def apply_single(self, gradient, parameter, state):
+        lr = self._step_size(parameter)
+        beta_2 = 1.0 - mx.power(self.step.astype(mx.float32), self.decay_rate)
+        update = mx.square(gradient) + self.eps[0]
+        if gradient.ndim >= 2:
+            row = beta_2 * state["exp_avg_sq_row"] + (1 - beta_2) * mx.mean(update, axis=-1)
+            col = beta_2 * state["exp_avg_sq_col"] + (1 - beta_2) * mx.mean(update, axis=-2)
+            state["exp_avg_sq_row"], state["exp_avg_sq_col"] = row, col
+            row_factor = mx.rsqrt(row / mx.mean(row, axis=-1, keepdims=True))[..., None]
+            col_factor = mx.rsqrt(col)[..., None, :]
+            update = row_factor * col_factor * gradient
+        else:
+            v = beta_2 * state["exp_avg_sq"] + (1 - beta_2) * update
+            state["exp_avg_sq"] = v
+            update = mx.rsqrt(v) * gradient
+        update = update / mx.maximum(1.0, self._rms(update) / self.clip_threshold)
+        update = lr * update
+        if self.beta_1 is not None:
+            update = self.beta_1 * state["exp_avg"] + (1 - self.beta_1) * update
+            state["exp_avg"] = update
+        if self.weight_decay != 0:
+            parameter = parameter + parameter * (-self.weight_decay * lr)
+        return (parameter - update).astype(parameter.dtype)
