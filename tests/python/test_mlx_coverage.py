@@ -35,7 +35,7 @@ NOT_YET = {
     "nn": {"QQLinear": "a linear layer over qqmm (not implemented yet)"},
     "nn.losses": {},
     "nn.init": {},
-    "optimizers": {"Muon": _LATER},
+    "optimizers": {},
     "utils": {},
 }
 

@@ -6,3 +6,4 @@ from alloy.optimizers.optimizers import (  # noqa: F401
 from alloy.optimizers.schedulers import (  # noqa: F401
     cosine_decay, exponential_decay, join_schedules, linear_schedule, step_decay,
 )
+from alloy.optimizers.muon import Muon  # noqa: F401
