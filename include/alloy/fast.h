@@ -33,10 +33,25 @@ struct KernelCall {
   StreamOrDevice stream;
 };
 
+struct PreparedLaunch;  // src/fast/prepared_launch.h
+
+// What validation and the variant caches need to know of one input, so a
+// launch can be prepared for arrays that are not Alloy's (the MLX plugin).
+struct OperandDesc {
+  Dtype dtype;
+  int ndim;
+  size_t size;
+};
+
 // The callable metal_kernel returns: builds lazy outputs for one launch.
 class CustomKernelFunction {
  public:
   std::vector<array> operator()(const KernelCall& call) const;
+  // Everything of a launch but its arrays: checks `call` (whose `inputs` and
+  // `stream` are not read; `operands` describes the inputs), then finds or
+  // translates the variant for the GPU (CUDA) or the CPU (C++). Prints the
+  // translation when call.verbose. Errors name the kernel.
+  PreparedLaunch prepare(const std::vector<OperandDesc>& operands, const KernelCall& call, bool gpu) const;
   struct State;
   explicit CustomKernelFunction(std::shared_ptr<State> s) : state_(std::move(s)) {}
 

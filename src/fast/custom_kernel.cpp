@@ -18,6 +18,7 @@
 #include "fast/kernel_cache.h"
 #include "fast/cuda_build.h"
 #include "fast/cuda_plan.h"
+#include "fast/prepared_launch.h"
 #include "jit/cuda_compile.h"
 #include "msl/runtime/cuda_launch.h"
 #include "primitives/custom_kernel.h"
@@ -108,8 +109,9 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
 // The variant for a launch this kernel object has not seen: from the
 // process-wide cache (keyed by the whole definition and the per-call key),
 // translated on a miss, then remembered in the object's memo.
-static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State& st, const KernelCall& call,
-                                              msl::Target target, const std::string& call_key) {
+static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State& st,
+                                                     const std::vector<OperandDesc>& operands, const KernelCall& call,
+                                                     msl::Target target, const std::string& call_key) {
   std::string key = st.definition_key + "\x1d" + call_key;
   auto variant = variant_cache().get(key, [&] {
     auto v = std::make_shared<KernelVariant>();
@@ -120,12 +122,12 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
     spec.atomic_outputs = st.atomic_outputs;
     spec.math_mode = st.math_mode;
     spec.dialect = st.dialect;
-    for (size_t i = 0; i < call.inputs.size(); ++i) {
+    for (size_t i = 0; i < operands.size(); ++i) {
       msl::ParamSpec p;
       p.name = st.input_names[i];
-      p.type = dtype_info(call.inputs[i].dtype()).msl_name;
-      p.is_scalar = call.inputs[i].ndim() == 0;
-      p.in_constant = !p.is_scalar && call.inputs[i].size() < kConstantMemoryElements;
+      p.type = dtype_info(operands[i].dtype).msl_name;
+      p.is_scalar = operands[i].ndim == 0;
+      p.in_constant = !p.is_scalar && operands[i].size < kConstantMemoryElements;
       spec.inputs.push_back(p);
     }
     for (size_t i = 0; i < call.output_dtypes.size(); ++i) {
@@ -217,14 +219,20 @@ CustomKernelFunction cuda_kernel(const std::string& name, const std::vector<std:
   return CustomKernelFunction(s);
 }
 
-std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) const {
+std::string kernel_label(const KernelVariant& v) {
+  const char* api = v.spec.dialect == msl::Dialect::Cuda ? "cuda_kernel" : "metal_kernel";
+  return std::string("[") + api + "] kernel '" + v.spec.name + "'";
+}
+
+PreparedLaunch CustomKernelFunction::prepare(const std::vector<OperandDesc>& operands, const KernelCall& call,
+                                             bool gpu) const {
   State& st = *state_;
   // Built only when a check fails (a launch must not pay for it).
   auto op = [&st] { return std::string("[") + st.api + "] kernel '" + st.name + "': "; };
-  if (call.inputs.size() != st.input_names.size()) {
+  if (operands.size() != st.input_names.size()) {
     throw std::invalid_argument(op() + "expected " + std::to_string(st.input_names.size()) + " inputs (" +
                                 std::to_string(st.input_names.size()) + " input_names) but got " +
-                                std::to_string(call.inputs.size()) + ".");
+                                std::to_string(operands.size()) + ".");
   }
   if (call.output_shapes.size() != st.output_names.size() || call.output_dtypes.size() != st.output_names.size()) {
     throw std::invalid_argument(op() + "expected " + std::to_string(st.output_names.size()) +
@@ -281,8 +289,7 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
     }
   }
 
-  Stream stream = to_stream(call.stream);
-  msl::Target target = stream.device.type == Device::gpu ? msl::Target::Cuda : msl::Target::Cpp;
+  msl::Target target = gpu ? msl::Target::Cuda : msl::Target::Cpp;
   if (cuda_body && target != msl::Target::Cuda) {
     throw std::invalid_argument(op() + "a CUDA kernel runs on the GPU only, and this call's stream is on the CPU. "
                                 "Pass stream=mx.gpu on a machine with an NVIDIA GPU, or write the body for "
@@ -295,9 +302,9 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
   thread_local std::string call_key;
   call_key.clear();
   call_key += target == msl::Target::Cuda ? 'g' : 'c';
-  for (auto& in : call.inputs) {
-    call_key += static_cast<char>('A' + static_cast<int>(in.dtype()));
-    call_key += in.ndim() == 0 ? 's' : (in.size() < kConstantMemoryElements ? 'c' : 'd');
+  for (auto& in : operands) {
+    call_key += static_cast<char>('A' + static_cast<int>(in.dtype));
+    call_key += in.ndim == 0 ? 's' : (in.size < kConstantMemoryElements ? 'c' : 'd');
   }
   call_key += '|';
   for (auto d : call.output_dtypes) call_key += static_cast<char>('A' + static_cast<int>(d));
@@ -318,7 +325,7 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
       }
     }
   }
-  if (!variant) variant = lookup_variant(st, call, target, call_key);
+  if (!variant) variant = lookup_variant(st, operands, call, target, call_key);
 
   if (call.verbose) {
     // A variant loaded with its plan was never translated here: translate now.
@@ -334,9 +341,17 @@ std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) cons
     }
   }
 
-  bool row_contiguous = call.ensure_row_contiguous.value_or(st.ensure_row_contiguous);
-  auto prim = std::make_shared<CustomKernel>(stream, st.name, variant, grid, tg, call.init_value, row_contiguous,
-                                             st.shared_memory);
+  return PreparedLaunch{std::move(variant), grid, tg, call.init_value,
+                        call.ensure_row_contiguous.value_or(st.ensure_row_contiguous), st.shared_memory};
+}
+
+std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) const {
+  Stream stream = to_stream(call.stream);
+  thread_local std::vector<OperandDesc> operands;  // reused: a launch allocates nothing here
+  operands.clear();
+  for (auto& in : call.inputs) operands.push_back({in.dtype(), in.ndim(), in.size()});
+  PreparedLaunch p = prepare(operands, call, stream.device.type == Device::gpu);
+  auto prim = std::make_shared<CustomKernel>(stream, std::move(p));
   if (call.output_shapes.size() == 1) {
     // One output has no siblings to link: a plain node is the same thing.
     return {array(call.output_shapes[0], call.output_dtypes[0], std::move(prim), call.inputs)};

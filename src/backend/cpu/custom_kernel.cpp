@@ -1,22 +1,27 @@
 // metal_kernel on the CPU: compile the C++ translation once per variant
 // (content-addressed cache underneath), then run every threadgroup on the
 // thread pool through the JIT executor.
+#include "backend/cpu/custom_kernel.h"
+
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <vector>
 
 #include "alloy/ops.h"
 #include "backend/cpu/strided.h"
+#include "fast/prepared_launch.h"
 #include "jit/cpu_kernel.h"
 #include "primitives/custom_kernel.h"
 
 namespace alloy {
 
+namespace cpu {
+
 namespace {
 
 // The variant's compiled kernel; it lives as long as the variant.
-const jit::CpuKernel* compiled_for(CustomKernel& k) {
-  fast::KernelVariant& v = k.variant();
+const jit::CpuKernel* compiled_for(fast::KernelVariant& v) {
   if (void* ready = v.ready.load(std::memory_order_acquire)) return static_cast<const jit::CpuKernel*>(ready);
   std::lock_guard<std::mutex> lock(v.compile_mutex);
   if (v.binary) return static_cast<const jit::CpuKernel*>(v.binary.get());
@@ -28,28 +33,62 @@ const jit::CpuKernel* compiled_for(CustomKernel& k) {
     v.ready.store(kernel.get(), std::memory_order_release);
     return kernel.get();
   } catch (const jit::CompileError& e) {
-    throw std::runtime_error(k.label() + " failed to compile:\n" +
+    throw std::runtime_error(fast::kernel_label(v) + " failed to compile:\n" +
                              msl::map_diagnostics(v.translated, e.log(), v.spec));
   }
 }
 
-void fill(array& out, double value) {
-  std::vector<char> one(out.itemsize());
-  convert_scalar(&value, Dtype::float64, one.data(), out.dtype());
-  char* p = static_cast<char*>(out.raw_data());
-  const size_t n = out.size(), w = one.size();
-  if (value == 0.0) {
-    std::memset(p, 0, out.nbytes());
-    return;
-  }
-  for (size_t i = 0; i < n; ++i) std::memcpy(p + i * w, one.data(), w);
-}
-
 }  // namespace
 
-void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<array>& outputs) {
-  const jit::CpuKernel* kernel = compiled_for(*this);
+void compile_custom_kernel(fast::KernelVariant& v) { compiled_for(v); }
 
+void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, const std::array<unsigned, 3>& grid,
+                       const std::array<unsigned, 3>& threadgroup) {
+  const jit::CpuKernel* kernel = compiled_for(v);
+  alloy_msl::cpu::Launch launch{};
+  launch.buffers = operands.buffers;
+  launch.shapes = operands.shapes;
+  launch.strides = operands.strides;
+  launch.ndims = operands.ndims;
+  for (int i = 0; i < 3; ++i) {
+    launch.grid[i] = grid[i];
+    launch.threadgroup[i] = threadgroup[i];
+  }
+  try {
+    kernel->launch(launch);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fast::kernel_label(v) + ": " + e.what());
+  }
+}
+
+OperandTables::OperandTables(size_t n_inputs, size_t n_outputs) : n_inputs_(n_inputs) {
+  if (n_inputs + n_outputs > kInline) {
+    buffers_heap_.resize(n_inputs + n_outputs);
+    shapes_heap_.resize(n_inputs);
+    strides_heap_.resize(n_inputs);
+    ndims_heap_.resize(n_inputs);
+    buffers_ = buffers_heap_.data();
+    shapes_ = shapes_heap_.data();
+    strides_ = strides_heap_.data();
+    ndims_ = ndims_heap_.data();
+  }
+}
+
+void fill_elements(void* p, size_t n, Dtype d, double value) {
+  const size_t w = size_of(d);
+  if (value == 0.0) {
+    std::memset(p, 0, n * w);
+    return;
+  }
+  char one[16];
+  convert_scalar(&value, Dtype::float64, one, d);
+  char* out = static_cast<char*>(p);
+  for (size_t i = 0; i < n; ++i) std::memcpy(out + i * w, one, w);
+}
+
+}  // namespace cpu
+
+void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<array>& outputs) {
   // Copies of the inputs only when one must be made row-contiguous.
   const std::vector<array>* inputs_p = &inputs_in;
   std::vector<array> copied;
@@ -66,56 +105,16 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
   const std::vector<array>& inputs = *inputs_p;
   for (auto& o : outputs) {
     cpu::allocate_row_contiguous(o);
-    if (init_value()) fill(o, *init_value());
+    if (init_value()) cpu::fill_elements(o.raw_data(), o.size(), o.dtype(), *init_value());
   }
 
-  // Launch tables: on the stack for the usual handful of buffers.
-  const size_t n_in = inputs.size(), n_buf = n_in + outputs.size();
-  constexpr size_t kInline = 16;
-  void* buffers_inline[kInline];
-  const int* shapes_inline[kInline];
-  const int64_t* strides_inline[kInline];
-  int ndims_inline[kInline];
-  std::vector<void*> buffers_heap;
-  std::vector<const int*> shapes_heap;
-  std::vector<const int64_t*> strides_heap;
-  std::vector<int> ndims_heap;
-  void** buffers = buffers_inline;
-  const int** shapes = shapes_inline;
-  const int64_t** strides = strides_inline;
-  int* ndims = ndims_inline;
-  if (n_buf > kInline) {
-    buffers_heap.resize(n_buf);
-    shapes_heap.resize(n_in);
-    strides_heap.resize(n_in);
-    ndims_heap.resize(n_in);
-    buffers = buffers_heap.data();
-    shapes = shapes_heap.data();
-    strides = strides_heap.data();
-    ndims = ndims_heap.data();
+  cpu::OperandTables tables(inputs.size(), outputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const array& in = inputs[i];
+    tables.set_input(i, in.raw_data(), in.shape().data(), in.strides().data(), in.ndim());
   }
-  for (size_t i = 0; i < n_in; ++i) {
-    buffers[i] = inputs[i].raw_data();
-    shapes[i] = inputs[i].shape().data();
-    strides[i] = inputs[i].strides().data();
-    ndims[i] = inputs[i].ndim();
-  }
-  for (size_t i = 0; i < outputs.size(); ++i) buffers[n_in + i] = outputs[i].raw_data();
-
-  alloy_msl::cpu::Launch launch{};
-  launch.buffers = buffers;
-  launch.shapes = shapes;
-  launch.strides = strides;
-  launch.ndims = ndims;
-  for (int i = 0; i < 3; ++i) {
-    launch.grid[i] = grid()[i];
-    launch.threadgroup[i] = threadgroup()[i];
-  }
-  try {
-    kernel->launch(launch);
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(label() + ": " + e.what());
-  }
+  for (size_t i = 0; i < outputs.size(); ++i) tables.set_output(i, outputs[i].raw_data());
+  cpu::run_custom_kernel(variant(), tables.view(), grid(), threadgroup());
 }
 
 }  // namespace alloy

@@ -1,0 +1,178 @@
+// alloy.mlx._ext: the Python face of alloy::mlx::metal_kernel, with the
+// arguments of mlx.core.fast.metal_kernel and of the kernel it returns.
+// Arrays, dtypes and streams are MLX's own Python objects: this module
+// shares nanobind's type registry with mlx.core (same nanobind ABI).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "alloy/mlx/metal_kernel.h"
+#include "mlx/array.h"
+#include "mlx/stream.h"
+
+namespace nb = nanobind;
+namespace mxc = ::mlx::core;
+using namespace nb::literals;
+
+namespace {
+
+struct Kernel {
+  std::string name;
+  mxc::fast::CustomKernelFunction fn;
+};
+
+[[noreturn]] void type_error(const std::string& what) { throw nb::type_error(("[metal_kernel] " + what).c_str()); }
+
+std::vector<std::string> to_names(nb::handle seq, const char* what) {
+  if (!nb::isinstance<nb::list>(seq) && !nb::isinstance<nb::tuple>(seq)) {
+    type_error(std::string(what) + " must be a list of strings.");
+  }
+  std::vector<std::string> names;
+  for (nb::handle h : seq) {
+    if (!nb::isinstance<nb::str>(h)) type_error(std::string(what) + " must be a list of strings.");
+    names.push_back(nb::cast<std::string>(h));
+  }
+  return names;
+}
+
+nb::list as_list(nb::handle seq, const char* what) {
+  if (!nb::isinstance<nb::list>(seq) && !nb::isinstance<nb::tuple>(seq)) {
+    type_error(std::string(what) + " must be a list, not " + nb::type_name(seq.type()).c_str() + ".");
+  }
+  return nb::list(seq);
+}
+
+int to_int(nb::handle h, const char* what) {
+  try {
+    return nb::cast<int>(h);
+  } catch (const nb::cast_error&) {
+    type_error(std::string(what) + " must hold integers, not " + nb::type_name(h.type()).c_str() + ".");
+  }
+}
+
+std::tuple<int, int, int> to_dims(nb::handle h, const char* what) {
+  if (!nb::isinstance<nb::tuple>(h) && !nb::isinstance<nb::list>(h)) {
+    type_error(std::string(what) + " must be a tuple of 3 integers.");
+  }
+  nb::list l(h);
+  if (l.size() != 3) {
+    throw std::invalid_argument("[metal_kernel] " + std::string(what) + " must have 3 dimensions, got " +
+                                std::to_string(l.size()) + ".");
+  }
+  return {to_int(l[0], what), to_int(l[1], what), to_int(l[2], what)};
+}
+
+mxc::array to_array(nb::handle h) {
+  mxc::array* a = nullptr;
+  if (nb::try_cast<mxc::array*>(h, a) && a) return *a;
+  // Scalars and array-likes, as mx.array(x) makes them.
+  static nb::object mx_array = nb::module_::import_("mlx.core").attr("array");
+  return nb::cast<mxc::array>(mx_array(h));
+}
+
+mxc::StreamOrDevice to_stream(nb::handle h) {
+  if (h.is_none()) return {};
+  mxc::Stream* s = nullptr;
+  if (nb::try_cast<mxc::Stream*>(h, s) && s) return *s;
+  mxc::Device* d = nullptr;
+  if (nb::try_cast<mxc::Device*>(h, d) && d) return *d;
+  mxc::Device::DeviceType t;
+  if (nb::try_cast<mxc::Device::DeviceType>(h, t)) return mxc::Device(t);
+  type_error(std::string("stream must be a Stream, a Device or None, not ") + nb::type_name(h.type()).c_str() + ".");
+}
+
+nb::list call(Kernel& k, nb::handle inputs, nb::handle output_shapes, nb::handle output_dtypes, nb::handle grid,
+              nb::handle threadgroup, nb::handle template_args, nb::handle init_value, bool verbose,
+              nb::handle stream) {
+  std::vector<mxc::array> ins;
+  for (nb::handle h : as_list(inputs, "inputs")) ins.push_back(to_array(h));
+  std::vector<mxc::Shape> shapes;
+  for (nb::handle s : as_list(output_shapes, "output_shapes")) {
+    mxc::Shape shape;
+    for (nb::handle d : as_list(s, "each output shape")) shape.push_back(to_int(d, "output_shapes"));
+    shapes.push_back(std::move(shape));
+  }
+  std::vector<mxc::Dtype> dtypes;
+  for (nb::handle d : as_list(output_dtypes, "output_dtypes")) {
+    mxc::Dtype* dt = nullptr;
+    if (!nb::try_cast<mxc::Dtype*>(d, dt) || !dt) type_error("output_dtypes must hold Dtypes.");
+    dtypes.push_back(*dt);
+  }
+  std::vector<std::pair<std::string, mxc::fast::TemplateArg>> targs;
+  if (!template_args.is_none()) {
+    for (nb::handle item : as_list(template_args, "template")) {
+      if (!nb::isinstance<nb::tuple>(item) || nb::len(item) != 2 || !nb::isinstance<nb::str>(item[0])) {
+        type_error("template entries must be (name, value) tuples.");
+      }
+      std::string name = nb::cast<std::string>(item[0]);
+      nb::handle v = item[1];
+      mxc::Dtype* dt = nullptr;
+      if (nb::try_cast<mxc::Dtype*>(v, dt) && dt) {
+        targs.emplace_back(name, *dt);
+      } else if (nb::isinstance<nb::bool_>(v)) {
+        targs.emplace_back(name, nb::cast<bool>(v));
+      } else if (nb::isinstance<nb::int_>(v)) {
+        targs.emplace_back(name, nb::cast<int>(v));
+      } else {
+        type_error("template value for '" + name + "' must be a Dtype, int or bool, not " +
+                   nb::type_name(v.type()).c_str() + ".");
+      }
+    }
+  }
+  std::optional<float> init;
+  if (!init_value.is_none()) init = nb::cast<float>(init_value);
+  std::vector<mxc::array> outs = k.fn(ins, shapes, dtypes, to_dims(grid, "grid"), to_dims(threadgroup, "threadgroup"),
+                                      std::move(targs), init, verbose, to_stream(stream));
+  nb::list result;
+  for (auto& o : outs) result.append(nb::cast(std::move(o)));
+  return result;
+}
+
+}  // namespace
+
+NB_MODULE(_ext, m) {
+  // mlx.core registers the array, Dtype, Stream and Device types this module casts.
+  nb::module_::import_("mlx.core");
+  m.def("built_for_mlx_version", [] { return std::string(alloy::mlx::built_for_mlx_version()); });
+
+  nb::class_<Kernel>(m, "MetalKernel")
+      .def_ro("name", &Kernel::name)
+      .def("__call__", &call, nb::kw_only(), "inputs"_a, "output_shapes"_a, "output_dtypes"_a, "grid"_a,
+           "threadgroup"_a, "template"_a = nb::none(), "init_value"_a = nb::none(), "verbose"_a = false,
+           "stream"_a = nb::none(),
+           "Launches the kernel; returns the list of its lazy MLX output arrays.")
+      .def("__repr__", [](const Kernel& k) { return "<alloy.mlx metal_kernel '" + k.name + "'>"; });
+
+  m.def(
+      "metal_kernel",
+      [](const std::string& name, nb::handle input_names, nb::handle output_names, const std::string& source,
+         const std::string& header, bool ensure_row_contiguous, bool atomic_outputs, nb::handle compile_options) {
+        mxc::CompileOptions options;
+        if (!compile_options.is_none()) {
+          if (!nb::isinstance<nb::dict>(compile_options)) type_error("compile_options must be a dict.");
+          for (auto [key, value] : nb::borrow<nb::dict>(compile_options)) {
+            std::string k = nb::cast<std::string>(key);
+            if (k != "math_mode") {
+              throw std::invalid_argument("[metal_kernel] unknown compile option '" + k +
+                                          "' (the only option is 'math_mode').");
+            }
+            std::string mode = nb::cast<std::string>(value);
+            if (mode == "safe") options.math_mode = mxc::MathMode::Safe;
+            else if (mode == "relaxed") options.math_mode = mxc::MathMode::Relaxed;
+            else if (mode == "fast") options.math_mode = mxc::MathMode::Fast;
+            else throw std::invalid_argument("[metal_kernel] math_mode must be 'safe', 'relaxed' or 'fast', not '" + mode + "'.");
+          }
+        }
+        return Kernel{name, alloy::mlx::metal_kernel(name, to_names(input_names, "input_names"),
+                                                     to_names(output_names, "output_names"), source, header,
+                                                     ensure_row_contiguous, atomic_outputs, options)};
+      },
+      "name"_a, "input_names"_a, "output_names"_a, "source"_a, "header"_a = "", "ensure_row_contiguous"_a = true,
+      "atomic_outputs"_a = false, "compile_options"_a = nb::none(),
+      "mlx.core.fast.metal_kernel, run by Alloy: the kernel's Metal body is translated to C++ for MLX's CPU "
+      "backend and to CUDA for MLX's CUDA backend.");
+}

@@ -1,0 +1,78 @@
+// MetalKernelPrimitive on MLX's CPU backend: the kernel's C++ translation
+// runs as one task of MLX's CPU stream, over Alloy's thread pool.
+#include <dlfcn.h>
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "backend/cpu/custom_kernel.h"
+#include "dtypes.h"
+#include "mlx/allocator.h"
+#include "mlx/backend/cpu/encoder.h"
+#include "primitive.h"
+
+namespace alloy::mlx {
+
+void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::vector<mxc::array>& outputs) {
+  // Compiled here, on the thread that called eval, so a compile error is
+  // raised by that eval rather than inside MLX's stream thread.
+  cpu::compile_custom_kernel(*launch_.variant);
+  auto& encoder = mxc::cpu::get_command_encoder(stream());
+  for (auto& in : inputs) encoder.set_input_array(in);
+  for (auto& out : outputs) {
+    out.set_data(mxc::allocator::malloc(out.nbytes()));
+    encoder.set_output_array(out);
+  }
+  // The task holds views of the arrays (MLX keeps their buffers alive until
+  // the task has run), not the graph around them.
+  std::vector<mxc::array> ins, outs;
+  ins.reserve(inputs.size());
+  outs.reserve(outputs.size());
+  for (auto& in : inputs) ins.push_back(mxc::array::unsafe_weak_copy(in));
+  for (auto& out : outputs) outs.push_back(mxc::array::unsafe_weak_copy(out));
+  encoder.dispatch([launch = launch_, ins = std::move(ins), outs = std::move(outs)]() mutable {
+    if (launch.init_value) {
+      for (auto& out : outs) cpu::fill_elements(out.data<void>(), out.size(), to_alloy(out.dtype()), *launch.init_value);
+    }
+    cpu::OperandTables tables(ins.size(), outs.size());
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const mxc::array& in = ins[i];
+      tables.set_input(i, const_cast<void*>(in.data<void>()), in.shape().data(), in.strides().data(),
+                       static_cast<int>(in.ndim()));
+    }
+    for (size_t i = 0; i < outs.size(); ++i) tables.set_output(i, outs[i].data<void>());
+    cpu::run_custom_kernel(*launch.variant, tables.view(), launch.grid, launch.threadgroup);
+  });
+}
+
+// ---- the GPU half, from liballoy_mlx_cuda.so beside this library
+
+namespace {
+
+EvalGpuFn load_eval_gpu() {
+  Dl_info self{};
+  if (!dladdr(reinterpret_cast<void*>(&load_eval_gpu), &self) || !self.dli_fname) {
+    throw std::runtime_error("[metal_kernel] cannot locate liballoy_mlx to find its CUDA part.");
+  }
+  std::string dir = self.dli_fname;
+  dir = dir.substr(0, dir.find_last_of('/') + 1);
+  const std::string path = dir + "liballoy_mlx_cuda.so";
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    throw std::runtime_error(std::string("[metal_kernel] a kernel on MLX's GPU needs Alloy's CUDA part, ") + path +
+                             ", and an MLX built with CUDA (mlx[cuda13]): " + dlerror());
+  }
+  auto fn = reinterpret_cast<EvalGpuFn>(dlsym(handle, kEvalGpuSymbol));
+  if (!fn) throw std::runtime_error(std::string("[metal_kernel] ") + path + " lacks " + kEvalGpuSymbol + ".");
+  return fn;
+}
+
+}  // namespace
+
+void MetalKernelPrimitive::eval_gpu(const std::vector<mxc::array>& inputs, std::vector<mxc::array>& outputs) {
+  static EvalGpuFn eval = load_eval_gpu();  // a failed load throws and is retried next time
+  eval(launch_, stream(), inputs, outputs);
+}
+
+}  // namespace alloy::mlx

@@ -1,0 +1,50 @@
+// MetalKernelPrimitive on MLX's CUDA backend: the kernel's CUDA translation
+// (NVRTC, Alloy's caches) becomes a node of MLX's command encoder, so it is
+// ordered with MLX's own kernels on MLX's stream and captured in its CUDA
+// graphs. Built into liballoy_mlx_cuda.so, which needs the CUDA libmlx.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include "backend/cuda/custom_kernel.h"
+#include "dtypes.h"
+#include "mlx/backend/cuda/allocator.h"
+#include "mlx/backend/cuda/device.h"
+#include "mlx/backend/cuda/utils.h"
+#include "primitive.h"
+
+namespace mxc = ::mlx::core;
+
+extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const alloy::fast::PreparedLaunch& launch,
+                                                                          const mxc::Stream& stream,
+                                                                          const std::vector<mxc::array>& inputs,
+                                                                          std::vector<mxc::array>& outputs) {
+  auto& encoder = mxc::cu::get_command_encoder(stream);
+  // MLX runs on the device's primary context, which Alloy's driver calls use too.
+  alloy::cuda::ensure_context();
+  for (auto& out : outputs) out.set_data(mxc::cu::malloc_async(out.nbytes(), encoder));
+  if (launch.init_value) {
+    for (auto& out : outputs) {
+      alloy::cuda::FillLaunch fill(mxc::gpu_ptr<void>(out), out.size(), static_cast<unsigned>(out.itemsize()),
+                                   alloy::cuda::fill_bits(*launch.init_value, alloy::mlx::to_alloy(out.dtype())));
+      encoder.set_output_array(out);
+      encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(fill.function), dim3(fill.blocks), dim3(fill.block),
+                                  dim3(), 0, fill.args());
+    }
+  }
+  std::vector<alloy::cuda::KernelInput> views;
+  views.reserve(inputs.size());
+  for (auto& in : inputs) {
+    encoder.set_input_array(in);
+    views.push_back({mxc::gpu_ptr<void>(in), in.shape().data(), in.strides().data(), static_cast<int>(in.ndim())});
+  }
+  std::vector<void*> outs;
+  outs.reserve(outputs.size());
+  for (auto& out : outputs) {
+    if (launch.init_value) encoder.set_input_array(out);  // after its fill
+    encoder.set_output_array(out);
+    outs.push_back(mxc::gpu_ptr<void>(out));
+  }
+  alloy::cuda::CustomKernelLaunch l(launch, views.data(), views.size(), outs.data(), outs.size());
+  encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(l.function), dim3(l.blocks[0], l.blocks[1], l.blocks[2]),
+                              dim3(l.block[0], l.block[1], l.block[2]), dim3(), l.shared_bytes, l.args());
+}

@@ -1,0 +1,72 @@
+// Running a custom kernel's C++ translation on raw buffers: Alloy's own
+// CustomKernel node and the MLX plugin's primitive (plugin/mlx) share it.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "alloy/dtype.h"
+#include "fast/kernel_cache.h"
+
+namespace alloy::cpu {
+
+// A launch's operands, in the kernel's parameter order: every input, then
+// every output (buffers), with each input's shape, strides and ndim.
+struct KernelOperands {
+  void* const* buffers;
+  const int* const* shapes;
+  const int64_t* const* strides;
+  const int* ndims;
+};
+
+// The tables behind KernelOperands, on the stack for the usual handful of
+// buffers. Filled from any array type (Alloy's, MLX's).
+class OperandTables {
+ public:
+  OperandTables(size_t n_inputs, size_t n_outputs);
+  OperandTables(const OperandTables&) = delete;
+  OperandTables& operator=(const OperandTables&) = delete;
+  void set_input(size_t i, void* data, const int* shape, const int64_t* strides, int ndim) {
+    buffers_[i] = data;
+    shapes_[i] = shape;
+    strides_[i] = strides;
+    ndims_[i] = ndim;
+  }
+  void set_output(size_t i, void* data) { buffers_[n_inputs_ + i] = data; }
+  KernelOperands view() const { return {buffers_, shapes_, strides_, ndims_}; }
+
+ private:
+  static constexpr size_t kInline = 16;
+  size_t n_inputs_;
+  void* buffers_inline_[kInline];
+  const int* shapes_inline_[kInline];
+  const int64_t* strides_inline_[kInline];
+  int ndims_inline_[kInline];
+  std::vector<void*> buffers_heap_;
+  std::vector<const int*> shapes_heap_;
+  std::vector<const int64_t*> strides_heap_;
+  std::vector<int> ndims_heap_;
+  void** buffers_ = buffers_inline_;
+  const int** shapes_ = shapes_inline_;
+  const int64_t** strides_ = strides_inline_;
+  int* ndims_ = ndims_inline_;
+};
+
+// Compiles the variant's translation unless done before (the content-
+// addressed cache underneath); a compile error names the kernel and quotes
+// the user's lines. run_custom_kernel calls it too; callers that run the
+// kernel on another thread call it first, so errors surface at the call.
+void compile_custom_kernel(fast::KernelVariant& v);
+
+// Compiles the variant's translation on first use (the content-addressed
+// cache underneath), then runs the whole grid over the thread pool. Errors
+// name the kernel.
+void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, const std::array<unsigned, 3>& grid,
+                       const std::array<unsigned, 3>& threadgroup);
+
+// Sets n elements of dtype d at p to `value` (a kernel's init_value).
+void fill_elements(void* p, size_t n, Dtype d, double value);
+
+}  // namespace alloy::cpu

@@ -1,0 +1,94 @@
+// A custom kernel's CUDA launch, prepared on raw device pointers: Alloy's own
+// CustomKernel node launches it on an Alloy stream; the MLX plugin
+// (plugin/mlx) adds it to MLX's command encoder.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "alloy/dtype.h"
+#include "backend/cuda/device.h"
+#include "fast/prepared_launch.h"
+#include "msl/runtime/cuda_launch.h"
+
+namespace alloy::cuda {
+
+using cuda_driver::CUfunction;
+
+// Storage for kernel arguments: inline for the usual handful, else the heap.
+template <class T, size_t N>
+class ArgBuffer {
+ public:
+  ArgBuffer() = default;
+  ArgBuffer(const ArgBuffer&) = delete;
+  ArgBuffer& operator=(const ArgBuffer&) = delete;
+  void resize(size_t n) {
+    if (n > N) {
+      heap_.resize(n);
+      p_ = heap_.data();
+    }
+  }
+  T& operator[](size_t i) { return p_[i]; }
+  T* data() { return p_; }
+
+ private:
+  T inline_[N];
+  std::vector<T> heap_;
+  T* p_ = inline_;
+};
+
+struct KernelInput {
+  const void* data;  // device pointer
+  const int32_t* shape;
+  const int64_t* strides;
+  int ndim;
+};
+
+// The function, geometry and arguments of one launch. `args()` points into
+// this object, so it stays where it was built until the launch is issued.
+// Compiles (NVRTC, cache underneath) and loads the variant on first use.
+// Errors (too many dimensions, too much shared memory, a grid CUDA cannot
+// run) name the kernel.
+class CustomKernelLaunch {
+ public:
+  CustomKernelLaunch(const fast::PreparedLaunch& p, const KernelInput* inputs, size_t n_inputs,
+                     void* const* outputs, size_t n_outputs);
+  CustomKernelLaunch(const CustomKernelLaunch&) = delete;
+  CustomKernelLaunch& operator=(const CustomKernelLaunch&) = delete;
+
+  CUfunction function = nullptr;
+  unsigned blocks[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;  // dynamic shared memory (the function allows it: see prepare_shared_memory)
+  void** args() { return args_.data(); }
+
+ private:
+  ArgBuffer<uint64_t, 16> slots_;
+  ArgBuffer<void*, 16> args_;
+  ArgBuffer<alloy_msl::cuda::ShapeArg, 2> shapes_;
+  ArgBuffer<alloy_msl::cuda::StridesArg, 2> strides_;
+  alloy_msl::cuda::Dispatch dispatch_{};
+};
+
+// A kernel's init_value: fills n elements of `width` bytes at `data` with the
+// bit pattern `bits` (the value already in the output dtype).
+struct FillLaunch {
+  FillLaunch(void* data, size_t n, unsigned width, uint64_t bits);
+  FillLaunch(const FillLaunch&) = delete;
+  FillLaunch& operator=(const FillLaunch&) = delete;
+  CUfunction function = nullptr;
+  unsigned blocks = 1, block = 1;
+  void** args() { return args_; }
+
+ private:
+  uint64_t data_, n_, bits_;
+  unsigned width_;
+  void* args_[4];
+};
+
+// The bit pattern of `value` in dtype d (at most 8 bytes), for FillLaunch.
+uint64_t fill_bits(double value, Dtype d);
+
+}  // namespace alloy::cuda

@@ -1,0 +1,27 @@
+// One launch of a custom kernel, checked and with its variant found: what a
+// backend needs besides the buffers. Alloy's own CustomKernel node and the
+// MLX plugin's primitive (plugin/mlx) are both built from one.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "fast/kernel_cache.h"
+
+namespace alloy::fast {
+
+struct PreparedLaunch {
+  std::shared_ptr<KernelVariant> variant;
+  std::array<unsigned, 3> grid;         // threads, as dispatchThreads counts them
+  std::array<unsigned, 3> threadgroup;  // a Metal body's is clamped to the grid
+  std::optional<double> init_value;
+  bool ensure_row_contiguous = true;
+  unsigned shared_memory = 0;  // cuda_kernel: dynamic shared memory per block
+};
+
+// "[metal_kernel] kernel 'name'" (or cuda_kernel): how errors name a kernel.
+std::string kernel_label(const KernelVariant& v);
+
+}  // namespace alloy::fast
