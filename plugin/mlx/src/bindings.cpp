@@ -11,6 +11,7 @@
 #include <string>
 
 #include "alloy/mlx/metal_kernel.h"
+#include "launch.h"
 #include "mlx/array.h"
 #include "mlx/stream.h"
 
@@ -22,7 +23,7 @@ namespace {
 
 struct Kernel {
   std::string name;
-  mxc::fast::CustomKernelFunction fn;
+  alloy::fast::CustomKernelFunction fn;
 };
 
 [[noreturn]] void type_error(const std::string& what) { throw nb::type_error(("[metal_kernel] " + what).c_str()); }
@@ -87,7 +88,7 @@ mxc::StreamOrDevice to_stream(nb::handle h) {
 
 nb::list call(Kernel& k, nb::handle inputs, nb::handle output_shapes, nb::handle output_dtypes, nb::handle grid,
               nb::handle threadgroup, nb::handle template_args, nb::handle init_value, bool verbose,
-              nb::handle stream) {
+              nb::handle stream, std::optional<bool> ensure_row_contiguous) {
   std::vector<mxc::array> ins;
   for (nb::handle h : as_list(inputs, "inputs")) ins.push_back(to_array(h));
   std::vector<mxc::Shape> shapes;
@@ -125,8 +126,9 @@ nb::list call(Kernel& k, nb::handle inputs, nb::handle output_shapes, nb::handle
   }
   std::optional<float> init;
   if (!init_value.is_none()) init = nb::cast<float>(init_value);
-  std::vector<mxc::array> outs = k.fn(ins, shapes, dtypes, to_dims(grid, "grid"), to_dims(threadgroup, "threadgroup"),
-                                      std::move(targs), init, verbose, to_stream(stream));
+  std::vector<mxc::array> outs =
+      alloy::mlx::launch(k.fn, ins, shapes, dtypes, to_dims(grid, "grid"), to_dims(threadgroup, "threadgroup"), targs,
+                         init, verbose, ensure_row_contiguous, to_stream(stream));
   nb::list result;
   for (auto& o : outs) result.append(nb::cast(std::move(o)));
   return result;
@@ -143,7 +145,7 @@ NB_MODULE(_ext, m) {
       .def_ro("name", &Kernel::name)
       .def("__call__", &call, nb::kw_only(), "inputs"_a, "output_shapes"_a, "output_dtypes"_a, "grid"_a,
            "threadgroup"_a, "template"_a = nb::none(), "init_value"_a = nb::none(), "verbose"_a = false,
-           "stream"_a = nb::none(),
+           "stream"_a = nb::none(), "ensure_row_contiguous"_a = nb::none(),
            "Launches the kernel; returns the list of its lazy MLX output arrays.")
       .def("__repr__", [](const Kernel& k) { return "<alloy.mlx metal_kernel '" + k.name + "'>"; });
 
@@ -167,7 +169,7 @@ NB_MODULE(_ext, m) {
             else throw std::invalid_argument("[metal_kernel] math_mode must be 'safe', 'relaxed' or 'fast', not '" + mode + "'.");
           }
         }
-        return Kernel{name, alloy::mlx::metal_kernel(name, to_names(input_names, "input_names"),
+        return Kernel{name, alloy::mlx::make_kernel(name, to_names(input_names, "input_names"),
                                                      to_names(output_names, "output_names"), source, header,
                                                      ensure_row_contiguous, atomic_outputs, options)};
       },

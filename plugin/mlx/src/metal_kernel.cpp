@@ -16,6 +16,7 @@
 #if MLX_VERSION_MAJOR != 0 || MLX_VERSION_MINOR != 32
 #error "alloy::mlx supports MLX 0.32.x"
 #endif
+#include "launch.h"
 #include "primitive.h"
 
 namespace alloy::mlx {
@@ -36,46 +37,65 @@ std::string math_mode_name(mxc::MathMode m) {
 
 }  // namespace
 
+fast::CustomKernelFunction make_kernel(const std::string& name, const std::vector<std::string>& input_names,
+                                       const std::vector<std::string>& output_names, const std::string& source,
+                                       const std::string& header, bool ensure_row_contiguous, bool atomic_outputs,
+                                       const mxc::CompileOptions& compile_options) {
+  return fast::metal_kernel(name, input_names, output_names, source, header, ensure_row_contiguous, atomic_outputs,
+                            math_mode_name(compile_options.math_mode));
+}
+
+std::vector<mxc::array> launch(const fast::CustomKernelFunction& fn, const std::vector<mxc::array>& inputs,
+                               const std::vector<mxc::Shape>& output_shapes,
+                               const std::vector<mxc::Dtype>& output_dtypes, std::tuple<int, int, int> grid,
+                               std::tuple<int, int, int> threadgroup,
+                               const std::vector<std::pair<std::string, mxc::fast::TemplateArg>>& template_args,
+                               std::optional<float> init_value, bool verbose,
+                               std::optional<bool> ensure_row_contiguous, mxc::StreamOrDevice s) {
+  mxc::Stream stream = mxc::to_stream(s);
+  std::vector<fast::OperandDesc> operands;
+  operands.reserve(inputs.size());
+  for (const auto& in : inputs) operands.push_back({to_alloy(in.dtype()), static_cast<int>(in.ndim()), in.size()});
+  fast::KernelCall call;
+  for (const auto& shape : output_shapes) call.output_shapes.emplace_back(shape.begin(), shape.end());
+  for (const auto& d : output_dtypes) call.output_dtypes.push_back(to_alloy(d));
+  call.grid = grid;
+  call.threadgroup = threadgroup;
+  for (auto& [n, v] : template_args) {
+    fast::TemplateArg a;
+    if (auto* i = std::get_if<int>(&v)) a = *i;
+    else if (auto* b = std::get_if<bool>(&v)) a = *b;
+    else a = to_alloy(std::get<mxc::Dtype>(v));
+    call.template_args.emplace_back(n, a);
+  }
+  if (init_value) call.init_value = *init_value;
+  call.verbose = verbose;
+  call.ensure_row_contiguous = ensure_row_contiguous;
+  fast::PreparedLaunch p = fn.prepare(operands, call, stream.device == mxc::Device::gpu);
+
+  // MLX copies inputs inside its kernel's eval; here the copies are nodes
+  // of their own (no copy for inputs already row-contiguous).
+  std::vector<mxc::array> node_inputs = inputs;
+  if (p.ensure_row_contiguous) {
+    for (auto& in : node_inputs) in = mxc::contiguous(in, /*allow_col_major=*/false, stream);
+  }
+  auto prim = std::make_shared<MetalKernelPrimitive>(stream, std::move(p));
+  return mxc::array::make_arrays(output_shapes, output_dtypes, prim, node_inputs);
+}
+
 mxc::fast::CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,
                                              const std::vector<std::string>& output_names, const std::string& source,
                                              const std::string& header, bool ensure_row_contiguous,
                                              bool atomic_outputs, const mxc::CompileOptions& compile_options) {
-  fast::CustomKernelFunction fn = fast::metal_kernel(name, input_names, output_names, source, header,
-                                                     ensure_row_contiguous, atomic_outputs,
-                                                     math_mode_name(compile_options.math_mode));
+  fast::CustomKernelFunction fn = make_kernel(name, input_names, output_names, source, header, ensure_row_contiguous,
+                                              atomic_outputs, compile_options);
   return [fn](const std::vector<mxc::array>& inputs, const std::vector<mxc::Shape>& output_shapes,
               const std::vector<mxc::Dtype>& output_dtypes, std::tuple<int, int, int> grid,
               std::tuple<int, int, int> threadgroup,
               std::vector<std::pair<std::string, mxc::fast::TemplateArg>> template_args,
-              std::optional<float> init_value, bool verbose, mxc::StreamOrDevice s) -> std::vector<mxc::array> {
-    mxc::Stream stream = mxc::to_stream(s);
-    std::vector<fast::OperandDesc> operands;
-    operands.reserve(inputs.size());
-    for (const auto& in : inputs) operands.push_back({to_alloy(in.dtype()), static_cast<int>(in.ndim()), in.size()});
-    fast::KernelCall call;
-    for (const auto& shape : output_shapes) call.output_shapes.emplace_back(shape.begin(), shape.end());
-    for (const auto& d : output_dtypes) call.output_dtypes.push_back(to_alloy(d));
-    call.grid = grid;
-    call.threadgroup = threadgroup;
-    for (auto& [n, v] : template_args) {
-      fast::TemplateArg a;
-      if (auto* i = std::get_if<int>(&v)) a = *i;
-      else if (auto* b = std::get_if<bool>(&v)) a = *b;
-      else a = to_alloy(std::get<mxc::Dtype>(v));
-      call.template_args.emplace_back(n, a);
-    }
-    if (init_value) call.init_value = *init_value;
-    call.verbose = verbose;
-    fast::PreparedLaunch p = fn.prepare(operands, call, stream.device == mxc::Device::gpu);
-
-    // MLX copies inputs inside its kernel's eval; here the copies are nodes
-    // of their own (a no-op for inputs already row-contiguous).
-    std::vector<mxc::array> node_inputs = inputs;
-    if (p.ensure_row_contiguous) {
-      for (auto& in : node_inputs) in = mxc::contiguous(in, /*allow_col_major=*/false, stream);
-    }
-    auto prim = std::make_shared<MetalKernelPrimitive>(stream, std::move(p));
-    return mxc::array::make_arrays(output_shapes, output_dtypes, prim, node_inputs);
+              std::optional<float> init_value, bool verbose, mxc::StreamOrDevice s) {
+    return launch(fn, inputs, output_shapes, output_dtypes, grid, threadgroup, template_args, init_value, verbose,
+                  std::nullopt, s);
   };
 }
 

@@ -1,0 +1,216 @@
+"""What MLX promises about metal_kernel, through alloy.mlx on real MLX: the
+generated signature, template, init_value, atomic outputs, contiguity,
+header, verbose, math modes, dispatchThreads with partial threadgroups, SIMD
+groups of 32, large threadgroup memory, MLX's transforms, and bad input."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mlx.core as mx
+
+import alloy.mlx
+
+NAN = float("nan")
+
+
+def kernel(source, inputs=("inp",), outputs=("out",), **kw):
+    return mx.fast.metal_kernel(name=kw.pop("name", "k"), input_names=list(inputs), output_names=list(outputs),
+                                source=source, **kw)
+
+
+def test_the_plugin_replaces_metal_kernel_and_uninstall_restores_it():
+    ours = mx.fast.metal_kernel
+    assert alloy.mlx.installed() and ours is alloy.mlx.metal_kernel
+    alloy.mlx.uninstall()
+    try:
+        assert mx.fast.metal_kernel is not ours and not alloy.mlx.installed()
+        assert mx.metal.is_available() == (mx.default_device() == mx.gpu and mx.metal.is_available())
+    finally:
+        alloy.mlx.install()
+    assert mx.fast.metal_kernel is ours
+
+
+def test_metal_checks_pass_and_a_switch_keeps_mlx_answers():
+    assert mx.metal.is_available()
+    assert mx.default_device() == mx.gpu
+    info = mx.metal.device_info()
+    for key in ("architecture", "device_name", "memory_size", "max_buffer_length",
+                "max_recommended_working_set_size"):
+        assert key in info
+    assert info["memory_size"] > 0
+    # The CPU device that answers to mx.gpu is still the CPU for MLX's ops.
+    if not mx.cuda.is_available():
+        assert mx.default_device() == mx.cpu
+        assert mx.ones((2,), stream=mx.default_device()).tolist() == [1.0, 1.0]
+    alloy.mlx.install(metal_checks=False)
+    try:
+        assert mx.fast.metal_kernel is alloy.mlx.metal_kernel
+        assert mx.metal.is_available() is False or mx.metal.is_available() is True  # MLX's own function
+        assert mx.metal.is_available.__module__ != alloy.mlx.__name__
+    finally:
+        alloy.mlx.install()
+
+
+def test_outputs_are_lazy_mlx_arrays_with_shape_strides_ndim_template(rng):
+    a = rng.standard_normal((3, 5, 7)).astype(np.float32)
+    x = mx.array(a)
+    src = """
+        uint i = thread_position_in_grid.x;
+        uint loc = elem_to_loc(i, inp_shape, inp_strides, inp_ndim);
+        out[i] = static_cast<float>(inp[loc]) * SCALE + (FLAG ? 1.0f : 0.0f);
+    """
+    k = kernel(src, ensure_row_contiguous=False)
+    xt = mx.transpose(x, (2, 0, 1))  # strided: the kernel walks the strides
+    (out,) = k(inputs=[xt], template=[("T", mx.float32), ("SCALE", 3), ("FLAG", True)], grid=(xt.size, 1, 1),
+               threadgroup=(64, 1, 1), output_shapes=[xt.shape], output_dtypes=[mx.float32], init_value=NAN)
+    assert isinstance(out, mx.array) and out.shape == (7, 3, 5)
+    np.testing.assert_allclose(np.array(out), np.transpose(a, (2, 0, 1)) * 3.0 + 1.0, rtol=1e-6, atol=1e-6)
+
+
+def test_scalar_and_small_inputs_in_constant_memory(rng):
+    a = rng.standard_normal(100).astype(np.float32)
+    src = "uint i = thread_position_in_grid.x; out[i] = inp[i] * s + small[i % 3];"
+    k = kernel(src, inputs=("inp", "s", "small"))
+    (out,) = k(inputs=[mx.array(a), mx.array(2.5), mx.array([1.0, 2.0, 3.0])], grid=(100, 1, 1),
+               threadgroup=(32, 1, 1), output_shapes=[(100,)], output_dtypes=[mx.float32], verbose=False)
+    np.testing.assert_allclose(np.array(out), a * 2.5 + np.array([1.0, 2.0, 3.0])[np.arange(100) % 3], rtol=1e-6)
+
+
+def test_init_value_and_partial_threadgroups_follow_dispatch_threads():
+    # grid 70 with threadgroups of 32: the last threadgroup is partial, and
+    # every thread of the grid (and none past it) writes.
+    src = """
+        uint i = thread_position_in_grid.x;
+        if (i % 2 == 0) out[i] = float(threads_per_threadgroup.x * 1000 + thread_position_in_threadgroup.x);
+    """
+    k = kernel(src, inputs=())
+    (out,) = k(inputs=[], grid=(70, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(72,)],
+               output_dtypes=[mx.float32], init_value=-1.0)
+    got = np.array(out)
+    i = np.arange(72)
+    tpt = np.where(i < 64, 32, 6)  # Metal's threads_per_threadgroup of the partial last group
+    want = np.where((i % 2 == 0) & (i < 70), tpt * 1000 + i % 32, -1.0)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_atomic_outputs_sum_under_contention(rng):
+    a = rng.integers(0, 10, 4096).astype(np.int32)
+    src = """
+        uint i = thread_position_in_grid.x;
+        atomic_fetch_add_explicit(&out[i % 4], inp[i], memory_order_relaxed);
+    """
+    k = kernel(src, atomic_outputs=True)
+    (out,) = k(inputs=[mx.array(a)], grid=(4096, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(4,)],
+               output_dtypes=[mx.int32], init_value=0)
+    np.testing.assert_array_equal(np.array(out), a.reshape(-1, 4).sum(0))
+
+
+def test_simdgroup_of_32_and_threadgroup_memory_over_48kb(rng):
+    a = rng.standard_normal(256 * 64).astype(np.float32)
+    src = """
+        threadgroup float tile[16384];  // 64 KB
+        uint lid = thread_position_in_threadgroup.x;
+        uint gid = thread_position_in_grid.x;
+        tile[lid * 64] = inp[gid];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        float v = simd_sum(tile[lid * 64]);
+        if (thread_index_in_simdgroup == 0) out[gid / 32] = v + float(threads_per_simdgroup) * 0.0f;
+        if (gid == 0) out[512] = float(threads_per_simdgroup);
+    """
+    k = kernel(src)
+    (out,) = k(inputs=[mx.array(a)], grid=(a.size, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(513,)],
+               output_dtypes=[mx.float32], init_value=NAN)
+    got = np.array(out)
+    np.testing.assert_allclose(got[:512], a.reshape(-1, 32).astype(np.float64).sum(1), rtol=1e-5, atol=1e-5)
+    assert got[512] == 32
+
+
+def test_header_and_math_modes(rng):
+    a = rng.uniform(-3, 3, 256).astype(np.float32)
+    header = "template <typename T> inline T twice(T x) { return x + x; }"
+    src = "uint i = thread_position_in_grid.x; out[i] = twice(metal::exp(inp[i]));"
+    for mode in ("safe", "relaxed", "fast"):
+        k = kernel(src, header=header, compile_options={"math_mode": mode}, name=f"m_{mode}")
+        (out,) = k(inputs=[mx.array(a)], grid=(256, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(256,)],
+                   output_dtypes=[mx.float32])
+        np.testing.assert_allclose(np.array(out), 2 * np.exp(a.astype(np.float64)), rtol=1e-5)
+    with pytest.raises(ValueError, match="math_mode"):
+        kernel(src, compile_options={"math_mode": "reckless"})
+
+
+def test_verbose_prints_the_metal_form_and_the_translation(capfd):
+    k = kernel("uint i = thread_position_in_grid.x; out[i] = inp[i] + 1;", name="verbose_k")
+    (out,) = k(inputs=[mx.ones((8,))], grid=(8, 1, 1), threadgroup=(8, 1, 1), output_shapes=[(8,)],
+               output_dtypes=[mx.float32], verbose=True)
+    mx.eval(out)
+    printed = capfd.readouterr().out
+    assert "[[kernel]] void custom_kernel_verbose_k" in printed or "kernel void" in printed
+    assert "device const float* inp" in printed or "const device float* inp" in printed
+    assert "translated for" in printed
+
+
+def test_mlx_transforms_compile_vmap_free_custom_function_async_eval_and_streams(rng):
+    a = rng.standard_normal(64).astype(np.float32)
+    k = kernel("uint i = thread_position_in_grid.x; out[i] = inp[i] * inp[i];", name="square")
+
+    def square(x):
+        return k(inputs=[x], grid=(x.size, 1, 1), threadgroup=(32, 1, 1), output_shapes=[x.shape],
+                 output_dtypes=[x.dtype])[0]
+
+    @mx.custom_function
+    def f(x):
+        return square(x)
+
+    @f.vjp
+    def f_vjp(x, cotangent, output):  # one primal: MLX passes it bare
+        return 2 * x * cotangent
+
+    x = mx.array(a)
+    compiled = mx.compile(lambda x: square(x) + 1)
+    np.testing.assert_allclose(np.array(compiled(x)), a * a + 1, rtol=1e-6)
+    np.testing.assert_allclose(np.array(mx.grad(lambda x: f(x).sum())(x)), 2 * a, rtol=1e-6)
+    y = square(x)
+    mx.async_eval(y)
+    np.testing.assert_allclose(np.array(y), a * a, rtol=1e-6)
+    s = mx.new_stream(mx.default_device())
+    z = k(inputs=[x], grid=(64, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(64,)], output_dtypes=[mx.float32],
+          stream=s)[0]
+    np.testing.assert_allclose(np.array(z), a * a, rtol=1e-6)
+    # A kernel's node has no derivative of its own: MLX's error type, naming the kernel.
+    with pytest.raises(ValueError, match="square"):
+        mx.grad(lambda x: square(x).sum())(x)
+
+
+def test_bad_input_is_rejected_like_alloy_and_leaves_mlx_intact(rng):
+    before = mx.array([1.0, 2.0]) * 3
+    mx.eval(before)
+    k = kernel("uint i = thread_position_in_grid.x; out[i] = inp[i];", name="strict")
+    ok = dict(grid=(4, 1, 1), threadgroup=(4, 1, 1), output_shapes=[(4,)], output_dtypes=[mx.float32])
+    with pytest.raises(ValueError, match=r"kernel 'strict'.*expected 1 inputs"):
+        k(inputs=[], **ok)
+    with pytest.raises(ValueError, match="grid"):
+        k(inputs=[mx.ones((4,))], **{**ok, "grid": (0, 1, 1)})
+    with pytest.raises(ValueError, match="threadgroup"):
+        k(inputs=[mx.ones((4,))], **{**ok, "threadgroup": (2048, 1, 1)})
+    with pytest.raises(TypeError, match="output_dtypes"):
+        k(inputs=[mx.ones((4,))], **{**ok, "output_dtypes": ["float32"]})
+    with pytest.raises(ValueError, match="appears twice"):
+        kernel("out[0] = 1;", inputs=("a", "a"))
+    broken = kernel("uint i = thread_position_in_grid.x;\n    out[i] = undefined_thing(inp[i]);", name="broken")
+    # Raised by the call or by the eval (with ALLOY_CHECK_CUDA=1 the call
+    # also compiles the CUDA translation), quoting the user's line.
+    with pytest.raises(RuntimeError, match=r"(?s)kernel 'broken'.*out\[i\] = undefined_thing\(inp\[i\]\)"):
+        mx.eval(broken(inputs=[mx.ones((4,))], **ok))
+    assert before.tolist() == [3.0, 6.0]
+    (good,) = k(inputs=[mx.arange(4, dtype=mx.float32)], **ok)
+    assert good.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_another_mlx_version_is_an_import_error_naming_the_supported_range():
+    code = "import mlx.core as mx; mx.__version__ = '0.31.1'; import alloy.mlx"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
+    assert r.returncode != 0
+    assert "ImportError" in r.stderr and "supports MLX 0.32.x" in r.stderr and "0.31.1" in r.stderr
