@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BUILD := build/cpp
 JOBS ?= 2
-APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libxxhash-dev libgtest-dev libfftw3-dev ccache python3-venv
+APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libxxhash-dev libgtest-dev libfftw3-dev libfmt-dev ccache python3-venv
 export CCACHE_DIR ?= $(CURDIR)/build/ccache
 
 .PHONY: demo test deps venv cpp python test-cpp test-example test-python bench clean
@@ -55,8 +55,10 @@ test-example:
 	cmake --build build/example
 	LD_LIBRARY_PATH=$(CURDIR)/build/install/lib build/example/metal_exp
 
+# tests/mlx_plugin: alloy.mlx on real MLX's CPU backend (its own conftest).
 test-python:
 	$(PY) -m pytest -q tests/python
+	$(PY) -m pytest -q tests/mlx_plugin
 
 bench: python
 	$(PY) benchmarks/run_all.py

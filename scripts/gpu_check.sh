@@ -5,6 +5,8 @@
 #   tests, the whole pytest suite on mx.gpu, and the GPU benchmarks, then
 #   prints a short table. Logs go to $OUT when set. STEPS="cpp_jit pytest_gpu ..."
 #   runs only the named steps (the build always runs); PYTEST_ARGS narrows pytest.
+#   The alloy.mlx steps on MLX's CUDA backend need mlx-cuda-13 in /tmp/mlxsite,
+#   put there by the two calls ../shared/tools/mlx_cuda_wheel.sh prints.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -29,14 +31,16 @@ step() {  # step NAME LOGFILE COMMAND...
 
 step build build.log bash -c "cmake -S . -B /tmp/build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DALLOY_PREBUILT_LIB=$root/.gpu/lib/liballoy.so -DPython_EXECUTABLE=$(command -v python3) \
-  -Dnanobind_DIR=\$(python3 -m nanobind --cmake_dir) && cmake --build /tmp/build -j16"
+  -Dnanobind_DIR=\$(python3 -m nanobind --cmake_dir) -DALLOY_FMT_INCLUDE_DIR=$root/.gpu/include \
+  && cmake --build /tmp/build -j16"
 mkdir -p /tmp/pkg/alloy
 cp -r python/alloy/. /tmp/pkg/alloy/
 cp /tmp/build/python/core.*.so /tmp/pkg/alloy/ && cp -L .gpu/lib/liballoy.so.0 /tmp/pkg/alloy/
+cp /tmp/build/plugin_mlx/*.so /tmp/pkg/alloy/mlx/ 2>/dev/null
 export PYTHONPATH=/tmp/pkg:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
-all_steps="cpp_jit cpp_core cpp_msl pytest_gpu bench host load"
+all_steps="cpp_jit cpp_core cpp_msl pytest_gpu bench host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
 steps=" ${STEPS:-$all_steps} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 want cpp_jit && step cpp_jit jit.log .gpu/alloy_jit_tests
@@ -47,6 +51,15 @@ want bench && step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/b
 want host && step host host.log python3 benchmarks/host_cost_gpu.py
 want host && step host_cpp host_cpp.log .gpu/alloy_host_cost
 want host && ALLOY_EVAL_PROFILE=1 python3 benchmarks/host_cost_gpu.py > "$out/host_profile.log" 2>&1
+# alloy.mlx: on MLX's CPU backend (the mlx-cpu wheel), then on its CUDA
+# backend (mlx-cuda-13, which shadows it from /tmp/mlxsite).
+want mlx_plugin && step mlx_plugin mlx_plugin.log python3 -m pytest -q -p no:cacheprovider tests/mlx_plugin
+if [ -d /tmp/mlxsite/mlx ]; then
+  want mlx_plugin_gpu && step mlx_plugin_gpu mlx_plugin_gpu.log env PYTHONPATH=/tmp/mlxsite:$PYTHONPATH \
+    ALLOY_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider tests/mlx_plugin
+  want mlx_plugin_bench && step mlx_plugin_bench mlx_plugin_bench.log env PYTHONPATH=/tmp/mlxsite:$PYTHONPATH \
+    python3 benchmarks/bench_mlx_plugin.py --out "$out/mlx_plugin_bench.md"
+fi
 # First compile, then five disk-cache loads in fresh processes, each with its
 # breakdown and the host time per stage.
 load_probe() {
@@ -68,5 +81,6 @@ echo
 [ -f "$out/bench.md" ] && cat "$out/bench.md"
 want host && { echo; echo "host cost of a tiny call (us):"; grep '^|' "$out/host.log"; grep '^|' "$out/host_cpp.log"; grep -A30 "eval profile" "$out/host_profile.log"; }
 want load && { echo; echo "compile and disk-cache load (ms):"; cat "$out/load.log"; }
-grep -E "^(FAILED|ERROR)" "$out/pytest_gpu.log" 2>/dev/null | head -40
+[ -f "$out/mlx_plugin_bench.md" ] && { echo; echo "alloy.mlx on mlx-cuda:"; cat "$out/mlx_plugin_bench.md"; }
+grep -E "^(FAILED|ERROR)" "$out/pytest_gpu.log" "$out/mlx_plugin.log" "$out/mlx_plugin_gpu.log" 2>/dev/null | head -40
 exit 0

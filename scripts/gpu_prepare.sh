@@ -15,6 +15,8 @@ cp $build/alloy_jit_tests $build/alloy_core_tests $build/alloy_msl_tests $build/
 cp -L /lib/x86_64-linux-gnu/libboost_context.so.1.74.0 .gpu/lib/
 # FFTW3 (single precision): liballoy's CPU FFTs, and the GPU FFT's fallback.
 cp -L /lib/x86_64-linux-gnu/libfftw3f.so.3 .gpu/lib/
+# MLX's CUDA headers (alloy.mlx's GPU half) include fmt, header-only here.
+mkdir -p .gpu/include && cp -r /usr/include/fmt .gpu/include/
 mkdir -p .whl
 py=.venv/bin/python
 nb=$($py -c "import nanobind; print(nanobind.__version__)")

@@ -76,7 +76,8 @@ def test_scalar_and_small_inputs_in_constant_memory(rng):
     k = kernel(src, inputs=("inp", "s", "small"))
     (out,) = k(inputs=[mx.array(a), mx.array(2.5), mx.array([1.0, 2.0, 3.0])], grid=(100, 1, 1),
                threadgroup=(32, 1, 1), output_shapes=[(100,)], output_dtypes=[mx.float32], verbose=False)
-    np.testing.assert_allclose(np.array(out), a * 2.5 + np.array([1.0, 2.0, 3.0])[np.arange(100) % 3], rtol=1e-6)
+    np.testing.assert_allclose(np.array(out), a * 2.5 + np.array([1.0, 2.0, 3.0])[np.arange(100) % 3], rtol=1e-6,
+                               atol=1e-6)
 
 
 def test_init_value_and_partial_threadgroups_follow_dispatch_threads():

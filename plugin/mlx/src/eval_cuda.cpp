@@ -21,7 +21,9 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
   auto& encoder = mxc::cu::get_command_encoder(stream);
   // MLX runs on the device's primary context, which Alloy's driver calls use too.
   alloy::cuda::ensure_context();
-  for (auto& out : outputs) out.set_data(mxc::cu::malloc_async(out.nbytes(), encoder));
+  // MLX's own ops use cu::malloc_async, which libmlx does not export; its
+  // allocator's malloc gives the same kind of buffer, ready at once.
+  for (auto& out : outputs) out.set_data(mxc::allocator::malloc(out.nbytes()));
   if (launch.init_value) {
     for (auto& out : outputs) {
       alloy::cuda::FillLaunch fill(mxc::gpu_ptr<void>(out), out.size(), static_cast<unsigned>(out.itemsize()),

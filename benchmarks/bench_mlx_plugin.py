@@ -1,0 +1,122 @@
+"""alloy.mlx on real MLX's CUDA backend (mlx-cuda-13), one process, one GPU:
+
+- the seed's grid_sample forward and VJP through `import mlx.core as mx` +
+  `import alloy.mlx`, against the same seed through Alloy's own metal_kernel
+  (`import alloy.core`) on the same data;
+- the host cost of a tiny kernel call through the plugin, against MLX's own
+  `mx.fast.cuda_kernel` doing the same work: amortised (many calls, one eval)
+  and with an eval per call.
+
+Usage: python3 benchmarks/bench_mlx_plugin.py [--out table.md]
+(run by scripts/gpu_check.sh; needs MLX with CUDA). Also runs on MLX's CPU
+backend (mlx[cpu]) for the grid_sample rows, with --cpu.
+"""
+import argparse
+import pathlib
+import statistics
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "mlx_plugin"))
+sys.path.insert(0, str(ROOT / "examples" / "seeds"))
+
+import mlx.core as mx  # noqa: E402
+
+import alloy.core as ax  # noqa: E402
+import alloy.mlx  # noqa: E402,F401
+from seeds import load  # noqa: E402  (the seed files with MLX's import line)
+
+rows = []
+
+
+def fmt(v):
+    return f"{v * 1e3:.3f} ms" if v >= 1e-4 else f"{v * 1e6:.2f} us"
+
+
+def row(what, plugin_s, peer, peer_s):
+    rows.append((what, plugin_s, peer, peer_s, plugin_s / peer_s))
+    print(f"{what:48s} plugin {fmt(plugin_s)}  {peer} {fmt(peer_s)}  ratio {plugin_s / peer_s:.2f}x", flush=True)
+
+
+def best(fn, repeat=20, inner=1):
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times)
+
+
+def bench_grid_sample(gpu):
+    seed_mlx = load("grid_sample")
+    import grid_sample as seed_alloy
+    rng = np.random.default_rng(0)
+    B, H, W, C, gh, gw = 8, 64, 64, 32, 256, 256
+    x = rng.standard_normal((B, H, W, C)).astype(np.float32)
+    g = rng.uniform(-1, 1, (B, gh, gw, 2)).astype(np.float32)
+    cot = rng.standard_normal((B, gh, gw, C)).astype(np.float32)
+    xm, gm, cm = mx.array(x), mx.array(g), mx.array(cot)
+    xa, ga, ca = ax.array(x), ax.array(g), ax.array(cot)
+    if gpu:
+        ax.set_default_device(ax.gpu)
+        xa, ga, ca = (ax.array(v) for v in (x, g, cot))
+    mx.eval(xm, gm, cm)
+    ax.eval(xa, ga, ca)
+    fwd_p = best(lambda: mx.eval(seed_mlx.grid_sample(xm, gm)))
+    fwd_a = best(lambda: ax.eval(seed_alloy.grid_sample(xa, ga)))
+    row("grid_sample forward (seed)", fwd_p, "alloy own", fwd_a)
+    vjp_p = best(lambda: mx.eval(mx.vjp(seed_mlx.grid_sample, [xm, gm], [cm])[1]))
+    vjp_a = best(lambda: ax.eval(ax.vjp(seed_alloy.grid_sample, [xa, ga], [ca])[1]))
+    row("grid_sample VJP (seed)", vjp_p, "alloy own", vjp_a)
+
+
+def bench_tiny_call():
+    x = mx.ones((256,))
+    mx.eval(x)
+    k_metal = mx.fast.metal_kernel(name="tiny_metal", input_names=["inp"], output_names=["out"],
+                                   source="uint i = thread_position_in_grid.x; out[i] = inp[i] + 1.0f;")
+    k_cuda = mx.fast.cuda_kernel(name="tiny_cuda", input_names=["inp"], output_names=["out"],
+                                 source="auto i = blockIdx.x * blockDim.x + threadIdx.x; if (i < 256) out[i] = inp[i] + 1.0f;")
+    kw = dict(inputs=[x], grid=(256, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(256,)],
+              output_dtypes=[mx.float32])
+    assert np.array_equal(np.array(k_metal(**kw)[0]), np.array(k_cuda(**kw)[0]))
+    n = 200
+
+    def amortised(k):
+        def run():
+            outs = [k(**kw)[0] for _ in range(n)]
+            mx.eval(outs)
+        return best(run, repeat=10) / n
+
+    row("tiny kernel call, one eval per 200 calls", amortised(k_metal), "mlx cuda_kernel", amortised(k_cuda))
+    row("tiny kernel call with its own eval", best(lambda: mx.eval(k_metal(**kw)[0]), repeat=200),
+        "mlx cuda_kernel", best(lambda: mx.eval(k_cuda(**kw)[0]), repeat=200))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out")
+    p.add_argument("--cpu", action="store_true", help="MLX's CPU backend (grid_sample rows only)")
+    a = p.parse_args()
+    gpu = not a.cpu
+    if gpu:
+        assert mx.cuda.is_available(), "needs MLX with its CUDA backend (mlx-cuda-13), or --cpu"
+        mx.set_default_device(mx.gpu)
+    print(f"mlx {mx.__version__} on {mx.default_device()}")
+    bench_grid_sample(gpu)
+    if gpu:
+        bench_tiny_call()
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write("| what | alloy.mlx | peer | peer time | ratio |\n|---|---|---|---|---|\n")
+            for what, t, peer, pt, r in rows:
+                f.write(f"| {what} | {fmt(t)} | {peer} | {fmt(pt)} | {r:.2f}x |\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Real client code, unchanged: tiny randomly initialised mlx-lm models whose
+layers call Metal kernels (Qwen3-Next's gated delta rule, RWKV-7's WKV and
+Mamba-2's SSM decode step), run on real MLX. A forward pass over a prompt and
+a few greedily generated tokens with alloy.mlx installed (the kernel path)
+equal those of the same model with MLX's own answers restored (the ops path
+mlx-lm falls back to), and the kernel path really launched its kernels."""
+import importlib
+import pathlib
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import mlx.core as mx
+
+import alloy.mlx
+
+mlx_lm_spec = importlib.util.find_spec("mlx_lm")
+if mlx_lm_spec is None:
+    pytest.skip("mlx-lm is not installed (make test installs it)", allow_module_level=True)
+if "mlx_lm" not in sys.modules:
+    # mlx-lm's package __init__ pulls in its command-line tools (huggingface_hub,
+    # transformers); the models need none of that, so the package is entered
+    # without running it. The model files themselves are imported unchanged.
+    package = types.ModuleType("mlx_lm")
+    package.__path__ = [str(pathlib.Path(mlx_lm_spec.origin).parent)]
+    package.__spec__ = mlx_lm_spec
+    sys.modules["mlx_lm"] = package
+
+from mlx_lm.models import gated_delta, mamba2, qwen3_next, rwkv7, ssm  # noqa: E402  (after alloy.mlx)
+
+RTOL, ATOL = 1e-3, 1e-3  # float32 logits; the kernels sum in another order than the ops
+
+
+class LaunchCounter:
+    """Counts launches of the kernels a module built at import."""
+
+    def __init__(self, module, names):
+        self.module, self.names, self.count, self.saved = module, names, 0, {}
+
+    def __enter__(self):
+        for name in self.names:
+            kernel = getattr(self.module, name)
+            assert isinstance(kernel, alloy.mlx._ext.MetalKernel), f"{name} is not Alloy's kernel"
+            self.saved[name] = kernel
+
+            def counted(*args, _kernel=kernel, **kwargs):
+                self.count += 1
+                return _kernel(*args, **kwargs)
+
+            setattr(self.module, name, counted)
+        return self
+
+    def __exit__(self, *exc):
+        for name, kernel in self.saved.items():
+            setattr(self.module, name, kernel)
+
+
+def generate(model, prompt, steps):
+    """Logits of the prompt, then `steps` greedy tokens with the model's cache."""
+    cache = model.make_cache()
+    logits = model(prompt, cache=cache)
+    mx.eval(logits)
+    first = np.array(logits)
+    tokens = []
+    token = mx.argmax(logits[:, -1, :], axis=-1)[:, None]
+    for _ in range(steps):
+        tokens.append(np.array(token)[:, 0])
+        logits = model(token, cache=cache)
+        token = mx.argmax(logits[:, -1, :], axis=-1)[:, None]
+    mx.eval(token)
+    return first, np.stack(tokens, 1), np.array(logits)
+
+
+def kernel_path_against_ops_path(model, prompt, module, kernel_names, steps=4):
+    model.eval()  # inference: Qwen3-Next takes its kernel only outside training
+    alloy.mlx.install()
+    with LaunchCounter(module, kernel_names) as counter:
+        with_kernels = generate(model, prompt, steps)
+    assert counter.count > 0, "the kernel path launched no Metal kernel"
+    alloy.mlx.uninstall()  # MLX's own answers: mlx-lm takes its ops fallback
+    try:
+        with LaunchCounter(module, kernel_names) as counter:
+            with_ops = generate(model, prompt, steps)
+        assert counter.count == 0
+    finally:
+        alloy.mlx.install()
+    np.testing.assert_allclose(with_kernels[0], with_ops[0], rtol=RTOL, atol=ATOL, err_msg="prompt logits")
+    np.testing.assert_array_equal(with_kernels[1], with_ops[1], err_msg="generated tokens")
+    np.testing.assert_allclose(with_kernels[2], with_ops[2], rtol=RTOL, atol=ATOL, err_msg="last logits")
+
+
+def prompt_for(rng, vocab, batch=2, length=7):
+    return mx.array(rng.integers(0, vocab, (batch, length)).astype(np.int32))
+
+
+def test_qwen3_next_gated_delta(rng):
+    mx.random.seed(int(rng.integers(2**31)))
+    args = qwen3_next.ModelArgs(
+        model_type="qwen3_next", hidden_size=64, num_hidden_layers=4, intermediate_size=96,
+        num_attention_heads=4, linear_num_value_heads=4, linear_num_key_heads=2, linear_key_head_dim=32,
+        linear_value_head_dim=32, linear_conv_kernel_dim=4, num_experts=4, num_experts_per_tok=2,
+        decoder_sparse_step=1, shared_expert_intermediate_size=64, mlp_only_layers=[], moe_intermediate_size=32,
+        rms_norm_eps=1e-6, vocab_size=97, num_key_value_heads=2, rope_theta=10000.0, partial_rotary_factor=0.25,
+        max_position_embeddings=256, head_dim=16, full_attention_interval=4)
+    model = qwen3_next.Model(args)
+    names = [n for n in dir(gated_delta) if isinstance(getattr(gated_delta, n), alloy.mlx._ext.MetalKernel)]
+    assert len(names) >= 2
+    kernel_path_against_ops_path(model, prompt_for(rng, args.vocab_size), gated_delta, names)
+
+
+def test_rwkv7_wkv(rng):
+    mx.random.seed(int(rng.integers(2**31)))
+    args = rwkv7.ModelArgs(model_type="rwkv7", vocab_size=97, hidden_size=128, intermediate_size=256,
+                           norm_eps=1e-5, head_dim=64, num_hidden_layers=2, a_low_rank_dim=16,
+                           v_low_rank_dim=16, gate_low_rank_dim=16, decay_low_rank_dim=16)
+    model = rwkv7.Model(args)
+    kernel_path_against_ops_path(model, prompt_for(rng, args.vocab_size), rwkv7, ["_wkv7_kernel"])
+
+
+def test_mamba2_ssm_decode(rng):
+    mx.random.seed(int(rng.integers(2**31)))
+    args = mamba2.ModelArgs(model_type="mamba2", num_heads=4, head_dim=16, vocab_size=97, hidden_size=32,
+                            intermediate_size=64, state_size=32, num_hidden_layers=2, layer_norm_epsilon=1e-5,
+                            conv_kernel=4, n_groups=1, use_bias=False, use_conv_bias=True, tie_word_embeddings=True,
+                            time_step_limit=(0.001, 100.0), time_step_rank="auto")
+    model = mamba2.Model(args)
+    # The SSM kernel serves the one-token decode steps; it handles state sizes
+    # that are multiples of 32 (each SIMD lane takes state_size / 32).
+    kernel_path_against_ops_path(model, prompt_for(rng, args.vocab_size), ssm, ["_ssm_kernel"])
