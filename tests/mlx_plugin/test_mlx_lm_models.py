@@ -57,38 +57,39 @@ class LaunchCounter:
             setattr(self.module, name, kernel)
 
 
-def generate(model, prompt, steps):
-    """Logits of the prompt, then `steps` greedy tokens with the model's cache."""
+def generate(model, prompt, steps, forced=None):
+    """Logits of the prompt and of `steps` decode steps with the model's
+    cache, feeding the greedy token (or forced[:, i], to follow another run)."""
     cache = model.make_cache()
     logits = model(prompt, cache=cache)
-    mx.eval(logits)
-    first = np.array(logits)
-    tokens = []
-    token = mx.argmax(logits[:, -1, :], axis=-1)[:, None]
-    for _ in range(steps):
+    all_logits, tokens = [np.array(logits[:, -1, :])], []
+    for i in range(steps):
+        token = mx.argmax(logits[:, -1, :], axis=-1)[:, None] if forced is None else mx.array(forced[:, i:i + 1])
         tokens.append(np.array(token)[:, 0])
         logits = model(token, cache=cache)
-        token = mx.argmax(logits[:, -1, :], axis=-1)[:, None]
-    mx.eval(token)
-    return first, np.stack(tokens, 1), np.array(logits)
+        all_logits.append(np.array(logits[:, -1, :]))
+    return np.stack(all_logits, 1), np.stack(tokens, 1)
 
 
 def kernel_path_against_ops_path(model, prompt, module, kernel_names, steps=4):
     model.eval()  # inference: Qwen3-Next takes its kernel only outside training
     alloy.mlx.install()
     with LaunchCounter(module, kernel_names) as counter:
-        with_kernels = generate(model, prompt, steps)
+        logits_k, tokens_k = generate(model, prompt, steps)
     assert counter.count > 0, "the kernel path launched no Metal kernel"
     alloy.mlx.uninstall()  # MLX's own answers: mlx-lm takes its ops fallback
     try:
         with LaunchCounter(module, kernel_names) as counter:
-            with_ops = generate(model, prompt, steps)
+            # The same tokens as the kernel run, so the steps compare like for like.
+            logits_o, tokens_o = generate(model, prompt, steps, forced=tokens_k)
         assert counter.count == 0
     finally:
         alloy.mlx.install()
-    np.testing.assert_allclose(with_kernels[0], with_ops[0], rtol=RTOL, atol=ATOL, err_msg="prompt logits")
-    np.testing.assert_array_equal(with_kernels[1], with_ops[1], err_msg="generated tokens")
-    np.testing.assert_allclose(with_kernels[2], with_ops[2], rtol=RTOL, atol=ATOL, err_msg="last logits")
+    np.testing.assert_allclose(logits_k, logits_o, rtol=RTOL, atol=ATOL, err_msg="logits, prompt and decode steps")
+    # Greedy choices agree wherever the ops run's choice is not a near tie.
+    top2 = np.sort(logits_o[:, :-1, :], axis=-1)[..., -2:]
+    clear = (top2[..., 1] - top2[..., 0]) > 10 * ATOL
+    assert np.array_equal(tokens_k[clear], np.argmax(logits_o[:, :-1, :], -1)[clear]), "generated tokens"
 
 
 def prompt_for(rng, vocab, batch=2, length=7):
