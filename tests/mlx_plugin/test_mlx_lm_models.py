@@ -5,6 +5,7 @@ a few greedily generated tokens with alloy.mlx installed (the kernel path)
 equal those of the same model with MLX's own answers restored (the ops path
 mlx-lm falls back to), and the kernel path really launched its kernels."""
 import importlib
+import os
 import pathlib
 import sys
 import types
@@ -30,7 +31,10 @@ if "mlx_lm" not in sys.modules:
 
 from mlx_lm.models import gated_delta, mamba2, qwen3_next, rwkv7, ssm  # noqa: E402  (after alloy.mlx)
 
-RTOL, ATOL = 1e-3, 1e-3  # float32 logits; the kernels sum in another order than the ops
+# Float32 logits; the kernels sum in another order than the ops. On MLX's
+# CUDA backend the ops path's float32 matmuls run on TF32 tensor cores (10
+# mantissa bits) while the kernels accumulate in float32: a looser bound.
+RTOL, ATOL = (5e-3, 5e-3) if os.environ.get("ALLOY_TEST_DEVICE", "cpu") == "gpu" else (1e-3, 1e-3)
 
 
 class LaunchCounter:
