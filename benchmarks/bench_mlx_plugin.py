@@ -70,9 +70,17 @@ def bench_grid_sample(gpu):
     fwd_p = best(lambda: mx.eval(seed_mlx.grid_sample(xm, gm)))
     fwd_a = best(lambda: ax.eval(seed_alloy.grid_sample(xa, ga)))
     row("grid_sample forward (seed)", fwd_p, "alloy own", fwd_a)
+    # Ten launches per eval: the kernels' cost, with MLX's per-eval work
+    # (graph instantiation, synchronisation) spread over them.
+    fwd10_p = best(lambda: mx.eval([seed_mlx.grid_sample(xm, gm) for _ in range(10)]), repeat=10) / 10
+    fwd10_a = best(lambda: ax.eval([seed_alloy.grid_sample(xa, ga) for _ in range(10)]), repeat=10) / 10
+    row("grid_sample forward, 10 per eval", fwd10_p, "alloy own", fwd10_a)
     vjp_p = best(lambda: mx.eval(mx.vjp(seed_mlx.grid_sample, [xm, gm], [cm])[1]))
     vjp_a = best(lambda: ax.eval(ax.vjp(seed_alloy.grid_sample, [xa, ga], [ca])[1]))
     row("grid_sample VJP (seed)", vjp_p, "alloy own", vjp_a)
+    vjp10_p = best(lambda: mx.eval([mx.vjp(seed_mlx.grid_sample, [xm, gm], [cm])[1] for _ in range(10)]), repeat=10) / 10
+    vjp10_a = best(lambda: ax.eval([ax.vjp(seed_alloy.grid_sample, [xa, ga], [ca])[1] for _ in range(10)]), repeat=10) / 10
+    row("grid_sample VJP, 10 per eval", vjp10_p, "alloy own", vjp10_a)
 
 
 def bench_tiny_call():

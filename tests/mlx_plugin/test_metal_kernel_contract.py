@@ -215,3 +215,17 @@ def test_another_mlx_version_is_an_import_error_naming_the_supported_range():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
     assert r.returncode != 0
     assert "ImportError" in r.stderr and "supports MLX 0.32.x" in r.stderr and "0.31.1" in r.stderr
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_ensure_row_contiguous_copies_strided_inputs_evaluated_or_lazy(rng, lazy):
+    a = rng.standard_normal((6, 10)).astype(np.float32)
+    x = mx.array(a)
+    xt = mx.transpose(x)  # a strided view
+    if not lazy:
+        mx.eval(xt)  # evaluated: its layout is known when the kernel is called
+    k = kernel("uint i = thread_position_in_grid.x; out[i] = inp[i];", name="linear_copy")
+    (out,) = k(inputs=[xt], grid=(60, 1, 1), threadgroup=(32, 1, 1), output_shapes=[xt.shape],
+               output_dtypes=[mx.float32], init_value=NAN)
+    want = np.array(xt)  # the kernel reads elements in row-major order of xt
+    np.testing.assert_array_equal(np.array(out), want)

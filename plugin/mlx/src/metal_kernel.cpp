@@ -74,10 +74,14 @@ std::vector<mxc::array> launch(const fast::CustomKernelFunction& fn, const std::
   fast::PreparedLaunch p = fn.prepare(operands, call, stream.device == mxc::Device::gpu);
 
   // MLX copies inputs inside its kernel's eval; here the copies are nodes
-  // of their own (no copy for inputs already row-contiguous).
+  // of their own, only for inputs not known to be row-contiguous already
+  // (an evaluated array's layout is known now; a lazy one's is not).
   std::vector<mxc::array> node_inputs = inputs;
   if (p.ensure_row_contiguous) {
-    for (auto& in : node_inputs) in = mxc::contiguous(in, /*allow_col_major=*/false, stream);
+    for (auto& in : node_inputs) {
+      if (in.status() != mxc::array::Status::unscheduled && in.flags().row_contiguous) continue;
+      in = mxc::contiguous(in, /*allow_col_major=*/false, stream);
+    }
   }
   auto prim = std::make_shared<MetalKernelPrimitive>(stream, std::move(p));
   return mxc::array::make_arrays(output_shapes, output_dtypes, prim, node_inputs);
