@@ -5,7 +5,8 @@ on MLX's CUDA backend (mlx-cuda-13; scripts/gpu_check.sh). Random inputs are
 fresh on each run; the seed is printed (replay with ALLOY_TEST_SEED).
 """
 import os
-import random
+import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -18,6 +19,9 @@ import mlx.core as mx  # noqa: E402
 
 import alloy.mlx  # noqa: E402,F401  (before any module that builds kernels at import)
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "pyshared"))
+from shared_fixtures import rng  # noqa: E402,F401  (the fixture, for every test here)
+
 
 def pytest_configure(config):
     if DEVICE == "gpu":
@@ -27,13 +31,6 @@ def pytest_configure(config):
 
 def pytest_report_header(config):
     return f"mlx {mx.__version__}, default device {mx.default_device()}, alloy.mlx installed: {alloy.mlx.installed()}"
-
-
-@pytest.fixture
-def rng(request):
-    seed = int(os.environ.get("ALLOY_TEST_SEED", random.SystemRandom().randrange(2**32)))
-    print(f"\n[{request.node.name}] seed={seed}")
-    return np.random.default_rng(seed)
 
 
 @pytest.fixture

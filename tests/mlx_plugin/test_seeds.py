@@ -9,6 +9,7 @@ import mlx.core as mx
 
 import alloy.core as ax
 from seeds import SEEDS, load
+from shared_fixtures import grid_sample_numpy
 
 sys.path.insert(0, str(SEEDS))
 
@@ -27,27 +28,6 @@ def test_exp_strided_reads_a_non_contiguous_input(plugin, rng):
     x = mx.array(a)[::2, 1::3]  # strided: the kernel walks its strides itself
     b = seed.exp_elementwise(x)
     np.testing.assert_allclose(np.array(b), np.exp(a[::2, 1::3].astype(np.float64)), rtol=1e-6, atol=1e-6)
-
-
-def grid_sample_numpy(x, grid):
-    """Bilinear grid_sample with zero padding, align_corners=False, float64."""
-    x = x.astype(np.float64)
-    grid = grid.astype(np.float64)
-    B, H, W, C = x.shape
-    _, gh, gw, _ = grid.shape
-    out = np.zeros((B, gh, gw, C))
-    ix = ((grid[..., 0] + 1) * W - 1) / 2
-    iy = ((grid[..., 1] + 1) * H - 1) / 2
-    x0, y0 = np.floor(ix).astype(int), np.floor(iy).astype(int)
-    for dy in (0, 1):
-        for dx in (0, 1):
-            xs, ys = x0 + dx, y0 + dy
-            w = (1 - np.abs(ix - xs)) * (1 - np.abs(iy - ys))
-            ok = (xs >= 0) & (xs < W) & (ys >= 0) & (ys < H)
-            for b in range(B):
-                v = x[b, np.clip(ys[b], 0, H - 1), np.clip(xs[b], 0, W - 1)]
-                out[b] += np.where(ok[b][..., None], w[b][..., None] * v, 0)
-    return out
 
 
 def grid_inputs(rng, B=2, H=9, W=11, C=5, gh=6, gw=7):

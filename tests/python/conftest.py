@@ -6,7 +6,9 @@ fresh on each run; the seed is printed so a failure can be replayed with
 ALLOY_TEST_SEED.
 """
 import os
+import pathlib
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -18,6 +20,9 @@ os.environ.setdefault("ALLOY_CHECK_CUDA", "1")
 
 
 import alloy.core as mx  # noqa: E402  (after ALLOY_CHECK_CUDA is set)
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "pyshared"))
+from shared_fixtures import rng  # noqa: E402,F401  (the fixture, for every test here)
 
 
 def pytest_configure(config):
@@ -31,11 +36,7 @@ def pytest_report_header(config):
     return f"alloy device: {DEVICE}, default_device={mx.default_device()}"
 
 
-@pytest.fixture
-def rng(request):
-    seed = int(os.environ.get("ALLOY_TEST_SEED", random.SystemRandom().randrange(2**32)))
-    print(f"\n[{request.node.name}] seed={seed}")
-    return np.random.default_rng(seed)
+
 
 
 def tolerance(dtype):

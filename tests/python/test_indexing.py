@@ -297,25 +297,11 @@ def test_seed_grid_sample_reference(rng):
     # masks them, which needs our advanced indexing to clamp, not fail.
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "seeds"))
     from grid_sample import grid_sample_ref
-
-    def numpy_ref(x, grid):
-        N, H, W, C = x.shape
-        ix = ((grid[..., 0] + 1) * W - 1) / 2
-        iy = ((grid[..., 1] + 1) * H - 1) / 2
-        out = np.zeros(grid.shape[:3] + (C,))
-        x0, y0 = np.floor(ix).astype(int), np.floor(iy).astype(int)
-        for dy in (0, 1):
-            for dx in (0, 1):
-                xs, ys = x0 + dx, y0 + dy
-                w = (1 - np.abs(ix - xs)) * (1 - np.abs(iy - ys))
-                ok = (xs >= 0) & (xs < W) & (ys >= 0) & (ys < H)
-                vals = x[np.arange(N)[:, None, None], np.clip(ys, 0, H - 1), np.clip(xs, 0, W - 1)]
-                out += (w * ok)[..., None] * vals
-        return out
+    from shared_fixtures import grid_sample_numpy
 
     x = rng.standard_normal((2, 6, 5, 3)).astype(np.float32)
     grid = rng.uniform(-1, 1, size=(2, 4, 7, 2)).astype(np.float32)
     got = grid_sample_ref(mx.array(x), mx.array(grid))
     assert got.shape == (2, 4, 7, 3)
-    np.testing.assert_allclose(np.array(got), numpy_ref(x.astype(np.float64), grid.astype(np.float64)),
+    np.testing.assert_allclose(np.array(got), grid_sample_numpy(x, grid),
                                rtol=1e-4, atol=1e-5)
