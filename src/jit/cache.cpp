@@ -2,6 +2,14 @@
 // XXH3-128 digest of the payload (16 bytes) | payload. A reader accepts an entry only
 // when the size and the checksum match, so a torn write (a crash mid-write, a
 // full disk) or a damaged file is rebuilt instead of loaded.
+//
+// Trust: entries hold code this process runs (shared objects it dlopens,
+// cubins it loads). The cache directory is created 0700; a directory owned by
+// another user or writable by group or others is not used at all (a warning,
+// then a private directory); an entry file owned by another user or writable
+// by group or others is never loaded (a warning, then a rebuild that replaces
+// it). So ALLOY_CACHE_DIR=/tmp/shared with files planted by someone else runs
+// none of them.
 #include "jit/cache.h"
 
 #include <fcntl.h>
@@ -11,6 +19,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <thread>
@@ -23,13 +32,36 @@ namespace {
 constexpr char kMagic[8] = {'A', 'L', 'L', 'O', 'Y', 'C', 'E', '2'};
 constexpr size_t kHeaderBytes = 8 + 8 + 16;
 
+// Why `st` may not be trusted, or empty (see the trust rules above).
+std::string untrusted_reason(const struct stat& st) {
+  if (st.st_uid != ::geteuid()) return "owned by uid " + std::to_string(st.st_uid) + ", not this user";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return "writable by group or others";
+  return {};
+}
+
+void warn(const std::string& message) {
+  static std::mutex mutex;
+  static size_t warned = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (warned++ < 20) std::fprintf(stderr, "[alloy cache] %s\n", message.c_str());
+}
+
 // One read into a buffer of the file's size (a cache hit is on the path of
-// every first launch in a process).
-bool read_file(const std::filesystem::path& path, std::string& out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// every first launch in a process). `untrusted` gets why the opened file may
+// not be trusted (checked on the descriptor that is read, so a file swapped
+// in after the check is not the one read); the content is then not read.
+bool read_file(const std::filesystem::path& path, std::string& out, std::string* untrusted = nullptr) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return false;
   struct stat st;
-  bool ok = ::fstat(fd, &st) == 0;
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (ok && untrusted) {
+    *untrusted = untrusted_reason(st);
+    if (!untrusted->empty()) {
+      ::close(fd);
+      return false;
+    }
+  }
   if (ok) {
     out.resize(static_cast<size_t>(st.st_size));
     size_t done = 0;
@@ -74,6 +106,20 @@ std::shared_future<Cache::Bytes> ready_future(Cache::Bytes bytes) {
 
 }  // namespace
 
+std::string why_untrusted(const std::filesystem::path& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return "cannot be examined: " + std::string(std::strerror(errno));
+  if (S_ISLNK(st.st_mode)) return "a symbolic link";
+  return untrusted_reason(st);
+}
+
+std::filesystem::path make_private_temp_dir(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = (std::filesystem::path(tmp && *tmp ? tmp : "/tmp") / (prefix + "XXXXXX")).string();
+  if (!::mkdtemp(pattern.data())) return {};  // mkdtemp makes it 0700
+  return pattern;
+}
+
 bool write_file_atomically(const std::filesystem::path& path, const std::string& content) {
   static std::atomic<unsigned long> counter{0};
   std::error_code ec;
@@ -97,13 +143,42 @@ bool write_file_atomically(const std::filesystem::path& path, const std::string&
   return ok;
 }
 
-Cache::Cache(std::filesystem::path dir) : dir_(std::move(dir)) {}
+namespace {
 
-std::filesystem::path Cache::default_dir() {
-  if (const char* env = std::getenv("ALLOY_CACHE_DIR")) return env;
+// `dir`, created mode 0700 if missing, when it may be trusted; else why not.
+std::string prepare_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) {
+    std::filesystem::create_directories(dir.parent_path(), ec);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return "cannot be created: " + std::string(std::strerror(errno));
+  }
+  return why_untrusted(dir);
+}
+
+// The user's own cache directory, whatever ALLOY_CACHE_DIR says.
+std::filesystem::path user_cache_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "alloy";
   if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "alloy";
   return {};
+}
+
+}  // namespace
+
+Cache::Cache(std::filesystem::path dir) : dir_(std::move(dir)) {
+  if (dir_.empty()) return;
+  std::string why = prepare_dir(dir_);
+  if (why.empty() || why.rfind("cannot be created", 0) == 0) return;  // not creatable: stores fail, are ignored
+  std::filesystem::path fallback = user_cache_dir();
+  if (fallback.empty() || fallback == dir_ || !prepare_dir(fallback).empty()) fallback.clear();
+  warn("the cache directory " + dir_.string() + " is " + why + ": nothing in it is loaded or written. Kernels are " +
+       (fallback.empty() ? std::string("kept in memory only") : "cached in " + fallback.string() + " instead") +
+       "; point ALLOY_CACHE_DIR at a directory of your own (mode 0700).");
+  dir_ = fallback;
+}
+
+std::filesystem::path Cache::default_dir() {
+  if (const char* env = std::getenv("ALLOY_CACHE_DIR")) return env;
+  return user_cache_dir();
 }
 
 Cache& Cache::global() {
@@ -129,8 +204,15 @@ Cache::Stats Cache::stats() const {
 
 Cache::Bytes Cache::load_entry(const std::string& key) {
   if (dir_.empty()) return nullptr;
-  std::string file, payload;
-  if (!read_file(entry_path(key), file)) return nullptr;
+  std::string file, payload, untrusted;
+  if (!read_file(entry_path(key), file, &untrusted)) {
+    if (!untrusted.empty()) {
+      warn("not loading " + entry_path(key).string() + ": it is " + untrusted + "; rebuilding it.");
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.untrusted_entries;
+    }
+    return nullptr;
+  }
   if (!decode_entry(file, payload)) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.corrupt_entries;

@@ -25,7 +25,10 @@ class Cache {
   // Produces an entry's payload on a miss; may add side files.
   using Builder = std::function<std::string(std::vector<SideFile>& side_files)>;
 
-  // `dir` empty: memory only. The directory is created on first store.
+  // `dir` empty: memory only. The directory is created here, mode 0700. A
+  // directory another user owns, or one group or others may write, is not
+  // used: a warning names it and entries go to a private directory instead
+  // (see trust rules in cache.cpp).
   explicit Cache(std::filesystem::path dir);
 
   // The process-wide cache in default_dir(), or memory only when
@@ -57,6 +60,7 @@ class Cache {
 
   struct Stats {
     size_t memory_hits = 0, disk_hits = 0, builds = 0, corrupt_entries = 0;
+    size_t untrusted_entries = 0;  // on disk but owned by another user or writable by group/others
   };
   Stats stats() const;
 
@@ -69,6 +73,15 @@ class Cache {
   std::unordered_map<std::string, std::shared_future<Bytes>> memory_;
   Stats stats_;
 };
+
+// Whether a file or directory may be trusted with code this process will
+// run: owned by this user and writable by nobody else. Empty when it may;
+// else why not ("owned by uid 1001", "writable by group or others").
+std::string why_untrusted(const std::filesystem::path& path);
+
+// A fresh directory only this user can enter (mode 0700), under $TMPDIR or
+// /tmp; empty on failure.
+std::filesystem::path make_private_temp_dir(const std::string& prefix);
 
 // Writes `content` to `path` through a temporary file in the same directory
 // and a rename, so readers see the old file or the whole new one. Returns

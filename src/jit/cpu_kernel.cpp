@@ -28,14 +28,21 @@ constexpr unsigned kMaxThreadsPerThreadgroup = 1024;  // Metal's limit, which ML
 constexpr size_t kErrorBytes = 2048;
 
 // dlopen needs a file; glibc treats a second dlopen of an already-loaded path
-// as the same library, so each load gets a fresh name (key, pid, counter). The
-// file is unlinked once loaded: the mapping keeps it alive, nothing is left.
+// as the same library, so each load gets a fresh name (key, counter), in a
+// directory of this process that only this user can enter (no one else can
+// swap the file between its write and the dlopen). The file is unlinked once
+// loaded: the mapping keeps it alive, nothing is left.
 void* load_shared_object(const std::string& bytes, const std::string& key) {
   static std::atomic<unsigned long> counter{0};
-  const char* tmp = std::getenv("TMPDIR");
-  std::filesystem::path path = std::filesystem::path(tmp && *tmp ? tmp : "/tmp") /
-                               ("alloy-kernel-" + key.substr(0, 16) + "-" + std::to_string(getpid()) + "-" +
-                                std::to_string(counter.fetch_add(1)) + ".so");
+  static const struct PrivateDir {
+    std::filesystem::path path = make_private_temp_dir("alloy-kernels-");
+    ~PrivateDir() {
+      if (!path.empty()) ::rmdir(path.c_str());  // empty: every file was unlinked after its load
+    }
+  } private_dir;
+  const std::filesystem::path& dir = private_dir.path;
+  if (dir.empty()) throw std::runtime_error("[alloy::jit::compile_cpu] cannot create a private directory for kernels");
+  std::filesystem::path path = dir / ("kernel-" + key.substr(0, 16) + "-" + std::to_string(counter.fetch_add(1)) + ".so");
   if (!write_file_atomically(path, bytes)) {
     throw std::runtime_error("[alloy::jit::compile_cpu] cannot write kernel " + key + " to " + path.string());
   }

@@ -1,6 +1,7 @@
 // The content-addressed cache: memory and disk hits, distinct keys for
 // distinct inputs, corrupt or truncated entries rebuilt, one build for many
 // concurrent callers (threads and processes), failed builds not remembered.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -266,6 +267,116 @@ TEST(CacheKey, CudaKeyDoesNotLoadNvrtc) {
   EXPECT_FALSE(nvrtc_is_mapped());
   opts.arch = "sm_80";
   EXPECT_NE(cuda_cache_key("extern \"C\" __global__ void k() {}", opts), key);
+}
+
+
+// ---- trust: a cache nobody else can write (issue 17, item 4)
+
+namespace trust {  // helpers of the CacheTrust tests
+
+// A shared object whose loading leaves a marker file: what a planted entry
+// would do if it were ever run.
+std::string planted_shared_object(const std::filesystem::path& work, const std::filesystem::path& marker) {
+  std::filesystem::create_directories(work);
+  auto src = work / "planted.cpp", so = work / "planted.so";
+  std::ofstream(src) << "#include <cstdio>\n__attribute__((constructor)) static void planted() { "
+                        "std::FILE* f = std::fopen(\"" << marker.string() << "\", \"w\"); if (f) std::fclose(f); }\n";
+  std::string cmd = "c++ -shared -fPIC -o " + so.string() + " " + src.string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(so, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A well-formed, checksummed entry for `key` holding `payload`, written at
+// `dir` the way another user would leave it.
+void plant_entry(const std::filesystem::path& dir, const std::string& key, const std::string& payload) {
+  auto staging = fresh_dir("trust-staging");
+  Cache(staging).put(key, payload);
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(staging / (key + ".bin"), dir / (key + ".bin"),
+                             std::filesystem::copy_options::overwrite_existing);
+}
+
+mode_t mode_of(const std::filesystem::path& p) {
+  struct stat st;
+  EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
+
+}  // namespace trust
+
+TEST(CacheTrust, DirectoryIsCreatedPrivate) {
+  auto dir = fresh_dir("trust-private") / "nested" / "cache";
+  Cache c(dir);
+  EXPECT_EQ(c.dir(), dir);
+  EXPECT_EQ(trust::mode_of(dir), 0700u);
+  c.put(digest_hex("private-key"), "bytes");
+  EXPECT_EQ(trust::mode_of(c.entry_path(digest_hex("private-key"))) & 022u, 0u);
+}
+
+TEST(CacheTrust, EntryWritableByOthersIsNotLoadedButRebuilt) {
+  auto dir = fresh_dir("trust-entry");
+  const std::string key = digest_hex("trust-entry-key");
+  std::atomic<int> builds{0};
+  Cache(dir).get_or_build(key, counting_builder(builds, "ours"));
+  auto path = Cache(dir).entry_path(key);
+  trust::plant_entry(dir, key, "planted");
+  std::filesystem::permissions(path, std::filesystem::perms::group_write | std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::add);
+  Cache c(dir);
+  EXPECT_EQ(c.find(key), nullptr);
+  EXPECT_EQ(c.stats().untrusted_entries, 1u);
+  EXPECT_EQ(*c.get_or_build(key, counting_builder(builds, "rebuilt")), "rebuilt");
+  EXPECT_EQ(builds.load(), 2);
+  EXPECT_EQ(trust::mode_of(path) & 022u, 0u);  // replaced by a file of ours
+  Cache again(dir);
+  EXPECT_EQ(*again.find(key), "rebuilt");
+}
+
+TEST(CacheTrust, EntryOwnedByAnotherUserIsNotLoaded) {
+  if (::geteuid() != 0) GTEST_SKIP() << "making a file of another user needs root";
+  auto dir = fresh_dir("trust-owner");
+  const std::string key = digest_hex("trust-owner-key");
+  trust::plant_entry(dir, key, "planted by uid 65534");
+  ASSERT_EQ(::chown(Cache(dir).entry_path(key).c_str(), 65534, 65534), 0);
+  Cache c(dir);
+  EXPECT_EQ(c.find(key), nullptr);
+  EXPECT_EQ(c.stats().untrusted_entries, 1u);
+}
+
+TEST(CacheTrust, SharedDirectoryIsNotUsedAndItsPlantedKernelNeverRuns) {
+  auto root = fresh_dir("trust-shared");
+  auto shared = root / "shared", home_cache = root / "xdg";
+  auto marker = root / "PLANTED_CODE_RAN";
+  const std::string source = constant_kernel(7);
+  const std::string key = cpu_cache_key(source, {});
+  trust::plant_entry(shared, key, trust::planted_shared_object(root / "work", marker));
+  std::filesystem::permissions(shared, std::filesystem::perms::all);  // 0777, as /tmp/shared would be
+  // The fallback is the user's own cache directory: here, one of the test's.
+  const char* old_xdg = std::getenv("XDG_CACHE_HOME");
+  std::string saved = old_xdg ? old_xdg : "";
+  ::setenv("XDG_CACHE_HOME", home_cache.c_str(), 1);
+  {
+    Cache c(shared);
+    EXPECT_EQ(c.dir(), home_cache / "alloy");
+    auto k = compile(source, {}, &c);
+    std::vector<float> out(4, 0.0f);
+    launch(*k, {out.data()}, {4}, {4});
+    EXPECT_EQ(out, std::vector<float>(4, 7.0f));
+    EXPECT_EQ(c.stats().builds, 1u);
+  }
+  if (old_xdg) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1); else ::unsetenv("XDG_CACHE_HOME");
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "a planted cache entry was loaded";
+  // The same planted entry in a private directory of ours, but group-writable: not run either.
+  auto own = root / "own";
+  trust::plant_entry(own, key, trust::planted_shared_object(root / "work2", marker));
+  std::filesystem::permissions(own, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
+  std::filesystem::permissions(own / (key + ".bin"), std::filesystem::perms::group_write,
+                               std::filesystem::perm_options::add);
+  Cache c2(own);
+  auto k2 = compile(source, {}, &c2);
+  EXPECT_EQ(c2.stats().untrusted_entries, 1u);
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "a group-writable cache entry was loaded";
 }
 
 }  // namespace
