@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string_view>
 
 namespace alloy::jit::cuda_libraries {
@@ -138,9 +139,23 @@ std::vector<std::string> candidates(const LibrarySpec& lib) {
   return out;
 }
 
+// Loads the files beside `path` whose names start with `prefix`, so that the
+// library at `path`, asking for them by name later, gets these (the loader
+// matches an already loaded library by its soname).
+void load_companions(const std::string& path, const char* prefix) {
+  const size_t slash = path.rfind('/');
+  if (!prefix || slash == std::string::npos) return;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(path.substr(0, slash), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0) dlopen(e.path().c_str(), RTLD_NOW | RTLD_LOCAL);  // kept for the process
+  }
+}
+
 void* open(const LibrarySpec& lib, std::string* loaded_path, std::string* error) {
   std::string tried;
   for (const std::string& c : candidates(lib)) {
+    if (exists(c)) load_companions(c, lib.companion_prefix);
     if (void* handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) {
       if (loaded_path) *loaded_path = c;
       return handle;

@@ -17,6 +17,10 @@ struct LibrarySpec {
   std::vector<std::string> sonames;     // "libnvrtc.so.13", "libnvrtc.so.12", ...
   std::string cu12_wheel;               // CUDA 12 wheels: nvidia/<cu12_wheel>/lib ("cuda_nvrtc")
   const char* override_env;             // a file to load first ("ALLOY_NVRTC_LIBRARY")
+  // Libraries the found one loads by name from its own folder, which the
+  // loader's path does not cover when that folder is a pip wheel's
+  // ("libnvrtc-builtins.so." for NVRTC): loaded first from the same folder.
+  const char* companion_prefix = nullptr;
 };
 
 // site-packages folders searched for NVIDIA's wheels: $ALLOY_PYTHON_SITE_DIRS

@@ -60,7 +60,9 @@ struct Loaded {
 
 const cuda_libraries::LibrarySpec& nvrtc_spec() {
   static const cuda_libraries::LibrarySpec spec{
-      "libnvrtc", {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, "cuda_nvrtc", "ALLOY_NVRTC_LIBRARY"};
+      "libnvrtc", {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, "cuda_nvrtc", "ALLOY_NVRTC_LIBRARY",
+      // NVRTC opens its builtins library by name at its first compile.
+      "libnvrtc-builtins.so."};
   return spec;
 }
 

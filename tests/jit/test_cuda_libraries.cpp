@@ -149,4 +149,35 @@ TEST(CudaLibraries, IncompleteWheelHeadersAreSkipped) {
   fs::remove_all(home);
 }
 
+// NVRTC from a pip wheel opens libnvrtc-builtins by name, and a wheel's
+// folder is on no loader path: the companion is loaded first from the same
+// folder. Here a library that, when loaded, opens its companion by name.
+TEST(CudaLibraries, CompanionsBesideTheLibraryAreLoadedFirst) {
+  fs::path site = fresh_dir("companion");
+  fs::path lib = site / "nvidia" / "cu13" / "lib";
+  fs::create_directories(lib);
+  auto build = [&](const std::string& code, const std::string& name, const std::string& soname) {
+    fs::path src = site / (name + ".cpp");
+    std::ofstream(src) << code;
+    std::string cmd = "c++ -shared -fPIC -Wl,-soname," + soname + " -o " + (lib / name).string() + " " +
+                      src.string() + " -ldl";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  };
+  build("extern \"C\" int companion_value() { return 42; }\n", "liballoyfakebuiltins.so.13.0",
+        "liballoyfakebuiltins.so.13.0");
+  build("#include <dlfcn.h>\nextern \"C\" int found = 0;\n__attribute__((constructor)) static void probe() {"
+        " found = dlopen(\"liballoyfakebuiltins.so.13.0\", RTLD_NOW) != nullptr; }\n",
+        "liballoyfake.so.13", "liballoyfake.so.13");
+  ScopedEnv sites("ALLOY_PYTHON_SITE_DIRS", site.string());
+  LibrarySpec with{"liballoyfake", {"liballoyfake.so.13"}, "alloyfake", "ALLOY_FAKE_LIBRARY",
+                   "liballoyfakebuiltins.so."};
+  std::string path, error;
+  void* h = alloy::jit::cuda_libraries::open(with, &path, &error);
+  ASSERT_NE(h, nullptr) << error;
+  EXPECT_EQ(path, (lib / "liballoyfake.so.13").string());
+  auto* found = static_cast<int*>(alloy::jit::cuda_libraries::symbol(h, "found"));
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(*found, 1) << "the library could not open its companion by name";
+}
+
 }  // namespace
