@@ -1,11 +1,14 @@
 #include "jit/cpu_kernel.h"
 
+#include "jit/cpu_faults.h"
+
 #include <dlfcn.h>
 #include <unistd.h>
 
 #include <alloy/detail/thread_pool.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -135,7 +138,12 @@ void CpuKernel::launch(alloy_msl::cpu::Launch base) const {
     L.tg_end = groups * (c + 1) / chunks;
     L.error = &errors[c * kErrorBytes];
     L.error_size = kErrorBytes;
-    entry_(&L);
+    std::string fault;
+    if (!run_catching_faults([&] { entry_(&L); }, fault)) {
+      std::snprintf(L.error, kErrorBytes, "%s in threadgroups %llu..%llu of %llu (the launch was stopped)",
+                    fault.c_str(), static_cast<unsigned long long>(L.tg_begin),
+                    static_cast<unsigned long long>(L.tg_end - 1), static_cast<unsigned long long>(groups));
+    }
     if (L.error[0]) cancel.store(1, std::memory_order_relaxed);
   });
   for (uint64_t c = 0; c < chunks; ++c) {

@@ -1,0 +1,104 @@
+#include "jit/cpu_faults.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+namespace alloy::jit {
+namespace {
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+constexpr int kNumSignals = sizeof(kSignals) / sizeof(kSignals[0]);
+struct sigaction previous[kNumSignals];
+
+// Per thread: where a fault jumps back to (null outside a kernel), and what it was.
+thread_local sigjmp_buf* jump_target = nullptr;
+thread_local int fault_signal = 0;
+thread_local void* fault_address = nullptr;
+
+void on_fault(int sig, siginfo_t* info, void* context) {
+  if (jump_target) {
+    fault_signal = sig;
+    fault_address = info ? info->si_addr : nullptr;
+    sigjmp_buf* target = jump_target;
+    jump_target = nullptr;
+    siglongjmp(*target, 1);
+  }
+  // Not a kernel's: the handler before ours decides, as if we were not here.
+  for (int i = 0; i < kNumSignals; ++i) {
+    if (kSignals[i] != sig) continue;
+    const struct sigaction& p = previous[i];
+    if (p.sa_flags & SA_SIGINFO) {
+      if (p.sa_sigaction) return p.sa_sigaction(sig, info, context);
+    } else if (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN) {
+      return p.sa_handler(sig);
+    }
+    // Default action: restore it; returning re-runs the faulting instruction.
+    sigaction(sig, &p, nullptr);
+    return;
+  }
+}
+
+void install_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < kNumSignals; ++i) sigaction(kSignals[i], &sa, &previous[i]);
+  });
+}
+
+// The handler runs on an alternate stack, so a kernel that overflowed its
+// (fiber) stack can still be reported. One per thread, set once.
+void ensure_alternate_stack() {
+  thread_local std::vector<char> stack;
+  if (!stack.empty()) return;
+  stack.resize(64 * 1024);
+  stack_t ss;
+  memset(&ss, 0, sizeof(ss));
+  ss.ss_sp = stack.data();
+  ss.ss_size = stack.size();
+  sigaltstack(&ss, nullptr);
+}
+
+std::string describe(int sig, void* address) {
+  const char* name = sig == SIGSEGV ? "SIGSEGV: invalid memory access"
+                   : sig == SIGBUS  ? "SIGBUS: misaligned or unmapped memory access"
+                   : sig == SIGFPE  ? "SIGFPE: arithmetic fault (an integer division by zero?)"
+                                    : "SIGILL: illegal instruction";
+  char buf[160];
+  if (sig == SIGSEGV || sig == SIGBUS) {
+    std::snprintf(buf, sizeof(buf), "%s at address %p", name, address);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%s", name);
+  }
+  return buf;
+}
+
+}  // namespace
+
+bool run_catching_faults(const std::function<void()>& fn, std::string& what) {
+  install_handlers();
+  ensure_alternate_stack();
+  sigjmp_buf target;
+  sigjmp_buf* outer = jump_target;  // a nested launch on this thread
+  if (sigsetjmp(target, 1) != 0) {
+    jump_target = outer;
+    what = describe(fault_signal, fault_address);
+    return false;
+  }
+  jump_target = &target;
+  fn();
+  jump_target = outer;
+  return true;
+}
+
+}  // namespace alloy::jit

@@ -1,0 +1,23 @@
+// A memory fault inside a kernel on the CPU (an out-of-bounds write, a read
+// through a bad pointer) is turned into an error of that launch instead of
+// killing the process: SIGSEGV, SIGBUS, SIGFPE and SIGILL raised by code run
+// under run_catching_faults on the faulting thread jump back to it.
+//
+// What is abandoned stays abandoned: the faulting threadgroup's fibers and
+// any lock its threads held are not released, and memory the kernel wrote
+// before the fault keeps what it wrote. Faults outside a kernel go to the
+// handler that was installed before (Python's faulthandler, or the default
+// action), as if Alloy were not there.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace alloy::jit {
+
+// Runs fn() on this thread. Returns true when it returned; false when a
+// fault signal stopped it, with `what` describing the fault ("SIGSEGV: invalid
+// memory access at address 0x...").
+bool run_catching_faults(const std::function<void()>& fn, std::string& what);
+
+}  // namespace alloy::jit

@@ -1,0 +1,68 @@
+"""A kernel that faults on the CPU (issue 14): an out-of-bounds write or a
+read through a bad pointer raises a RuntimeError naming the kernel and the
+fault, instead of killing the process; arrays made before stay intact and
+later work runs. A fault outside any kernel still ends the process as it
+would without Alloy."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import alloy.core as mx
+
+FAR_WRITE = """
+    uint i = thread_position_in_grid.x;
+    device float* far = out + 0x100000000000ull;  // 64 TB past the buffer
+    far[i] = a[i];
+"""
+
+NULL_READ_WITH_BARRIER = """
+    uint i = thread_position_in_grid.x;
+    threadgroup float t[64];
+    device const float* p = nullptr;
+    t[thread_position_in_threadgroup.x] = p[i];  // threads run as fibers here (barrier)
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[i] = t[0];
+"""
+
+
+def launch(name, source, n=256):
+    k = mx.fast.metal_kernel(name=name, input_names=["a"], output_names=["out"], source=source)
+    return k(inputs=[mx.ones(n)], grid=(n, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(n,)],
+             output_dtypes=[mx.float32], stream=mx.cpu)[0]
+
+
+@pytest.mark.parametrize("name,source", [("far_write", FAR_WRITE), ("null_read", NULL_READ_WITH_BARRIER)])
+def test_memory_fault_in_a_kernel_is_an_error_naming_it(rng, name, source):
+    a = rng.standard_normal(100).astype(np.float32)
+    before = mx.array(a) * 2
+    mx.eval(before)
+    with pytest.raises(RuntimeError, match=rf"kernel '{name}'.*SIGSEGV: invalid memory access"):
+        mx.eval(launch(name, source))
+    # The process and earlier results are intact, and new work runs.
+    np.testing.assert_array_equal(np.array(before), a * 2)
+    ok = mx.fast.metal_kernel(name="after_fault", input_names=["a"], output_names=["out"],
+                              source="uint i = thread_position_in_grid.x; out[i] = a[i] + 1;")
+    (out,) = ok(inputs=[mx.array(a)], grid=(100, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(100,)],
+                output_dtypes=[mx.float32], stream=mx.cpu)
+    np.testing.assert_allclose(np.array(out), a + 1)
+
+
+def test_faults_again_and_again_stay_errors():
+    for _ in range(5):
+        with pytest.raises(RuntimeError, match="SIGSEGV"):
+            mx.eval(launch("far_write_again", FAR_WRITE, n=1024))
+    assert (mx.ones(3) + 1).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_fault_outside_kernels_still_ends_the_process():
+    code = ("import ctypes, alloy.core as mx\n"
+            "k = mx.fast.metal_kernel(name='k', input_names=['a'], output_names=['o'], "
+            "source='o[0] = a[0];')\n"
+            "mx.eval(k(inputs=[mx.ones(1)], grid=(1,1,1), threadgroup=(1,1,1), output_shapes=[(1,)], "
+            "output_dtypes=[mx.float32], stream=mx.cpu)[0])\n"
+            "ctypes.string_at(0)\n"
+            "print('survived')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "survived" not in r.stdout
