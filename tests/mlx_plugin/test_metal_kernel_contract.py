@@ -229,3 +229,17 @@ def test_ensure_row_contiguous_copies_strided_inputs_evaluated_or_lazy(rng, lazy
                output_dtypes=[mx.float32], init_value=NAN)
     want = np.array(xt)  # the kernel reads elements in row-major order of xt
     np.testing.assert_array_equal(np.array(out), want)
+
+
+def test_a_faulting_kernel_on_mlx_cpu_is_an_error_and_mlx_goes_on():
+    before = mx.arange(4) * 3
+    mx.eval(before)
+    k = kernel("uint i = thread_position_in_grid.x;\n"
+               "device float* far = out + 0x100000000000ull;\n"
+               "far[i] = inp[i];", name="far_write")
+    (bad,) = k(inputs=[mx.ones(256)], grid=(256, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(256,)],
+               output_dtypes=[mx.float32], stream=mx.cpu)
+    with pytest.raises(RuntimeError, match=r"kernel 'far_write'.*SIGSEGV"):
+        mx.eval(bad)
+    assert before.tolist() == [0, 3, 6, 9]
+    assert (mx.ones(3, stream=mx.cpu) + 1).tolist() == [2.0, 2.0, 2.0]
