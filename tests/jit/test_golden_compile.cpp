@@ -10,6 +10,7 @@
 
 #include "jit/cpu_kernel.h"
 #include "jit/nvrtc.h"
+#include "../common/seed_sources.h"
 
 namespace fs = std::filesystem;
 
@@ -17,7 +18,7 @@ namespace {
 
 std::vector<fs::path> goldens(const std::string& suffix) {
   std::vector<fs::path> out;
-  for (auto& e : fs::directory_iterator(fs::path(ALLOY_SOURCE_DIR) / "tests" / "msl" / "golden")) {
+  for (auto& e : fs::directory_iterator(fs::path(alloy_test::source_root()) / "tests" / "msl" / "golden")) {
     const std::string name = e.path().filename().string();
     if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
       out.push_back(e.path());

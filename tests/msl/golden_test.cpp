@@ -11,13 +11,14 @@
 
 #include "alloy/msl/translate.h"
 #include "test_kernels.h"
+#include "../common/seed_sources.h"
 
 namespace alloy::msl {
 namespace {
 
 std::string golden_path(const std::string& name, Target t) {
   const char* ext = t == Target::Metal ? ".metal" : t == Target::Cpp ? ".cpu.cc" : ".cuda.cu";
-  return std::string(ALLOY_SOURCE_DIR) + "/tests/msl/golden/" + name + ext;
+  return alloy_test::source_root() + "/tests/msl/golden/" + name + ext;
 }
 
 bool updating() {
@@ -30,7 +31,7 @@ class MslGolden : public ::testing::TestWithParam<std::tuple<int, Target>> {};
 TEST_P(MslGolden, MatchesFile) {
   auto [index, target] = GetParam();
   test::NamedKernel nk = test::golden_kernels()[index];
-  std::string got = translate(nk.spec, target).source;
+  std::string got = translate(nk.make(), target).source;
   std::string path = golden_path(nk.name, target);
   if (updating()) {
     std::ofstream(path, std::ios::binary) << got;
