@@ -5,6 +5,7 @@
 #include <array>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include "alloy/array.h"
 #include "alloy/device.h"
+#include "alloy/errors.h"
 
 namespace alloy::fast {
 
@@ -31,7 +33,12 @@ struct KernelCall {
   // Overrides the kernel's own setting for this call when set.
   std::optional<bool> ensure_row_contiguous;
   StreamOrDevice stream;
+  // Seconds the launch may run before it is stopped (KernelTimeout); unset:
+  // $ALLOY_KERNEL_TIMEOUT when set, else no limit. CPU launches only so far.
+  // (alloy::KernelTimeout, alloy/errors.h)
+  std::optional<double> timeout;
 };
+
 
 struct PreparedLaunch;  // src/fast/prepared_launch.h
 

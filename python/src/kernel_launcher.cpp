@@ -110,10 +110,10 @@ fast::TemplateArg to_template_value(const char* api, const std::string& name, Py
 // ---- the keywords -----------------------------------------------------
 
 enum Keyword { kInputs, kOutputShapes, kOutputDtypes, kGrid, kThreadgroup, kTemplate, kInitValue, kVerbose,
-               kEnsureRowContiguous, kStream, kKeywordCount };
+               kEnsureRowContiguous, kStream, kTimeout, kKeywordCount };
 constexpr const char* kKeywordNames[kKeywordCount] = {
     "inputs", "output_shapes", "output_dtypes", "grid", "threadgroup",
-    "template", "init_value", "verbose", "ensure_row_contiguous", "stream"};
+    "template", "init_value", "verbose", "ensure_row_contiguous", "stream", "timeout"};
 constexpr int kRequired = kThreadgroup + 1;  // the first five must be given
 PyObject* interned_names[kKeywordCount];
 
@@ -152,6 +152,7 @@ void reset(fast::KernelCall& call) {
   call.verbose = false;
   call.ensure_row_contiguous.reset();
   call.stream = StreamOrDevice();
+  call.timeout.reset();
 }
 
 nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
@@ -159,7 +160,7 @@ nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject
   if (PyVectorcall_NARGS(nargsf) != 0) {
     throw nb::type_error((nb::cast<std::string>(nb::handle(self.name)) +
                           "() takes keyword arguments only: inputs=, output_shapes=, output_dtypes=, grid=, "
-                          "threadgroup= (and template=, init_value=, verbose=, ensure_row_contiguous=, stream=).")
+                          "threadgroup= (and template=, init_value=, verbose=, ensure_row_contiguous=, stream=, timeout=).")
                              .c_str());
   }
   PyObject* given[kKeywordCount] = {};
@@ -239,6 +240,11 @@ nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject
     if (truth < 0) throw nb::python_error();
     call.ensure_row_contiguous = truth != 0;
   }
+  if (PyObject* v = given_or_none(kTimeout)) {
+    double t = PyFloat_AsDouble(v);
+    if (t == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    call.timeout = t;
+  }
   if (PyObject* v = given_or_none(kStream)) {
     nb::detail::make_caster<StreamOrDevice> caster;
     if (!caster.from_python(v, static_cast<uint8_t>(nb::detail::cast_flags::convert), nullptr)) {
@@ -294,8 +300,9 @@ PyType_Slot launcher_slots[] = {
     {Py_tp_members, launcher_members},
     {Py_tp_getset, launcher_getset},
     {Py_tp_doc, const_cast<char*>("k(*, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, "
-                                  "init_value=None, verbose=False, ensure_row_contiguous=None, stream=None): "
-                                  "launches the kernel and returns a list of lazy output arrays.")},
+                                  "init_value=None, verbose=False, ensure_row_contiguous=None, stream=None, timeout=None): "
+                                  "launches the kernel and returns a list of lazy output arrays; a launch on the "
+                                  "CPU running longer than timeout seconds is stopped (TimeoutError).")},
     {0, nullptr}};
 PyType_Spec launcher_spec = {"alloy.core.fast.KernelLauncher", sizeof(Launcher), 0,
                              Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION,

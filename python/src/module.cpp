@@ -1,10 +1,20 @@
 #include "bindings.h"
 
+#include "alloy/errors.h"
+
 NB_MODULE(core, m) {
   // Functions captured by custom_function form reference cycles with their
   // modules that live until exit; nanobind's exit-time report would be noise.
   nb::set_leak_warnings(false);
   m.doc() = "Alloy: MLX-compatible arrays; Metal kernels on NVIDIA GPUs and CPUs.";
+  // A kernel stopped at its timeout is Python's TimeoutError.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const alloy::KernelTimeout& e) {
+      PyErr_SetString(PyExc_TimeoutError, e.what());
+    }
+  });
   init_dtypes(m);
   init_device(m);
   init_array(m);

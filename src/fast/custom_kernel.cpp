@@ -104,6 +104,22 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
   build_for_cuda(spec, t, "sm_90", "[metal_kernel] kernel '" + spec.name + "'");
 }
 
+// $ALLOY_KERNEL_TIMEOUT: the seconds any CPU launch may run (unset: no limit).
+double default_timeout() {
+  static const double t = [] {
+    const char* e = std::getenv("ALLOY_KERNEL_TIMEOUT");
+    if (!e || !*e) return 0.0;
+    char* end = nullptr;
+    double v = std::strtod(e, &end);
+    if (end == e || *end || !(v > 0)) {
+      throw std::invalid_argument(std::string("ALLOY_KERNEL_TIMEOUT must be a positive number of seconds, not '") +
+                                  e + "'.");
+    }
+    return v;
+  }();
+  return t;
+}
+
 }  // namespace
 
 // The variant for a launch this kernel object has not seen: from the
@@ -341,8 +357,17 @@ PreparedLaunch CustomKernelFunction::prepare(const std::vector<OperandDesc>& ope
     }
   }
 
+  double timeout = call.timeout ? *call.timeout : default_timeout();
+  if (!(timeout >= 0) || (call.timeout && *call.timeout <= 0)) {
+    throw std::invalid_argument(op() + "timeout must be a positive number of seconds.");
+  }
+  if (timeout > 0 && target == msl::Target::Cuda && call.timeout) {
+    throw std::invalid_argument(op() + "timeout= stops kernels on the CPU only so far; this call's stream is on "
+                                "the GPU.");
+  }
+  if (target == msl::Target::Cuda) timeout = 0;  // a global default applies to CPU launches
   return PreparedLaunch{std::move(variant), grid, tg, call.init_value,
-                        call.ensure_row_contiguous.value_or(st.ensure_row_contiguous), st.shared_memory};
+                        call.ensure_row_contiguous.value_or(st.ensure_row_contiguous), st.shared_memory, timeout};
 }
 
 std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) const {

@@ -19,6 +19,7 @@ struct PreparedLaunch {
   std::optional<double> init_value;
   bool ensure_row_contiguous = true;
   unsigned shared_memory = 0;  // cuda_kernel: dynamic shared memory per block
+  double timeout = 0;          // seconds before the launch is stopped; 0: no limit
 };
 
 // "[metal_kernel] kernel 'name'" (or cuda_kernel): how errors name a kernel.

@@ -12,7 +12,9 @@
 namespace alloy::jit {
 namespace {
 
-constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+// The last is the watchdog's stop request, not a fault.
+const int kStopSignal = SIGRTMIN + 3;
+const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, kStopSignal};
 constexpr int kNumSignals = sizeof(kSignals) / sizeof(kSignals[0]);
 struct sigaction previous[kNumSignals];
 
@@ -29,6 +31,7 @@ void on_fault(int sig, siginfo_t* info, void* context) {
     jump_target = nullptr;
     siglongjmp(*target, 1);
   }
+  if (sig == kStopSignal) return;  // it arrived after the thread left the kernel: nothing to stop
   // Not a kernel's: the handler before ours decides, as if we were not here.
   for (int i = 0; i < kNumSignals; ++i) {
     if (kSignals[i] != sig) continue;
@@ -70,6 +73,7 @@ void ensure_alternate_stack() {
 }
 
 std::string describe(int sig, void* address) {
+  if (sig == kStopSignal) return "stopped";
   const char* name = sig == SIGSEGV ? "SIGSEGV: invalid memory access"
                    : sig == SIGBUS  ? "SIGBUS: misaligned or unmapped memory access"
                    : sig == SIGFPE  ? "SIGFPE: arithmetic fault (an integer division by zero?)"
@@ -85,18 +89,45 @@ std::string describe(int sig, void* address) {
 
 }  // namespace
 
-bool run_catching_faults(const std::function<void()>& fn, std::string& what) {
+void StoppableThreads::add(pthread_t t) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  threads_.push_back(t);
+  if (stopping_) pthread_kill(t, kStopSignal);  // joined after the stop
+}
+
+void StoppableThreads::remove(pthread_t t) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    if (pthread_equal(threads_[i], t)) {
+      threads_.erase(threads_.begin() + i);
+      return;
+    }
+  }
+}
+
+void StoppableThreads::stop_all() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = true;
+  for (pthread_t t : threads_) pthread_kill(t, kStopSignal);
+}
+
+bool run_catching_faults(const std::function<void()>& fn, std::string& what, StoppableThreads* stoppable) {
   install_handlers();
   ensure_alternate_stack();
   sigjmp_buf target;
   sigjmp_buf* outer = jump_target;  // a nested launch on this thread
   if (sigsetjmp(target, 1) != 0) {
     jump_target = outer;
+    if (stoppable) stoppable->remove(pthread_self());
     what = describe(fault_signal, fault_address);
     return false;
   }
   jump_target = &target;
+  if (stoppable) stoppable->add(pthread_self());
   fn();
+  // Off the list before the jump target goes: a stop request arriving after
+  // this finds no target and is ignored.
+  if (stoppable) stoppable->remove(pthread_self());
   jump_target = outer;
   return true;
 }

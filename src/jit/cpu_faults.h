@@ -10,14 +10,35 @@
 // action), as if Alloy were not there.
 #pragma once
 
+#include <pthread.h>
+
 #include <functional>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace alloy::jit {
 
+// The threads running one launch's kernel code, which a watchdog can stop
+// (a launch past its timeout): stop_all() sends each a signal whose handler
+// jumps back to its run_catching_faults, as a fault does.
+class StoppableThreads {
+ public:
+  void add(pthread_t t);
+  void remove(pthread_t t);
+  void stop_all();
+
+ private:
+  std::mutex mutex_;
+  std::vector<pthread_t> threads_;
+  bool stopping_ = false;
+};
+
 // Runs fn() on this thread. Returns true when it returned; false when a
 // fault signal stopped it, with `what` describing the fault ("SIGSEGV: invalid
-// memory access at address 0x...").
-bool run_catching_faults(const std::function<void()>& fn, std::string& what);
+// memory access at address 0x..."), or when `stoppable`'s stop_all() stopped
+// it ("stopped").
+bool run_catching_faults(const std::function<void()>& fn, std::string& what,
+                         StoppableThreads* stoppable = nullptr);
 
 }  // namespace alloy::jit

@@ -1,5 +1,6 @@
 #include "jit/cpu_kernel.h"
 
+#include "alloy/errors.h"
 #include "jit/cpu_faults.h"
 
 #include <dlfcn.h>
@@ -8,10 +9,13 @@
 #include <alloy/detail/thread_pool.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <thread>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
@@ -104,7 +108,7 @@ std::shared_ptr<CpuKernel> compile_cpu(const std::string& source, const CompileO
   return loaded.emplace(loaded_key, kernel).first->second;
 }
 
-void CpuKernel::launch(alloy_msl::cpu::Launch base) const {
+void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout) const {
   for (int d = 0; d < 3; ++d) {
     if (base.threadgroup[d] == 0) {
       throw std::invalid_argument("[alloy::jit::CpuKernel::launch] threadgroup dimension " + std::to_string(d) +
@@ -132,6 +136,40 @@ void CpuKernel::launch(alloy_msl::cpu::Launch base) const {
   base.cancel = reinterpret_cast<const int*>(&cancel);
   static_assert(sizeof(std::atomic<int>) == sizeof(int), "cancel flag layout");
 
+  // The watchdog of a launch with a timeout: at the deadline it cancels the
+  // threadgroups not started and stops the threads inside the kernel.
+  StoppableThreads stoppable;
+  std::atomic<bool> timed_out{false};
+  std::mutex watch_mutex;
+  std::condition_variable watch_cv;
+  bool finished = false;
+  std::thread watchdog;
+  if (timeout > 0) {
+    watchdog = std::thread([&] {
+      std::unique_lock<std::mutex> lock(watch_mutex);
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+      if (watch_cv.wait_until(lock, deadline, [&] { return finished; })) return;
+      timed_out.store(true);
+      cancel.store(1, std::memory_order_relaxed);
+      stoppable.stop_all();
+    });
+  }
+  struct StopWatchdog {
+    std::mutex& m;
+    std::condition_variable& cv;
+    bool& finished;
+    std::thread& t;
+    ~StopWatchdog() {
+      if (!t.joinable()) return;
+      {
+        std::lock_guard<std::mutex> lock(m);
+        finished = true;
+      }
+      cv.notify_all();
+      t.join();
+    }
+  } stop_watchdog{watch_mutex, watch_cv, finished, watchdog};
+
   pool.parallel_for(chunks, [&](size_t c) {
     alloy_msl::cpu::Launch L = base;
     L.tg_begin = groups * c / chunks;
@@ -139,13 +177,20 @@ void CpuKernel::launch(alloy_msl::cpu::Launch base) const {
     L.error = &errors[c * kErrorBytes];
     L.error_size = kErrorBytes;
     std::string fault;
-    if (!run_catching_faults([&] { entry_(&L); }, fault)) {
+    if (timed_out.load()) return;  // past the deadline before this chunk started
+    if (!run_catching_faults([&] { entry_(&L); }, fault, timeout > 0 ? &stoppable : nullptr)) {
       std::snprintf(L.error, kErrorBytes, "%s in threadgroups %llu..%llu of %llu (the launch was stopped)",
                     fault.c_str(), static_cast<unsigned long long>(L.tg_begin),
                     static_cast<unsigned long long>(L.tg_end - 1), static_cast<unsigned long long>(groups));
     }
     if (L.error[0]) cancel.store(1, std::memory_order_relaxed);
   });
+  if (timed_out.load()) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%g", timeout);
+    throw alloy::KernelTimeout("[alloy::jit::CpuKernel::launch] kernel " + key_.substr(0, 16) +
+                                     " ran past its timeout of " + seconds + " s and was stopped");
+  }
   for (uint64_t c = 0; c < chunks; ++c) {
     if (errors[c * kErrorBytes]) {
       throw std::runtime_error("[alloy::jit::CpuKernel::launch] kernel " + key_.substr(0, 16) + " failed: " +

@@ -25,7 +25,10 @@ class CpuKernel {
   // threadgroups over alloy::detail::ThreadPool::global(). Throws
   // std::invalid_argument for a bad grid/threadgroup and std::runtime_error with
   // the executor's message when the kernel fails (barrier divergence, deadlock).
-  void launch(alloy_msl::cpu::Launch base) const;
+  // With `timeout` > 0 seconds, a watchdog stops the launch when it runs
+  // longer (its threads jump out of the kernel, see cpu_faults.h) and launch
+  // throws alloy::KernelTimeout.
+  void launch(alloy_msl::cpu::Launch base, double timeout = 0) const;
 
   const std::string& key() const { return key_; }  // the cache key
   Entry entry() const { return entry_; }

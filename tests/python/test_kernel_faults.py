@@ -1,8 +1,9 @@
-"""A kernel that faults on the CPU (issue 14): an out-of-bounds write or a
+"""A kernel that faults or never ends on the CPU (issue 14): an out-of-bounds write or a
 read through a bad pointer raises a RuntimeError naming the kernel and the
 fault, instead of killing the process; arrays made before stay intact and
 later work runs. A fault outside any kernel still ends the process as it
-would without Alloy."""
+would without Alloy. A kernel past its timeout= (or $ALLOY_KERNEL_TIMEOUT)
+is stopped: TimeoutError."""
 import subprocess
 import sys
 
@@ -66,3 +67,66 @@ def test_a_fault_outside_kernels_still_ends_the_process():
             "print('survived')\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "survived" not in r.stdout
+
+
+# ---- runaway kernels: timeout= (issue 14, item 3, CPU)
+
+SPIN = """
+    uint i = thread_position_in_grid.x;
+    float v = a[i];
+    while (v > -1.0f) v += 1.0f;  // never ends
+    out[i] = v;
+"""
+
+SPIN_WITH_BARRIER = """
+    uint i = thread_position_in_grid.x;
+    threadgroup float t[64];
+    float v = a[i];
+    while (v > -1.0f) v += 1.0f;
+    t[thread_position_in_threadgroup.x] = v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[i] = t[0];
+"""
+
+
+@pytest.mark.parametrize("name,source", [("spin", SPIN), ("spin_barrier", SPIN_WITH_BARRIER)])
+def test_a_kernel_past_its_timeout_is_stopped(name, source):
+    import time
+
+    k = mx.fast.metal_kernel(name=name, input_names=["a"], output_names=["out"], source=source)
+    kw = dict(inputs=[mx.ones(256)], grid=(256, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(256,)],
+              output_dtypes=[mx.float32], stream=mx.cpu)
+    with pytest.raises(TimeoutError):  # compiles, so the first stop may take longer
+        mx.eval(k(**kw, timeout=0.2)[0])
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError, match=rf"kernel '{name}'.*ran past its timeout of 0.3 s"):
+        mx.eval(k(**kw, timeout=0.3)[0])
+    stopped_after = time.monotonic() - t0
+    assert stopped_after < 0.3 + 0.2, f"stopped {stopped_after:.3f} s after the launch"
+    assert (mx.ones(3) * 2).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_timeout_leaves_quick_kernels_alone_and_rejects_bad_values(rng):
+    a = rng.standard_normal(64).astype(np.float32)
+    k = mx.fast.metal_kernel(name="quick", input_names=["a"], output_names=["out"],
+                             source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2;")
+    kw = dict(inputs=[mx.array(a)], grid=(64, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(64,)],
+              output_dtypes=[mx.float32], stream=mx.cpu)
+    np.testing.assert_allclose(np.array(k(**kw, timeout=10)[0]), a * 2)
+    for bad in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="timeout"):
+            k(**kw, timeout=bad)
+
+
+def test_alloy_kernel_timeout_sets_a_default_for_every_cpu_launch():
+    code = ("import alloy.core as mx\n"
+            f"k = mx.fast.metal_kernel(name='spin_env', input_names=['a'], output_names=['out'], source='''{SPIN}''')\n"
+            "try:\n"
+            "    mx.eval(k(inputs=[mx.ones(64)], grid=(64,1,1), threadgroup=(64,1,1), output_shapes=[(64,)],\n"
+            "              output_dtypes=[mx.float32], stream=mx.cpu)[0])\n"
+            "except TimeoutError as e:\n"
+            "    print('stopped:', e)\n")
+    env = dict(__import__("os").environ, ALLOY_KERNEL_TIMEOUT="0.5")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "stopped:" in r.stdout and "timeout of 0.5 s" in r.stdout

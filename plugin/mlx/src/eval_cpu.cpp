@@ -42,7 +42,7 @@ void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::
                        static_cast<int>(in.ndim()));
     }
     for (size_t i = 0; i < outs.size(); ++i) tables.set_output(i, outs[i].data<void>());
-    cpu::run_custom_kernel(*launch.variant, tables.view(), launch.grid, launch.threadgroup);
+    cpu::run_custom_kernel(*launch.variant, tables.view(), launch.grid, launch.threadgroup, launch.timeout);
   });
 }
 

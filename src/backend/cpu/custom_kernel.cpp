@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "alloy/errors.h"
 #include "alloy/ops.h"
 #include "backend/cpu/strided.h"
 #include "fast/prepared_launch.h"
@@ -43,7 +44,7 @@ const jit::CpuKernel* compiled_for(fast::KernelVariant& v) {
 void compile_custom_kernel(fast::KernelVariant& v) { compiled_for(v); }
 
 void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, const std::array<unsigned, 3>& grid,
-                       const std::array<unsigned, 3>& threadgroup) {
+                       const std::array<unsigned, 3>& threadgroup, double timeout) {
   const jit::CpuKernel* kernel = compiled_for(v);
   alloy_msl::cpu::Launch launch{};
   launch.buffers = operands.buffers;
@@ -55,7 +56,9 @@ void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, c
     launch.threadgroup[i] = threadgroup[i];
   }
   try {
-    kernel->launch(launch);
+    kernel->launch(launch, timeout);
+  } catch (const KernelTimeout& e) {
+    throw KernelTimeout(fast::kernel_label(v) + ": " + e.what());
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fast::kernel_label(v) + ": " + e.what());
   }
@@ -114,7 +117,7 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
     tables.set_input(i, in.raw_data(), in.shape().data(), in.strides().data(), in.ndim());
   }
   for (size_t i = 0; i < outputs.size(); ++i) tables.set_output(i, outputs[i].raw_data());
-  cpu::run_custom_kernel(variant(), tables.view(), grid(), threadgroup());
+  cpu::run_custom_kernel(variant(), tables.view(), grid(), threadgroup(), launch().timeout);
 }
 
 }  // namespace alloy

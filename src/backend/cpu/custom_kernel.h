@@ -63,8 +63,9 @@ void compile_custom_kernel(fast::KernelVariant& v);
 // Compiles the variant's translation on first use (the content-addressed
 // cache underneath), then runs the whole grid over the thread pool. Errors
 // name the kernel.
+// A `timeout` > 0 stops the launch after that many seconds (KernelTimeout).
 void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, const std::array<unsigned, 3>& grid,
-                       const std::array<unsigned, 3>& threadgroup);
+                       const std::array<unsigned, 3>& threadgroup, double timeout = 0);
 
 // Sets n elements of dtype d at p to `value` (a kernel's init_value).
 void fill_elements(void* p, size_t n, Dtype d, double value);
