@@ -1,5 +1,7 @@
 #include "jit/host_compiler.h"
 
+#include "jit/cache.h"
+
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,13 +48,11 @@ int run_command(const std::string& command, std::string& output) {
 
 class TempDir {
  public:
-  TempDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/alloy-build-XXXXXX";
-    if (!::mkdtemp(pattern.data())) {
-      throw std::runtime_error("[alloy::jit::compile_shared_object] cannot create a temporary directory from " + pattern);
+  TempDir() : path_(make_private_temp_dir("alloy-build-")) {
+    if (path_.empty()) {
+      throw std::runtime_error("[alloy::jit::compile_shared_object] cannot create a temporary directory under $TMPDIR "
+                               "or /tmp");
     }
-    path_ = pattern;
   }
   ~TempDir() {
     std::error_code ec;

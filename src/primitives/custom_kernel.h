@@ -23,7 +23,6 @@ class CustomKernel : public Primitive {
   std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
                          const std::vector<int>& argnums) override;
 
-  const std::string& user_name() const { return launch_.variant->spec.name; }
   // "[metal_kernel] kernel 'name'" (or cuda_kernel): how errors name it.
   std::string label() const { return fast::kernel_label(*launch_.variant); }
   fast::KernelVariant& variant() const { return *launch_.variant; }

@@ -1,8 +1,5 @@
 // MetalKernelPrimitive on MLX's CPU backend: the kernel's C++ translation
 // runs as one task of MLX's CPU stream, over Alloy's thread pool.
-#include <dlfcn.h>
-
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -44,35 +41,6 @@ void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::
     for (size_t i = 0; i < outs.size(); ++i) tables.set_output(i, outs[i].data<void>());
     cpu::run_custom_kernel(*launch.variant, tables.view(), launch.grid, launch.threadgroup, launch.timeout);
   });
-}
-
-// ---- the GPU half, from liballoy_mlx_cuda.so beside this library
-
-namespace {
-
-EvalGpuFn load_eval_gpu() {
-  Dl_info self{};
-  if (!dladdr(reinterpret_cast<void*>(&load_eval_gpu), &self) || !self.dli_fname) {
-    throw std::runtime_error("[metal_kernel] cannot locate liballoy_mlx to find its CUDA part.");
-  }
-  std::string dir = self.dli_fname;
-  dir = dir.substr(0, dir.find_last_of('/') + 1);
-  const std::string path = dir + "liballoy_mlx_cuda.so";
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    throw std::runtime_error(std::string("[metal_kernel] a kernel on MLX's GPU needs Alloy's CUDA part, ") + path +
-                             ", and an MLX built with CUDA (mlx[cuda13]): " + dlerror());
-  }
-  auto fn = reinterpret_cast<EvalGpuFn>(dlsym(handle, kEvalGpuSymbol));
-  if (!fn) throw std::runtime_error(std::string("[metal_kernel] ") + path + " lacks " + kEvalGpuSymbol + ".");
-  return fn;
-}
-
-}  // namespace
-
-void MetalKernelPrimitive::eval_gpu(const std::vector<mxc::array>& inputs, std::vector<mxc::array>& outputs) {
-  static EvalGpuFn eval = load_eval_gpu();  // a failed load throws and is retried next time
-  eval(launch_, stream(), inputs, outputs);
 }
 
 }  // namespace alloy::mlx

@@ -144,22 +144,19 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
         value = reinterpret_cast<uint64_t>(data);
         break;
       }
-      case msl::GlueParam::Shape: {
-        const KernelInput& in = inputs[q.index];
-        check_dims(v, in, q.index);
-        alloy_msl::cuda::ShapeArg& arg = shapes_[meta++];
-        arg = {};
-        std::copy(in.shape, in.shape + in.ndim, arg.v);
-        args_[i] = &arg;
-        continue;
-      }
+      case msl::GlueParam::Shape:
       case msl::GlueParam::Strides: {
+        // By value, in the fixed-size arrays the glue reads.
         const KernelInput& in = inputs[q.index];
         check_dims(v, in, q.index);
-        alloy_msl::cuda::StridesArg& arg = strides_[meta++];
-        arg = {};
-        std::copy(in.strides, in.strides + in.ndim, arg.v);
-        args_[i] = &arg;
+        if (q.kind == msl::GlueParam::Shape) {
+          args_[i] = &(shapes_[meta] = {});
+          std::copy(in.shape, in.shape + in.ndim, shapes_[meta].v);
+        } else {
+          args_[i] = &(strides_[meta] = {});
+          std::copy(in.strides, in.strides + in.ndim, strides_[meta].v);
+        }
+        ++meta;
         continue;
       }
       case msl::GlueParam::Ndim: {
