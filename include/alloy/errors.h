@@ -12,4 +12,11 @@ class KernelTimeout : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An argument of the wrong type (Python: TypeError): a float16 array where a
+// kernel parameter is `device const float*`.
+class ArgumentTypeError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 }  // namespace alloy

@@ -82,4 +82,84 @@ CustomKernelFunction cuda_kernel(const std::string& name, const std::vector<std:
                                  const std::string& header = "", bool ensure_row_contiguous = true,
                                  int shared_memory = 0);
 
+// mx.fast.metal_library: a whole Metal program (as `newLibraryWithSource`
+// takes it) whose kernels are launched by binding their parameters by name.
+
+// A fresh output for a `device T*` parameter: its shape and dtype.
+struct OutputSpec {
+  Shape shape;
+  Dtype dtype;
+};
+
+// What a call binds to one parameter: an array (a buffer the kernel reads; for
+// a `device T*` the contents the output starts from; a 0-d array for a
+// `constant T&`), a fresh output, or a number (a `constant T&` value, or the
+// bytes of a `threadgroup T*` parameter).
+using LibraryArg = std::variant<array, OutputSpec, double, int64_t, bool>;
+
+enum class Dispatch {
+  Threads,       // dispatchThreads: the grid counts threads (partial edge threadgroups)
+  Threadgroups   // dispatchThreadgroups: the grid counts threadgroups
+};
+
+struct LibraryCall {
+  std::vector<std::pair<std::string, LibraryArg>> args;  // by parameter name
+  Dims3 grid{1, 1, 1};
+  Dims3 threadgroup{1, 1, 1};
+  Dispatch dispatch = Dispatch::Threads;
+  bool verbose = false;  // print the program and its translation
+  StreamOrDevice stream;
+  std::optional<double> timeout;  // as KernelCall::timeout
+};
+
+// One entry point of a library: `k(call)` returns the outputs, lazily, one per
+// `device T*` parameter in parameter order (output_names()).
+class LibraryKernel {
+ public:
+  const std::string& name() const;
+  // The `device T*` parameters, in parameter order: what a call returns.
+  std::vector<std::string> output_names() const;
+  // Every parameter a call binds (buffers, values, threadgroup memory), in order.
+  std::vector<std::string> arg_names() const;
+  // The parameter at [[buffer(index)]]; invalid_argument when there is none.
+  std::string buffer_name(int index) const;
+  // [[max_total_threads_per_threadgroup(N)]], or 0.
+  int max_total_threads_per_threadgroup() const;
+  // Errors: a missing, unknown or wrongly typed argument (ArgumentTypeError
+  // for a dtype that does not match the parameter), a size that a vector
+  // element type does not divide, too little threadgroup memory, a
+  // threadgroup over the kernel's or the device's limit: before anything runs.
+  std::vector<array> operator()(const LibraryCall& call) const;
+
+  struct State;
+  explicit LibraryKernel(std::shared_ptr<State> s) : state_(std::move(s)) {}
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+class MetalLibrary {
+ public:
+  // The entry points, in the order the program declares them.
+  std::vector<std::string> kernel_names() const;
+  // invalid_argument listing the kernels when `name` is not one.
+  LibraryKernel kernel(const std::string& name) const;
+  // What Apple's compiler would warn about, each quoting the line.
+  const std::vector<std::string>& warnings() const;
+
+  struct State;
+  explicit MetalLibrary(std::shared_ptr<State> s) : state_(std::move(s)) {}
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+// Parses `source` (a whole MSL program; `header` goes before it) and finds its
+// entry points; a program Metal would refuse (no kernel, two with one name,
+// an invalid vector type or attribute type) throws msl::CompileError quoting
+// the line. Kernels are translated and compiled on first launch, per device
+// and argument types, through the same caches as metal_kernel.
+MetalLibrary metal_library(const std::string& source, const std::string& header = "",
+                           const std::string& math_mode = "safe");
+
 }  // namespace alloy::fast

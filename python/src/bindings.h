@@ -17,6 +17,7 @@ void init_linalg(nb::module_& m);
 void init_ops_shape(nb::module_& m);
 void init_random(nb::module_& m);
 void init_fast(nb::module_& m);
+void init_metal_library(nb::module_& f);  // called by init_fast: adds to mx.fast
 void init_transforms(nb::module_& m);
 void init_memory(nb::module_& m);
 void init_msl(nb::module_& m);

@@ -38,6 +38,7 @@ std::vector<std::string> to_names(nb::handle seq) { return nb::cast<std::vector<
 void init_fast(nb::module_& m) {
   nb::module_ f = m.def_submodule("fast", "Fused operations and custom kernels.");
   init_kernel_launcher(f);
+  init_metal_library(f);
   f.def(
       "metal_kernel",
       [](nb::str name, nb::object input_names, nb::object output_names, nb::str source, nb::str header,

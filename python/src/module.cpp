@@ -13,6 +13,8 @@ NB_MODULE(core, m) {
       std::rethrow_exception(p);
     } catch (const alloy::KernelTimeout& e) {
       PyErr_SetString(PyExc_TimeoutError, e.what());
+    } catch (const alloy::ArgumentTypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
     }
   });
   init_dtypes(m);

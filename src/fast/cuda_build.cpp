@@ -36,9 +36,16 @@ CudaBuild build_for_cuda(const msl::KernelSpec& spec, const msl::TranslatedKerne
   try {
     b.cubin = compile(translated);
     b.entry = translated.entry;
+    // A program's [[threadgroup(i)]] parameters live in dynamic shared memory.
+    b.dynamic_threadgroup = translated.threadgroup_parameter_bytes;
     return b;
   } catch (const jit::CompileError& e) {
     if (spec.dialect != msl::Dialect::Metal || refused_shared_bytes(e.log()) == 0) throw fail(translated, e);
+    if (!spec.program_entry.empty()) {
+      throw std::runtime_error(label + " declares more than CUDA's 48 KB of static shared memory in threadgroup "
+                               "arrays; pass the memory as a `threadgroup T* p [[threadgroup(i)]]` parameter "
+                               "(any size the device allows).");
+    }
   }
   // Over 48 KB: learn the bound from a build that keeps every kernel-scope
   // array allocated (ptxas drops arrays it sees unread, whose dynamic

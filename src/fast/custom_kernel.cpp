@@ -19,6 +19,7 @@
 #include "fast/cuda_build.h"
 #include "fast/cuda_plan.h"
 #include "fast/prepared_launch.h"
+#include "fast/kernel_support.h"
 #include "jit/cuda_compile.h"
 #include "msl/runtime/cuda_launch.h"
 #include "primitives/custom_kernel.h"
@@ -48,12 +49,6 @@ struct CustomKernelFunction::State {
 
 namespace {
 
-KernelVariantCache& variant_cache() {
-  static KernelVariantCache* c = new KernelVariantCache();
-  return *c;
-}
-
-constexpr unsigned kMaxThreadsPerThreadgroup = 1024;
 // CUDA's block limits, per dimension (its grid limit in y and z is
 // alloy_msl::cuda::kMaxBlocksYZ).
 constexpr int kMaxBlockDims[3] = {1024, 1024, 64};
@@ -91,9 +86,13 @@ msl::TemplateArg to_msl_template(const std::string& name, const TemplateArg& v) 
   return t;
 }
 
-// With ALLOY_CHECK_CUDA=1 (the test suite sets it), a kernel run on the CPU
-// is also translated for CUDA and compiled by NVRTC for sm_90, so machines
-// without a GPU still catch CUDA translation errors of every kernel they run.
+}  // namespace
+
+KernelVariantCache& variant_cache() {
+  static KernelVariantCache* c = new KernelVariantCache();
+  return *c;
+}
+
 void check_cuda_translation(const msl::KernelSpec& spec) {
   static const bool enabled = [] {
     const char* e = std::getenv("ALLOY_CHECK_CUDA");
@@ -101,11 +100,13 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
   }();
   if (!enabled || !jit::nvrtc_available()) return;
   msl::TranslatedKernel t = msl::translate(spec, msl::Target::Cuda);
-  build_for_cuda(spec, t, "sm_90", "[metal_kernel] kernel '" + spec.name + "'");
+  build_for_cuda(spec, t, "sm_90",
+                 spec.program_entry.empty() ? "[metal_kernel] kernel '" + spec.name + "'"
+                                            : "[metal_library] kernel '" + spec.program_entry + "'");
 }
 
 // $ALLOY_KERNEL_TIMEOUT: the seconds any CPU launch may run (unset: no limit).
-double default_timeout() {
+static double default_timeout() {
   static const double t = [] {
     const char* e = std::getenv("ALLOY_KERNEL_TIMEOUT");
     if (!e || !*e) return 0.0;
@@ -120,7 +121,17 @@ double default_timeout() {
   return t;
 }
 
-}  // namespace
+double launch_timeout(const std::optional<double>& requested, bool gpu, const std::string& label) {
+  double timeout = requested ? *requested : default_timeout();
+  if (!(timeout >= 0) || (requested && *requested <= 0)) {
+    throw std::invalid_argument(label + ": timeout must be a positive number of seconds.");
+  }
+  if (timeout > 0 && gpu && requested) {
+    throw std::invalid_argument(label + ": timeout= stops kernels on the CPU only so far; this call's stream is on "
+                                "the GPU.");
+  }
+  return gpu ? 0 : timeout;  // a global default applies to CPU launches
+}
 
 // The variant for a launch this kernel object has not seen: from the
 // process-wide cache (keyed by the whole definition and the per-call key),
@@ -236,6 +247,7 @@ CustomKernelFunction cuda_kernel(const std::string& name, const std::vector<std:
 }
 
 std::string kernel_label(const KernelVariant& v) {
+  if (!v.spec.program_entry.empty()) return "[metal_library] kernel '" + v.spec.program_entry + "'";
   const char* api = v.spec.dialect == msl::Dialect::Cuda ? "cuda_kernel" : "metal_kernel";
   return std::string("[") + api + "] kernel '" + v.spec.name + "'";
 }
@@ -357,17 +369,10 @@ PreparedLaunch CustomKernelFunction::prepare(const std::vector<OperandDesc>& ope
     }
   }
 
-  double timeout = call.timeout ? *call.timeout : default_timeout();
-  if (!(timeout >= 0) || (call.timeout && *call.timeout <= 0)) {
-    throw std::invalid_argument(op() + "timeout must be a positive number of seconds.");
-  }
-  if (timeout > 0 && target == msl::Target::Cuda && call.timeout) {
-    throw std::invalid_argument(op() + "timeout= stops kernels on the CPU only so far; this call's stream is on "
-                                "the GPU.");
-  }
-  if (target == msl::Target::Cuda) timeout = 0;  // a global default applies to CPU launches
+  const double timeout =
+      launch_timeout(call.timeout, target == msl::Target::Cuda, std::string("[") + st.api + "] kernel '" + st.name + "'");
   return PreparedLaunch{std::move(variant), grid, tg, call.init_value,
-                        call.ensure_row_contiguous.value_or(st.ensure_row_contiguous), st.shared_memory, timeout};
+                        call.ensure_row_contiguous.value_or(st.ensure_row_contiguous), st.shared_memory, timeout, {}};
 }
 
 std::vector<array> CustomKernelFunction::operator()(const KernelCall& call) const {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fast/kernel_cache.h"
 
@@ -20,9 +21,20 @@ struct PreparedLaunch {
   bool ensure_row_contiguous = true;
   unsigned shared_memory = 0;  // cuda_kernel: dynamic shared memory per block
   double timeout = 0;          // seconds before the launch is stopped; 0: no limit
+  // metal_library in-out buffers: per output, the input whose contents it
+  // starts from (-1: uninitialised). Empty: every output starts fresh.
+  std::vector<int> output_from_input;
 };
 
-// "[metal_kernel] kernel 'name'" (or cuda_kernel): how errors name a kernel.
+// How many of a node's inputs are in-out sources (output_from_input): they
+// come after the kernel's own inputs and are copied, not passed.
+inline size_t in_out_sources(const PreparedLaunch& p) {
+  size_t n = 0;
+  for (int f : p.output_from_input) n += f >= 0;
+  return n;
+}
+
+// "[metal_kernel] kernel 'name'" (or cuda_kernel, metal_library): how errors name a kernel.
 std::string kernel_label(const KernelVariant& v);
 
 }  // namespace alloy::fast

@@ -52,6 +52,19 @@ Analysis analyze(const KernelSpec& spec, const LexedKernel& lexed) {
   std::set<std::string> used = free_identifiers(body);
 
   Analysis a;
+  if (!spec.program_entry.empty()) {
+    // A whole program: its parameters say what it is passed (no shapes, no
+    // generated attributes). Whether the entry synchronises is decided over
+    // the whole program, as for a header; threadgroup parameters count too.
+    a.uses_shape = a.uses_strides = a.uses_ndim = std::vector<bool>(spec.inputs.size(), false);
+    a.uses_sync = uses_sync(body) || uses_sync(header) || !spec.threadgroup_bytes.empty();
+    a.uses_atomics = uses_atomics(body) || uses_atomics(header);
+    for (const IncludedFile& f : lexed.includes) {
+      a.uses_sync = a.uses_sync || uses_sync(f.lexed.code);
+      a.uses_atomics = a.uses_atomics || uses_atomics(f.lexed.code);
+    }
+    return a;
+  }
   // Like MLX, shape names (and attributes) come from `source` only: the
   // header is outside the kernel, where they are not in scope.
   for (const ParamSpec& in : spec.inputs) {

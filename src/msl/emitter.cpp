@@ -27,10 +27,14 @@ std::string math_mode_macro(const std::string& mode) {
   return "ALLOY_MATH_MODE_SAFE";
 }
 
+}  // namespace
+
 void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const std::string& name,
                   const RuntimeFeatures& features, Writer& w) {
-  w.generated("// " + name + ": MLX metal_kernel '" + spec.name + "' translated by alloy::msl " +
-              "for " + target.description() + ". Generated; do not edit.\n");
+  const std::string what = spec.program_entry.empty() ? "MLX metal_kernel '" + spec.name + "'"
+                                                      : "metal_library kernel '" + spec.program_entry + "'";
+  w.generated("// " + name + ": " + what + " translated by alloy::msl for " + target.description() +
+              ". Generated; do not edit.\n");
   // Before the runtime headers, so they can choose their math for the mode.
   w.generated("#define " + math_mode_macro(spec.math_mode) + " 1\n");
   // Only the parts of the runtime this kernel uses are parsed.
@@ -45,24 +49,16 @@ void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const std::st
   }
 }
 
-}  // namespace
-
-std::string pointee_type(const KernelSpec& spec, const KernelParam& p) {
-  if (p.kind == KernelParam::Kind::Output && spec.atomic_outputs) return "atomic<" + p.type + ">";
-  return p.type;
-}
-
-void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target,
-              const std::vector<KernelParam>& params, TranslatedKernel& k) {
-  check_brackets(lexed.header);
-  check_brackets(lexed.source);
+std::set<std::string> all_user_names(const LexedKernel& lexed) {
   std::set<std::string> user_names = user_declared_names(lexed.header);
   for (const std::string& n : user_declared_names(lexed.source)) user_names.insert(n);
   for (const IncludedFile& f : lexed.includes)
     for (const std::string& n : user_declared_names(f.lexed)) user_names.insert(n);
+  return user_names;
+}
 
-  Writer w;
-  emit_prelude(spec, target, k.kernel_name, runtime_features(spec, k.analysis, lexed), w);
+void emit_header_texts(const KernelSpec& spec, const LexedKernel& lexed, const std::set<std::string>& user_names,
+                       Writer& w) {
   // MLX's headers the kernel includes, translated like the header, before it.
   for (const IncludedFile& f : lexed.includes) {
     w.generated("// " + f.path + " (from the installed mlx package)\n");
@@ -74,6 +70,22 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
     rewrite_user_code(lexed.header, Origin::Header, user_names, w);
     w.line_directive(Origin::Generated);
   }
+}
+
+std::string pointee_type(const KernelSpec& spec, const KernelParam& p) {
+  if (p.kind == KernelParam::Kind::Output && spec.atomic_outputs) return "atomic<" + p.type + ">";
+  return p.type;
+}
+
+void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target,
+              const std::vector<KernelParam>& params, TranslatedKernel& k) {
+  check_brackets(lexed.header);
+  check_brackets(lexed.source);
+  const std::set<std::string> user_names = all_user_names(lexed);
+
+  Writer w;
+  emit_prelude(spec, target, k.kernel_name, runtime_features(spec, k.analysis, lexed), w);
+  emit_header_texts(spec, lexed, user_names, w);
 
   std::string tmpl = template_header(spec);
   if (!tmpl.empty()) w.generated(tmpl + "\n");

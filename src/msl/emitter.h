@@ -4,10 +4,12 @@
 // how the glue receives its arguments, and the glue around the call.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "alloy/msl/translate.h"
+#include "msl/features.h"
 #include "msl/lexer.h"
 #include "msl/signature.h"
 
@@ -37,10 +39,22 @@ class CxxTarget {
   virtual const char* call_indent() const = 0;
   // Writes the entry point around `call` (a full call expression, no `;`).
   virtual void glue(const GlueContext& c, const std::string& call, Writer& w) const = 0;
+  // metal_library: declares `alloy_tg_memory`, the `bytes` of threadgroup
+  // memory behind a program's [[threadgroup(i)]] parameters (16-aligned).
+  virtual std::string threadgroup_memory(unsigned bytes) const = 0;
 };
 
 const CxxTarget& cpp_target();
 const CxxTarget& cuda_target();
+
+// The TU's first lines: what it is, the math mode, the runtime header.
+void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const std::string& name,
+                  const RuntimeFeatures& features, Writer& w);
+// Names the user's texts declare (never taken for invalid vector types).
+std::set<std::string> all_user_names(const LexedKernel& lexed);
+// The MLX headers the kernel includes, then its header, translated.
+void emit_header_texts(const KernelSpec& spec, const LexedKernel& lexed, const std::set<std::string>& user_names,
+                       Writer& w);
 
 // The element type a buffer parameter points to: `T` or `atomic<T>`.
 std::string pointee_type(const KernelSpec& spec, const KernelParam& p);
@@ -48,6 +62,9 @@ std::string pointee_type(const KernelSpec& spec, const KernelParam& p);
 // `lexed`: the spec's own texts, which it rewrites.
 void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target,
               const std::vector<KernelParam>& params, TranslatedKernel& k);
+// A whole program (spec.program_entry): the program translated, then the
+// glue calling its entry point (msl/emitter_program.cpp).
+void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target, TranslatedKernel& k);
 void emit_metal(const KernelSpec& spec, const std::vector<KernelParam>& params,
                 TranslatedKernel& k);
 // A CUDA body (Dialect::Cuda) with MLX's cuda_kernel signature.

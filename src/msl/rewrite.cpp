@@ -140,10 +140,11 @@ bool is_keyword_before_expression(const std::string& s) {
 class Rewriter {
  public:
   Rewriter(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names,
-           Writer& w, KernelSpec::ThreadgroupStorage storage)
+           Writer& w, KernelSpec::ThreadgroupStorage storage, bool whole_program)
       : lexed_(lexed),
         text_(lexed.text),
         origin_(origin),
+        program_(whole_program),
         storage_(origin == Origin::Source ? storage : KernelSpec::ThreadgroupStorage::Static),
         file_(lexed.file),
         user_names_(user_names),
@@ -191,6 +192,7 @@ class Rewriter {
     Out out(toks.size());
     drop_attributes(toks, out);
     drop_repeated_specializations(toks, out);
+    if (program_ && !in_define) drop_explicit_instantiations(toks, out);
     std::vector<bool> namespace_scopes;  // per open brace: is it a namespace's
     int parens = 0;
     int braces = 0;  // in the body: 0 is the kernel function's own scope
@@ -215,8 +217,13 @@ class Rewriter {
           if ((t.is(")") || t.is("]")) && parens > 0) --parens;
           break;
         case TokenKind::Identifier: {
-          bool program_scope = origin_ == Origin::Header && !in_define && parens == 0;
+          bool program_scope = (origin_ == Origin::Header || program_) && !in_define && parens == 0;
           for (bool ns : namespace_scopes) program_scope = program_scope && ns;
+          if (program_ && program_scope && t.is("kernel")) {
+            // A whole program's entry point: a function the glue calls.
+            out[i] = "ALLOY_KERNEL_FN";
+            break;
+          }
           if (storage_ != KernelSpec::ThreadgroupStorage::Static && !in_define && braces == 0 && parens == 0 &&
               t.is("threadgroup") && declares_threadgroup_storage(toks, i) && place_threadgroup(toks, i, out)) {
             ++placed_;
@@ -384,6 +391,25 @@ class Rewriter {
     }
   }
 
+  // `template [[host_name("f_f32")]] kernel void f<float>(...);`: the glue
+  // names the instantiation it calls, so these go (and with them the
+  // question of explicit instantiation of device functions under NVRTC).
+  static void drop_explicit_instantiations(const std::vector<Token>& toks, Out& out) {
+    for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
+      if (!toks[i].is_ident("template") || toks[i + 1].is_punct("<") || !at_statement_start(toks, i)) continue;
+      std::size_t e = i;
+      int depth = 0;
+      for (; e < toks.size(); ++e) {
+        if (opens(toks[e])) ++depth;
+        if (closes(toks[e])) --depth;
+        if (depth == 0 && toks[e].is_punct(";")) break;
+      }
+      if (e >= toks.size()) return;
+      for (std::size_t k = i; k <= e; ++k) out[k] = "";
+      i = e;
+    }
+  }
+
   // `[[kernel]]`, `[[maybe_unused]]`, ... are dropped with everything inside.
   static void drop_attributes(const std::vector<Token>& toks, Out& out) {
     for (std::size_t i = 0; i < toks.size(); ++i) {
@@ -438,6 +464,7 @@ class Rewriter {
   const LexedText& lexed_;
   std::string_view text_;
   Origin origin_;
+  bool program_;  // a whole program (metal_library): `kernel` functions at program scope
   KernelSpec::ThreadgroupStorage storage_;
   int placed_ = 0;
   std::set<std::string> specializations_;  // seen by drop_repeated_specializations  // kernel-scope threadgroup arrays placed by storage_
@@ -537,8 +564,8 @@ void check_brackets(const LexedText& lexed) {
 }
 
 int rewrite_user_code(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names, Writer& w,
-                      KernelSpec::ThreadgroupStorage storage) {
-  return Rewriter(lexed, origin, user_names, w, storage).run();
+                      KernelSpec::ThreadgroupStorage storage, bool whole_program) {
+  return Rewriter(lexed, origin, user_names, w, storage, whole_program).run();
 }
 
 }  // namespace alloy::msl

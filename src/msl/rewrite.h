@@ -25,7 +25,11 @@ void check_brackets(const LexedText& text);
 // CompileError for an invalid vector type. `storage` places the body's
 // threadgroup arrays at the kernel's own scope (KernelSpec::
 // threadgroup_storage); returns how many it placed that way.
+// `whole_program`: `text` is a metal_library program, whose program-scope
+// `kernel` functions become functions the glue calls and whose explicit
+// instantiations are dropped (the glue instantiates what it calls).
 int rewrite_user_code(const LexedText& text, Origin origin, const std::set<std::string>& user_names, Writer& w,
-                      KernelSpec::ThreadgroupStorage storage = KernelSpec::ThreadgroupStorage::Static);
+                      KernelSpec::ThreadgroupStorage storage = KernelSpec::ThreadgroupStorage::Static,
+                      bool whole_program = false);
 
 }  // namespace alloy::msl

@@ -49,7 +49,8 @@ std::string name_piece(const std::string& s) {
 void check_spec(const KernelSpec& spec) {
   if (spec.math_mode != "safe" && spec.math_mode != "relaxed" && spec.math_mode != "fast")
     bad("math_mode must be 'safe', 'relaxed' or 'fast', got '" + spec.math_mode + "'");
-  if (spec.outputs.empty()) bad("kernel '" + spec.name + "' has no outputs");
+  // A metal_library kernel may write nothing (the guide's column_access_bad).
+  if (spec.outputs.empty() && spec.program_entry.empty()) bad("kernel '" + spec.name + "' has no outputs");
   std::set<std::string> names;
   auto check_param = [&](const ParamSpec& p, const char* what) {
     if (!is_identifier(p.name))
@@ -78,7 +79,7 @@ void check_spec(const KernelSpec& spec) {
 }
 
 std::string kernel_name(const KernelSpec& spec) {
-  std::string name = "custom_kernel_";
+  std::string name = spec.program_entry.empty() ? "custom_kernel_" : "metal_library_";
   name.append(name_piece(spec.name));
   for (const TemplateArg& a : spec.template_args) {
     name.push_back('_');

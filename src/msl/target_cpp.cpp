@@ -32,6 +32,11 @@ class CppTarget final : public CxxTarget {
     return "";
   }
 
+  std::string threadgroup_memory(unsigned bytes) const override {
+    // One per worker thread: a threadgroup's fibers all run on one.
+    return "alignas(16) static thread_local unsigned char alloy_tg_memory[" + std::to_string(bytes) + "];";
+  }
+
   void glue(const GlueContext& c, const std::string& call, Writer& w) const override {
     w.generated("extern \"C\" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {\n");
     w.generated(std::string("  alloy_msl::cpu::run</*uses_sync=*/") +

@@ -29,6 +29,11 @@ class CudaTarget final : public CxxTarget {
     return g.name;
   }
 
+  std::string threadgroup_memory(unsigned) const override {
+    // Dynamic shared memory: the launch passes the size (no 48 KB cap).
+    return "extern __shared__ __align__(16) unsigned char alloy_tg_memory[];";
+  }
+
   void glue(const GlueContext& c, const std::string& call, Writer& w) const override {
     w.generated("extern \"C\" __global__ void alloy_kernel_main(");
     std::size_t g = 0;

@@ -17,6 +17,19 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
   // Each text is lexed once, here: the passes below all read these tokens.
   const LexedKernel lexed = lex_kernel(spec);
   k.analysis = analyze(spec, lexed);
+  if (!spec.program_entry.empty()) {
+    if (spec.dialect != Dialect::Metal)
+      throw std::invalid_argument("[msl::translate] a whole program (metal_library) is written in Metal.");
+    switch (target) {
+      case Target::Metal:
+        k.source = spec.header.empty() ? spec.source : spec.header + "\n" + spec.source;
+        k.entry = spec.program_entry;
+        break;
+      case Target::Cpp: emit_program(spec, lexed, cpp_target(), k); break;
+      case Target::Cuda: emit_program(spec, lexed, cuda_target(), k); break;
+    }
+    return k;
+  }
   std::vector<KernelParam> params = kernel_params(spec, k.analysis);
   k.params = glue_params(params, static_cast<int>(spec.inputs.size()));
   if (spec.dialect == Dialect::Cuda) {

@@ -48,6 +48,15 @@ struct KernelSpec {
   // such array (unused ones included) allocated.
   enum class ThreadgroupStorage { Static, StaticKept, Dynamic };
   ThreadgroupStorage threadgroup_storage = ThreadgroupStorage::Static;
+  // metal_library: `source` is a whole Metal program (alloy/msl/program.h)
+  // and this names the entry point the translation runs (a kernel function,
+  // or the [[host_name]] of an instantiation); "" for a metal_kernel body.
+  // `inputs` are then the parameters the kernel reads (buffers, then values,
+  // in parameter order) and `outputs` the buffers it writes.
+  std::string program_entry;
+  // metal_library: bytes of threadgroup memory for each `[[threadgroup(i)]]`
+  // parameter of the entry, in parameter order (setThreadgroupMemoryLength).
+  std::vector<unsigned> threadgroup_bytes;
 };
 
 // What the body uses, found on tokens (never substrings).
@@ -116,6 +125,9 @@ struct TranslatedKernel {
   // Threadgroup arrays at the kernel's own scope that the storage mode
   // applied to (KernelSpec::threadgroup_storage).
   int kernel_scope_threadgroup_arrays = 0;
+  // metal_library: bytes of threadgroup memory the launch provides for the
+  // entry's [[threadgroup(i)]] parameters (CUDA: dynamic shared memory).
+  unsigned threadgroup_parameter_bytes = 0;
 };
 
 // An error in the user's MSL found by the front end; what() quotes the

@@ -106,13 +106,17 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
     if (!copied.empty()) inputs_p = &copied;
   }
   const std::vector<array>& inputs = *inputs_p;
-  for (auto& o : outputs) {
+  const std::vector<int>& from = launch().output_from_input;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    array& o = outputs[j];
     cpu::allocate_row_contiguous(o);
     if (init_value()) cpu::fill_elements(o.raw_data(), o.size(), o.dtype(), *init_value());
+    if (j < from.size() && from[j] >= 0) std::memcpy(o.raw_data(), inputs[from[j]].raw_data(), o.nbytes());
   }
 
-  cpu::OperandTables tables(inputs.size(), outputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  const size_t n_kernel_inputs = inputs.size() - in_out_sources(launch());
+  cpu::OperandTables tables(n_kernel_inputs, outputs.size());
+  for (size_t i = 0; i < n_kernel_inputs; ++i) {
     const array& in = inputs[i];
     tables.set_input(i, in.raw_data(), in.shape().data(), in.strides().data(), in.ndim());
   }

@@ -262,7 +262,9 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
     if (!copied.empty()) inputs_p = &copied;
   }
   const std::vector<array>& inputs = *inputs_p;
-  for (auto& o : outputs) {
+  const std::vector<int>& from = launch().output_from_input;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    array& o = outputs[j];
     o.set_data(allocator(Device(Device::gpu)).malloc(o.nbytes()));
     if (init_value()) {
       cuda::FillLaunch fill(o.raw_data(), o.size(), static_cast<unsigned>(o.itemsize()),
@@ -270,18 +272,26 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
       const unsigned g[3] = {fill.blocks, 1, 1}, b[3] = {fill.block, 1, 1};
       cuda_driver::launch(fill.function, g, b, 0, cs, fill.args());
     }
+    if (j < from.size() && from[j] >= 0 && o.nbytes() > 0) {
+      cuda::check(cuda_driver::api().cuMemcpyDtoDAsync(reinterpret_cast<cuda_driver::CUdeviceptr>(o.raw_data()),
+                                                       reinterpret_cast<cuda_driver::CUdeviceptr>(
+                                                           inputs[from[j]].raw_data()),
+                                                       o.nbytes(), cs),
+                  "metal_library", "cuMemcpyDtoDAsync (in-out buffer)");
+    }
   }
 
+  const size_t n_kernel_inputs = inputs.size() - in_out_sources(launch());
   cuda::ArgBuffer<cuda::KernelInput, 8> views;
-  views.resize(inputs.size());
+  views.resize(n_kernel_inputs);
   cuda::ArgBuffer<void*, 8> outs;
   outs.resize(outputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  for (size_t i = 0; i < n_kernel_inputs; ++i) {
     const array& in = inputs[i];
     views[i] = {in.raw_data(), in.shape().data(), in.strides().data(), static_cast<int>(in.ndim())};
   }
   for (size_t i = 0; i < outputs.size(); ++i) outs[i] = outputs[i].raw_data();
-  cuda::CustomKernelLaunch l(launch(), views.data(), inputs.size(), outs.data(), outputs.size());
+  cuda::CustomKernelLaunch l(launch(), views.data(), n_kernel_inputs, outs.data(), outputs.size());
   eval_profile::timed("(cuLaunchKernel)",
                       [&] { cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cs, l.args()); });
   cuda::note_pending(stream());

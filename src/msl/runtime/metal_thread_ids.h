@@ -94,4 +94,30 @@ ALLOY_FUNC void fill_thread_ids(ThreadIds& t, const GroupGeometry& g, unsigned l
   fill_thread_ids(t, g, local, linear);
 }
 
+// A whole program's attribute parameter in the type it declares
+// (metal_library): `uint2 gid [[thread_position_in_grid]]` takes x and y,
+// `ushort lane [[thread_index_in_simdgroup]]` the value narrowed.
+template <class T> struct attribute_shape {
+  static constexpr int components = 1;
+  using element = T;
+};
+template <class E, int N> struct attribute_shape<metal::vec<E, N>> {
+  static constexpr int components = N;
+  using element = E;
+};
+
+template <class T> ALLOY_FUNC T attribute_as(metal::uint v) { return T(v); }
+
+template <class T> ALLOY_FUNC T attribute_as(const metal::uint3& v) {
+  using E = typename attribute_shape<T>::element;
+  constexpr int n = attribute_shape<T>::components;
+  if constexpr (n == 1) {
+    return T(v.x);
+  } else if constexpr (n == 2) {
+    return T(E(v.x), E(v.y));
+  } else {
+    return T(E(v.x), E(v.y), E(v.z));
+  }
+}
+
 }  // namespace alloy_msl

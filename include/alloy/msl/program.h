@@ -1,0 +1,58 @@
+// Whole Metal programs (mx.fast.metal_library): the entry points of a
+// complete MSL translation unit and their parameters, as the host binds them.
+// Part of the MSL front end: it knows nothing about arrays.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace alloy::msl {
+
+// One parameter of a kernel entry point, as Metal's host API sees it.
+struct ProgramParam {
+  enum class Role {
+    ReadBuffer,     // `device const T*`, `constant T*`: an array the kernel reads
+    ConstantValue,  // `constant T&`, `device const T&`: one value (setBytes)
+    WriteBuffer,    // `device T*`: an array the kernel writes (an output)
+    Threadgroup,    // `threadgroup T* p [[threadgroup(i)]]` or `threadgroup T p[A][B] [[threadgroup(i)]]`
+    Attribute       // `uint2 gid [[thread_position_in_grid]]`: filled by the launch
+  };
+  Role role = Role::ReadBuffer;
+  std::string name;       // "" when the declaration names none
+  std::string type;       // the element type, concrete, without address space or const: "float4", "half"
+  int index = -1;         // [[buffer(i)]] for buffers and values, [[threadgroup(i)]] for threadgroup memory
+  std::string attribute;  // Attribute: "thread_position_in_grid"
+  // Threadgroup array parameters: the dimensions as written (`32`, `TILE + 1`).
+  std::vector<std::string> array_dims;
+  int line = 0, col = 0;  // of the parameter in the program (file "source")
+};
+
+struct ProgramKernel {
+  std::string name;           // the entry point: the function's name, or its [[host_name]]
+  std::string function;       // the kernel function in the source
+  std::string template_args;  // "<float, Add>" for an explicit instantiation, else ""
+  std::vector<ProgramParam> params;
+  int max_total_threads_per_threadgroup = 0;  // 0: not declared
+  int line = 0;                               // of the definition or instantiation
+};
+
+struct ProgramInfo {
+  std::vector<ProgramKernel> kernels;  // in the order the program declares them
+  // What Apple's compiler would warn about (an unknown attribute it ignores):
+  // each quotes the user's line.
+  std::vector<std::string> warnings;
+};
+
+// Finds the entry points of `source` (a whole program; file "source").
+// Throws CompileError quoting the line for what Apple's compiler refuses: no
+// kernel, two entry points with one name, an attribute parameter of a type
+// Metal does not allow (`uint4 id [[thread_position_in_grid]]`), a parameter
+// the host cannot bind, an explicit instantiation without [[host_name]].
+ProgramInfo parse_program(const std::string& source);
+
+// parse_program, then every check the translation makes of the program and
+// its header (brackets, vector types, included MLX headers), as Apple's
+// compiler makes them when the library is created.
+ProgramInfo check_program(const std::string& source, const std::string& header);
+
+}  // namespace alloy::msl

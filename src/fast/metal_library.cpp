@@ -1,0 +1,440 @@
+// mx.fast.metal_library: a whole Metal program whose kernels are launched by
+// binding parameters by name, as Metal's host API binds buffers by index. A
+// launch checks its arguments against the entry's parameters, finds or
+// translates the variant (per device, dtypes and threadgroup sizes) in the
+// cache metal_kernel uses, and builds the same CustomKernel node.
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "alloy/errors.h"
+#include "alloy/fast.h"
+#include "alloy/msl/program.h"
+#include "alloy/ops.h"
+#include "core/eval_profile.h"
+#include "fast/cuda_plan.h"
+#include "fast/kernel_support.h"
+#include "fast/prepared_launch.h"
+#include "jit/cache.h"
+#include "core/gpu_availability.h"
+#include "primitives/custom_kernel.h"
+
+namespace alloy::fast {
+
+struct MetalLibrary::State {
+  std::string source, header, math_mode;
+  msl::ProgramInfo info;
+  std::string definition_key;  // with the per-call key, keys the variant cache
+};
+
+struct LibraryKernel::State {
+  std::shared_ptr<const MetalLibrary::State> library;
+  const msl::ProgramKernel* kernel;  // inside library->info
+  std::mutex memo_mutex;
+  std::vector<std::pair<std::string, std::shared_ptr<KernelVariant>>> memo;
+};
+
+namespace {
+
+using Role = msl::ProgramParam::Role;
+
+// A parameter's element type as the host sees it: the dtype of the array
+// elements and how many of them one element of the type spans (float4: 4;
+// float3: 4, as Metal aligns it; packed_float3: 3).
+struct ElementType {
+  Dtype dtype;
+  int span = 1;
+};
+
+std::optional<Dtype> msl_scalar(const std::string& s) {
+  static const std::map<std::string, Dtype> aliases = {
+      {"int", Dtype::int32},     {"uint", Dtype::uint32},          {"short", Dtype::int16},
+      {"ushort", Dtype::uint16}, {"char", Dtype::int8},
+      {"uchar", Dtype::uint8},   {"long", Dtype::int64},           {"ulong", Dtype::uint64},
+      {"unsigned int", Dtype::uint32}, {"unsigned", Dtype::uint32}, {"unsigned short", Dtype::uint16},
+      {"unsigned char", Dtype::uint8}, {"uint32_t", Dtype::uint32}, {"size_t", Dtype::uint64},
+      {"atomic_int", Dtype::int32},    {"atomic_uint", Dtype::uint32}, {"atomic_float", Dtype::float32},
+      {"atomic_bool", Dtype::bool_}};
+  if (auto it = aliases.find(s); it != aliases.end()) return it->second;
+  if (s.rfind("atomic<", 0) == 0 && s.back() == '>') return msl_scalar(s.substr(7, s.size() - 8));
+  try {
+    return dtype_from_name(s);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
+// nullopt for a type the host cannot check (a struct of the user's).
+std::optional<ElementType> element_type(const std::string& type) {
+  if (auto d = msl_scalar(type)) return ElementType{*d, 1};
+  std::string t = type;
+  bool packed = t.rfind("packed_", 0) == 0;
+  if (packed) t = t.substr(7);
+  if (t.size() < 2) return std::nullopt;
+  char n = t.back();
+  if (n < '2' || n > '4') return std::nullopt;
+  auto d = msl_scalar(t.substr(0, t.size() - 1));
+  if (!d) return std::nullopt;
+  int lanes = n - '0';
+  return ElementType{*d, (lanes == 3 && !packed) ? 4 : lanes};
+}
+
+std::string dims_text(const Dims3& d) {
+  return "(" + std::to_string(std::get<0>(d)) + ", " + std::to_string(std::get<1>(d)) + ", " +
+         std::to_string(std::get<2>(d)) + ")";
+}
+
+std::string declared(const msl::ProgramParam& p) {
+  switch (p.role) {
+    case Role::ReadBuffer: return "device const " + p.type + "*";
+    case Role::ConstantValue: return "constant " + p.type + "&";
+    case Role::WriteBuffer: return "device " + p.type + "*";
+    case Role::Threadgroup: return "threadgroup " + p.type + (p.array_dims.empty() ? "*" : "[...]");
+    case Role::Attribute: return p.type;
+  }
+  return p.type;
+}
+
+std::string dtype_text(Dtype d) { return std::string("mx.") + dtype_info(d).name; }
+
+// The value of an integral literal dimension; nullopt for an expression.
+std::optional<long> literal_dim(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 0);
+  while (end && (*end == 'u' || *end == 'U')) ++end;
+  if (!end || *end) return std::nullopt;
+  return v;
+}
+
+// An integral number of bytes from a LibraryArg; nullopt when it is not one.
+std::optional<int64_t> integral(const LibraryArg& a) {
+  if (auto* i = std::get_if<int64_t>(&a)) return *i;
+  if (auto* d = std::get_if<double>(&a)) {
+    if (*d == static_cast<double>(static_cast<int64_t>(*d))) return static_cast<int64_t>(*d);
+  }
+  return std::nullopt;
+}
+
+std::string kind_of(const LibraryArg& a) {
+  if (std::holds_alternative<array>(a)) return "an array";
+  if (std::holds_alternative<OutputSpec>(a)) return "an output (shape, dtype)";
+  if (std::holds_alternative<bool>(a)) return "a bool";
+  return "a number";
+}
+
+}  // namespace
+
+// ---- MetalLibrary ----------------------------------------------------------
+
+MetalLibrary metal_library(const std::string& source, const std::string& header, const std::string& math_mode) {
+  if (math_mode != "safe" && math_mode != "relaxed" && math_mode != "fast")
+    throw std::invalid_argument("[metal_library] math_mode must be 'safe', 'relaxed' or 'fast', not '" + math_mode +
+                                "'.");
+  auto s = std::make_shared<MetalLibrary::State>();
+  s->source = source;
+  s->header = header;
+  s->math_mode = math_mode;
+  s->info = msl::check_program(source, header);
+  s->definition_key = "metal_library\x1f" + source + "\x1f" + header + "\x1f" + math_mode;
+  return MetalLibrary(s);
+}
+
+std::vector<std::string> MetalLibrary::kernel_names() const {
+  std::vector<std::string> names;
+  for (const msl::ProgramKernel& k : state_->info.kernels) names.push_back(k.name);
+  return names;
+}
+
+const std::vector<std::string>& MetalLibrary::warnings() const { return state_->info.warnings; }
+
+LibraryKernel MetalLibrary::kernel(const std::string& name) const {
+  for (const msl::ProgramKernel& k : state_->info.kernels) {
+    if (k.name != name) continue;
+    auto ks = std::make_shared<LibraryKernel::State>();
+    ks->library = state_;
+    ks->kernel = &k;
+    return LibraryKernel(ks);
+  }
+  std::string names;
+  for (const msl::ProgramKernel& k : state_->info.kernels) names += (names.empty() ? "'" : ", '") + k.name + "'";
+  throw std::invalid_argument("[metal_library] the library has no kernel '" + name + "'; its kernels are " + names +
+                              ".");
+}
+
+// ---- LibraryKernel ---------------------------------------------------------
+
+const std::string& LibraryKernel::name() const { return state_->kernel->name; }
+
+int LibraryKernel::max_total_threads_per_threadgroup() const {
+  return state_->kernel->max_total_threads_per_threadgroup;
+}
+
+std::vector<std::string> LibraryKernel::output_names() const {
+  std::vector<std::string> names;
+  for (const msl::ProgramParam& p : state_->kernel->params)
+    if (p.role == Role::WriteBuffer) names.push_back(p.name);
+  return names;
+}
+
+std::vector<std::string> LibraryKernel::arg_names() const {
+  std::vector<std::string> names;
+  for (const msl::ProgramParam& p : state_->kernel->params)
+    if (p.role != Role::Attribute) names.push_back(p.name);
+  return names;
+}
+
+std::string LibraryKernel::buffer_name(int index) const {
+  for (const msl::ProgramParam& p : state_->kernel->params) {
+    bool buffer = p.role == Role::ReadBuffer || p.role == Role::WriteBuffer || p.role == Role::ConstantValue;
+    if (buffer && p.index == index) return p.name;
+  }
+  throw std::invalid_argument("[metal_library] kernel '" + name() + "' has no parameter at [[buffer(" +
+                              std::to_string(index) + ")]].");
+}
+
+std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
+  const msl::ProgramKernel& k = *state_->kernel;
+  const MetalLibrary::State& lib = *state_->library;
+  const std::string label = "[metal_library] kernel '" + k.name + "'";
+  auto bad = [&](const std::string& what) { return std::invalid_argument(label + ": " + what); };
+  auto wrong_type = [&](const std::string& what) { return ArgumentTypeError(label + ": " + what); };
+
+  // Arguments by parameter.
+  std::vector<const LibraryArg*> bound(k.params.size(), nullptr);
+  for (const auto& [key, value] : call.args) {
+    size_t i = 0;
+    for (; i < k.params.size(); ++i)
+      if (k.params[i].role != Role::Attribute && k.params[i].name == key) break;
+    if (i == k.params.size()) {
+      std::string names;
+      for (const std::string& n : arg_names()) names += (names.empty() ? "'" : ", '") + n + "'";
+      bool attribute = std::any_of(k.params.begin(), k.params.end(),
+                                   [&](const msl::ProgramParam& p) { return p.role == Role::Attribute && p.name == key; });
+      throw bad(attribute ? "'" + key + "' is a thread-position attribute, filled by the launch; do not pass it."
+                          : "no parameter is named '" + key + "'; the kernel takes " + names + ".");
+    }
+    if (bound[i]) throw bad("'" + key + "' is given twice.");
+    bound[i] = &value;
+  }
+
+  Stream stream = to_stream(call.stream);
+  const bool gpu = stream.device.type == Device::gpu;
+  std::vector<array> inputs, in_out_sources;
+  std::vector<Shape> out_shapes;
+  std::vector<Dtype> out_dtypes;
+  std::vector<int> from_input;
+  std::vector<msl::ParamSpec> in_specs, out_specs;
+  std::vector<unsigned> tg_bytes;
+  std::string call_key(1, gpu ? 'g' : 'c');
+
+  auto check_size = [&](const msl::ProgramParam& p, const ElementType& e, size_t size) {
+    if (size % e.span != 0)
+      throw bad("parameter '" + p.name + "' (" + declared(p) + ") takes " + std::to_string(e.span) + " " +
+                dtype_info(e.dtype).name + " elements per " + p.type + ", but the array has " +
+                std::to_string(size) + " elements, which " + std::to_string(e.span) + " does not divide.");
+  };
+  auto check_dtype = [&](const msl::ProgramParam& p, const ElementType& e, Dtype d) {
+    if (d != e.dtype)
+      throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes " + dtype_text(e.dtype) +
+                       " elements; got " + dtype_text(d) + ".");
+  };
+  auto spec_of = [](const msl::ProgramParam& p, Dtype d, bool scalar, size_t position) {
+    msl::ParamSpec s;
+    s.name = p.name.empty() ? "buffer" + std::to_string(position) : p.name;
+    s.type = dtype_info(d).msl_name;
+    s.is_scalar = scalar;
+    return s;
+  };
+
+  // Reads (buffers and values) first, in parameter order: the glue's inputs.
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const msl::ProgramParam& p = k.params[i];
+    if (p.role == Role::Attribute) continue;
+    if (!bound[i])
+      throw bad("missing argument '" + p.name + "' (" + declared(p) + (p.role == Role::Threadgroup ? ": its size in bytes" : "") + ").");
+    const LibraryArg& a = *bound[i];
+    const std::optional<ElementType> e = element_type(p.type);
+    if (p.role == Role::ReadBuffer) {
+      const array* arr = std::get_if<array>(&a);
+      if (!arr) throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes an array, not " + kind_of(a) + ".");
+      if (e) {
+        check_dtype(p, *e, arr->dtype());
+        check_size(p, *e, arr->size());
+      }
+      inputs.push_back(*arr);
+      in_specs.push_back(spec_of(p, arr->dtype(), false, i));
+    } else if (p.role == Role::ConstantValue) {
+      if (const array* arr = std::get_if<array>(&a)) {
+        if (e && arr->size() != static_cast<size_t>(e->span))
+          throw bad("parameter '" + p.name + "' (" + declared(p) + ") takes one " + p.type + "; the array has " +
+                    std::to_string(arr->size()) + " elements.");
+        array v = e && arr->dtype() != e->dtype ? astype(*arr, e->dtype, stream) : *arr;
+        inputs.push_back(v);
+        in_specs.push_back(spec_of(p, v.dtype(), true, i));
+      } else if (std::holds_alternative<OutputSpec>(a)) {
+        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes a number or a 0-d array, not " +
+                         kind_of(a) + ".");
+      } else {
+        if (!e || e->span != 1)
+          throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes an array holding its " + p.type +
+                           " value; a number converts only to a scalar type.");
+        double v = std::holds_alternative<bool>(a)    ? (std::get<bool>(a) ? 1.0 : 0.0)
+                   : std::holds_alternative<int64_t>(a) ? static_cast<double>(std::get<int64_t>(a))
+                                                        : std::get<double>(a);
+        array scalar = std::holds_alternative<int64_t>(a) ? array(std::get<int64_t>(a), e->dtype) : array(v, e->dtype);
+        inputs.push_back(scalar);
+        in_specs.push_back(spec_of(p, e->dtype, true, i));
+      }
+    }
+  }
+  // Then the outputs, and threadgroup memory.
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const msl::ProgramParam& p = k.params[i];
+    const std::optional<ElementType> e = element_type(p.type);
+    if (p.role == Role::WriteBuffer) {
+      const LibraryArg& a = *bound[i];
+      if (const OutputSpec* o = std::get_if<OutputSpec>(&a)) {
+        size_t size = 1;
+        for (int d : o->shape) {
+          if (d < 0) throw bad("output '" + p.name + "' has a negative dimension.");
+          size *= static_cast<size_t>(d);
+        }
+        if (e) {
+          check_dtype(p, *e, o->dtype);
+          check_size(p, *e, size);
+        }
+        out_shapes.push_back(o->shape);
+        out_dtypes.push_back(o->dtype);
+        from_input.push_back(-1);
+      } else if (const array* arr = std::get_if<array>(&a)) {
+        if (e) {
+          check_dtype(p, *e, arr->dtype());
+          check_size(p, *e, arr->size());
+        }
+        out_shapes.push_back(arr->shape());
+        out_dtypes.push_back(arr->dtype());
+        from_input.push_back(-2 - static_cast<int>(in_out_sources.size()));  // fixed up below
+        in_out_sources.push_back(*arr);
+      } else {
+        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") is written by the kernel: pass "
+                         "(shape, dtype) for a fresh output or an array it starts from, not " + kind_of(a) + ".");
+      }
+      out_specs.push_back(spec_of(p, out_dtypes.back(), false, i));
+    } else if (p.role == Role::Threadgroup) {
+      std::optional<int64_t> bytes = integral(*bound[i]);
+      if (!bytes || std::holds_alternative<bool>(*bound[i]) || *bytes < 0)
+        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes its size in bytes (an int >= 0), "
+                         "as setThreadgroupMemoryLength does; got " + kind_of(*bound[i]) + ".");
+      if (!p.array_dims.empty() && e) {
+        std::optional<long> count = 1;
+        for (const std::string& d : p.array_dims) {
+          auto v = literal_dim(d);
+          count = (count && v) ? std::optional<long>(*count * *v) : std::nullopt;
+        }
+        const int64_t need = count ? *count * static_cast<int64_t>(e->span * size_of(e->dtype)) : 0;
+        if (count && *bytes < need)
+          throw bad("parameter '" + p.name + "' (threadgroup " + p.type + " " + p.name + "[" + p.array_dims[0] +
+                    "]...) needs " + std::to_string(need) + " bytes of threadgroup memory; the launch gives " +
+                    std::to_string(*bytes) + ".");
+      }
+      tg_bytes.push_back(static_cast<unsigned>(*bytes));
+    }
+  }
+  const size_t n_kernel_inputs = inputs.size();
+  for (int& f : from_input)
+    if (f <= -2) f = static_cast<int>(n_kernel_inputs) + (-2 - f);
+  inputs.insert(inputs.end(), in_out_sources.begin(), in_out_sources.end());
+
+  // Geometry.
+  std::array<int, 3> g{std::get<0>(call.grid), std::get<1>(call.grid), std::get<2>(call.grid)};
+  std::array<int, 3> t{std::get<0>(call.threadgroup), std::get<1>(call.threadgroup), std::get<2>(call.threadgroup)};
+  for (int i = 0; i < 3; ++i) {
+    if (g[i] <= 0) throw bad("grid " + dims_text(call.grid) + " must be positive in every dimension.");
+    if (t[i] <= 0) throw bad("threadgroup " + dims_text(call.threadgroup) + " must be positive in every dimension.");
+  }
+  const size_t threads = static_cast<size_t>(t[0]) * t[1] * t[2];
+  if (k.max_total_threads_per_threadgroup > 0 && threads > static_cast<size_t>(k.max_total_threads_per_threadgroup))
+    throw bad("threadgroup " + dims_text(call.threadgroup) + " has " + std::to_string(threads) +
+              " threads; the kernel declares [[max_total_threads_per_threadgroup(" +
+              std::to_string(k.max_total_threads_per_threadgroup) + ")]].");
+  if (threads > kMaxThreadsPerThreadgroup)
+    throw bad("threadgroup " + dims_text(call.threadgroup) + " has " + std::to_string(threads) +
+              " threads; the limit is " + std::to_string(kMaxThreadsPerThreadgroup) + ".");
+  std::array<unsigned, 3> grid{}, tg{};
+  for (int i = 0; i < 3; ++i) {
+    uint64_t n = call.dispatch == Dispatch::Threadgroups ? uint64_t(g[i]) * t[i] : uint64_t(g[i]);
+    if (n > 0xffffffffull) throw bad("grid " + dims_text(call.grid) + " has more than 2^32 threads in a dimension.");
+    grid[i] = static_cast<unsigned>(n);
+    // dispatchThreads clamps the threadgroup to the grid, as metal_kernel does.
+    tg[i] = static_cast<unsigned>(std::min<uint64_t>(t[i], grid[i]));
+  }
+
+  // The variant: per device, dtypes and threadgroup sizes.
+  for (const msl::ParamSpec& s : in_specs) {
+    call_key += s.is_scalar ? 's' : 'd';
+    call_key += s.type;
+    call_key += ',';
+  }
+  call_key += '|';
+  for (const msl::ParamSpec& s : out_specs) call_key += s.type + ",";
+  call_key += '|';
+  for (unsigned b : tg_bytes) call_key += std::to_string(b) + ",";
+
+  std::shared_ptr<KernelVariant> variant;
+  {
+    std::lock_guard<std::mutex> lock(state_->memo_mutex);
+    for (auto& [key, v] : state_->memo)
+      if (key == call_key) variant = v;
+  }
+  const msl::Target target = gpu ? msl::Target::Cuda : msl::Target::Cpp;
+  if (!variant) {
+    variant = variant_cache().get(lib.definition_key + "\x1d" + k.name + "\x1d" + call_key, [&] {
+      auto v = std::make_shared<KernelVariant>();
+      msl::KernelSpec& spec = v->spec;
+      spec.name = k.name;
+      spec.program_entry = k.name;
+      spec.source = lib.source;
+      spec.header = lib.header;
+      spec.math_mode = lib.math_mode;
+      spec.inputs = in_specs;
+      spec.outputs = out_specs;
+      spec.threadgroup_bytes = tg_bytes;
+      if (target == msl::Target::Cuda) {
+        // Built by an earlier process: its launch plan needs no translation.
+        if (jit::Cache::Bytes b = jit::Cache::global().find(cuda_plan_key(spec, gpu_arch()))) {
+          if (auto plan = decode_plan(*b)) {
+            v->cuda_plan = std::make_shared<const CudaLaunchPlan>(std::move(*plan));
+            return v;
+          }
+        }
+      }
+      eval_profile::timed("(translate MSL)", [&] { v->translated = msl::translate(spec, target); });
+      if (target == msl::Target::Cpp) check_cuda_translation(spec);
+      return v;
+    });
+    std::lock_guard<std::mutex> lock(state_->memo_mutex);
+    state_->memo.emplace_back(call_key, variant);
+  }
+  if (call.verbose) {
+    const msl::TranslatedKernel& tr =
+        variant->translated.source.empty() ? msl::translate(variant->spec, target) : variant->translated;
+    std::cout << msl::translate(variant->spec, msl::Target::Metal).source << "\n"
+              << "// ---- translated for " << (gpu ? "CUDA" : "the CPU") << " ----\n"
+              << tr.source << std::endl;
+  }
+
+  const double timeout = launch_timeout(call.timeout, gpu, label);
+  if (out_shapes.empty()) return {};  // nothing observable to compute
+  PreparedLaunch p{std::move(variant), grid, tg, std::nullopt, /*ensure_row_contiguous=*/true, 0, timeout,
+                   std::move(from_input)};
+  auto prim = std::make_shared<CustomKernel>(stream, std::move(p));
+  return array::make_arrays(out_shapes, out_dtypes, prim, inputs);
+}
+
+}  // namespace alloy::fast

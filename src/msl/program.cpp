@@ -1,0 +1,407 @@
+// Entry points of a whole Metal program, found on tokens: `kernel void f(...)`
+// definitions at program scope, and explicit instantiations
+// `template [[host_name("f_f32")]] kernel void f<float>(...);` of templated
+// kernels (whose parameter names and attributes come from the definition,
+// their types from the instantiation).
+#include "alloy/msl/program.h"
+
+#include <map>
+#include <set>
+
+#include "alloy/msl/translate.h"
+#include "msl/builtins.h"
+#include "msl/lexer.h"
+#include "msl/source_text.h"
+
+namespace alloy::msl {
+namespace {
+
+constexpr std::string_view kWhere = "metal_library";
+
+using Tokens = std::vector<Token>;
+
+bool opens(const Token& t) { return t.is_punct("(") || t.is_punct("[") || t.is_punct("{") || t.is_punct("[["); }
+bool closes(const Token& t) { return t.is_punct(")") || t.is_punct("]") || t.is_punct("}") || t.is_punct("]]"); }
+
+// The index of the token closing the bracket opened at `open`.
+std::size_t matching(const Tokens& toks, std::size_t open) {
+  int depth = 0;
+  for (std::size_t k = open; k < toks.size(); ++k) {
+    if (opens(toks[k])) ++depth;
+    if (closes(toks[k]) && --depth == 0) return k;
+  }
+  return toks.size();
+}
+
+// The `>` closing the `<` at `open` (parentheses skipped); toks.size() when none.
+std::size_t closing_angle(const Tokens& toks, std::size_t open) {
+  int angles = 0, parens = 0;
+  for (std::size_t k = open; k < toks.size(); ++k) {
+    const Token& t = toks[k];
+    if (t.is_punct("(")) ++parens;
+    if (t.is_punct(")")) --parens;
+    if (parens > 0) continue;
+    if (t.is_punct("<")) ++angles;
+    if (t.is_punct(">")) --angles;
+    if (t.is_punct(">>")) angles -= 2;
+    if (angles <= 0) return angles == 0 ? k : toks.size();
+  }
+  return toks.size();
+}
+
+std::string join(const Tokens& toks, std::size_t b, std::size_t e) {
+  std::string s;
+  for (std::size_t k = b; k < e; ++k) {
+    const Token& t = toks[k];
+    bool tight = t.is_punct("::") || t.is_punct("<") || t.is_punct(">") || t.is_punct(",") || t.is_punct("*") ||
+                 t.is_punct("&") || (k > b && (toks[k - 1].is_punct("::") || toks[k - 1].is_punct("<")));
+    if (!s.empty() && !tight) s += ' ';
+    if (t.is_punct(",")) {
+      s += ", ";
+      continue;
+    }
+    s += t.text;
+  }
+  return s;
+}
+
+bool is_address_space(const Token& t) {
+  return t.is_ident("device") || t.is_ident("constant") || t.is_ident("threadgroup") || t.is_ident("thread") ||
+         t.is_ident("threadgroup_imageblock") || t.is_ident("ray_data") || t.is_ident("object_data");
+}
+
+bool is_qualifier(const Token& t) {
+  return is_address_space(t) || t.is_ident("const") || t.is_ident("volatile") || t.is_ident("restrict");
+}
+
+// What the program's attributes `[[...]]` before a kernel say.
+struct KernelAttributes {
+  std::string host_name;
+  int max_threads = 0;
+};
+
+class Parser {
+ public:
+  explicit Parser(const std::string& source) : text_(source), lexed_(lex_text(source, "source")) {
+    for (const Token& t : lexed_.tokens)
+      if (t.kind != TokenKind::Directive) toks_.push_back(t);
+  }
+
+  ProgramInfo run() {
+    std::map<std::string, ProgramKernel> templates;  // templated kernel definitions by function name
+    int braces = 0;
+    for (std::size_t i = 0; i < toks_.size(); ++i) {
+      const Token& t = toks_[i];
+      if (t.is_punct("{")) ++braces;
+      if (t.is_punct("}")) --braces;
+      if (braces > 0 && t.is_punct("[[")) warn_statement_attribute(i);
+      if (braces != 0 || !t.is_ident("kernel")) continue;
+      i = kernel_at(i, templates);
+    }
+    if (info_.kernels.empty()) {
+      std::string msg = "the program declares no kernel: an entry point is `kernel void name(...)`";
+      if (!templates.empty())
+        msg += " (templated kernels need an explicit instantiation: `template [[host_name(\"" +
+               templates.begin()->first + "_f32\")]] kernel void " + templates.begin()->first + "<float>(...);`)";
+      throw_compile_error(kWhere, "source", text_, 1, 0, msg);
+    }
+    std::map<std::string, int> seen;
+    for (const ProgramKernel& k : info_.kernels) {
+      auto [it, fresh] = seen.emplace(k.name, k.line);
+      if (!fresh)
+        throw_compile_error(kWhere, "source", text_, k.line, 0,
+                            "two kernels are named '" + k.name + "' (the first at line " +
+                                std::to_string(it->second) + "); entry point names must be unique");
+    }
+    return std::move(info_);
+  }
+
+ private:
+  [[noreturn]] void fail(const Token& at, const std::string& what) const {
+    throw_compile_error(kWhere, "source", text_, at.line, at.col, what);
+  }
+
+  // `[[unroll]]` and other attributes Metal does not know, on statements:
+  // Apple's compiler warns and ignores them, and so do we.
+  void warn_statement_attribute(std::size_t i) {
+    if (i + 1 >= toks_.size() || toks_[i + 1].kind != TokenKind::Identifier) return;
+    static const std::set<std::string> known = {"likely", "unlikely", "fallthrough", "maybe_unused", "nodiscard",
+                                                "assume", "clang"};
+    const Token& name = toks_[i + 1];
+    if (known.count(name.text)) return;
+    std::string hint = name.is("unroll") ? "; to unroll a loop write `#pragma unroll` on the line before it" : "";
+    info_.warnings.push_back("source:" + std::to_string(name.line) + ":" + std::to_string(name.col) +
+                             ": warning: unknown attribute '" + name.text + "' ignored" + hint + "\n" +
+                             quote_line(text_, name.line, name.col));
+  }
+
+  // Reads the attributes `[[...]]` ending just before token `end`, walking
+  // back; returns the index of the first token of them all.
+  std::size_t attributes_before(std::size_t end, KernelAttributes& a) const {
+    std::size_t k = end;
+    while (k > 0 && toks_[k - 1].is_punct("]]")) {
+      std::size_t open = k - 1;
+      while (open > 0 && !toks_[open].is_punct("[[")) --open;
+      for (std::size_t j = open + 1; j + 1 < k; ++j) {
+        const Token& t = toks_[j];
+        if (t.is_ident("host_name") && j + 2 < k && toks_[j + 2].kind == TokenKind::String) {
+          const std::string& s = toks_[j + 2].text;
+          a.host_name = s.size() >= 2 ? s.substr(1, s.size() - 2) : s;
+        }
+        if (t.is_ident("max_total_threads_per_threadgroup") && j + 2 < k &&
+            toks_[j + 2].kind == TokenKind::Number)
+          a.max_threads = std::stoi(toks_[j + 2].text, nullptr, 0);
+      }
+      k = open;
+    }
+    return k;
+  }
+
+  // The kernel whose `kernel` keyword is at `i`: returns the index of its last token.
+  std::size_t kernel_at(std::size_t i, std::map<std::string, ProgramKernel>& templates) {
+    KernelAttributes attrs;
+    std::size_t first = attributes_before(i, attrs);
+    // `template <...>` before: a templated definition; a bare `template`: an
+    // explicit instantiation.
+    bool is_template = false, is_instantiation = false;
+    if (first > 0 && toks_[first - 1].is_ident("template")) {
+      is_instantiation = true;
+    } else if (first > 0 && toks_[first - 1].is_punct(">")) {
+      std::size_t k = first - 1;
+      int angles = 0;
+      for (;; --k) {
+        if (toks_[k].is_punct(">")) ++angles;
+        if (toks_[k].is_punct(">>")) angles += 2;
+        if (toks_[k].is_punct("<") && --angles == 0) break;
+        if (k == 0) break;
+      }
+      if (k > 0 && toks_[k - 1].is_ident("template")) is_template = true;
+    }
+    std::size_t j = i + 1;
+    if (j >= toks_.size() || !toks_[j].is_ident("void")) fail(toks_[i], "a kernel must return void");
+    ++j;
+    if (j >= toks_.size() || toks_[j].kind != TokenKind::Identifier) fail(toks_[i], "the kernel needs a name");
+    const Token& name = toks_[j++];
+    std::string targs;
+    if (j < toks_.size() && toks_[j].is_punct("<")) {
+      std::size_t close = closing_angle(toks_, j);
+      if (close >= toks_.size()) fail(toks_[j], "unclosed template argument list");
+      targs = "<" + join(toks_, j + 1, close) + ">";
+      j = close + 1;
+    }
+    if (j >= toks_.size() || !toks_[j].is_punct("(")) fail(name, "expected the parameter list of kernel '" + name.text + "'");
+    std::size_t close = matching(toks_, j);
+    std::vector<ProgramParam> params = parameters(j + 1, close, /*types_only=*/is_instantiation);
+    std::size_t end = close + 1;
+    while (end < toks_.size() && !toks_[end].is_punct("{") && !toks_[end].is_punct(";")) ++end;
+    if (end >= toks_.size()) fail(name, "kernel '" + name.text + "' has no body");
+    std::size_t last = toks_[end].is_punct("{") ? matching(toks_, end) : end;
+
+    ProgramKernel k;
+    k.function = name.text;
+    k.line = toks_[i].line;
+    k.max_total_threads_per_threadgroup = attrs.max_threads;
+    if (is_instantiation) {
+      if (attrs.host_name.empty())
+        fail(toks_[i], "an explicit instantiation of kernel '" + name.text +
+                           "' needs a name: `template [[host_name(\"" + name.text + "_f32\")]] kernel void ...`");
+      auto def = templates.find(name.text);
+      if (def == templates.end())
+        fail(name, "'" + name.text + "' is instantiated but no templated kernel of that name is defined before it");
+      if (def->second.params.size() != params.size())
+        fail(name, "the instantiation has " + std::to_string(params.size()) + " parameters; kernel '" + name.text +
+                       "' has " + std::to_string(def->second.params.size()));
+      k.name = attrs.host_name;
+      k.template_args = targs;
+      k.max_total_threads_per_threadgroup =
+          attrs.max_threads ? attrs.max_threads : def->second.max_total_threads_per_threadgroup;
+      // Names, roles and indices from the definition; concrete types here.
+      k.params = def->second.params;
+      for (std::size_t p = 0; p < params.size(); ++p) {
+        k.params[p].type = params[p].type;
+        if (k.params[p].role == ProgramParam::Role::Attribute) check_attribute_type(k.params[p]);
+      }
+      info_.kernels.push_back(std::move(k));
+      return last;
+    }
+    k.params = std::move(params);
+    if (is_template) {
+      if (!toks_[end].is_punct("{")) return last;  // a declaration
+      templates[name.text] = std::move(k);
+      return last;
+    }
+    if (!toks_[end].is_punct("{")) return last;  // a declaration of a kernel defined elsewhere
+    for (const ProgramParam& p : k.params)
+      if (p.role == ProgramParam::Role::Attribute) check_attribute_type(p);
+    k.name = attrs.host_name.empty() ? name.text : attrs.host_name;
+    info_.kernels.push_back(std::move(k));
+    return last;
+  }
+
+  // Parameters between tokens [b, e), split at top-level commas.
+  // `types_only`: an explicit instantiation's list, which repeats the types
+  // (names and attributes are the definition's).
+  std::vector<ProgramParam> parameters(std::size_t b, std::size_t e, bool types_only) {
+    std::vector<ProgramParam> out;
+    std::size_t start = b;
+    int depth = 0, angles = 0;
+    for (std::size_t k = b; k <= e; ++k) {
+      if (k < e) {
+        const Token& t = toks_[k];
+        if (opens(t)) ++depth;
+        if (closes(t)) --depth;
+        if (t.is_punct("<")) ++angles;
+        if (t.is_punct(">")) --angles;
+        if (t.is_punct(">>")) angles -= 2;
+        if (!(t.is_punct(",") && depth == 0 && angles <= 0)) continue;
+      }
+      if (k > start) out.push_back(parameter(start, k, types_only));
+      start = k + 1;
+    }
+    // Metal numbers buffers without [[buffer(i)]] after the ones before them.
+    int next_buffer = 0, next_tg = 0;
+    for (ProgramParam& p : out) {
+      int& next = p.role == ProgramParam::Role::Threadgroup ? next_tg : next_buffer;
+      if (p.role == ProgramParam::Role::Attribute) continue;
+      if (p.index < 0) p.index = next;
+      next = p.index + 1;
+    }
+    return out;
+  }
+
+  ProgramParam parameter(std::size_t b, std::size_t e, bool types_only) {
+    ProgramParam p;
+    p.line = toks_[b].line;
+    p.col = toks_[b].col;
+    // Trailing attributes.
+    std::size_t end = e;
+    std::vector<std::pair<std::size_t, std::size_t>> attrs;
+    while (end > b && toks_[end - 1].is_punct("]]")) {
+      std::size_t open = end - 1;
+      while (open > b && !toks_[open].is_punct("[[")) --open;
+      attrs.emplace_back(open + 1, end - 1);
+      end = open;
+    }
+    // Array dimensions: `tile[32][33]`.
+    while (end > b && toks_[end - 1].is_punct("]")) {
+      std::size_t open = end - 1;
+      int depth = 0;
+      for (;; --open) {
+        if (toks_[open].is_punct("]")) ++depth;
+        if (toks_[open].is_punct("[") && --depth == 0) break;
+        if (open == b) break;
+      }
+      p.array_dims.insert(p.array_dims.begin(), join(toks_, open + 1, end - 1));
+      end = open;
+    }
+    // The name: the last identifier, unless what is left before it would be
+    // qualifiers only (`const uint` names nothing).
+    std::size_t type_end = end;
+    if (end > b + 1 && toks_[end - 1].kind == TokenKind::Identifier && !toks_[end - 2].is_punct("::")) {
+      bool only_qualifiers = true;
+      for (std::size_t k = b; k + 1 < end; ++k) only_qualifiers = only_qualifiers && is_qualifier(toks_[k]);
+      if (!only_qualifiers) {
+        p.name = toks_[end - 1].text;
+        type_end = end - 1;
+      }
+    }
+    std::string space;
+    bool is_const = false, pointer = false, reference = false;
+    Tokens type;
+    int angles = 0;
+    for (std::size_t k = b; k < type_end; ++k) {
+      const Token& t = toks_[k];
+      if (t.is_punct("<")) ++angles;
+      if (t.is_punct(">")) --angles;
+      if (angles == 0 && is_address_space(t)) {
+        space = t.text;
+        continue;
+      }
+      if (angles == 0 && (t.is_ident("const") || t.is_ident("volatile") || t.is_ident("restrict"))) {
+        is_const = is_const || t.is_ident("const");
+        continue;
+      }
+      if (angles == 0 && k + 1 == type_end && (t.is_punct("*") || t.is_punct("&"))) {
+        (t.is_punct("*") ? pointer : reference) = true;
+        continue;
+      }
+      type.push_back(t);
+    }
+    p.type = join(type, 0, type.size());
+    if (p.type.rfind("metal::", 0) == 0) p.type = p.type.substr(7);
+    if (types_only) return p;
+
+    const Token& at = toks_[b];
+    std::string what = p.name.empty() ? "a parameter" : "parameter '" + p.name + "'";
+    for (auto [ab, ae] : attrs) {
+      if (ab >= ae || toks_[ab].kind != TokenKind::Identifier) continue;
+      const Token& a = toks_[ab];
+      auto number = [&]() {
+        if (ab + 2 >= ae || toks_[ab + 2].kind != TokenKind::Number) fail(a, "expected [[" + a.text + "(index)]]");
+        return std::stoi(toks_[ab + 2].text, nullptr, 0);
+      };
+      if (a.is("buffer")) {
+        p.index = number();
+      } else if (a.is("threadgroup")) {
+        p.index = number();
+      } else if (find_attribute(a.text)) {
+        p.attribute = a.text;
+      } else if (a.is("texture") || a.is("sampler") || a.is("stage_in") || a.is("visible_function_table") ||
+                 a.is("intersection_function_table") || a.is("instance_acceleration_structure")) {
+        fail(a, what + ": [[" + a.text + "]] parameters are not supported (only buffers, values, threadgroup "
+                       "memory and thread-position attributes)");
+      } else {
+        fail(a, what + ": unknown attribute [[" + a.text + "]] on a kernel parameter");
+      }
+    }
+    using R = ProgramParam::Role;
+    if (!p.attribute.empty()) {
+      p.role = R::Attribute;
+    } else if (space == "threadgroup") {
+      if (!pointer && p.array_dims.empty())
+        fail(at, what + ": threadgroup memory is passed as a pointer (`threadgroup T* p [[threadgroup(i)]]`) "
+                        "or an array");
+      p.role = R::Threadgroup;
+    } else if (pointer) {
+      if (space != "device" && space != "constant")
+        fail(at, what + ": a buffer pointer must say `device` or `constant`");
+      p.role = (space == "constant" || is_const) ? R::ReadBuffer : R::WriteBuffer;
+    } else if (reference) {
+      if (space != "constant" && !(space == "device" && is_const))
+        fail(at, what + ": a reference parameter must be `constant T&` or `device const T&` (a value the host "
+                        "sets); a `device T&` the kernel writes is not supported, use `device T*`");
+      p.role = R::ConstantValue;
+    } else if (space.empty() && p.array_dims.empty()) {
+      fail(at, what + " of type '" + p.type + "' needs an address space (`device`/`constant` pointer or "
+                      "reference) or a thread-position attribute such as [[thread_position_in_grid]]");
+    } else {
+      fail(at, what + ": a kernel parameter in the " + space + " address space must be a pointer or a reference");
+    }
+    return p;
+  }
+
+  // Metal allows these types for its thread-position attributes: uint or
+  // ushort for one value, up to 3 components for positions and sizes.
+  void check_attribute_type(const ProgramParam& p) const {
+    const AttributeInfo* info = find_attribute(p.attribute);
+    bool vector = std::string_view(info->type) == "uint3";
+    static const std::set<std::string> scalars = {"uint", "ushort", "uint32_t", "uint16_t", "unsigned int",
+                                                  "unsigned short"};
+    static const std::set<std::string> vectors = {"uint2", "uint3", "ushort2", "ushort3"};
+    if (scalars.count(p.type) || (vector && vectors.count(p.type))) return;
+    std::string valid = vector ? "uint, uint2 or uint3 (or ushort, ushort2, ushort3)" : "uint (or ushort)";
+    throw_compile_error(kWhere, "source", text_, p.line, p.col,
+                        "type '" + p.type + "' is not valid for [[" + p.attribute + "]]: write " + valid);
+  }
+
+  const std::string& text_;
+  LexedText lexed_;
+  Tokens toks_;
+  ProgramInfo info_;
+};
+
+}  // namespace
+
+ProgramInfo parse_program(const std::string& source) { return Parser(source).run(); }
+
+}  // namespace alloy::msl
