@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "alloy/msl/program.h"
 #include "msl/builtins.h"
 #include "msl/token_rules.h"
 
@@ -54,11 +55,23 @@ Analysis analyze(const KernelSpec& spec, const LexedKernel& lexed) {
   Analysis a;
   if (!spec.program_entry.empty()) {
     // A whole program: its parameters say what it is passed (no shapes, no
-    // generated attributes). Whether the entry synchronises is decided over
-    // the whole program, as for a header; threadgroup parameters count too.
+    // generated attributes). Whether the entry synchronises is decided on
+    // its own body and everything outside the other kernels' bodies (the
+    // helpers it may call); threadgroup parameters count too.
     a.uses_shape = a.uses_strides = a.uses_ndim = std::vector<bool>(spec.inputs.size(), false);
-    a.uses_sync = uses_sync(body) || uses_sync(header) || !spec.threadgroup_bytes.empty();
-    a.uses_atomics = uses_atomics(body) || uses_atomics(header);
+    const ProgramInfo info = parse_program(spec.source);
+    std::size_t own_begin = 0, own_end = 0;
+    for (const ProgramKernel& k : info.kernels)
+      if (k.name == spec.program_entry) own_begin = k.body_begin, own_end = k.body_end;
+    std::vector<Token> reachable;
+    for (const Token& t : body) {
+      bool other = false;
+      for (const ProgramKernel& k : info.kernels)
+        other = other || (t.begin >= k.body_begin && t.begin < k.body_end && k.body_begin != own_begin);
+      if (!other || (t.begin >= own_begin && t.begin < own_end)) reachable.push_back(t);
+    }
+    a.uses_sync = uses_sync(reachable) || uses_sync(header) || !spec.threadgroup_bytes.empty();
+    a.uses_atomics = uses_atomics(reachable) || uses_atomics(header);
     for (const IncludedFile& f : lexed.includes) {
       a.uses_sync = a.uses_sync || uses_sync(f.lexed.code);
       a.uses_atomics = a.uses_atomics || uses_atomics(f.lexed.code);

@@ -54,7 +54,8 @@ std::string join(const Tokens& toks, std::size_t b, std::size_t e) {
   for (std::size_t k = b; k < e; ++k) {
     const Token& t = toks[k];
     bool tight = t.is_punct("::") || t.is_punct("<") || t.is_punct(">") || t.is_punct(",") || t.is_punct("*") ||
-                 t.is_punct("&") || (k > b && (toks[k - 1].is_punct("::") || toks[k - 1].is_punct("<")));
+                 t.is_punct("&") ||
+                 (k > b && (toks[k - 1].is_punct("::") || toks[k - 1].is_punct("<") || toks[k - 1].is_punct(",")));
     if (!s.empty() && !tight) s += ' ';
     if (t.is_punct(",")) {
       s += ", ";
@@ -91,10 +92,15 @@ class Parser {
     std::map<std::string, ProgramKernel> templates;  // templated kernel definitions by function name
     int braces = 0;
     for (std::size_t i = 0; i < toks_.size(); ++i) {
+      if (toks_[i].is_punct("{")) ++braces;
+      if (toks_[i].is_punct("}")) --braces;
+      if (braces > 0 && toks_[i].is_punct("[[")) warn_statement_attribute(i);
+    }
+    braces = 0;
+    for (std::size_t i = 0; i < toks_.size(); ++i) {
       const Token& t = toks_[i];
       if (t.is_punct("{")) ++braces;
       if (t.is_punct("}")) --braces;
-      if (braces > 0 && t.is_punct("[[")) warn_statement_attribute(i);
       if (braces != 0 || !t.is_ident("kernel")) continue;
       i = kernel_at(i, templates);
     }
@@ -198,6 +204,10 @@ class Parser {
     std::size_t last = toks_[end].is_punct("{") ? matching(toks_, end) : end;
 
     ProgramKernel k;
+    if (toks_[end].is_punct("{")) {
+      k.body_begin = toks_[end].begin;
+      k.body_end = toks_[last].end;
+    }
     k.function = name.text;
     k.line = toks_[i].line;
     k.max_total_threads_per_threadgroup = attrs.max_threads;
@@ -213,6 +223,8 @@ class Parser {
                        "' has " + std::to_string(def->second.params.size()));
       k.name = attrs.host_name;
       k.template_args = targs;
+      k.body_begin = def->second.body_begin;
+      k.body_end = def->second.body_end;
       k.max_total_threads_per_threadgroup =
           attrs.max_threads ? attrs.max_threads : def->second.max_total_threads_per_threadgroup;
       // Names, roles and indices from the definition; concrete types here.

@@ -3,6 +3,7 @@
 // Part of the MSL front end: it knows nothing about arrays.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct ProgramKernel {
   std::vector<ProgramParam> params;
   int max_total_threads_per_threadgroup = 0;  // 0: not declared
   int line = 0;                               // of the definition or instantiation
+  // Byte offsets in the source of the body's `{` and one past its `}` (an
+  // instantiation's are its template's).
+  std::size_t body_begin = 0, body_end = 0;
 };
 
 struct ProgramInfo {
