@@ -486,11 +486,16 @@ ALLOY_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& m, U* dst, ulon
                : dst[(origin.y + r) * elements_per_row + origin.x + c]) = U(m.e_[j]);
   }
 }
-template <class T, int C, int R>
-ALLOY_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<T, 8, R>& a,
-                                              const simdgroup_matrix<T, C, 8>& b, const simdgroup_matrix<T, C, R>& c,
+// The operands may differ in type (half inputs into a float accumulator), as
+// in Metal and MLX's steel GEMM.
+template <class T, class TA, class TB, class TC, int C, int R>
+ALLOY_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<TA, 8, R>& a,
+                                              const simdgroup_matrix<TB, C, 8>& b, const simdgroup_matrix<TC, C, R>& c,
                                               ALLOY_SYNC_SITE) {
-  struct operands { vec<T, 2> a, b; };
+  struct operands {
+    vec<TA, 2> a;
+    vec<TB, 2> b;
+  };
   auto e = alloy_msl::cpu::detail::exchange(operands{a.e_, b.e_}, site, "simdgroup_multiply_accumulate");
   float A[8][8] = {}, B[8][8] = {};
   for (unsigned l = 0; l < 32; ++l) {
@@ -511,9 +516,9 @@ ALLOY_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<T, C, R>& d, cons
   }
   d.e_ = out;
 }
-template <class T, int C, int R>
-ALLOY_FUNC void simdgroup_multiply(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<T, 8, R>& a,
-                                   const simdgroup_matrix<T, C, 8>& b, ALLOY_SYNC_SITE) {
+template <class T, class TA, class TB, int C, int R>
+ALLOY_FUNC void simdgroup_multiply(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<TA, 8, R>& a,
+                                   const simdgroup_matrix<TB, C, 8>& b, ALLOY_SYNC_SITE) {
   simdgroup_multiply_accumulate(d, a, b, make_filled_simdgroup_matrix<T, C, R>(T(0)), site);
 }
 
