@@ -40,13 +40,24 @@ cp /tmp/build/plugin_mlx/*.so /tmp/pkg/alloy/mlx/ 2>/dev/null
 export PYTHONPATH=/tmp/pkg:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
-all_steps="cpp_jit cpp_core cpp_msl pytest_gpu bench host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
+all_steps="cpp_jit cpp_core cpp_msl pytest_gpu guide bench host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
 steps=" ${STEPS:-$all_steps} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 want cpp_jit && step cpp_jit jit.log .gpu/alloy_jit_tests
 want cpp_core && step cpp_core core.log env ALLOY_TEST_DEVICE=gpu .gpu/alloy_core_tests
 want cpp_msl && step cpp_msl msl.log .gpu/alloy_msl_tests
 want pytest_gpu && step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/python}
+# The guide's kernels through metal_library (examples/guide), each checked and timed.
+guide_all() {
+  local rc=0
+  for f in examples/guide/*.py; do
+    [ "$(basename "$f")" = guide_common.py ] && continue
+    python3 "$f" gpu || rc=1
+  done
+  echo "guide drivers: $([ $rc = 0 ] && echo passed || echo failed)"
+  return $rc
+}
+want guide && step guide guide.log guide_all
 want bench && step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
 want host && step host host.log python3 benchmarks/host_cost_gpu.py
 want host && step host_cpp host_cpp.log .gpu/alloy_host_cost

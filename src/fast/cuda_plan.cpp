@@ -71,7 +71,11 @@ std::string cuda_plan_key(const msl::KernelSpec& spec, const std::string& arch) 
       .add("header", spec.header)
       .add("atomic_outputs", spec.atomic_outputs ? "1" : "0")
       .add("dialect", std::to_string(static_cast<int>(spec.dialect)))
-      .add("threadgroup_storage", std::to_string(static_cast<int>(spec.threadgroup_storage)));
+      .add("threadgroup_storage", std::to_string(static_cast<int>(spec.threadgroup_storage)))
+      .add("program_entry", spec.program_entry);
+  // A program's threadgroup parameters size the launch's dynamic shared
+  // memory (the plan's dynamic_threadgroup), not the code.
+  for (unsigned b : spec.threadgroup_bytes) key.add("threadgroup_bytes", std::to_string(b));
   for (const auto& p : spec.inputs) key.add("input", param_text(p));
   for (const auto& p : spec.outputs) key.add("output", param_text(p));
   for (const auto& t : spec.template_args) key.add("template", t.name + "|" + std::to_string(t.kind) + "|" + t.value);

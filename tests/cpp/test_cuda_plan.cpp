@@ -79,6 +79,14 @@ TEST(CudaPlan, KeyFollowsWhatChangesTheCode) {
   EXPECT_TRUE(differs([](msl::KernelSpec& s) {
     s.threadgroup_storage = msl::KernelSpec::ThreadgroupStorage::Dynamic;
   }));
+  // metal_library: the entry, and the threadgroup memory its launch gives
+  // (which the plan carries as dynamic shared memory).
+  EXPECT_TRUE(differs([](msl::KernelSpec& s) { s.program_entry = "k"; }));
+  EXPECT_TRUE(differs([](msl::KernelSpec& s) { s.threadgroup_bytes = {256}; }));
+  msl::KernelSpec a = spec(), b = spec();
+  a.threadgroup_bytes = {256};
+  b.threadgroup_bytes = {1024};
+  EXPECT_NE(cuda_plan_key(a, "sm_90"), cuda_plan_key(b, "sm_90"));
 }
 
 }  // namespace
