@@ -105,6 +105,21 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
                                             : "[metal_library] kernel '" + spec.program_entry + "'");
 }
 
+void translate_variant(KernelVariant& v, msl::Target target) {
+  if (target == msl::Target::Cuda) {
+    // Built by an earlier process: its launch plan needs no translation.
+    if (jit::Cache::Bytes bytes = jit::Cache::global().find(cuda_plan_key(v.spec, gpu_arch()))) {
+      if (auto plan = decode_plan(*bytes)) {
+        v.cuda_plan = std::make_shared<const CudaLaunchPlan>(std::move(*plan));
+        return;
+      }
+    }
+  }
+  // Front-end errors surface here, at the call.
+  eval_profile::timed("(translate MSL)", [&] { v.translated = msl::translate(v.spec, target); });
+  if (target == msl::Target::Cpp) check_cuda_translation(v.spec);  // Metal code runs on the CPU only here
+}
+
 // $ALLOY_KERNEL_TIMEOUT: the seconds any CPU launch may run (unset: no limit).
 static double default_timeout() {
   static const double t = [] {
@@ -164,18 +179,7 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
       spec.outputs.push_back(p);
     }
     for (auto& [n, val] : call.template_args) spec.template_args.push_back(to_msl_template(n, val));
-    if (target == msl::Target::Cuda) {
-      // Built by an earlier process: its launch plan needs no translation.
-      if (jit::Cache::Bytes bytes = jit::Cache::global().find(cuda_plan_key(spec, gpu_arch()))) {
-        if (auto plan = decode_plan(*bytes)) {
-          v->cuda_plan = std::make_shared<const CudaLaunchPlan>(std::move(*plan));
-          return v;
-        }
-      }
-    }
-    // Front-end errors surface here, at the call.
-    eval_profile::timed("(translate MSL)", [&] { v->translated = msl::translate(spec, target); });
-    if (target == msl::Target::Cpp) check_cuda_translation(spec);  // Metal bodies only run on the CPU
+    translate_variant(*v, target);
     return v;
   });
 

@@ -23,6 +23,11 @@ KernelVariantCache& variant_cache();
 // without a GPU still catch CUDA translation errors of every kernel they run.
 void check_cuda_translation(const msl::KernelSpec& spec);
 
+// Fills a new variant from its spec: for CUDA, the launch plan an earlier
+// process stored (no translation needed), else the translation for
+// `target`. Front-end errors surface here, at the call.
+void translate_variant(KernelVariant& v, msl::Target target);
+
 // The seconds a launch may run: `requested`, else $ALLOY_KERNEL_TIMEOUT on
 // the CPU; 0 for no limit. GPU launches take no timeout= yet (an error
 // naming `label`, as does a non-positive value).

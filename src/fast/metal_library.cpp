@@ -16,12 +16,8 @@
 #include "alloy/fast.h"
 #include "alloy/msl/program.h"
 #include "alloy/ops.h"
-#include "core/eval_profile.h"
-#include "fast/cuda_plan.h"
 #include "fast/kernel_support.h"
 #include "fast/prepared_launch.h"
-#include "jit/cache.h"
-#include "core/gpu_availability.h"
 #include "primitives/custom_kernel.h"
 
 namespace alloy::fast {
@@ -405,17 +401,7 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
       spec.inputs = in_specs;
       spec.outputs = out_specs;
       spec.threadgroup_bytes = tg_bytes;
-      if (target == msl::Target::Cuda) {
-        // Built by an earlier process: its launch plan needs no translation.
-        if (jit::Cache::Bytes b = jit::Cache::global().find(cuda_plan_key(spec, gpu_arch()))) {
-          if (auto plan = decode_plan(*b)) {
-            v->cuda_plan = std::make_shared<const CudaLaunchPlan>(std::move(*plan));
-            return v;
-          }
-        }
-      }
-      eval_profile::timed("(translate MSL)", [&] { v->translated = msl::translate(spec, target); });
-      if (target == msl::Target::Cpp) check_cuda_translation(spec);
+      translate_variant(*v, target);
       return v;
     });
     std::lock_guard<std::mutex> lock(state_->memo_mutex);

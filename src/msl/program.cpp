@@ -12,6 +12,7 @@
 #include "msl/builtins.h"
 #include "msl/lexer.h"
 #include "msl/source_text.h"
+#include "msl/token_rules.h"
 
 namespace alloy::msl {
 namespace {
@@ -20,8 +21,8 @@ constexpr std::string_view kWhere = "metal_library";
 
 using Tokens = std::vector<Token>;
 
-bool opens(const Token& t) { return t.is_punct("(") || t.is_punct("[") || t.is_punct("{") || t.is_punct("[["); }
-bool closes(const Token& t) { return t.is_punct(")") || t.is_punct("]") || t.is_punct("}") || t.is_punct("]]"); }
+bool opens(const Token& t) { return opens_bracket(t); }
+bool closes(const Token& t) { return closes_bracket(t); }
 
 // The index of the token closing the bracket opened at `open`.
 std::size_t matching(const Tokens& toks, std::size_t open) {
@@ -29,22 +30,6 @@ std::size_t matching(const Tokens& toks, std::size_t open) {
   for (std::size_t k = open; k < toks.size(); ++k) {
     if (opens(toks[k])) ++depth;
     if (closes(toks[k]) && --depth == 0) return k;
-  }
-  return toks.size();
-}
-
-// The `>` closing the `<` at `open` (parentheses skipped); toks.size() when none.
-std::size_t closing_angle(const Tokens& toks, std::size_t open) {
-  int angles = 0, parens = 0;
-  for (std::size_t k = open; k < toks.size(); ++k) {
-    const Token& t = toks[k];
-    if (t.is_punct("(")) ++parens;
-    if (t.is_punct(")")) --parens;
-    if (parens > 0) continue;
-    if (t.is_punct("<")) ++angles;
-    if (t.is_punct(">")) --angles;
-    if (t.is_punct(">>")) angles -= 2;
-    if (angles <= 0) return angles == 0 ? k : toks.size();
   }
   return toks.size();
 }
@@ -191,7 +176,7 @@ class Parser {
     std::string targs;
     if (j < toks_.size() && toks_[j].is_punct("<")) {
       std::size_t close = closing_angle(toks_, j);
-      if (close >= toks_.size()) fail(toks_[j], "unclosed template argument list");
+      if (close == 0) fail(toks_[j], "unclosed template argument list");
       targs = "<" + join(toks_, j + 1, close) + ">";
       j = close + 1;
     }

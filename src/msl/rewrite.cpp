@@ -65,8 +65,8 @@ bool is_literal_arm(const std::vector<Token>& toks, std::size_t b, std::size_t e
   return e == b + 1 && toks[b].kind == TokenKind::Number;
 }
 
-bool opens(const Token& t) { return t.is_punct("(") || t.is_punct("[") || t.is_punct("{") || t.is_punct("[["); }
-bool closes(const Token& t) { return t.is_punct(")") || t.is_punct("]") || t.is_punct("}") || t.is_punct("]]"); }
+bool opens(const Token& t) { return opens_bracket(t); }
+bool closes(const Token& t) { return closes_bracket(t); }
 
 // The `:` of the conditional whose `?` is at q; 0 when not found.
 std::size_t colon_of(const std::vector<Token>& toks, std::size_t q) {
@@ -334,23 +334,6 @@ class Rewriter {
     if (b == std::string::npos) return false;
     std::string_view rest = std::string_view(t.text).substr(b);
     return rest.substr(0, 4) == "once" || rest.substr(0, 5) == "METAL";
-  }
-
-  // The index of the `>` closing the `<` at `open`; 0 when none.
-  static std::size_t closing_angle(const std::vector<Token>& toks, std::size_t open) {
-    int angles = 0, parens = 0;
-    for (std::size_t k = open; k < toks.size(); ++k) {
-      const Token& t = toks[k];
-      if (t.is_punct("(")) ++parens;
-      if (t.is_punct(")")) --parens;
-      if (parens > 0) continue;
-      if (t.is_punct("<")) ++angles;
-      if (t.is_punct(">")) --angles;
-      if (t.is_punct(">>")) angles -= 2;
-      if (angles <= 0) return angles == 0 ? k : 0;
-      if (t.is_punct(";") || t.is_punct("{")) return 0;
-    }
-    return 0;
   }
 
   // `template <class T> struct pointer_element<threadgroup T*> {...};` after

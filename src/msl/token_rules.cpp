@@ -42,4 +42,27 @@ bool declares_threadgroup_storage(const std::vector<Token>& toks, std::size_t i)
          !declares_pointer(toks, i);
 }
 
+bool opens_bracket(const Token& t) {
+  return t.is_punct("(") || t.is_punct("[") || t.is_punct("{") || t.is_punct("[[");
+}
+bool closes_bracket(const Token& t) {
+  return t.is_punct(")") || t.is_punct("]") || t.is_punct("}") || t.is_punct("]]");
+}
+
+std::size_t closing_angle(const std::vector<Token>& toks, std::size_t open) {
+  int angles = 0, parens = 0;
+  for (std::size_t k = open; k < toks.size(); ++k) {
+    const Token& t = toks[k];
+    if (t.is_punct("(")) ++parens;
+    if (t.is_punct(")")) --parens;
+    if (parens > 0) continue;
+    if (t.is_punct("<")) ++angles;
+    if (t.is_punct(">")) --angles;
+    if (t.is_punct(">>")) angles -= 2;
+    if (angles <= 0) return angles == 0 ? k : 0;
+    if (t.is_punct(";") || t.is_punct("{")) return 0;
+  }
+  return 0;
+}
+
 }  // namespace alloy::msl

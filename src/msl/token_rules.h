@@ -23,4 +23,12 @@ bool declares_pointer(const std::vector<Token>& toks, std::size_t i);
 // a type in a parameter or cast).
 bool declares_threadgroup_storage(const std::vector<Token>& toks, std::size_t i);
 
+// `(`, `[`, `{`, `[[` / their closers.
+bool opens_bracket(const Token& t);
+bool closes_bracket(const Token& t);
+
+// The index of the `>` closing the `<` at `open` (parentheses skipped); 0
+// when there is none before a `;` or `{`.
+std::size_t closing_angle(const std::vector<Token>& toks, std::size_t open);
+
 }  // namespace alloy::msl
