@@ -18,6 +18,8 @@ class Allocator {
  public:
   virtual ~Allocator() = default;
   virtual Buffer malloc(size_t size) = 0;
+  // MLX's older name for malloc (C++ extensions written against it call it).
+  Buffer malloc_or_wait(size_t size) { return malloc(size); }
   virtual void free(Buffer b) = 0;
   virtual size_t active_memory() const = 0;
   virtual size_t peak_memory() const = 0;
@@ -31,6 +33,9 @@ class Allocator {
 };
 
 Allocator& allocator(Device d);
+// The allocator of the device whose primitive this thread is evaluating
+// (a custom Primitive's eval_gpu gets GPU memory), else the default device's.
+Allocator& allocator();
 
 size_t get_active_memory();
 size_t get_peak_memory();

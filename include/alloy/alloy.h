@@ -17,6 +17,8 @@
 #include "alloy/ops_sort.h"
 #include "alloy/ops_quant.h"
 #include "alloy/linalg.h"
+#include "alloy/metal.h"
+#include "alloy/primitive.h"
 #include "alloy/transforms.h"
 #if __has_include("alloy/random.h")
 #include "alloy/random.h"

@@ -101,6 +101,7 @@ class array {
   const std::shared_ptr<Data>& data_shared_ptr() const { return desc_->data; }
   const Buffer& buffer() const { return desc_->data->buffer; }
   int64_t offset() const { return desc_->offset; }  // in elements
+  int64_t data_offset() const { return offset(); }  // MLX's name for offset()
   void* raw_data() const { return desc_->data_ptr; }
   template <typename T>
   T* data() const { return static_cast<T*>(desc_->data_ptr); }

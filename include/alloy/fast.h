@@ -133,6 +133,7 @@ class LibraryKernel {
 
   struct State;
   explicit LibraryKernel(std::shared_ptr<State> s) : state_(std::move(s)) {}
+  State& state() const { return *state_; }  // for the host API's command encoder (alloy/metal.h)
 
  private:
   std::shared_ptr<State> state_;

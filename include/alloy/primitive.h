@@ -21,7 +21,9 @@ class Primitive {
   const Stream& stream() const { return stream_; }
   Device device() const { return stream_.device; }
 
-  virtual const char* name() const = 0;
+  // Names the primitive in messages; extensions written for MLX (which has no
+  // such method) get a generic one.
+  virtual const char* name() const { return "CustomPrimitive"; }
 
   // Compute `outputs` (already shaped and typed) from evaluated `inputs`.
   virtual void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) = 0;

@@ -1,4 +1,5 @@
 #include "alloy/allocator.h"
+#include "core/streams.h"
 
 #include <mutex>
 #include <stdexcept>
@@ -17,6 +18,11 @@ Allocator& allocator(Device d) {
   Allocator* g = gpu_allocator();
   if (!g) throw std::runtime_error("[allocator] no GPU is available.");
   return *g;
+}
+
+Allocator& allocator() {
+  const Device* d = evaluating_device();
+  return allocator(d ? *d : default_device());
 }
 
 namespace {

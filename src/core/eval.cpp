@@ -140,7 +140,19 @@ array to_host(const array& a) {
   return inputs_on_host({e})[0];
 }
 
+namespace {
+thread_local const Device* t_evaluating = nullptr;
+}  // namespace
+
+const Device* evaluating_device() { return t_evaluating; }
+
 void eval_primitive(Primitive& p, const std::vector<array>& inputs, std::vector<array>& outputs) {
+  // allocator() without a device answers for this primitive's device meanwhile.
+  struct Evaluating {
+    const Device* saved;
+    explicit Evaluating(const Device* d) : saved(t_evaluating) { t_evaluating = d; }
+    ~Evaluating() { t_evaluating = saved; }
+  } evaluating(&p.stream().device);
   // Inputs already on the primitive's device are passed as they are.
   if (p.device().type == Device::cpu) {
     if (all_on(inputs, Device::cpu)) {

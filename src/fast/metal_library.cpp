@@ -17,6 +17,7 @@
 #include "alloy/msl/program.h"
 #include "alloy/ops.h"
 #include "fast/kernel_support.h"
+#include "fast/library_launch.h"
 #include "fast/prepared_launch.h"
 #include "primitives/custom_kernel.h"
 
@@ -165,6 +166,89 @@ LibraryKernel MetalLibrary::kernel(const std::string& name) const {
 
 // ---- LibraryKernel ---------------------------------------------------------
 
+static PreparedLaunch prepare_library_launch(LibraryKernel::State& st, const std::vector<msl::ParamSpec>& in_specs,
+                                      const std::vector<msl::ParamSpec>& out_specs,
+                                      const std::vector<unsigned>& tg_bytes, const Dims3& grid_in,
+                                      const Dims3& threadgroup_in, Dispatch dispatch, bool gpu, bool verbose,
+                                      const std::optional<double>& requested_timeout) {
+  const msl::ProgramKernel& k = *st.kernel;
+  const MetalLibrary::State& lib = *st.library;
+  const std::string label = "[metal_library] kernel '" + k.name + "'";
+  auto bad = [&](const std::string& what) { return std::invalid_argument(label + ": " + what); };
+  const msl::Target target = gpu ? msl::Target::Cuda : msl::Target::Cpp;
+  std::string call_key(1, gpu ? 'g' : 'c');
+  // Geometry.
+  std::array<int, 3> g{std::get<0>(grid_in), std::get<1>(grid_in), std::get<2>(grid_in)};
+  std::array<int, 3> t{std::get<0>(threadgroup_in), std::get<1>(threadgroup_in), std::get<2>(threadgroup_in)};
+  for (int i = 0; i < 3; ++i) {
+    if (g[i] <= 0) throw bad("grid " + dims_text(grid_in) + " must be positive in every dimension.");
+    if (t[i] <= 0) throw bad("threadgroup " + dims_text(threadgroup_in) + " must be positive in every dimension.");
+  }
+  const size_t threads = static_cast<size_t>(t[0]) * t[1] * t[2];
+  if (k.max_total_threads_per_threadgroup > 0 && threads > static_cast<size_t>(k.max_total_threads_per_threadgroup))
+    throw bad("threadgroup " + dims_text(threadgroup_in) + " has " + std::to_string(threads) +
+              " threads; the kernel declares [[max_total_threads_per_threadgroup(" +
+              std::to_string(k.max_total_threads_per_threadgroup) + ")]].");
+  if (threads > kMaxThreadsPerThreadgroup)
+    throw bad("threadgroup " + dims_text(threadgroup_in) + " has " + std::to_string(threads) +
+              " threads; the limit is " + std::to_string(kMaxThreadsPerThreadgroup) + ".");
+  std::array<unsigned, 3> grid{}, tg{};
+  for (int i = 0; i < 3; ++i) {
+    uint64_t n = dispatch == Dispatch::Threadgroups ? uint64_t(g[i]) * t[i] : uint64_t(g[i]);
+    if (n > 0xffffffffull) throw bad("grid " + dims_text(grid_in) + " has more than 2^32 threads in a dimension.");
+    grid[i] = static_cast<unsigned>(n);
+    // dispatchThreads clamps the threadgroup to the grid, as metal_kernel does.
+    tg[i] = static_cast<unsigned>(std::min<uint64_t>(t[i], grid[i]));
+  }
+
+  // The variant: per device, dtypes and threadgroup sizes.
+  for (const msl::ParamSpec& s : in_specs) {
+    call_key += s.is_scalar ? 's' : 'd';
+    call_key += s.type;
+    call_key += ',';
+  }
+  call_key += '|';
+  for (const msl::ParamSpec& s : out_specs) call_key += s.type + ",";
+  call_key += '|';
+  for (unsigned b : tg_bytes) call_key += std::to_string(b) + ",";
+
+  std::shared_ptr<KernelVariant> variant;
+  {
+    std::lock_guard<std::mutex> lock(st.memo_mutex);
+    for (auto& [key, v] : st.memo)
+      if (key == call_key) variant = v;
+  }
+  if (!variant) {
+    variant = variant_cache().get(lib.definition_key + "\x1d" + k.name + "\x1d" + call_key, [&] {
+      auto v = std::make_shared<KernelVariant>();
+      msl::KernelSpec& spec = v->spec;
+      spec.name = k.name;
+      spec.program_entry = k.name;
+      spec.source = lib.source;
+      spec.header = lib.header;
+      spec.math_mode = lib.math_mode;
+      spec.inputs = in_specs;
+      spec.outputs = out_specs;
+      spec.threadgroup_bytes = tg_bytes;
+      translate_variant(*v, target);
+      return v;
+    });
+    std::lock_guard<std::mutex> lock(st.memo_mutex);
+    st.memo.emplace_back(call_key, variant);
+  }
+
+  if (verbose) {
+    const msl::TranslatedKernel& tr =
+        variant->translated.source.empty() ? msl::translate(variant->spec, target) : variant->translated;
+    std::cout << msl::translate(variant->spec, msl::Target::Metal).source << "\n"
+              << "// ---- translated for " << (gpu ? "CUDA" : "the CPU") << " ----\n"
+              << tr.source << std::endl;
+  }
+  const double timeout = launch_timeout(requested_timeout, gpu, label);
+  return PreparedLaunch{std::move(variant), grid, tg, std::nullopt, /*ensure_row_contiguous=*/true, 0, timeout, {}};
+}
+
+
 const std::string& LibraryKernel::name() const { return state_->kernel->name; }
 
 int LibraryKernel::max_total_threads_per_threadgroup() const {
@@ -227,7 +311,6 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
   std::vector<int> from_input;
   std::vector<msl::ParamSpec> in_specs, out_specs;
   std::vector<unsigned> tg_bytes;
-  std::string call_key(1, gpu ? 'g' : 'c');
 
   auto check_size = [&](const msl::ProgramParam& p, const ElementType& e, size_t size) {
     if (size % e.span != 0)
@@ -347,80 +430,31 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
     if (f <= -2) f = static_cast<int>(n_kernel_inputs) + (-2 - f);
   inputs.insert(inputs.end(), in_out_sources.begin(), in_out_sources.end());
 
-  // Geometry.
-  std::array<int, 3> g{std::get<0>(call.grid), std::get<1>(call.grid), std::get<2>(call.grid)};
-  std::array<int, 3> t{std::get<0>(call.threadgroup), std::get<1>(call.threadgroup), std::get<2>(call.threadgroup)};
-  for (int i = 0; i < 3; ++i) {
-    if (g[i] <= 0) throw bad("grid " + dims_text(call.grid) + " must be positive in every dimension.");
-    if (t[i] <= 0) throw bad("threadgroup " + dims_text(call.threadgroup) + " must be positive in every dimension.");
-  }
-  const size_t threads = static_cast<size_t>(t[0]) * t[1] * t[2];
-  if (k.max_total_threads_per_threadgroup > 0 && threads > static_cast<size_t>(k.max_total_threads_per_threadgroup))
-    throw bad("threadgroup " + dims_text(call.threadgroup) + " has " + std::to_string(threads) +
-              " threads; the kernel declares [[max_total_threads_per_threadgroup(" +
-              std::to_string(k.max_total_threads_per_threadgroup) + ")]].");
-  if (threads > kMaxThreadsPerThreadgroup)
-    throw bad("threadgroup " + dims_text(call.threadgroup) + " has " + std::to_string(threads) +
-              " threads; the limit is " + std::to_string(kMaxThreadsPerThreadgroup) + ".");
-  std::array<unsigned, 3> grid{}, tg{};
-  for (int i = 0; i < 3; ++i) {
-    uint64_t n = call.dispatch == Dispatch::Threadgroups ? uint64_t(g[i]) * t[i] : uint64_t(g[i]);
-    if (n > 0xffffffffull) throw bad("grid " + dims_text(call.grid) + " has more than 2^32 threads in a dimension.");
-    grid[i] = static_cast<unsigned>(n);
-    // dispatchThreads clamps the threadgroup to the grid, as metal_kernel does.
-    tg[i] = static_cast<unsigned>(std::min<uint64_t>(t[i], grid[i]));
-  }
-
-  // The variant: per device, dtypes and threadgroup sizes.
-  for (const msl::ParamSpec& s : in_specs) {
-    call_key += s.is_scalar ? 's' : 'd';
-    call_key += s.type;
-    call_key += ',';
-  }
-  call_key += '|';
-  for (const msl::ParamSpec& s : out_specs) call_key += s.type + ",";
-  call_key += '|';
-  for (unsigned b : tg_bytes) call_key += std::to_string(b) + ",";
-
-  std::shared_ptr<KernelVariant> variant;
-  {
-    std::lock_guard<std::mutex> lock(state_->memo_mutex);
-    for (auto& [key, v] : state_->memo)
-      if (key == call_key) variant = v;
-  }
-  const msl::Target target = gpu ? msl::Target::Cuda : msl::Target::Cpp;
-  if (!variant) {
-    variant = variant_cache().get(lib.definition_key + "\x1d" + k.name + "\x1d" + call_key, [&] {
-      auto v = std::make_shared<KernelVariant>();
-      msl::KernelSpec& spec = v->spec;
-      spec.name = k.name;
-      spec.program_entry = k.name;
-      spec.source = lib.source;
-      spec.header = lib.header;
-      spec.math_mode = lib.math_mode;
-      spec.inputs = in_specs;
-      spec.outputs = out_specs;
-      spec.threadgroup_bytes = tg_bytes;
-      translate_variant(*v, target);
-      return v;
-    });
-    std::lock_guard<std::mutex> lock(state_->memo_mutex);
-    state_->memo.emplace_back(call_key, variant);
-  }
-  if (call.verbose) {
-    const msl::TranslatedKernel& tr =
-        variant->translated.source.empty() ? msl::translate(variant->spec, target) : variant->translated;
-    std::cout << msl::translate(variant->spec, msl::Target::Metal).source << "\n"
-              << "// ---- translated for " << (gpu ? "CUDA" : "the CPU") << " ----\n"
-              << tr.source << std::endl;
-  }
-
-  const double timeout = launch_timeout(call.timeout, gpu, label);
+  PreparedLaunch p = prepare_library_launch(*state_, in_specs, out_specs, tg_bytes, call.grid, call.threadgroup,
+                                            call.dispatch, gpu, call.verbose, call.timeout);
   if (out_shapes.empty()) return {};  // nothing observable to compute
-  PreparedLaunch p{std::move(variant), grid, tg, std::nullopt, /*ensure_row_contiguous=*/true, 0, timeout,
-                   std::move(from_input)};
+  p.output_from_input = std::move(from_input);
   auto prim = std::make_shared<CustomKernel>(stream, std::move(p));
   return array::make_arrays(out_shapes, out_dtypes, prim, inputs);
+}
+const msl::ProgramKernel& program_kernel(const LibraryKernel& k) { return *k.state().kernel; }
+
+PreparedLaunch prepare_encoded_launch(const LibraryKernel& k, const std::vector<unsigned>& threadgroup_bytes,
+                                      const Dims3& grid, const Dims3& threadgroup, Dispatch dispatch, bool gpu) {
+  std::vector<msl::ParamSpec> in_specs, out_specs;
+  const msl::ProgramKernel& pk = program_kernel(k);
+  for (size_t i = 0; i < pk.params.size(); ++i) {
+    const msl::ProgramParam& p = pk.params[i];
+    if (p.role != Role::ReadBuffer && p.role != Role::ConstantValue && p.role != Role::WriteBuffer) continue;
+    msl::ParamSpec s;
+    s.name = p.name.empty() ? "buffer" + std::to_string(i) : p.name;
+    const std::optional<ElementType> e = element_type(p.type);
+    s.type = e ? dtype_info(e->dtype).msl_name : "uint8_t";
+    s.is_scalar = p.role == Role::ConstantValue;
+    (p.role == Role::WriteBuffer ? out_specs : in_specs).push_back(s);
+  }
+  return prepare_library_launch(k.state(), in_specs, out_specs, threadgroup_bytes, grid, threadgroup, dispatch, gpu,
+                                /*verbose=*/false, std::nullopt);
 }
 
 }  // namespace alloy::fast

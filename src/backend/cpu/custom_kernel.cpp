@@ -77,6 +77,13 @@ OperandTables::OperandTables(size_t n_inputs, size_t n_outputs) : n_inputs_(n_in
   }
 }
 
+void run_encoded(const fast::PreparedLaunch& p, const std::vector<void*>& inputs, const std::vector<void*>& outputs) {
+  OperandTables tables(inputs.size(), outputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) tables.set_input(i, inputs[i], nullptr, nullptr, 0);
+  for (size_t j = 0; j < outputs.size(); ++j) tables.set_output(j, outputs[j]);
+  run_custom_kernel(*p.variant, tables.view(), p.grid, p.threadgroup, p.timeout);
+}
+
 void fill_elements(void* p, size_t n, Dtype d, double value) {
   const size_t w = size_of(d);
   if (value == 0.0) {

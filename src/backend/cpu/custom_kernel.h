@@ -9,6 +9,7 @@
 
 #include "alloy/dtype.h"
 #include "fast/kernel_cache.h"
+#include "fast/prepared_launch.h"
 
 namespace alloy::cpu {
 
@@ -66,6 +67,10 @@ void compile_custom_kernel(fast::KernelVariant& v);
 // A `timeout` > 0 stops the launch after that many seconds (KernelTimeout).
 void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, const std::array<unsigned, 3>& grid,
                        const std::array<unsigned, 3>& threadgroup, double timeout = 0);
+
+// A prepared launch on raw host buffers (the host API's command encoder,
+// alloy/metal.h): inputs then outputs in the glue's order.
+void run_encoded(const fast::PreparedLaunch& p, const std::vector<void*>& inputs, const std::vector<void*>& outputs);
 
 // Sets n elements of dtype d at p to `value` (a kernel's init_value).
 void fill_elements(void* p, size_t n, Dtype d, double value);

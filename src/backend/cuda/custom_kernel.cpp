@@ -211,6 +211,16 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
   prepare_shared_memory(v, *bin, shared_bytes);
 }
 
+void run_encoded(const fast::PreparedLaunch& p, const std::vector<void*>& inputs, const std::vector<void*>& outputs,
+                 const Stream& s) {
+  ArgBuffer<KernelInput, 8> views;
+  views.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) views[i] = {inputs[i], nullptr, nullptr, 0};
+  CustomKernelLaunch l(p, views.data(), inputs.size(), outputs.data(), outputs.size());
+  cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cached_stream(s), l.args());
+  note_pending(s);
+}
+
 uint64_t fill_bits(double value, Dtype d) {
   uint64_t bits = 0;
   char one[16];

@@ -88,6 +88,11 @@ struct FillLaunch {
   void* args_[4];
 };
 
+// A prepared launch on raw device buffers, issued on stream `s` (the host
+// API's command encoder, alloy/metal.h): inputs then outputs in the glue's order.
+void run_encoded(const fast::PreparedLaunch& p, const std::vector<void*>& inputs, const std::vector<void*>& outputs,
+                 const Stream& s);
+
 // The bit pattern of `value` in dtype d (at most 8 bytes), for FillLaunch.
 uint64_t fill_bits(double value, Dtype d);
 
