@@ -79,6 +79,7 @@ test-example:
 	cmake -S examples/cpp -B build/example -G Ninja -DCMAKE_PREFIX_PATH=$(CURDIR)/build/install >/dev/null
 	cmake --build build/example
 	LD_LIBRARY_PATH=$(CURDIR)/build/install/lib build/example/metal_exp
+	LD_LIBRARY_PATH=$(CURDIR)/build/install/lib build/example/metal_cpp_vector_add
 	# The guide's ScaledELU: a C++ extension with its own Primitive, built out of tree.
 	cmake -S examples/extensions/scaled_elu -B build/ext_scaled_elu -G Ninja \
 	  -DCMAKE_PREFIX_PATH=$(CURDIR)/build/install -DPython_EXECUTABLE=$(CURDIR)/$(PY) >/dev/null

@@ -40,7 +40,7 @@ cp /tmp/build/plugin_mlx/*.so /tmp/pkg/alloy/mlx/ 2>/dev/null
 export PYTHONPATH=/tmp/pkg:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
-all_steps="cpp_jit cpp_core cpp_msl pytest_gpu guide bench host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
+all_steps="cpp_jit cpp_core cpp_msl pytest_gpu guide extension bench host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
 steps=" ${STEPS:-$all_steps} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 want cpp_jit && step cpp_jit jit.log .gpu/alloy_jit_tests
@@ -58,6 +58,18 @@ guide_all() {
   return $rc
 }
 want guide && step guide guide.log guide_all
+# The guide's ScaledELU C++ extension (examples/extensions) and metal-cpp host
+# program (examples/cpp), built against the
+# installed Alloy that carry ["build/install"] brings (make test-example makes it).
+extension_check() {
+  [ -d build/install ] || { echo "build/install missing: carry it"; return 1; }
+  cmake -S examples/extensions/scaled_elu -B /tmp/ext_scaled_elu -G Ninja -DCMAKE_PREFIX_PATH="$root/build/install" \
+    -DPython_EXECUTABLE="$(command -v python3)" && cmake --build /tmp/ext_scaled_elu &&
+    SCALED_ELU_MODULE_DIR=/tmp/ext_scaled_elu python3 -m pytest -q -p no:cacheprovider -v examples/extensions/scaled_elu &&
+    cmake -S examples/cpp -B /tmp/example_cpp -G Ninja -DCMAKE_PREFIX_PATH="$root/build/install" &&
+    cmake --build /tmp/example_cpp && /tmp/example_cpp/metal_exp && /tmp/example_cpp/metal_cpp_vector_add
+}
+want extension && step extension extension.log extension_check
 want bench && step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
 want host && step host host.log python3 benchmarks/host_cost_gpu.py
 want host && step host_cpp host_cpp.log .gpu/alloy_host_cost

@@ -111,6 +111,12 @@ class Device {
   std::map<int, CommandEncoder> encoders_;
 };
 
+// Memory the host and the device's kernels use at one address, as Metal's
+// shared storage mode gives (metal-cpp's newBuffer): CUDA managed memory on
+// the GPU, host memory on the CPU. Freed with free_shared.
+Buffer allocate_shared(size_t bytes, alloy::Device d);
+void free_shared(const Buffer& b);
+
 // The device of a stream (or a device); one per device for the process.
 Device& device(alloy::Device d);
 inline Device& device(const Stream& s) { return device(s.device); }

@@ -69,6 +69,7 @@ Loaded load() {
   bind(lib, a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing);
   bind(lib, a.cuMemGetInfo, {"cuMemGetInfo_v2"}, missing);
   bind(lib, a.cuMemAlloc, {"cuMemAlloc_v2"}, missing);
+  bind(lib, a.cuMemAllocManaged, {"cuMemAllocManaged"}, missing);
   bind(lib, a.cuMemFree, {"cuMemFree_v2"}, missing);
   bind(lib, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing);
   bind(lib, a.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing);

@@ -71,6 +71,7 @@ struct Api {
   CUresult (*cuEventElapsedTime)(float* ms, CUevent start, CUevent end);
   CUresult (*cuMemGetInfo)(size_t* free_bytes, size_t* total_bytes);
   CUresult (*cuMemAlloc)(CUdeviceptr* ptr, size_t bytes);
+  CUresult (*cuMemAllocManaged)(CUdeviceptr* ptr, size_t bytes, unsigned flags);  // metal-cpp's shared buffers
   CUresult (*cuMemFree)(CUdeviceptr ptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void* src, size_t bytes);
   CUresult (*cuMemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes);

@@ -3,6 +3,8 @@
 // its index-bound buffers into a prepared launch on the stream's backend.
 #include "alloy/metal.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,6 +12,7 @@
 
 #include "backend/cpu/custom_kernel.h"
 #include "backend/cuda/custom_kernel.h"
+#include "backend/cuda/device.h"
 #include "core/streams.h"
 #include "fast/library_launch.h"
 
@@ -29,6 +32,32 @@ std::string read_program(const std::string& path) {
 constexpr size_t kMaxBytes = 4096;
 
 }  // namespace
+
+// ---- shared memory ---------------------------------------------------------
+
+Buffer allocate_shared(size_t bytes, alloy::Device d) {
+  if (d.type == alloy::Device::cpu) {
+    void* p = std::calloc(bytes ? bytes : 1, 1);
+    if (!p) throw std::bad_alloc();
+    return Buffer{p, bytes, d};
+  }
+  cuda::ensure_context();
+  cuda_driver::CUdeviceptr p = 0;
+  constexpr unsigned kAttachGlobal = 1;  // CU_MEM_ATTACH_GLOBAL: any stream may use it
+  cuda::check(cuda_driver::api().cuMemAllocManaged(&p, bytes ? bytes : 1, kAttachGlobal), "metal",
+              "cuMemAllocManaged (a shared buffer)");
+  std::memset(reinterpret_cast<void*>(p), 0, bytes);
+  return Buffer{reinterpret_cast<void*>(p), bytes, d};
+}
+
+void free_shared(const Buffer& b) {
+  if (!b.ptr) return;
+  if (b.device.type == alloy::Device::cpu) {
+    std::free(b.ptr);
+    return;
+  }
+  cuda_driver::api().cuMemFree(reinterpret_cast<cuda_driver::CUdeviceptr>(b.ptr));
+}
 
 // ---- Device ------------------------------------------------------------------
 
