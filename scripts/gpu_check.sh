@@ -40,7 +40,7 @@ cp /tmp/build/plugin_mlx/*.so /tmp/pkg/alloy/mlx/ 2>/dev/null
 export PYTHONPATH=/tmp/pkg:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
-all_steps="cpp_jit cpp_core cpp_msl pytest_gpu guide extension bench host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
+all_steps="cpp_jit cpp_core cpp_msl pytest_gpu guide extension bench bench_guide host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
 steps=" ${STEPS:-$all_steps} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 want cpp_jit && step cpp_jit jit.log .gpu/alloy_jit_tests
@@ -71,6 +71,7 @@ extension_check() {
 }
 want extension && step extension extension.log extension_check
 want bench && step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
+want bench_guide && step bench_guide bench_guide.log python3 benchmarks/bench_guide.py gpu --out "$out/bench_guide.md"
 want host && step host host.log python3 benchmarks/host_cost_gpu.py
 want host && step host_cpp host_cpp.log .gpu/alloy_host_cost
 want host && ALLOY_EVAL_PROFILE=1 python3 benchmarks/host_cost_gpu.py > "$out/host_profile.log" 2>&1

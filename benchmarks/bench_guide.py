@@ -1,0 +1,206 @@
+"""The guide's kernels (examples/guide, seed 001) through mx.fast.metal_library,
+each against its peer in the same run:
+
+- GPU: the same algorithm and launch shape hand-written in CUDA
+  (benchmarks/cuda/guide_kernels.cu, launched by CuPy), with both outputs
+  compared; and, for information, the state of the art on the problem
+  (cuBLAS through mx.matmul, softmax and SDPA through torch).
+- CPU: numpy doing the same computation.
+
+Times are per launch: the median over 9 rounds of (a batch of launches, one
+wait). Usage: python3 benchmarks/bench_guide.py gpu|cpu [--out table.md]
+"""
+import argparse
+import pathlib
+import statistics
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples" / "guide"))
+
+import alloy.core as mx  # noqa: E402
+import guide_common as g  # noqa: E402
+
+rows = []
+
+
+def fmt(v):
+    return "n/a" if v is None else (f"{v:.3f} ms" if v >= 0.1 else f"{v * 1e3:.1f} us")
+
+
+def row(what, ours, peer_name, peer, note=""):
+    ratio = ours / peer if (ours and peer) else None
+    rows.append((what, ours, peer_name, peer, ratio, note))
+    r = f"{ratio:.2f}x" if ratio else "-"
+    print(f"{what:40s} alloy {fmt(ours):>10s}  {peer_name} {fmt(peer):>10s}  {r:>6s} {note}", flush=True)
+
+
+def alloy_ms(make, reps=9, batch=10):
+    mx.eval(make())
+    times = []
+    for _ in range(reps):
+        outs = [make() for _ in range(batch)]
+        t0 = time.perf_counter()
+        mx.eval(outs)
+        times.append((time.perf_counter() - t0) * 1e3 / batch)
+    return statistics.median(times)
+
+
+def wall_ms(fn, sync, reps=9, batch=10):
+    fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        sync()
+        times.append((time.perf_counter() - t0) * 1e3 / batch)
+    return statistics.median(times)
+
+
+def launch(lib, name, args, grid, tg, dispatch="threads"):
+    return lib.kernel(name)(args=args, grid=grid, threadgroup=tg, dispatch=dispatch)[0]
+
+
+def problems(rng, quick):
+    """(label, library, kernel, args, grid, threadgroup, dispatch, numpy inputs)."""
+    n = 1 << (20 if quick else 24)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    M = 512 if quick else 2048
+    A = rng.standard_normal((M, M)).astype(np.float32)
+    B = rng.standard_normal((M, M)).astype(np.float32)
+    T = 1024 if quick else 8192
+    mat = rng.standard_normal((T, T)).astype(np.float32)
+    N, D = (1024, 64) if quick else (4096, 64)
+    Q = (rng.standard_normal((N, D)) * 0.5).astype(np.float16)
+    K = (rng.standard_normal((N, D)) * 0.5).astype(np.float16)
+    return dict(n=n, a=a, b=b, M=M, A=A, B=B, T=T, mat=mat, N=N, D=D, Q=Q, K=K)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("device", choices=["cpu", "gpu"])
+    ap.add_argument("--out")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    gpu = args.device == "gpu"
+    mx.set_default_device(mx.gpu if gpu else mx.cpu)
+    rng = np.random.default_rng(0)
+    p = problems(rng, args.quick or not gpu)
+    n, M, T, N, D = p["n"], p["M"], p["T"], p["N"], p["D"]
+    xa, xb = mx.array(p["a"]), mx.array(p["b"])
+    xA, xB, xmat = mx.array(p["A"]), mx.array(p["B"]), mx.array(p["mat"])
+    xQ, xK = mx.array(p["Q"]), mx.array(p["K"])
+    libs = {name: g.library(name) for name in
+            ("vector_add", "add_f32_vec4", "scaled_elu", "memory_spaces_demo", "softmax_kernel", "matmul_tiled",
+             "access_patterns", "flash_attention")}
+    ours = {
+        "vector_add": lambda: launch(libs["vector_add"], "vector_add", {"a": xa, "b": xb, "out": ((n,), mx.float32)},
+                                     (n, 1, 1), (256, 1, 1)),
+        "add_f32_vec4": lambda: launch(libs["add_f32_vec4"], "add_f32_vec4",
+                                       {"a": xa, "b": xb, "out": ((n,), mx.float32)}, (n // 4, 1, 1), (256, 1, 1)),
+        "scaled_elu_f32": lambda: launch(libs["scaled_elu"], "scaled_elu_f32",
+                                         {"x": xa, "out": ((n,), mx.float32), "alpha": 1.0}, (n, 1, 1),
+                                         (1024, 1, 1)),
+        "memory_spaces_demo": lambda: launch(libs["memory_spaces_demo"], "memory_spaces_demo",
+                                             {"global_input": xa, "global_output": ((n,), mx.float32), "scale": 2.0,
+                                              "shared_tile": 256 * 4}, (n, 1, 1), (256, 1, 1)),
+        "softmax_kernel (tg 32)": lambda: launch(libs["softmax_kernel"], "softmax_kernel",
+                                                 {"input": xa, "output": ((n,), mx.float32), "n": n, "shmem": 32 * 4},
+                                                 (n, 1, 1), (32, 1, 1)),
+        f"matmul_tiled {M}^3": lambda: launch(libs["matmul_tiled"], "matmul_tiled",
+                                              {"A": xA, "B": xB, "C": ((M, M), mx.float32), "M": M, "N": M, "K": M,
+                                               "tileA": 1024, "tileB": 1024}, (M // 16, M // 16, 1), (16, 16, 1),
+                                              "threadgroups"),
+        f"column_via_transpose {T}^2": lambda: launch(libs["access_patterns"], "column_via_transpose",
+                                                      {"mat": xmat, "out": ((T, T), mx.float32), "N": T,
+                                                       "tile": 32 * 33 * 4}, (T // 32, T // 32, 1), (32, 32, 1),
+                                                      "threadgroups"),
+        f"flash_attention N={N} D={D}": lambda: launch(libs["flash_attention"], "flash_attention",
+                                                        {"Q": xQ, "K": xK, "V": xK, "Out": ((N, D), mx.float16),
+                                                         "N": N, "D": D, "scale": 1.0 / np.sqrt(D),
+                                                         "kv_tile": 64 * D * 2}, (N, 1, 1), (64, 1, 1)),
+    }
+    if gpu:
+        import cupy as cp
+        mod = cp.RawModule(code=(ROOT / "benchmarks" / "cuda" / "guide_kernels.cu").read_text(),
+                           options=("-std=c++17",))
+        k = mod.get_function
+        ca, cb = cp.asarray(p["a"]), cp.asarray(p["b"])
+        cA, cB, cmat = cp.asarray(p["A"]), cp.asarray(p["B"]), cp.asarray(p["mat"])
+        cQ, cK = cp.asarray(p["Q"]), cp.asarray(p["K"])
+        out = cp.empty(n, cp.float32)
+        outM = cp.empty((M, M), cp.float32)
+        outT = cp.empty((T, T), cp.float32)
+        outA = cp.empty((N, D), cp.float16)
+        u, f = np.uint32, np.float32
+        blocks = lambda total, b: ((total + b - 1) // b,)  # noqa: E731
+        hand = {
+            "vector_add": (lambda: k("vector_add")(blocks(n, 256), (256,), (ca, cb, out, u(n))), out),
+            "add_f32_vec4": (lambda: k("add_f32_vec4")(blocks(n // 4, 256), (256,), (ca, cb, out, u(n // 4))), out),
+            "scaled_elu_f32": (lambda: k("scaled_elu_f32")(blocks(n, 1024), (1024,), (ca, out, f(1.0), u(n))), out),
+            "memory_spaces_demo": (lambda: k("memory_spaces_demo")(blocks(n, 256), (256,), (ca, out, f(2.0), u(n)),
+                                                                   shared_mem=1024), out),
+            "softmax_kernel (tg 32)": (lambda: k("softmax_kernel")(blocks(n, 32), (32,), (ca, out, u(n))), out),
+            f"matmul_tiled {M}^3": (lambda: k("matmul_tiled")((M // 16, M // 16), (16, 16),
+                                                              (cA, cB, outM, u(M), u(M), u(M))), outM),
+            f"column_via_transpose {T}^2": (lambda: k("column_via_transpose")((T // 32, T // 32), (32, 32),
+                                                                              (cmat, outT, u(T))), outT),
+            f"flash_attention N={N} D={D}": (lambda: k("flash_attention")(blocks(N, 64), (64,),
+                                                                          (cQ, cK, outA, u(N), u(D),
+                                                                           f(1.0 / np.sqrt(D))),
+                                                                          shared_mem=64 * D * 2), outA),
+        }
+        sync = cp.cuda.runtime.deviceSynchronize
+        for name, make in ours.items():
+            fn, res = hand[name]
+            t_ours = alloy_ms(make)
+            t_hand = wall_ms(fn, sync)
+            fn()
+            sync()
+            diff = float(np.max(np.abs(np.array(make()).astype(np.float64) - cp.asnumpy(res).astype(np.float64))))
+            row(name, t_ours, "hand CUDA", t_hand, f"max|diff| {diff:.2g}")
+        # The state of the art on the same problems, for information.
+        import torch
+        ta = torch.from_numpy(p["a"]).cuda()
+        tA, tB = torch.from_numpy(p["A"]).cuda(), torch.from_numpy(p["B"]).cuda()
+        tQ = torch.from_numpy(p["Q"]).cuda()[None, None]
+        tK = torch.from_numpy(p["K"]).cuda()[None, None]
+        tsync = torch.cuda.synchronize
+        row("info: softmax_kernel (tg 32) vs torch.softmax, rows of 32", alloy_ms(ours["softmax_kernel (tg 32)"]),
+            "torch", wall_ms(lambda: torch.softmax(ta.view(-1, 32), -1), tsync))
+        row(f"info: matmul_tiled {M}^3 vs cuBLAS (mx.matmul)", alloy_ms(ours[f"matmul_tiled {M}^3"]),
+            "cuBLAS", alloy_ms(lambda: mx.matmul(xA, xB)))
+        row(f"info: flash_attention N={N} D={D} vs torch SDPA", alloy_ms(ours[f"flash_attention N={N} D={D}"]),
+            "torch SDPA", wall_ms(lambda: torch.nn.functional.scaled_dot_product_attention(tQ, tK, tK), tsync))
+    else:
+        a64, b64 = p["a"], p["b"]
+        numpy = {
+            "vector_add": lambda: a64 + b64,
+            "add_f32_vec4": lambda: a64 + b64,
+            "scaled_elu_f32": lambda: np.where(a64 > 0, a64, np.expm1(a64)),
+            "memory_spaces_demo": lambda: a64 * np.float32(2.0),
+            "softmax_kernel (tg 32)": lambda: (lambda e: e / e.sum(1, keepdims=True))(
+                np.exp(a64.reshape(-1, 32) - a64.reshape(-1, 32).max(1, keepdims=True))),
+            f"matmul_tiled {M}^3": lambda: p["A"] @ p["B"],
+            f"column_via_transpose {T}^2": lambda: np.ascontiguousarray(p["mat"].T),
+            f"flash_attention N={N} D={D}": lambda: (lambda s: (lambda e: (e / e.sum(1, keepdims=True)) @ p["K"]
+                                                                 .astype(np.float32))(np.exp(s - s.max(1, keepdims=True))))(
+                p["Q"].astype(np.float32) @ p["K"].astype(np.float32).T / np.sqrt(D)),
+        }
+        for name, make in ours.items():
+            row(name, alloy_ms(make, reps=5, batch=3), "numpy", wall_ms(numpy[name], lambda: None, reps=5, batch=3))
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write("| kernel | alloy | peer | peer time | ratio | note |\n|---|---|---|---|---|---|\n")
+            for what, o, pn, pt, r, note in rows:
+                fh.write(f"| {what} | {fmt(o)} | {pn} | {fmt(pt)} | {f'{r:.2f}x' if r else '-'} | {note} |\n")
+
+
+if __name__ == "__main__":
+    main()
