@@ -92,10 +92,17 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
     call += i ? ",\n" : "\n";
     call += target.call_indent();
     switch (p.role) {
-      case R::ReadBuffer:
-      case R::ConstantValue: {
+      case R::ReadBuffer: {
         const std::size_t g = in++;
         call += target.argument(c, params[g], k.params[g]);
+        break;
+      }
+      case R::ConstantValue: {
+        // A copy, which the `constant T&` binds to: the kernel then reads a
+        // value the compiler knows no store can change (a reference into
+        // the buffer is reloaded in loops whose stores might alias it).
+        const std::size_t g = in++;
+        call += "static_cast<" + p.type + ">(" + target.argument(c, params[g], k.params[g]) + ")";
         break;
       }
       case R::WriteBuffer: {

@@ -191,6 +191,13 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
     blocks[i] = (p.grid[i] + p.threadgroup[i] - 1) / p.threadgroup[i];
   }
   block[0] = p.threadgroup[0] * p.threadgroup[1] * p.threadgroup[2];
+  const unsigned tgx = p.threadgroup[0];
+  d.x_shift = 0;
+  if (p.threadgroup[1] != 1u && p.threadgroup[2] == 1u && (tgx & (tgx - 1u)) == 0u) {
+    unsigned log2 = 0;
+    while ((1u << log2) < tgx) ++log2;
+    d.x_shift = log2 + 1u;
+  }
   const unsigned per_block = static_cast<unsigned>(bin->plan->threadgroups_per_block);
   blocks[0] = (blocks[0] + per_block - 1) / per_block;
   if (blocks[1] > alloy_msl::cuda::kMaxBlocksYZ || blocks[2] > alloy_msl::cuda::kMaxBlocksYZ) {

@@ -38,12 +38,19 @@ ALLOY_FUNC bool thread_ids(const Dispatch& d, ThreadIds& t, unsigned group_x) {
     const unsigned left_y = d.grid[1] - gy * tgy, left_z = d.grid[2] - gz * tgz;
     ay = left_y < tgy ? left_y : tgy;
     az = left_z < tgz ? left_z : tgz;
-    const unsigned plane = ax * ay;
-    n = plane * az;
-    pz = tid / plane;
-    const unsigned rest = tid - pz * plane;
-    py = rest / ax;
-    px = rest - py * ax;
+    if (d.x_shift != 0u && ax == tgx) {
+      // 2-D, as wide as requested, a power of two: no division.
+      n = ax * ay;
+      py = tid >> (d.x_shift - 1u);
+      px = tid & (tgx - 1u);
+    } else {
+      const unsigned plane = ax * ay;
+      n = plane * az;
+      pz = tid / plane;
+      const unsigned rest = tid - pz * plane;
+      py = rest / ax;
+      px = rest - py * ax;
+    }
   }
   if (tid >= n) return false;
   threads_present_in_threadgroup = n;

@@ -17,6 +17,9 @@ struct Dispatch {
   unsigned grid[3];         // threads per grid, as requested (Metal's threads_per_grid)
   unsigned threadgroup[3];  // threads per threadgroup, as requested and clamped to grid
   unsigned fold_y;          // 0, or the threadgroups along y when (y, z) are folded
+  // 1 + log2(threadgroup[0]) for 2-D threadgroups whose width is a power of
+  // two, else 0: whole-width groups then split their linear index by shift.
+  unsigned x_shift;
 };
 
 inline constexpr unsigned kMaxBlocksYZ = 65535;
