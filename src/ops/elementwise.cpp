@@ -145,7 +145,13 @@ array conjugate(const array& a, SD s) {
 ALLOY_PROMOTING_BINARY(add, Add)
 ALLOY_PROMOTING_BINARY(subtract, Subtract)
 ALLOY_PROMOTING_BINARY(multiply, Multiply)
-ALLOY_PROMOTING_BINARY(floor_divide, FloorDivide)
+array floor_divide(const array& a, const array& b, SD s) {
+  const Dtype d = promote_types(a.dtype(), b.dtype());
+  // The kernels compute 16-bit floats in float32; MLX floors the quotient
+  // rounded to the 16-bit type (7 // 1.167 in float16 is 6), so round first.
+  if (d == float16 || d == bfloat16) return floor(divide(a, b, s), s);
+  return binary_node(BinaryOp::FloorDivide, "floor_divide", a, b, d, s);
+}
 ALLOY_PROMOTING_BINARY(remainder, Remainder)
 ALLOY_PROMOTING_BINARY(power, Power)
 ALLOY_PROMOTING_BINARY(maximum, Maximum)

@@ -102,6 +102,22 @@ def test_divmod(rng, dtype):
     same("divmod", 7, b)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_floor_divide_matches_mlx_exactly(rng, dtype):
+    # MLX floors the quotient rounded to the dtype: 1 // 0.1 is 10 in float32
+    # (numpy: 9), 7 // 1.167 is 6 in float16. Quotients near integers, where
+    # a different formulation lands one off.
+    x = rng.uniform(-50, 50, 4000).astype(np.float32)
+    y = rng.uniform(-5, 5, 4000).astype(np.float32)
+    y[np.abs(y) < 0.05] = 0.5
+    x[:2], y[:2] = [1.0, 7.0], [0.1, 1.1669921875]
+    want = mlx_core.floor_divide(mlx_core.array(x).astype(getattr(mlx_core, dtype)),
+                                 mlx_core.array(y).astype(getattr(mlx_core, dtype)))
+    got = ax.floor_divide(ax.array(x).astype(getattr(ax, dtype)), ax.array(y).astype(getattr(ax, dtype)))
+    assert got.dtype == getattr(ax, dtype)
+    np.testing.assert_array_equal(np.array(got.astype(ax.float32)), np.array(want.astype(mlx_core.float32)))
+
+
 def test_divmod_errors():
     same_error("divmod", np.array([1 + 2j], np.complex64), 2)
     same_error("divmod", np.ones((2, 3), np.float32), np.ones((4,), np.float32))

@@ -105,15 +105,10 @@ struct Fn<BinaryOp::FloorDivide> {
         return T(a / b);
       }
     } else {
-      // numpy's formulation: exact for representable quotients, unlike floor(a / b).
-      if (b == T(0)) return a / b;
-      T mod = math::fmod(a, b);
-      T div = (a - mod) / b;
-      if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
-      if (div == T(0)) return math::copysign(T(0), a / b);
-      T fl = math::floor(div);
-      if (div - fl > T(0.5)) fl += T(1);
-      return fl;
+      // MLX's: floor of the quotient rounded to T (1 // 0.1 is 10, where
+      // numpy's fmod-based formulation gives 9; a float16 quotient rounds to
+      // float16 before the floor).
+      return math::floor(T(a / b));
     }
   }
 };
