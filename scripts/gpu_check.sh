@@ -36,17 +36,24 @@ step build build.log bash -c "cmake -S . -B /tmp/build -G Ninja -DCMAKE_BUILD_TY
 mkdir -p /tmp/pkg/alloy
 cp -r python/alloy/. /tmp/pkg/alloy/
 cp /tmp/build/python/core.*.so /tmp/pkg/alloy/ && cp -L .gpu/lib/liballoy.so.0 /tmp/pkg/alloy/
+# The op kernels compiled ahead of time, beside liballoy as in the wheel.
+cp .gpu/lib/alloy_kernels.aot /tmp/pkg/alloy/
 cp /tmp/build/plugin_mlx/*.so /tmp/pkg/alloy/mlx/ 2>/dev/null
 export PYTHONPATH=/tmp/pkg:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
-all_steps="cpp_jit cpp_core cpp_msl pytest_gpu guide extension bench bench_guide host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
+all_steps="cpp_jit cpp_core cpp_msl pytest_gpu cold guide extension bench bench_guide host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
 steps=" ${STEPS:-$all_steps} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 want cpp_jit && step cpp_jit jit.log .gpu/alloy_jit_tests
 want cpp_core && step cpp_core core.log env ALLOY_TEST_DEVICE=gpu .gpu/alloy_core_tests
 want cpp_msl && step cpp_msl msl.log .gpu/alloy_msl_tests
-want pytest_gpu && step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/python}
+# Every op kernel the suite compiles at run time because the AOT archive
+# lacks it goes to aot_misses.log (none is the goal).
+want pytest_gpu && step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu ALLOY_AOT_LOG="$out/aot_misses.log" \
+  python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/python}
+# First use in fresh processes with empty caches: AOT kernels against NVRTC and torch.
+want cold && step cold cold.log python3 benchmarks/bench_cold_start.py --out "$out/cold.md"
 # The guide's kernels through metal_library (examples/guide), each checked and timed.
 guide_all() {
   local rc=0
@@ -103,6 +110,8 @@ echo "== alloy gpu_check on $(cat "$out/device.txt") =="
 for k in build $all_steps; do printf '%-11s %s\n' "$k" "${status[$k]:-not run}"; done
 echo
 [ -f "$out/bench.md" ] && cat "$out/bench.md"
+want pytest_gpu && { echo; echo "op kernels compiled at run time (not in the AOT archive): $(sort -u "$out/aot_misses.log" 2>/dev/null | wc -l)"; sort -u "$out/aot_misses.log" 2>/dev/null | head -20; }
+[ -f "$out/cold.md" ] && { echo; echo "cold start:"; cat "$out/cold.md"; }
 want host && { echo; echo "host cost of a tiny call (us):"; grep '^|' "$out/host.log"; grep '^|' "$out/host_cpp.log"; grep -A30 "eval profile" "$out/host_profile.log"; }
 want load && { echo; echo "compile and disk-cache load (ms):"; cat "$out/load.log"; }
 [ -f "$out/mlx_plugin_bench.md" ] && { echo; echo "alloy.mlx on mlx-cuda:"; cat "$out/mlx_plugin_bench.md"; }

@@ -7,10 +7,15 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 build=build/gpu-prep
-cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DALLOY_BUILD_TESTS=ON >/dev/null
-cmake --build $build -j"${JOBS:-2}" --target alloy alloy_jit_tests alloy_core_tests alloy_msl_tests alloy_host_cost
+# The op kernels compiled ahead of time for the device machine's sm_90 (H100
+# and H200), as CI builds them.
+cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DALLOY_BUILD_TESTS=ON "-DALLOY_AOT_ARCHS=${AOT_ARCHS:-90}" \
+      "-DALLOY_AOT_PTX=${AOT_PTX:-}" >/dev/null
+cmake --build $build -j"${JOBS:-2}" --target alloy alloy_jit_tests alloy_core_tests alloy_msl_tests alloy_host_cost \
+      alloy_aot_kernels
 rm -rf .gpu && mkdir -p .gpu/lib
 cp -L $build/liballoy.so.0 .gpu/lib/ && ln -sf liballoy.so.0 .gpu/lib/liballoy.so
+cp $build/alloy_kernels.aot .gpu/lib/
 cp $build/alloy_jit_tests $build/alloy_core_tests $build/alloy_msl_tests $build/alloy_host_cost .gpu/
 cp -L /lib/x86_64-linux-gnu/libboost_context.so.1.74.0 .gpu/lib/
 # FFTW3 (single precision): liballoy's CPU FFTs, and the GPU FFT's fallback.

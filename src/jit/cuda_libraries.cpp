@@ -34,15 +34,6 @@ void add_unique(std::vector<std::string>& v, std::string s) {
   v.push_back(std::move(s));
 }
 
-// The folder holding liballoy itself (dladdr on a function of ours).
-std::string own_library_dir() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&own_library_dir), &info) == 0 || !info.dli_fname) return {};
-  char* real = realpath(info.dli_fname, nullptr);
-  std::string path = real ? real : info.dli_fname;
-  std::free(real);
-  return parent(path);
-}
 
 // A folder with the headers NVRTC needs: the half types, cooperative groups
 // and the CCCL headers they include (nv/target), there or in its cccl/
@@ -72,6 +63,15 @@ std::vector<std::string> with_cccl(const std::string& inc, const std::string& cc
 }
 
 }  // namespace
+
+std::string own_library_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&own_library_dir), &info) == 0 || !info.dli_fname) return {};
+  char* real = realpath(info.dli_fname, nullptr);
+  std::string path = real ? real : info.dli_fname;
+  std::free(real);
+  return parent(path);
+}
 
 std::vector<std::string> wheel_roots() {
   std::vector<std::string> roots;

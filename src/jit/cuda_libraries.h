@@ -28,6 +28,9 @@ struct LibrarySpec {
 // the folder above the one holding liballoy (site-packages when installed).
 std::vector<std::string> wheel_roots();
 
+// The folder holding liballoy itself (found with dladdr).
+std::string own_library_dir();
+
 // CUDA toolkit roots: $ALLOY_CUDA_HOME, $CUDA_HOME, $CUDA_PATH, the build's
 // toolkit, /usr/local/cuda.
 std::vector<std::string> toolkit_roots();

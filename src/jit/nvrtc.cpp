@@ -37,6 +37,8 @@ struct NvrtcApi {
   nvrtcResult (*compile)(nvrtcProgram, int, const char* const*) = nullptr;
   nvrtcResult (*cubin_size)(nvrtcProgram, size_t*) = nullptr;
   nvrtcResult (*cubin)(nvrtcProgram, char*) = nullptr;
+  nvrtcResult (*ptx_size)(nvrtcProgram, size_t*) = nullptr;
+  nvrtcResult (*ptx)(nvrtcProgram, char*) = nullptr;
   nvrtcResult (*log_size)(nvrtcProgram, size_t*) = nullptr;
   nvrtcResult (*log)(nvrtcProgram, char*) = nullptr;
   nvrtcResult (*destroy)(nvrtcProgram*) = nullptr;
@@ -106,6 +108,8 @@ Loaded load() {
   bind(a.compile, "nvrtcCompileProgram");
   bind(a.cubin_size, "nvrtcGetCUBINSize");
   bind(a.cubin, "nvrtcGetCUBIN");
+  bind(a.ptx_size, "nvrtcGetPTXSize");
+  bind(a.ptx, "nvrtcGetPTX");
   bind(a.log_size, "nvrtcGetProgramLogSize");
   bind(a.log, "nvrtcGetProgramLog");
   bind(a.destroy, "nvrtcDestroyProgram");
@@ -130,10 +134,6 @@ std::string result_text(nvrtcResult r) {
 std::string arch_option(const std::string& arch) {
   std::string a = arch;
   if (a.rfind("sm_", 0) != 0 && a.rfind("compute_", 0) != 0) a = "sm_" + a;
-  if (a.rfind("compute_", 0) == 0) {
-    throw std::invalid_argument("[nvrtc_compile] arch '" + arch +
-                                "' names a virtual architecture; a cubin needs a real one such as sm_90");
-  }
   return "--gpu-architecture=" + a;
 }
 
@@ -254,6 +254,15 @@ NvrtcOutput nvrtc_compile(std::string_view source, std::string_view file_name, c
     throw std::runtime_error(msg);
   }
   size_t size = 0;
+  if (opts.arch.rfind("compute_", 0) == 0) {  // a virtual architecture: PTX
+    r = a.ptx_size(prog.p, &size);
+    if (r != NVRTC_SUCCESS || size == 0) throw std::runtime_error("[nvrtc_compile] no PTX for " + fname);
+    out.cubin.resize(size);
+    r = a.ptx(prog.p, out.cubin.data());
+    if (r != NVRTC_SUCCESS) throw std::runtime_error("[nvrtc_compile] nvrtcGetPTX failed: " + result_text(r));
+    while (!out.cubin.empty() && out.cubin.back() == '\0') out.cubin.pop_back();
+    return out;
+  }
   r = a.cubin_size(prog.p, &size);
   if (r != NVRTC_SUCCESS || size == 0) {
     throw std::runtime_error("[nvrtc_compile] no cubin for " + fname + " (" + result_text(r) +

@@ -19,7 +19,7 @@ namespace alloy::jit {
 // CompileError: see jit/compile_error.h (shared with the host compiler).
 
 struct NvrtcOptions {
-  std::string arch = "sm_90";       // "sm_90", "sm_89", ... (also accepts "90")
+  std::string arch = "sm_90";       // "sm_90", "sm_89", ... (also accepts "90"); "compute_90": PTX
   std::string math_mode = "safe";   // safe | relaxed | fast (fast adds --use_fast_math)
   bool line_info = false;           // -lineinfo, for profilers
   // NVRTC's automatic precompiled header (--pch): later compiles in this
@@ -32,7 +32,7 @@ struct NvrtcOptions {
 };
 
 struct NvrtcOutput {
-  std::string cubin;     // the ELF image, ready for cuModuleLoadData
+  std::string cubin;     // the ELF image, ready for cuModuleLoadData (PTX text for a compute_ arch)
   std::string log;       // warnings (empty when none)
   double compile_ms = 0; // wall time of nvrtcCompileProgram alone
 };

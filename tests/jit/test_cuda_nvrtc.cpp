@@ -162,9 +162,14 @@ extern "C" __global__ void alloy_kernel_main(float* out, alloy_msl::cuda::Dispat
   NvrtcOptions bad;
   bad.math_mode = "reckless";
   EXPECT_THROW(alloy::jit::nvrtc_compile(src, "bad.cu", bad), std::invalid_argument);
+  // A virtual architecture gives PTX text (the AOT archive's image for GPUs
+  // newer than its cubins), not a cubin.
   NvrtcOptions virt;
   virt.arch = "compute_90";
-  EXPECT_THROW(alloy::jit::nvrtc_compile(alloy_test::exp_kernel(), "virt.cu", virt), std::invalid_argument);
+  auto ptx = alloy::jit::nvrtc_compile(alloy_test::exp_kernel(), "virt.cu", virt);
+  EXPECT_NE(ptx.cubin.find(".target sm_90"), std::string::npos) << ptx.cubin.substr(0, 400);
+  EXPECT_NE(ptx.cubin.find(".entry"), std::string::npos);
+  EXPECT_EQ(alloy::jit::cubin_sm_arch(ptx.cubin), -1);
 }
 
 TEST(CudaNvrtc, CubinArchParserRejectsOtherBytes) {

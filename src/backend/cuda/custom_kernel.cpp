@@ -14,6 +14,7 @@
 #include "alloy/ops.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/elementwise.h"
+#include "backend/cuda/kernel_sources.h"
 #include "backend/cuda/kernels.h"
 #include "core/eval_profile.h"
 #include "core/streams.h"
@@ -238,22 +239,7 @@ uint64_t fill_bits(double value, Dtype d) {
 
 FillLaunch::FillLaunch(void* data, size_t n, unsigned width, uint64_t bits)
     : data_(reinterpret_cast<uint64_t>(data)), n_(n), bits_(bits), width_(width) {
-  function = kernel("custom_kernel/fill", "alloy_fill_bits", [](const std::string&) {
-    return std::string(R"(
-extern "C" __global__ void alloy_fill_bits(unsigned long long data, unsigned long long n, unsigned long long bits,
-                                           unsigned width) {
-  const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
-  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-    switch (width) {
-      case 1: ((unsigned char*)data)[i] = (unsigned char)bits; break;
-      case 2: ((unsigned short*)data)[i] = (unsigned short)bits; break;
-      case 4: ((unsigned int*)data)[i] = (unsigned int)bits; break;
-      default: ((unsigned long long*)data)[i] = bits; break;
-    }
-  }
-}
-)");
-  });
+  function = kernel("custom_kernel/fill", "alloy_fill_bits", [](const std::string&) { return fill_bits_source(); });
   block = kBlock;
   blocks = grid_blocks(static_cast<int64_t>(n), kBlock);
   args_[0] = &data_;

@@ -18,16 +18,6 @@ namespace alloy::cuda {
 
 namespace {
 
-// The unsigned type that moves a dtype's bits.
-Dtype bits_dtype(Dtype d) {
-  switch (size_of(d)) {
-    case 1: return Dtype::uint8;
-    case 2: return Dtype::uint16;
-    case 4: return Dtype::uint32;
-    default: return Dtype::uint64;
-  }
-}
-
 int vec_width(size_t a, size_t b) {
   size_t w = a > b ? a : b;
   return w >= 16 ? 1 : static_cast<int>(16 / w);

@@ -40,15 +40,6 @@ IndexArgs index_args(const std::vector<array>& idx, const std::vector<int>& axes
   return a;
 }
 
-Dtype bits_of(Dtype d) {
-  switch (size_of(d)) {
-    case 1: return Dtype::uint8;
-    case 2: return Dtype::uint16;
-    case 4: return Dtype::uint32;
-    default: return Dtype::uint64;
-  }
-}
-
 int sm_blocks() {
   static const int n = [] {
     ensure_context();
@@ -74,7 +65,7 @@ void Gather::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
   bool wide = slice.ndim == 1 && slice.strides[0][0] == 1 && (args.block * item) % 16 == 0 &&
               aligned(a.raw_data(), 16) && aligned(out.raw_data(), 16);
   for (int k = 0; k < args.n_idx; ++k) wide = wide && (args.axis_stride[k] * static_cast<int64_t>(item)) % 16 == 0;
-  std::string type = device_type_name(bits_of(a.dtype()));
+  std::string type = device_type_name(bits_dtype(a.dtype()));
   if (wide) {
     const int64_t per = 16 / static_cast<int64_t>(item);
     for (int k = 0; k < args.n_idx; ++k) args.axis_stride[k] /= per;
@@ -83,9 +74,7 @@ void Gather::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
     type = "alloy::bits128";
   }
   const Dtype it = idx.empty() ? Dtype::int32 : idx[0].dtype();
-  SourceFn source = [=](const std::string& k) {
-    return "#include \"indexing.cuh\"\nALLOY_KERNEL_" + k + "(" + type + ", " + device_type_name(it) + ")\n";
-  };
+  SourceFn source = [=](const std::string& k) { return gather_source(type, it, k); };
   CUfunction fn = kernel("gather/" + type + "/" + dtype_name(it), "gather", source);
   unsigned bx = args.n_idx <= 16 ? 16 : 32;
   while (bx < 256 && bx < args.block) bx *= 2;
@@ -122,7 +111,7 @@ void Scatter::eval_gpu(const std::vector<array>& inputs, std::vector<array>& out
   StridedLayout<2> upd = make_layout<2>(updates.shape(), {&updates.strides(), &block_out}, "scatter");
   const int mode = static_cast<int>(reduce_);
   // Stores move bits; combining modes need the real type.
-  const Dtype t = reduce_ == ScatterReduce::none ? bits_of(a.dtype()) : a.dtype();
+  const Dtype t = reduce_ == ScatterReduce::none ? bits_dtype(a.dtype()) : a.dtype();
   const Dtype it = idx.empty() ? Dtype::int32 : idx[0].dtype();
   SourceFn source = [=](const std::string& k) { return scatter_source(mode, t, it, k); };
   CUfunction fn = kernel("scatter/" + std::to_string(mode) + "/" + dtype_name(t) + "/" + dtype_name(it), "scatter",

@@ -27,12 +27,31 @@ std::string arg_reduce_source(const std::string& op, Dtype t, const std::string&
 std::string scan_source(const std::string& op, Dtype t, const std::string& name) {
   return instantiate("scan.cuh", name, "alloy::ScanOp::" + op + ", " + device_type_name(t));
 }
+std::string gather_source(const std::string& type, Dtype index, const std::string& name) {
+  return instantiate("indexing.cuh", name, type + ", " + device_type_name(index));
+}
 std::string gather_source(Dtype t, Dtype index, const std::string& name) {
-  return instantiate("indexing.cuh", name, std::string(device_type_name(t)) + ", " + device_type_name(index));
+  return gather_source(device_type_name(t), index, name);
 }
 std::string scatter_source(int mode, Dtype t, Dtype index, const std::string& name) {
   return instantiate("indexing.cuh", name,
                      std::to_string(mode) + ", " + device_type_name(t) + ", " + device_type_name(index));
+}
+std::string fill_bits_source() {
+  return R"(
+extern "C" __global__ void alloy_fill_bits(unsigned long long data, unsigned long long n, unsigned long long bits,
+                                           unsigned width) {
+  const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    switch (width) {
+      case 1: ((unsigned char*)data)[i] = (unsigned char)bits; break;
+      case 2: ((unsigned short*)data)[i] = (unsigned short)bits; break;
+      case 4: ((unsigned int*)data)[i] = (unsigned int)bits; break;
+      default: ((unsigned long long*)data)[i] = bits; break;
+    }
+  }
+}
+)";
 }
 std::string random_source(const std::string& name) { return instantiate("random.cuh", name, ""); }
 std::string gemm_source(Dtype t, const std::string& name) { return instantiate("gemm.cuh", name, device_type_name(t)); }
@@ -141,7 +160,7 @@ std::vector<CatalogEntry> kernel_catalog() {
                       std::pair{Dtype::uint64, Dtype::uint8}}) {
     add(std::string("gather/") + dtype_name(t) + "/" + dtype_name(i), "gather", gather_source(t, i, "gather"));
   }
-  add("gather/bits128/int32", "gather", "#include \"indexing.cuh\"\nALLOY_KERNEL_gather(alloy::bits128, int32_t)\n");
+  add("gather/bits128/int32", "gather", gather_source("alloy::bits128", Dtype::int32, "gather"));
   struct S {
     int mode;
     Dtype t;

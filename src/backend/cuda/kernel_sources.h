@@ -16,8 +16,12 @@ std::string reduce_source(const std::string& op, Dtype in, Dtype acc, Dtype out,
 std::string arg_reduce_source(const std::string& op, Dtype t, const std::string& name);
 std::string scan_source(const std::string& op, Dtype t, const std::string& name);
 std::string gather_source(Dtype t, Dtype index, const std::string& name);
+// `type` as spelled in CUDA ("uint32_t", or "alloy::bits128" for 16-byte words).
+std::string gather_source(const std::string& type, Dtype index, const std::string& name);
 std::string scatter_source(int mode, Dtype t, Dtype index, const std::string& name);
 std::string random_source(const std::string& name);
+// The fill of custom-kernel outputs given an init_value (kernel alloy_fill_bits).
+std::string fill_bits_source();
 std::string gemm_source(Dtype t, const std::string& name);
 std::string sort_source(Dtype t, const std::string& name);
 

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "alloy/allocator.h"
+#include "backend/cuda/aot_kernels.h"
 #include "backend/cpu/strided.h"
 #include "jit/cuda_compile.h"
 #include "jit/embedded_headers.h"
@@ -30,6 +31,15 @@ const char* device_type_name(Dtype d) {
     case Dtype::complex64: return "alloy::complex64_t";
   }
   return "float";
+}
+
+Dtype bits_dtype(Dtype d) {
+  switch (size_of(d)) {
+    case 1: return Dtype::uint8;
+    case 2: return Dtype::uint16;
+    case 4: return Dtype::uint32;
+    default: return Dtype::uint64;
+  }
 }
 
 namespace {
@@ -101,16 +111,20 @@ CUfunction kernel(const std::string& family_key, const std::string& name, const 
   if (it != mods.end()) return it->second->function;
   static const jit::NvrtcOptions opts = kernel_compile_options(device_arch());
   std::string source = make_source(name);
-  jit::Cache::Bytes cubin;
-  try {
-    cubin = jit::compile_cuda(source, file_name_for(key), opts);
-  } catch (const jit::CompileError& e) {
-    throw std::runtime_error("[cuda kernels] the kernel '" + key + "' failed to compile:\n" + e.log() +
-                             "\n--- source ---\n" + source);
+  jit::Cache::Bytes image;
+  if (auto aot = aot_image(key, source, opts.arch, opts)) {
+    image = std::make_shared<const std::string>(std::move(aot->bytes));
+  } else {
+    try {
+      image = jit::compile_cuda(source, file_name_for(key), opts);
+    } catch (const jit::CompileError& e) {
+      throw std::runtime_error("[cuda kernels] the kernel '" + key + "' failed to compile:\n" + e.log() +
+                               "\n--- source ---\n" + source);
+    }
   }
   ensure_context();
   auto m = std::make_unique<LoadedModule>();
-  m->module = cuda_driver::Module(cubin->data());
+  m->module = cuda_driver::Module(image->data());
   m->function = m->module.function(name.c_str());
   CUfunction fn = m->function;
   mods.emplace(key, std::move(m));

@@ -22,6 +22,8 @@ using cuda_driver::CUfunction;
 
 // How a dtype's C++ type is spelled in kernel source ("float", "__half", ...).
 const char* device_type_name(Dtype d);
+// The unsigned type of the same width, which moves a dtype's bits.
+Dtype bits_dtype(Dtype d);
 
 // The NVRTC options op kernels compile with for `arch`, including the shared
 // element headers (src/backend/common/*.h) as in-memory headers under their
