@@ -7,6 +7,8 @@
 #   build/venv312/bin/python -m pip wheel --no-build-isolation --no-deps . -w build/raw312 -Cbuild-dir=build/cpp312
 #   auditwheel repair --exclude libmlx.so --plat manylinux_2_35_x86_64 -w .wheel312 build/raw312/alloy-*.whl
 #   and NVIDIA's CCCL headers wheel beside it (pip download nvidia-cuda-cccl; what the cuda13 extra adds to PyTorch's set)
+# Last, with NVRTC and every CUDA header removed as well, the op suites run
+# from the wheel's AOT kernels alone.
 # then run through the device tool with carry [".wheel312", ".whl"] (as root there).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -29,5 +31,17 @@ export PYTHONPATH=$site ALLOY_CACHE_DIR=/tmp/alloy-wheel-cache PYTHONUNBUFFERED=
 unset LD_LIBRARY_PATH CUDA_HOME CUDA_PATH
 cd /tmp && python3 -c "import alloy, alloy.core as mx; print('alloy from', alloy.__file__); print(mx._msl.cuda_paths()); print((mx.ones((64,), dtype=mx.float16, stream=mx.gpu) * 2).sum().item())"
 cd "$root" && ALLOY_TEST_DEVICE=gpu timeout 560 python3 -m pytest -q -p no:cacheprovider -x tests/python 2>&1 | tail -5
+# No NVRTC and no CUDA headers anywhere: the wheels' copies are taken away too.
+# Built-in ops run from the AOT archive (ALLOY_AOT=require: a kernel it lacks
+# is an error naming it), the cuBLAS wheel serves matmul.
+bare=/tmp/wheelsite-bare
+rm -rf "\$bare" && cp -rs "$site" "\$bare"
+find "\$bare/nvidia" -name 'libnvrtc*' -delete
+find "\$bare/nvidia" -type d -name include -prune -exec rm -rf {} +
+echo "nvrtc files left: \$(find "\$bare" -name 'libnvrtc*' | wc -l); header dirs left: \$(find "\$bare/nvidia" -type d -name include | wc -l)"
+export PYTHONPATH="\$bare" ALLOY_AOT=require ALLOY_CACHE_DIR=/tmp/alloy-bare-cache
+cd "$root" && python3 benchmarks/bench_cold_start.py --runs 3 --rows aot
+cd "$root" && ALLOY_TEST_DEVICE=gpu timeout 400 python3 -m pytest -q -p no:cacheprovider \$(ls tests/python/test_*.py | \
+  xargs grep -L "metal_kernel\|cuda_kernel\|metal_library\|compile(\|cuda_paths" | grep -v distributed) 2>&1 | tail -8
 INNER
 unshare -m bash /tmp/hidden_toolkit_run.sh 2>&1 | tee "$out/wheel_gpu.log"

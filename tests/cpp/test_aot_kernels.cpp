@@ -14,6 +14,7 @@
 
 #include "backend/cuda/aot_kernels.h"
 #include "backend/cuda/kernels.h"
+#include "jit/cuda_libraries.h"
 #include "jit/digest.h"
 
 #ifndef ALLOY_AOT_ARCHIVE_PATH
@@ -22,6 +23,15 @@
 
 namespace alloy::cuda {
 namespace {
+
+// The archive as the library finds it: $ALLOY_AOT_KERNELS, else beside
+// liballoy (the build folder here; the GPU machine's copy there). Empty when
+// this build compiles no AOT kernels.
+std::string archive_path() {
+  if (std::string(ALLOY_AOT_ARCHIVE_PATH).empty()) return "";
+  if (const char* env = std::getenv("ALLOY_AOT_KERNELS"); env && *env) return env;
+  return jit::cuda_libraries::own_library_dir() + "/alloy_kernels.aot";
+}
 
 TEST(AotKernels, SetCoversEveryCatalogForm) {
   std::set<std::string> sources;
@@ -34,7 +44,7 @@ TEST(AotKernels, SetCoversEveryCatalogForm) {
 }
 
 TEST(AotKernels, ArchiveHoldsACubinOfEachArchitectureForEveryModule) {
-  const std::string path = ALLOY_AOT_ARCHIVE_PATH;
+  const std::string path = archive_path();
   if (path.empty()) GTEST_SKIP() << "this build compiles no AOT kernels (ALLOY_AOT_ARCHS empty or no toolkit)";
   std::string why;
   auto archive = jit::AotArchive::open(path, aot_fingerprint(kernel_compile_options("sm_90")), &why);
@@ -81,7 +91,7 @@ int in_child(const std::vector<std::pair<std::string, std::string>>& env, F body
 }
 
 TEST(AotKernels, LookupFollowsTheEnvironment) {
-  const std::string path = ALLOY_AOT_ARCHIVE_PATH;
+  const std::string path = archive_path();
   if (path.empty()) GTEST_SKIP() << "this build compiles no AOT kernels";
   const auto opts = kernel_compile_options("sm_90");
   const auto set = aot_kernel_set();

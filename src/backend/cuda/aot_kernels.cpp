@@ -54,19 +54,25 @@ class SetBuilder {
   std::vector<CatalogEntry> out_;
 };
 
+// Strided forms: 1-3 dims with 32-bit offsets (broadcasts, transposes), and
+// any dims with 64-bit offsets (rarer: built for the common dtypes).
 const char* const kMapStrided[] = {"map_s1", "map_s2", "map_s3", "map_sn"};
+const char* const kMapStrided32[] = {"map_s1", "map_s2", "map_s3"};
 const char* const kZipForms[] = {"zip_vv", "zip_sv", "zip_vs"};
-const char* const kZipStrided[] = {"zip_s1", "zip_s2", "zip_s3", "zip_sn"};
+const char* const kZipStrided32[] = {"zip_s1", "zip_s2", "zip_s3"};
 
 void add_elementwise(SetBuilder& set) {
   // Conversions between every pair (and the same-width bit copies), dense;
-  // strided among the common dtypes, as transposes and broadcasts need.
+  // strided (all forms among the common dtypes, 32-bit forms where one side
+  // is common), as transposes and broadcasts need.
   for (Dtype in : kAll) {
     for (Dtype out : kAll) {
       MapModule m = cast_module(in, out);
       set.add(m, "map_v");
       if ((common(in) && common(out)) || in == out) {
         for (const char* k : kMapStrided) set.add(m, k);
+      } else if (common(in) || common(out)) {
+        for (const char* k : kMapStrided32) set.add(m, k);
       }
     }
   }
@@ -78,9 +84,8 @@ void add_elementwise(SetBuilder& set) {
                                                                                    : d;
       MapModule m = unary_module(info.name, d, out);
       set.add(m, "map_v");
-      if (d == Dtype::float32 || d == Dtype::float16 || d == Dtype::bfloat16) {
-        for (const char* k : kMapStrided) set.add(m, k);
-      }
+      for (const char* k : kMapStrided32) set.add(m, k);
+      if (d == Dtype::float32 || d == Dtype::float16 || d == Dtype::bfloat16) set.add(m, "map_sn");
     }
   }
   for (const BinaryOpInfo& info : kBinaryOps) {
@@ -89,9 +94,8 @@ void add_elementwise(SetBuilder& set) {
       Dtype out = info.result == BinaryResult::Bool ? Dtype::bool_ : d;
       const std::string key = std::string("zip/") + info.name + "/" + dtype_name(d) + "/" + dtype_name(out);
       for (const char* k : kZipForms) set.add(key, k, zip_module_source(d, out, info.name, k));
-      if (common(d)) {
-        for (const char* k : kZipStrided) set.add(key, k, zip_module_source(d, out, info.name, k));
-      }
+      for (const char* k : kZipStrided32) set.add(key, k, zip_module_source(d, out, info.name, k));
+      if (common(d)) set.add(key, "zip_sn", zip_module_source(d, out, info.name, "zip_sn"));
     }
   }
   for (Dtype bits : {Dtype::uint8, Dtype::uint16, Dtype::uint32, Dtype::uint64}) {

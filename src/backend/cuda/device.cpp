@@ -3,15 +3,28 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "backend/cuda/cublas.h"
 #include "core/gpu_availability.h"
 
 namespace alloy {
 
-bool gpu_is_available() { return cuda_driver::is_available(); }
+bool gpu_is_available() {
+  const bool ok = cuda_driver::is_available();
+  if (ok) {
+    // Loading cuBLAS (and the cuBLASLt it pulls in) takes about 60 ms; on a
+    // thread of its own it overlaps the context's creation, which takes
+    // longer, so a program's first matmul does not wait for it. Only the
+    // library is loaded: no GPU work and no handle until a matmul asks.
+    static std::once_flag prefetch;
+    std::call_once(prefetch, [] { std::thread([] { cuda::cublas::available(); }).detach(); });
+  }
+  return ok;
+}
 const std::string& gpu_arch() { return cuda::device_arch(); }
 std::string gpu_name() { return cuda_driver::device_name(0); }
 size_t gpu_total_memory() { return cuda_driver::device_total_memory(0); }
