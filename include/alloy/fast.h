@@ -163,4 +163,20 @@ class MetalLibrary {
 MetalLibrary metal_library(const std::string& source, const std::string& header = "",
                            const std::string& math_mode = "safe");
 
+// MLX's precompiled_cuda_kernel: runs the kernel `name` (an extern "C"
+// __global__ function) of `compiled_source`, a PTX text or a cubin the caller
+// built (NVRTC, nvcc), on the GPU. Its parameters are, in order, a pointer
+// per input, a pointer per output, then each scalar by value (bool, int as
+// int32, float as float32). The grid counts threads: blocks =
+// ceil(grid/threadgroup). `shared_memory` bytes of dynamic shared memory per
+// block; `init_value` fills the outputs first; `ensure_row_contiguous`
+// copies strided inputs. No derivative (wrap it in a custom_function).
+using ScalarArg = std::variant<bool, int, float>;
+std::vector<array> precompiled_cuda_kernel(const std::string& name, const std::string& compiled_source,
+                                           const std::vector<array>& inputs, const std::vector<Shape>& output_shapes,
+                                           const std::vector<Dtype>& output_dtypes,
+                                           const std::vector<ScalarArg>& scalars, Dims3 grid, Dims3 threadgroup,
+                                           int shared_memory = 0, std::optional<float> init_value = std::nullopt,
+                                           bool ensure_row_contiguous = false, StreamOrDevice s = {});
+
 }  // namespace alloy::fast

@@ -11,7 +11,9 @@
 
 #include "alloy/fast.h"
 #include "bindings.h"
+#include "convert.h"
 #include "kernel_launcher.h"
+#include "stream_or_device.h"
 
 using namespace alloy;
 
@@ -90,4 +92,35 @@ void init_fast(nb::module_& m) {
       "A custom kernel from the body of a CUDA kernel, as MLX's mx.fast.cuda_kernel (GPU only). Inputs arrive as "
       "`const T* name` (with name_shape, name_strides, name_ndim when the body uses them), outputs as `T* name`; "
       "the grid counts threads; `shared_memory` bytes of dynamic shared memory per block.");
+  f.def(
+      "precompiled_cuda_kernel",
+      [](const std::string& name, nb::bytes compiled_source, nb::sequence inputs, std::vector<Shape> output_shapes,
+         std::vector<Dtype> output_dtypes, nb::sequence scalars, fast::Dims3 grid, fast::Dims3 threadgroup,
+         int shared_memory, std::optional<float> init_value, bool ensure_row_contiguous, StreamOrDevice s) {
+        std::vector<array> ins;
+        for (nb::handle in : inputs) ins.push_back(py::to_array(in));
+        std::vector<fast::ScalarArg> values;
+        for (nb::handle v : scalars) {
+          // bool before int: Python's bool is an int.
+          if (nb::isinstance<nb::bool_>(v)) values.emplace_back(nb::cast<bool>(v));
+          else if (nb::isinstance<nb::int_>(v)) values.emplace_back(nb::cast<int>(v));
+          else if (nb::isinstance<nb::float_>(v)) values.emplace_back(nb::cast<float>(v));
+          else {
+            throw std::invalid_argument("[precompiled_cuda_kernel] kernel '" + name + "': scalars must be bool, int "
+                                        "or float; got " + nb::cast<std::string>(nb::str(v.type().attr("__name__"))) +
+                                        ".");
+          }
+        }
+        return fast::precompiled_cuda_kernel(
+            name, std::string(static_cast<const char*>(compiled_source.data()), compiled_source.size()), ins,
+            output_shapes, output_dtypes, values, grid, threadgroup, shared_memory, init_value,
+            ensure_row_contiguous, s);
+      },
+      nb::kw_only(), nb::arg("name"), nb::arg("compiled_source"), nb::arg("inputs"), nb::arg("output_shapes"),
+      nb::arg("output_dtypes"), nb::arg("scalars"), nb::arg("grid"), nb::arg("threadgroup"),
+      nb::arg("shared_memory") = 0, nb::arg("init_value") = nb::none(), nb::arg("ensure_row_contiguous") = false,
+      nb::arg("stream") = nb::none(),
+      "Runs a kernel compiled ahead of time (PTX text or a cubin, as bytes), as MLX's "
+      "mx.fast.precompiled_cuda_kernel (GPU only): the kernel `name` gets a pointer per input, a pointer per "
+      "output, then the scalars by value (bool, int as int32, float as float32); the grid counts threads.");
 }

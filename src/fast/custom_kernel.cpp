@@ -49,16 +49,8 @@ struct CustomKernelFunction::State {
 
 namespace {
 
-// CUDA's block limits, per dimension (its grid limit in y and z is
-// alloy_msl::cuda::kMaxBlocksYZ).
-constexpr int kMaxBlockDims[3] = {1024, 1024, 64};
 // MLX places inputs smaller than this in Metal's constant address space.
 constexpr size_t kConstantMemoryElements = 8;
-
-std::string dims_to_string(const Dims3& d) {
-  return "(" + std::to_string(std::get<0>(d)) + ", " + std::to_string(std::get<1>(d)) + ", " +
-         std::to_string(std::get<2>(d)) + ")";
-}
 
 void check_names(const char* api, const std::vector<std::string>& names, const char* what) {
   std::set<std::string> seen;
@@ -272,43 +264,10 @@ PreparedLaunch CustomKernelFunction::prepare(const std::vector<OperandDesc>& ope
                                 std::to_string(call.output_shapes.size()) + " shapes and " +
                                 std::to_string(call.output_dtypes.size()) + " dtypes.");
   }
-  std::array<int, 3> g{std::get<0>(call.grid), std::get<1>(call.grid), std::get<2>(call.grid)};
-  std::array<int, 3> t{std::get<0>(call.threadgroup), std::get<1>(call.threadgroup), std::get<2>(call.threadgroup)};
-  for (int i = 0; i < 3; ++i) {
-    if (g[i] <= 0) throw std::invalid_argument(op() + "grid " + dims_to_string(call.grid) + " must be positive in every dimension.");
-    if (t[i] <= 0) {
-      throw std::invalid_argument(op() + "threadgroup " + dims_to_string(call.threadgroup) +
-                                  " must be positive in every dimension.");
-    }
-  }
   const bool cuda_body = st.dialect == msl::Dialect::Cuda;
-  std::array<unsigned, 3> grid, tg;
-  for (int i = 0; i < 3; ++i) {
-    grid[i] = static_cast<unsigned>(g[i]);
-    // Metal clamps the threadgroup to the grid; a CUDA body's block is
-    // exactly what it asked for (its code reads blockDim).
-    tg[i] = static_cast<unsigned>(cuda_body ? t[i] : std::min(t[i], g[i]));
-  }
-  if (static_cast<size_t>(t[0]) * t[1] * t[2] > kMaxThreadsPerThreadgroup) {
-    throw std::invalid_argument(op() + "threadgroup " + dims_to_string(call.threadgroup) + " has " +
-                                std::to_string(static_cast<size_t>(t[0]) * t[1] * t[2]) +
-                                " threads; the limit is " + std::to_string(kMaxThreadsPerThreadgroup) + ".");
-  }
-  if (cuda_body) {
-    static const char* axis[3] = {"x", "y", "z"};
-    for (int i = 0; i < 3; ++i) {
-      if (t[i] > kMaxBlockDims[i]) {
-        throw std::invalid_argument(op() + "threadgroup " + dims_to_string(call.threadgroup) + " exceeds CUDA's " +
-                                    std::to_string(kMaxBlockDims[i]) + " threads in " + axis[i] + ".");
-      }
-      long blocks = (static_cast<long>(g[i]) + t[i] - 1) / t[i];
-      if (i > 0 && blocks > alloy_msl::cuda::kMaxBlocksYZ) {
-        throw std::invalid_argument(op() + "grid " + dims_to_string(call.grid) + " needs " + std::to_string(blocks) +
-                                    " blocks in " + axis[i] + "; CUDA allows " +
-                                    std::to_string(alloy_msl::cuda::kMaxBlocksYZ) + ".");
-      }
-    }
-  }
+  const std::array<unsigned, 3> tg = checked_threadgroup(op, call.grid, call.threadgroup, cuda_body);
+  std::array<unsigned, 3> grid{static_cast<unsigned>(std::get<0>(call.grid)), static_cast<unsigned>(std::get<1>(call.grid)),
+                               static_cast<unsigned>(std::get<2>(call.grid))};
   for (size_t i = 0; i < call.output_shapes.size(); ++i) {
     for (auto d : call.output_shapes[i]) {
       if (d < 0) throw std::invalid_argument(op() + "output shape " + std::to_string(i) + " has a negative dimension.");

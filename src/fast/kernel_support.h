@@ -3,16 +3,72 @@
 // launch limits and the timeout rule.
 #pragma once
 
+#include <array>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "alloy/msl/translate.h"
 #include "fast/kernel_cache.h"
+#include "msl/runtime/cuda_launch.h"
 
 namespace alloy::fast {
 
 // Metal's (and CUDA's) limit on the threads of one threadgroup.
 inline constexpr unsigned kMaxThreadsPerThreadgroup = 1024;
+// CUDA's block limits, per dimension (its grid limit in y and z is
+// alloy_msl::cuda::kMaxBlocksYZ).
+inline constexpr int kMaxBlockDims[3] = {1024, 1024, 64};
+
+inline std::string dims_to_string(const std::tuple<int, int, int>& d) {
+  return "(" + std::to_string(std::get<0>(d)) + ", " + std::to_string(std::get<1>(d)) + ", " +
+         std::to_string(std::get<2>(d)) + ")";
+}
+
+// The block a launch of MLX's geometry (grid in threads, threadgroup) runs
+// with, after checking both: every dimension positive, at most 1024 threads;
+// for a CUDA block (cuda_kernel, precompiled_cuda_kernel) CUDA's per-axis
+// limits too, and the block is exactly what was asked (the code reads
+// blockDim); a Metal threadgroup is clamped to the grid, as Metal does.
+// `label()` starts every error ("[cuda_kernel] kernel 'k': "); it is built
+// only when a check fails.
+template <class Label>
+std::array<unsigned, 3> checked_threadgroup(const Label& label, const std::tuple<int, int, int>& grid,
+                                            const std::tuple<int, int, int>& threadgroup, bool cuda_block) {
+  const std::array<int, 3> g{std::get<0>(grid), std::get<1>(grid), std::get<2>(grid)};
+  const std::array<int, 3> t{std::get<0>(threadgroup), std::get<1>(threadgroup), std::get<2>(threadgroup)};
+  for (int i = 0; i < 3; ++i) {
+    if (g[i] <= 0) throw std::invalid_argument(label() + "grid " + dims_to_string(grid) + " must be positive in every dimension.");
+    if (t[i] <= 0) {
+      throw std::invalid_argument(label() + "threadgroup " + dims_to_string(threadgroup) +
+                                  " must be positive in every dimension.");
+    }
+  }
+  const size_t threads = static_cast<size_t>(t[0]) * t[1] * t[2];
+  if (threads > kMaxThreadsPerThreadgroup) {
+    throw std::invalid_argument(label() + "threadgroup " + dims_to_string(threadgroup) + " has " +
+                                std::to_string(threads) + " threads; the limit is " +
+                                std::to_string(kMaxThreadsPerThreadgroup) + ".");
+  }
+  std::array<unsigned, 3> tg;
+  static const char* const axis[3] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) {
+    tg[i] = static_cast<unsigned>(cuda_block ? t[i] : std::min(t[i], g[i]));
+    if (!cuda_block) continue;
+    if (t[i] > kMaxBlockDims[i]) {
+      throw std::invalid_argument(label() + "threadgroup " + dims_to_string(threadgroup) + " exceeds CUDA's " +
+                                  std::to_string(kMaxBlockDims[i]) + " threads in " + axis[i] + ".");
+    }
+    const long blocks = (static_cast<long>(g[i]) + t[i] - 1) / t[i];
+    if (i > 0 && blocks > alloy_msl::cuda::kMaxBlocksYZ) {
+      throw std::invalid_argument(label() + "grid " + dims_to_string(grid) + " needs " + std::to_string(blocks) +
+                                  " blocks in " + axis[i] + "; CUDA allows " +
+                                  std::to_string(alloy_msl::cuda::kMaxBlocksYZ) + ".");
+    }
+  }
+  return tg;
+}
 
 // Variants by the whole definition and the per-call key: a kernel object
 // rebuilt on every call still translates and compiles once per process.

@@ -81,11 +81,6 @@ std::optional<ElementType> element_type(const std::string& type) {
   return ElementType{*d, (lanes == 3 && !packed) ? 4 : lanes};
 }
 
-std::string dims_text(const Dims3& d) {
-  return "(" + std::to_string(std::get<0>(d)) + ", " + std::to_string(std::get<1>(d)) + ", " +
-         std::to_string(std::get<2>(d)) + ")";
-}
-
 std::string declared(const msl::ProgramParam& p) {
   switch (p.role) {
     case Role::ReadBuffer: return "device const " + p.type + "*";
@@ -181,21 +176,21 @@ static PreparedLaunch prepare_library_launch(LibraryKernel::State& st, const std
   std::array<int, 3> g{std::get<0>(grid_in), std::get<1>(grid_in), std::get<2>(grid_in)};
   std::array<int, 3> t{std::get<0>(threadgroup_in), std::get<1>(threadgroup_in), std::get<2>(threadgroup_in)};
   for (int i = 0; i < 3; ++i) {
-    if (g[i] <= 0) throw bad("grid " + dims_text(grid_in) + " must be positive in every dimension.");
-    if (t[i] <= 0) throw bad("threadgroup " + dims_text(threadgroup_in) + " must be positive in every dimension.");
+    if (g[i] <= 0) throw bad("grid " + dims_to_string(grid_in) + " must be positive in every dimension.");
+    if (t[i] <= 0) throw bad("threadgroup " + dims_to_string(threadgroup_in) + " must be positive in every dimension.");
   }
   const size_t threads = static_cast<size_t>(t[0]) * t[1] * t[2];
   if (k.max_total_threads_per_threadgroup > 0 && threads > static_cast<size_t>(k.max_total_threads_per_threadgroup))
-    throw bad("threadgroup " + dims_text(threadgroup_in) + " has " + std::to_string(threads) +
+    throw bad("threadgroup " + dims_to_string(threadgroup_in) + " has " + std::to_string(threads) +
               " threads; the kernel declares [[max_total_threads_per_threadgroup(" +
               std::to_string(k.max_total_threads_per_threadgroup) + ")]].");
   if (threads > kMaxThreadsPerThreadgroup)
-    throw bad("threadgroup " + dims_text(threadgroup_in) + " has " + std::to_string(threads) +
+    throw bad("threadgroup " + dims_to_string(threadgroup_in) + " has " + std::to_string(threads) +
               " threads; the limit is " + std::to_string(kMaxThreadsPerThreadgroup) + ".");
   std::array<unsigned, 3> grid{}, tg{};
   for (int i = 0; i < 3; ++i) {
     uint64_t n = dispatch == Dispatch::Threadgroups ? uint64_t(g[i]) * t[i] : uint64_t(g[i]);
-    if (n > 0xffffffffull) throw bad("grid " + dims_text(grid_in) + " has more than 2^32 threads in a dimension.");
+    if (n > 0xffffffffull) throw bad("grid " + dims_to_string(grid_in) + " has more than 2^32 threads in a dimension.");
     grid[i] = static_cast<unsigned>(n);
     // dispatchThreads clamps the threadgroup to the grid, as metal_kernel does.
     tg[i] = static_cast<unsigned>(std::min<uint64_t>(t[i], grid[i]));

@@ -30,7 +30,7 @@ NOT_YET = {
     "core.linalg": {},
     "core.fft": {},
     "core.random": {},
-    "core.fast": {"precompiled_cuda_kernel": "takes MLX-CUDA's own PTX/cubin build products; not implemented yet"},
+    "core.fast": {},
     "core.array": {},
     "nn": {"QQLinear": "a linear layer over qqmm (not implemented yet)"},
     "nn.losses": {},
