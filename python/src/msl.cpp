@@ -5,6 +5,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "alloy/msl/translate.h"
+#include "backend/cuda/aot_kernels.h"
 #include "bindings.h"
 #include "jit/cpu_kernel.h"
 #include "fast/cuda_build.h"
@@ -62,8 +63,10 @@ void init_msl(nb::module_& m) {
     nb::list inc;
     for (const auto& dir : jit::nvrtc_include_dirs()) inc.append(dir);
     d["include_dirs"] = inc;
+    // The op kernels compiled ahead of time: the archive in use, or why none.
+    d["aot_kernels"] = cuda::aot_status();
     return d;
-  }, "Where NVRTC and the CUDA headers were found (or why not).");
+  }, "Where NVRTC, the CUDA headers and the AOT op kernels were found (or why not).");
   s.def(
       "translate",
       [](const std::string& name, const std::string& source, const std::string& header,

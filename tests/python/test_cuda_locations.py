@@ -88,3 +88,25 @@ def test_the_package_finds_wheels_on_sys_path(tmp_path):
     dirs, library = json.loads(out)
     assert str(site) in dirs.split(":")
     assert library.startswith(str(site)), library
+
+
+def test_aot_kernel_archive_is_found_beside_the_library():
+    """The op kernels compiled ahead of time live beside liballoy (in the
+    package when installed); cuda_paths() names the archive in use, or says
+    why there is none, and ALLOY_AOT_KERNELS / ALLOY_AOT=0 change that."""
+    import alloy
+
+    beside = pathlib.Path(alloy.__file__).parent / "alloy_kernels.aot"
+    status = PATHS["aot_kernels"]
+    if beside.exists():
+        assert status.startswith(str(beside.resolve())) or status.startswith(str(beside)), status
+        assert status.endswith("images") and int(status.split(": ")[-1].split()[0]) > 1000, status
+    else:
+        assert "cannot be opened" in status, status
+    code = "import alloy.core as mx; print(mx._msl.cuda_paths()['aot_kernels'])"
+    for env, expect in [({"ALLOY_AOT_KERNELS": "/nonexistent/k.aot"}, "/nonexistent/k.aot: cannot be opened"),
+                        ({"ALLOY_AOT": "0"}, "disabled by ALLOY_AOT=0")]:
+        done = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert expect in done.stdout, done.stdout

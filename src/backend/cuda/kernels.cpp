@@ -120,6 +120,11 @@ CUfunction kernel(const std::string& family_key, const std::string& name, const 
     } catch (const jit::CompileError& e) {
       throw std::runtime_error("[cuda kernels] the kernel '" + key + "' failed to compile:\n" + e.log() +
                                "\n--- source ---\n" + source);
+    } catch (const std::runtime_error& e) {
+      // NVRTC or its headers missing: say why it was needed at all.
+      throw std::runtime_error("[cuda kernels] the op kernel '" + key + "' for " + opts.arch +
+                               " is not among the kernels compiled ahead of time (" + aot_status() +
+                               "), and compiling it now failed: " + e.what());
     }
   }
   ensure_context();
