@@ -13,6 +13,11 @@ NB_MODULE(core, m) {
       std::rethrow_exception(p);
     } catch (const alloy::KernelTimeout& e) {
       PyErr_SetString(PyExc_TimeoutError, e.what());
+    } catch (const alloy::KernelInterrupted& e) {
+      // The program's own handler for the signal runs now (KeyboardInterrupt,
+      // or what an alarm handler raises); if it raises nothing, the stop is
+      // still an error: the kernel's outputs are not valid.
+      if (PyErr_CheckSignals() == 0) PyErr_SetString(PyExc_RuntimeError, e.what());
     } catch (const alloy::ArgumentTypeError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
     }

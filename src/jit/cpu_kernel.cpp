@@ -1,5 +1,9 @@
 #include "jit/cpu_kernel.h"
 
+#include <csignal>
+
+#include "jit/cpu_interrupt.h"
+
 #include "alloy/errors.h"
 #include "jit/cpu_faults.h"
 
@@ -137,8 +141,11 @@ void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout) const {
   static_assert(sizeof(std::atomic<int>) == sizeof(int), "cancel flag layout");
 
   // The watchdog of a launch with a timeout: at the deadline it cancels the
-  // threadgroups not started and stops the threads inside the kernel.
+  // threadgroups not started and stops the threads inside the kernel. An
+  // interrupt (SIGINT, SIGALRM: cpu_interrupt.h) stops it the same way.
   StoppableThreads stoppable;
+  arm_interrupts();
+  InterruptScope interrupt(&cancel, &stoppable);
   std::atomic<bool> timed_out{false};
   std::mutex watch_mutex;
   std::condition_variable watch_cv;
@@ -177,14 +184,19 @@ void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout) const {
     L.error = &errors[c * kErrorBytes];
     L.error_size = kErrorBytes;
     std::string fault;
-    if (timed_out.load()) return;  // past the deadline before this chunk started
-    if (!run_catching_faults([&] { entry_(&L); }, fault, timeout > 0 ? &stoppable : nullptr)) {
+    if (timed_out.load() || interrupt.signal()) return;  // stopped before this chunk started
+    if (!run_catching_faults([&] { entry_(&L); }, fault, &stoppable)) {
       std::snprintf(L.error, kErrorBytes, "%s in threadgroups %llu..%llu of %llu (the launch was stopped)",
                     fault.c_str(), static_cast<unsigned long long>(L.tg_begin),
                     static_cast<unsigned long long>(L.tg_end - 1), static_cast<unsigned long long>(groups));
     }
     if (L.error[0]) cancel.store(1, std::memory_order_relaxed);
   });
+  if (const int sig = interrupt.signal()) {
+    throw alloy::KernelInterrupted("[alloy::jit::CpuKernel::launch] kernel " + key_.substr(0, 16) + " was stopped by " +
+                                   (sig == SIGINT ? "SIGINT" : sig == SIGALRM ? "SIGALRM" : "a signal") +
+                                   "; its outputs are not valid");
+  }
   if (timed_out.load()) {
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%g", timeout);

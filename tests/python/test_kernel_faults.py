@@ -130,3 +130,82 @@ def test_alloy_kernel_timeout_sets_a_default_for_every_cpu_launch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "stopped:" in r.stdout and "timeout of 0.5 s" in r.stdout
+
+
+# ---- runaway kernels stopped by signals: SIGALRM and Ctrl-C (issue 14, item 3, CPU)
+
+INTERRUPT_PROGRAM = r"""
+import os, signal, sys, threading, time
+import numpy as np
+import alloy.core as mx
+
+SPIN = '''{spin}'''
+k = mx.fast.metal_kernel(name="{name}", input_names=["a"], output_names=["out"], source=SPIN)
+kw = dict(inputs=[mx.ones(256)], grid=(256, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(256,)],
+          output_dtypes=[mx.float32], stream=mx.cpu)
+quick = mx.fast.metal_kernel(name="twice", input_names=["a"], output_names=["out"],
+                             source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2;")
+before = quick(**{{**kw, "inputs": [mx.arange(256, dtype=mx.float32)]}})[0]
+mx.eval(before)
+kept = np.array(before)
+{body}
+# The process goes on: earlier results intact, new kernels run.
+assert (np.array(before) == kept).all()
+again = quick(**{{**kw, "inputs": [mx.arange(256, dtype=mx.float32)]}})[0]
+assert (np.array(again) == 2 * np.arange(256)).all()
+print("ok")
+"""
+
+# Seed 003's launch_with_timeout, as the page writes it, around mx.eval.
+SEED_TIMEOUT = r"""
+def launch_with_timeout(callable_kernel, args, kwargs=None, timeout_seconds=1.0):
+    kwargs = {} if kwargs is None else kwargs
+    def handler(signum, frame):
+        raise TimeoutError(f"Kernel timed out after {timeout_seconds}s")
+    orig = signal.getsignal(signal.SIGALRM)
+    signal.signal(signal.SIGALRM, handler)
+    signal.alarm(int(timeout_seconds))
+    try:
+        return callable_kernel(*args, **kwargs)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, orig)
+
+t0 = time.monotonic()
+try:
+    launch_with_timeout(lambda: mx.eval(k(**kw)[0]), (), timeout_seconds=1.0)
+    sys.exit("the endless kernel returned")
+except TimeoutError as e:
+    took = time.monotonic() - t0
+    assert "timed out after 1.0s" in str(e), e
+    assert took < 1.0 + 1.5, took
+"""
+
+CTRL_C = r"""
+threading.Timer(0.4, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+t0 = time.monotonic()
+try:
+    mx.eval(k(**kw)[0])
+    sys.exit("the endless kernel returned")
+except KeyboardInterrupt:
+    took = time.monotonic() - t0
+    assert took < 0.4 + 1.5, took
+"""
+
+QUIET_HANDLER = r"""
+signal.signal(signal.SIGALRM, lambda s, f: None)  # a handler that raises nothing
+signal.setitimer(signal.ITIMER_REAL, 0.3)
+try:
+    mx.eval(k(**kw)[0])
+    sys.exit("the endless kernel returned")
+except RuntimeError as e:
+    assert "stopped by SIGALRM" in str(e) and "not valid" in str(e), e
+"""
+
+
+@pytest.mark.parametrize("case,body", [("alarm", SEED_TIMEOUT), ("ctrl_c", CTRL_C), ("quiet", QUIET_HANDLER)])
+@pytest.mark.parametrize("name,source", [("spin", SPIN), ("spin_barrier", SPIN_WITH_BARRIER)])
+def test_a_signal_stops_an_endless_cpu_kernel(case, body, name, source):
+    code = INTERRUPT_PROGRAM.format(spin=source, name=name, body=body)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr

@@ -59,6 +59,8 @@ void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, c
     kernel->launch(launch, timeout);
   } catch (const KernelTimeout& e) {
     throw KernelTimeout(fast::kernel_label(v) + ": " + e.what());
+  } catch (const KernelInterrupted& e) {
+    throw KernelInterrupted(fast::kernel_label(v) + ": " + e.what());
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fast::kernel_label(v) + ": " + e.what());
   }

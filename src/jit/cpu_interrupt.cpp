@@ -1,0 +1,98 @@
+#include "jit/cpu_interrupt.h"
+
+#include <semaphore.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace alloy::jit {
+
+namespace {
+
+constexpr int kSignals[] = {SIGINT, SIGALRM};
+
+struct sigaction previous[NSIG];
+sem_t wake;
+// The last signal seen by the handler (read by the watcher).
+std::atomic<int> last_signal{0};
+
+void on_signal(int sig, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  const struct sigaction& prev = previous[sig];
+  if (prev.sa_flags & SA_SIGINFO) {
+    if (prev.sa_sigaction) prev.sa_sigaction(sig, info, context);
+  } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN && prev.sa_handler) {
+    prev.sa_handler(sig);
+  }
+  last_signal.store(sig);
+  sem_post(&wake);  // async-signal-safe
+  errno = saved_errno;
+}
+
+}  // namespace
+
+struct InterruptRegistry {
+  std::mutex mutex;
+  std::vector<InterruptScope*> active;
+
+  static InterruptRegistry& get() {
+    static auto* r = new InterruptRegistry();  // never destroyed: the watcher outlives static teardown
+    return *r;
+  }
+
+  void watch() {
+    for (;;) {
+      if (sem_wait(&wake) != 0) continue;  // EINTR
+      const int sig = last_signal.load();
+      std::lock_guard<std::mutex> lock(mutex);
+      for (InterruptScope* s : active) {
+        s->signal_.store(sig);
+        s->cancel_->store(1, std::memory_order_relaxed);
+        s->threads_->stop_all();
+      }
+    }
+  }
+};
+
+void arm_interrupts() {
+  static std::once_flag started;
+  std::call_once(started, [] {
+    sem_init(&wake, 0, 0);
+    std::thread([] { InterruptRegistry::get().watch(); }).detach();
+  });
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (int sig : kSignals) {
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) != 0) continue;
+    if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_signal) continue;  // ours, still in front
+    if (!(current.sa_flags & SA_SIGINFO) && (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN)) {
+      continue;  // the default action or "ignore": not ours to change
+    }
+    previous[sig] = current;
+    struct sigaction ours {};
+    ours.sa_sigaction = on_signal;
+    ours.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_ONSTACK | SA_RESTART));
+    ours.sa_mask = current.sa_mask;
+    sigaction(sig, &ours, nullptr);
+  }
+}
+
+InterruptScope::InterruptScope(std::atomic<int>* cancel, StoppableThreads* threads)
+    : cancel_(cancel), threads_(threads) {
+  auto& r = InterruptRegistry::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.active.push_back(this);
+}
+
+InterruptScope::~InterruptScope() {
+  auto& r = InterruptRegistry::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.active.erase(std::remove(r.active.begin(), r.active.end(), this), r.active.end());
+}
+
+}  // namespace alloy::jit
