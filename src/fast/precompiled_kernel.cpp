@@ -45,8 +45,9 @@ std::vector<array> precompiled_cuda_kernel(const std::string& name, const std::s
   const std::array<unsigned, 3> block = checked_threadgroup(label, grid, threadgroup, /*cuda_block=*/true);
   Stream stream = to_stream(s);
   if (stream.device.type != Device::gpu) {
-    throw std::invalid_argument(label() + "a compiled CUDA kernel runs on the GPU only, and this call's stream is "
-                                "on the CPU. Pass stream=mx.gpu on a machine with an NVIDIA GPU.");
+    // RuntimeError, as MLX's CPU build raises (at eval) for this call.
+    throw std::runtime_error(label() + "a compiled CUDA kernel runs on the GPU only, and this call's stream is "
+                             "on the CPU. Pass stream=mx.gpu on a machine with an NVIDIA GPU.");
   }
   PrecompiledCudaKernel::Launch l;
   l.name = name;

@@ -5,7 +5,7 @@
 namespace alloy {
 
 void PrecompiledCudaKernel::eval_cpu(const std::vector<array>&, std::vector<array>&) {
-  throw std::invalid_argument(label() + ": a compiled CUDA kernel runs on the GPU only.");
+  throw std::runtime_error(label() + ": a compiled CUDA kernel runs on the GPU only.");
 }
 
 std::vector<array> PrecompiledCudaKernel::vjp(const std::vector<array>&, const std::vector<array>&,

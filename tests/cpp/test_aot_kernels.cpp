@@ -99,14 +99,14 @@ TEST(AotKernels, LookupFollowsTheEnvironment) {
   const std::string unknown = known.source + "\n// not in the archive\n";
   // Found: a cubin for sm_90 (and for sm_89 the sm_86/sm_80 one, if built).
   EXPECT_EQ(in_child({{"ALLOY_AOT_KERNELS", path}}, [&] {
-              auto img = aot_image(known.key, known.source, "sm_90", opts);
+              auto img = aot_image(known.key, known.source, opts);
               return img && jit::cubin_sm_arch(img->bytes) == 90 ? 0 : 1;
             }), 0);
   // Not found: nothing, and the miss is logged.
   const auto log = std::filesystem::temp_directory_path() / ("alloy_aot_log_" + std::to_string(getpid()));
   std::filesystem::remove(log);
   EXPECT_EQ(in_child({{"ALLOY_AOT_KERNELS", path}, {"ALLOY_AOT_LOG", log.string()}}, [&] {
-              return aot_image("fam/unknown/k", unknown, "sm_90", opts) ? 1 : 0;
+              return aot_image("fam/unknown/k", unknown, opts) ? 1 : 0;
             }), 0);
   std::ifstream in(log);
   std::stringstream text;
@@ -116,7 +116,7 @@ TEST(AotKernels, LookupFollowsTheEnvironment) {
   // require: a miss is an error naming the kernel.
   EXPECT_EQ(in_child({{"ALLOY_AOT_KERNELS", path}, {"ALLOY_AOT", "require"}}, [&] {
               try {
-                aot_image("fam/unknown/k", unknown, "sm_90", opts);
+                aot_image("fam/unknown/k", unknown, opts);
               } catch (const std::runtime_error& e) {
                 return std::string(e.what()).find("'fam/unknown/k'") != std::string::npos ? 0 : 2;
               }
@@ -124,11 +124,11 @@ TEST(AotKernels, LookupFollowsTheEnvironment) {
             }), 0);
   // ALLOY_AOT=0: the archive is not used.
   EXPECT_EQ(in_child({{"ALLOY_AOT_KERNELS", path}, {"ALLOY_AOT", "0"}}, [&] {
-              return aot_image(known.key, known.source, "sm_90", opts) ? 1 : 0;
+              return aot_image(known.key, known.source, opts) ? 1 : 0;
             }), 0);
   // An archive that is not there: nothing, and the status says why.
   EXPECT_EQ(in_child({{"ALLOY_AOT_KERNELS", "/nonexistent/alloy_kernels.aot"}}, [&] {
-              if (aot_image(known.key, known.source, "sm_90", opts)) return 1;
+              if (aot_image(known.key, known.source, opts)) return 1;
               return aot_status().find("cannot be opened") != std::string::npos ? 0 : 2;
             }), 0);
 }

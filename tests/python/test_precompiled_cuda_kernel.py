@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import alloy.core as mx
+import mlx.core as mlx_core
 
 from conftest import DEVICE
 
@@ -189,7 +190,7 @@ def test_refuses_the_cpu_and_bad_arguments():
     ptx = nvrtc_compile(SAXPY, "compute_90")
     args = dict(name="saxpy", compiled_source=ptx, inputs=[mx.ones((4,)), mx.ones((4,))], output_shapes=[(4,)],
                 output_dtypes=[mx.float32], scalars=[1.0, 4, False], grid=(4, 1, 1), threadgroup=(4, 1, 1))
-    with pytest.raises(ValueError, match=r"\[precompiled_cuda_kernel\] kernel 'saxpy'.*GPU only"):
+    with pytest.raises(RuntimeError, match=r"\[precompiled_cuda_kernel\] kernel 'saxpy'.*GPU only"):
         mx.fast.precompiled_cuda_kernel(**args, stream=mx.cpu)
     bad = [
         (dict(compiled_source=b"not a kernel"), "neither a cubin"),
@@ -202,3 +203,24 @@ def test_refuses_the_cpu_and_bad_arguments():
     for change, message in bad:
         with pytest.raises(ValueError, match=message):
             mx.fast.precompiled_cuda_kernel(**{**args, **change}, stream=mx.gpu if ON_GPU else mx.cpu)
+
+
+def test_errors_are_of_mlx_types():
+    """Real MLX (its CPU build, the oracle here) and Alloy raise the same
+    exception types: ValueError for a scalar of another type, RuntimeError
+    for a call that cannot run without a GPU (MLX raises it at eval)."""
+    ptx = nvrtc_compile(SAXPY, "compute_90")
+
+    def call(module, **change):
+        args = dict(name="saxpy", compiled_source=ptx, inputs=[module.ones((4,)), module.ones((4,))],
+                    output_shapes=[(4,)], output_dtypes=[module.float32], scalars=[1.0, 4, False], grid=(4, 1, 1),
+                    threadgroup=(4, 1, 1), stream=module.cpu)
+        args.update(change)
+        module.eval(module.fast.precompiled_cuda_kernel(**args))
+
+    for module in (mlx_core, mx):
+        for bad in (["4"], [None], [1.0, 4, b"x"]):
+            with pytest.raises(ValueError):
+                call(module, scalars=bad)
+        with pytest.raises(RuntimeError):
+            call(module)

@@ -213,7 +213,7 @@ namespace {
 
 struct Loaded {
   std::unique_ptr<jit::AotArchive> archive;
-  std::string path, status;
+  std::string status;
   bool require = false;
   std::string log_path;
 };
@@ -234,7 +234,6 @@ const Loaded& loaded(const jit::NvrtcOptions& opts) {
     std::string why;
     x->archive = jit::AotArchive::open(path, aot_fingerprint(opts), &why);
     if (x->archive) {
-      x->path = path;
       x->status = path + ": " + std::to_string(x->archive->entries()) + " images";
     } else {
       x->status = why;
@@ -246,9 +245,10 @@ const Loaded& loaded(const jit::NvrtcOptions& opts) {
 
 }  // namespace
 
-std::optional<jit::AotImage> aot_image(const std::string& key, const std::string& source, const std::string& arch,
+std::optional<jit::AotImage> aot_image(const std::string& key, const std::string& source,
                                        const jit::NvrtcOptions& opts) {
   const Loaded& l = loaded(opts);
+  const std::string& arch = opts.arch;
   if (l.archive) {
     const int sm = std::atoi(arch.c_str() + (arch.rfind("sm_", 0) == 0 ? 3 : 0));
     if (auto image = l.archive->find(jit::digest_hex(source), sm)) return image;
@@ -266,7 +266,6 @@ std::optional<jit::AotImage> aot_image(const std::string& key, const std::string
   return std::nullopt;
 }
 
-std::string aot_archive_path() { return loaded(kernel_compile_options("sm_90")).path; }
 std::string aot_status() { return loaded(kernel_compile_options("sm_90")).status; }
 
 }  // namespace alloy::cuda

@@ -34,15 +34,14 @@ std::vector<CatalogEntry> aot_kernel_set();
 // headers live).
 std::string aot_fingerprint(const jit::NvrtcOptions& opts);
 
-// The archive's image of `source` for the device architecture `arch`
+// The archive's image of `source` for the architecture `opts.arch`
 // ("sm_90"), or nullopt (archive absent, disabled, or lacking it; logged
 // when ALLOY_AOT_LOG is set). Throws std::runtime_error naming `key` when
 // ALLOY_AOT=require and there is none.
-std::optional<jit::AotImage> aot_image(const std::string& key, const std::string& source, const std::string& arch,
+std::optional<jit::AotImage> aot_image(const std::string& key, const std::string& source,
                                        const jit::NvrtcOptions& opts);
 
-// The archive this process uses ("" when none), and why none is used.
-std::string aot_archive_path();
+// The archive this process uses and its size, or why none is used.
 std::string aot_status();
 
 }  // namespace alloy::cuda

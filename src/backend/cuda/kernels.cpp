@@ -112,7 +112,7 @@ CUfunction kernel(const std::string& family_key, const std::string& name, const 
   static const jit::NvrtcOptions opts = kernel_compile_options(device_arch());
   std::string source = make_source(name);
   jit::Cache::Bytes image;
-  if (auto aot = aot_image(key, source, opts.arch, opts)) {
+  if (auto aot = aot_image(key, source, opts)) {
     image = std::make_shared<const std::string>(std::move(aot->bytes));
   } else {
     try {
