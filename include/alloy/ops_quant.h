@@ -27,6 +27,23 @@ array quantized_matmul(const array& x, const array& w, const array& scales,
                        const std::optional<array>& biases = std::nullopt, bool transpose = true,
                        std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
                        const std::string& mode = "affine", StreamOrDevice s = {});
+// x @ w.T with both operands rounded through an MX/NV floating format
+// ("nvfp4", "mxfp8", "mxfp4"): x is quantized along its last axis on the fly,
+// w is used as given when packed (uint32, with scales) or quantized on the
+// fly. The result has x's dtype. Gradients (w given unpacked) are qqmm's of
+// the cotangent, as MLX defines them. Global scales: nvfp4 only, both or none.
+array qqmm(const array& x, const array& w, const std::optional<array>& scales = std::nullopt,
+           std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
+           const std::string& mode = "nvfp4", const std::optional<array>& global_scale_x = std::nullopt,
+           const std::optional<array>& global_scale_w = std::nullopt, StreamOrDevice s = {});
+// qqmm over batch entries of x (..., M, K) and w (..., N, K) picked by flat indices.
+array gather_qqmm(const array& x, const array& w, const std::optional<array>& scales = std::nullopt,
+                  const std::optional<array>& lhs_indices = std::nullopt,
+                  const std::optional<array>& rhs_indices = std::nullopt, std::optional<int> group_size = std::nullopt,
+                  std::optional<int> bits = std::nullopt, const std::string& mode = "nvfp4",
+                  const std::optional<array>& global_scale_x = std::nullopt,
+                  const std::optional<array>& global_scale_w = std::nullopt, bool sorted_indices = false,
+                  StreamOrDevice s = {});
 // Batched matmul whose operands' batch entries are picked by flat indices.
 array gather_mm(const array& a, const array& b, const std::optional<array>& lhs_indices = std::nullopt,
                 const std::optional<array>& rhs_indices = std::nullopt, bool sorted_indices = false,

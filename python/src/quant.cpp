@@ -79,6 +79,37 @@ void init_quant(nb::module_& m) {
               "stream: Stream | Device | None = None) -> array"),
       "quantized_matmul whose operands' batch entries are picked by flat indices (as gather_mm).");
   m.def(
+      "qqmm",
+      [](const array& x, const array& w, OptArray scales, OptInt group_size, OptInt bits, const std::string& mode,
+         OptArray global_scale_x, OptArray global_scale_w, SD s) {
+        return qqmm(x, w, scales, group_size, bits, mode, global_scale_x, global_scale_w, s);
+      },
+      "x"_a, "w"_a, "scales"_a.none() = nb::none(), "group_size"_a.none() = nb::none(), "bits"_a.none() = nb::none(),
+      "mode"_a = "nvfp4", "global_scale_x"_a.none() = nb::none(), "global_scale_w"_a.none() = nb::none(),
+      nb::kw_only(), "stream"_a = nb::none(),
+      nb::sig("def qqmm(x: array, w: array, scales: array | None = None, group_size: int | None = None, "
+              "bits: int | None = None, mode: str = 'nvfp4', global_scale_x: array | None = None, "
+              "global_scale_w: array | None = None, *, stream: Stream | Device | None = None) -> array"),
+      "x @ w.T with x quantized on the fly and w used as given when packed (with scales), else quantized on the "
+      "fly, in mode 'nvfp4', 'mxfp8' or 'mxfp4'. The result has x's dtype; gradients need w unpacked.");
+  m.def(
+      "gather_qqmm",
+      [](const array& x, const array& w, OptArray scales, OptArray lhs, OptArray rhs, OptInt group_size, OptInt bits,
+         const std::string& mode, OptArray global_scale_x, OptArray global_scale_w, bool sorted_indices, SD s) {
+        return gather_qqmm(x, w, scales, lhs, rhs, group_size, bits, mode, global_scale_x, global_scale_w,
+                           sorted_indices, s);
+      },
+      nb::arg(), nb::arg(), "scales"_a.none() = nb::none(), "lhs_indices"_a.none() = nb::none(),
+      "rhs_indices"_a.none() = nb::none(), "group_size"_a.none() = nb::none(), "bits"_a.none() = nb::none(),
+      "mode"_a = "nvfp4", "global_scale_x"_a.none() = nb::none(), "global_scale_w"_a.none() = nb::none(),
+      nb::kw_only(), "sorted_indices"_a = false, "stream"_a = nb::none(),
+      nb::sig("def gather_qqmm(x: array, w: array, /, scales: array | None = None, "
+              "lhs_indices: array | None = None, rhs_indices: array | None = None, group_size: int | None = None, "
+              "bits: int | None = None, mode: str = 'nvfp4', global_scale_x: array | None = None, "
+              "global_scale_w: array | None = None, *, sorted_indices: bool = False, "
+              "stream: Stream | Device | None = None) -> array"),
+      "qqmm over batch entries of x and w picked by flat indices (as gather_mm).");
+  m.def(
       "gather_mm",
       [](const array& a, const array& b, OptArray lhs, OptArray rhs, bool sorted_indices, SD s) {
         return gather_mm(a, b, lhs, rhs, sorted_indices, s);

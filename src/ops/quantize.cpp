@@ -10,6 +10,8 @@
 #include "alloy/ops.h"
 #include "alloy/ops_quant.h"
 #include "alloy/ops_shape.h"
+#include "alloy/transforms.h"
+#include "../transforms/custom_function.h"
 #include "op_utils.h"
 #include "quant_formats.h"
 #include "quant_pack.h"
@@ -212,10 +214,10 @@ std::vector<array> quantize(const array& w, std::optional<int> group_size, std::
   }
   // A non-power-of-two width packs 32 codes at a time.
   const int align = (sp.bits & (sp.bits - 1)) == 0 ? sp.group_size : std::max(sp.group_size, 32);
-  if (w.shape(-1) % align != 0 || (sp.mode == Mode::nvfp4 && w.shape(-1) % 32 != 0)) {
+  if (w.shape(-1) % align != 0) {
     throw std::invalid_argument("[quantize] The last dimension of the matrix needs to be divisible by the "
                                 "quantization group size " +
-                                std::to_string(sp.mode == Mode::nvfp4 ? 32 : sp.group_size) +
+                                std::to_string(sp.group_size) +
                                 ". However the provided  matrix has shape " + shape_to_string(w.shape()));
   }
   return sp.mode == Mode::affine ? affine_quantize(w, sp, s) : fp_quantize(w, sp, global_scale, s);
@@ -240,7 +242,7 @@ namespace {
 // Validates x against the packed weight and returns the dequantized weight,
 // oriented as the right operand of x @ (.).
 array qmm_rhs(const char* op, const array& x, const array& w, const array& scales, const std::optional<array>& biases,
-              bool transpose, const Spec& sp, Dtype out, SD s) {
+              bool transpose, const Spec& sp, Dtype out, SD s, const std::optional<array>& global_scale = std::nullopt) {
   check_packed(op, w, scales, biases, sp);
   if (w.ndim() < 2) throw std::invalid_argument(err_prefix(op) + "The weight matrix must have at least 2 dimensions.");
   const ShapeElem rows = w.shape(-2), cols = w.shape(-1) * 32 / sp.bits;
@@ -254,7 +256,7 @@ array qmm_rhs(const char* op, const array& x, const array& w, const array& scale
         << " and transpose=" << (transpose ? "true" : "false");
     throw std::invalid_argument(msg.str());
   }
-  array wd = dequantize_checked(w, scales, biases, sp, out, s);
+  array wd = dequantize_checked(w, scales, biases, sp, out, s, global_scale);
   return transpose ? swapaxes(wd, -1, -2, s) : wd;
 }
 
@@ -284,6 +286,210 @@ array gather_qmm(const array& x, const array& w, const array& scales, const std:
   Dtype out = qmm_dtype(x, scales, biases, sp);
   array rhs = qmm_rhs("gather_qmm", x, w, scales, biases, transpose, sp, out, s);
   return gather_mm(astype(x, out, s), rhs, lhs_indices, rhs_indices, sorted_indices, s);
+}
+
+// ---- qqmm, gather_qqmm: both operands rounded through a floating format.
+// The rounded operands are exact in float32 (a code times a power-of-two or
+// e4m3 scale), so the product runs as a float32 matmul and is then cast to
+// x's dtype.
+namespace {
+
+Spec parse_qq_spec(const char* op, const std::string& mode, std::optional<int> group_size, std::optional<int> bits) {
+  if (mode == "affine") {
+    // MLX accepts the name and fails when evaluating (RuntimeError); so do we, but up front.
+    throw std::runtime_error(err_prefix(op) + "The 'affine' mode is not supported: both operands are quantized to a "
+                             "floating format, one of 'nvfp4', 'mxfp8' or 'mxfp4'.");
+  }
+  return parse_spec(op, mode, group_size, bits);
+}
+
+bool is_qq_float(Dtype t) { return t == float32 || t == float16 || t == bfloat16; }
+
+void check_qq_inputs(const char* op, const array& x, const array& w, const std::optional<array>& scales,
+                     const Spec& sp, const std::optional<array>& gsx, const std::optional<array>& gsw) {
+  if (w.dtype() == uint32) {
+    if (!scales) throw std::invalid_argument(err_prefix(op) + "Scales must be provided if second argument is quantized.");
+  } else {
+    if (!is_qq_float(w.dtype())) {
+      throw std::invalid_argument(err_prefix(op) + "Only real floating types except float64 are supported but "
+                                  "second argument dtype == " + dtype_name(w.dtype()) + ".");
+    }
+    if (scales) {
+      throw std::invalid_argument(err_prefix(op) + "Scales were given but the second argument is not quantized (" +
+                                  dtype_name(w.dtype()) + ", not packed uint32).");
+    }
+  }
+  if (!is_qq_float(x.dtype())) {
+    throw std::invalid_argument(err_prefix(op) + "Only real floating types except float64 are supported but "
+                                "first argument dtype == " + dtype_name(x.dtype()) + ".");
+  }
+  check_global_scale(op, gsx, sp);
+  check_global_scale(op, gsw, sp);
+  if (sp.mode == Mode::nvfp4 && gsx.has_value() != gsw.has_value()) {
+    throw std::invalid_argument(err_prefix(op) + "For nvfp4 mode, either both global_scale_x and global_scale_w "
+                                "must be provided, or neither.");
+  }
+}
+
+// The right operand (..., K, N) in float32, checked against x.
+array qq_weight(const char* op, const array& x, const array& w, const std::optional<array>& scales, const Spec& sp,
+                const std::optional<array>& gsw, SD s) {
+  if (w.dtype() == uint32) return qmm_rhs(op, x, w, *scales, std::nullopt, true, sp, float32, s, gsw);
+  if (x.shape(-1) != w.shape(-1)) {
+    throw std::invalid_argument(err_prefix(op) + "Last dimension of first input with shape " +
+                                shape_to_string(x.shape()) + " must match last dimension of second input with shape " +
+                                shape_to_string(w.shape()) + ".");
+  }
+  if (w.shape(-1) % sp.group_size != 0) {
+    throw std::invalid_argument(err_prefix(op) + "The inner dimension " + std::to_string(w.shape(-1)) +
+                                " must be divisible by the group size " + std::to_string(sp.group_size) + ".");
+  }
+  auto q = fp_quantize(w, sp, gsw, s);
+  array wd = dequantize_checked(q[0], q[1], std::nullopt, sp, w.dtype(), s, gsw);
+  return swapaxes(astype(wd, float32, s), -1, -2, s);
+}
+
+// x quantized along its last axis and back, in x's dtype (as MLX rounds it), then float32.
+array qq_round_trip(const char* op, const array& x, const Spec& sp, const std::optional<array>& gsx, SD s) {
+  if (x.shape(-1) % sp.group_size != 0) {
+    throw std::invalid_argument(err_prefix(op) + "The last dimension of the first input (" +
+                                std::to_string(x.shape(-1)) + ") must be divisible by the group size " +
+                                std::to_string(sp.group_size) + ".");
+  }
+  auto q = fp_quantize(x, sp, gsx, s);
+  return astype(dequantize_checked(q[0], q[1], std::nullopt, sp, x.dtype(), s, gsx), float32, s);
+}
+
+std::string mode_name(const Spec& sp) {
+  return sp.mode == Mode::nvfp4 ? "nvfp4" : sp.mode == Mode::mxfp8 ? "mxfp8" : "mxfp4";
+}
+
+// primals: x (M, K), w, [scales], [global_scale_x, global_scale_w].
+array qqmm_2d(const std::vector<array>& primals, bool has_scales, bool has_global, const Spec& sp, SD s) {
+  auto parts = [=](const std::vector<array>& in) {
+    std::optional<array> scales, gsx, gsw;
+    if (has_scales) scales = in[2];
+    if (has_global) gsx = in[2 + has_scales], gsw = in[3 + has_scales];
+    return std::make_tuple(scales, gsx, gsw);
+  };
+  auto forward = [=](const std::vector<array>& in) -> std::vector<array> {
+    auto [scales, gsx, gsw] = parts(in);
+    array weight = qq_weight("qqmm", in[0], in[1], scales, sp, gsw, s);
+    return {astype(matmul(qq_round_trip("qqmm", in[0], sp, gsx, s), weight, s), in[0].dtype(), s)};
+  };
+  // MLX's rule: each gradient is itself a qqmm, of the cotangent (quantized
+  // along the other axis) with the other operand's transpose.
+  // Only the wanted ones are built: each needs its own axes divisible by the
+  // group size (dx: w's rows; dw: x's rows).
+  auto backward = [=](const std::vector<array>& in, const std::vector<array>& cot,
+                      const std::vector<int>& wanted) -> std::vector<array> {
+    if (in[1].dtype() == uint32) {
+      throw std::invalid_argument("[qqmm] Gradients need the weight in non-quantized form: pass the floating-point "
+                                  "w (it is quantized on the fly).");
+    }
+    auto [scales, gsx, gsw] = parts(in);
+    const array& c = cot[0];
+    std::optional<array> c_amax;
+    if (has_global) c_amax = astype(max(abs(c, s), false, s), float32, s);
+    std::vector<array> out;
+    for (size_t i = 0; i < in.size(); ++i) out.push_back(zeros_like(in[i], s));
+    auto check_rows = [&](const array& operand, const char* gradient, const char* rows) {
+      if (operand.shape(0) % sp.group_size != 0) {
+        throw std::invalid_argument("[qqmm] The gradient with respect to " + std::string(gradient) +
+                                    " quantizes along the rows of " + rows + ": their number (" +
+                                    std::to_string(operand.shape(0)) + ") must be divisible by the group size " +
+                                    std::to_string(sp.group_size) + ".");
+      }
+    };
+    for (int a : wanted) {
+      if (a == 0) check_rows(in[1], "x", "w");
+      if (a == 1) check_rows(in[0], "w", "x");
+      if (a == 0) {
+        out[0] = qqmm(c, swapaxes(in[1], -1, -2, s), std::nullopt, sp.group_size, sp.bits, mode_name(sp), c_amax,
+                      gsw, s);
+      } else if (a == 1) {
+        out[1] = qqmm(swapaxes(c, -1, -2, s), swapaxes(in[0], -1, -2, s), std::nullopt, sp.group_size, sp.bits,
+                      mode_name(sp), c_amax, gsx, s);
+      }
+    }
+    return out;
+  };
+  auto no_jvp = [](const std::vector<array>&, const std::vector<array>&,
+                   const std::vector<int>&) -> std::vector<array> {
+    throw std::runtime_error("[qqmm] Forward-mode derivatives (jvp) are not defined for qqmm (as in MLX).");
+  };
+  return detail::custom_function_of(forward, backward, no_jvp)(primals)[0];
+}
+
+}  // namespace
+
+array qqmm(const array& x_in, const array& w, const std::optional<array>& scales, std::optional<int> group_size,
+           std::optional<int> bits, const std::string& mode, const std::optional<array>& global_scale_x,
+           const std::optional<array>& global_scale_w, SD s) {
+  Spec sp = parse_qq_spec("qqmm", mode, group_size, bits);
+  array x = x_in;
+  if (x.ndim() == 1) {
+    x = expand_dims(x, 0, s);
+  } else if (w.ndim() == 2 && x.ndim() > 2) {
+    x = flatten(x, 0, -2, s);
+  }
+  if (x.ndim() != 2 || w.ndim() != 2) {
+    throw std::invalid_argument("[qqmm] Only 2D inputs are supported but x.ndim() == " + std::to_string(x.ndim()) +
+                                " and w.ndim() == " + std::to_string(w.ndim()) + ".");
+  }
+  check_qq_inputs("qqmm", x, w, scales, sp, global_scale_x, global_scale_w);
+  std::vector<array> primals{x, w};
+  if (scales) primals.push_back(*scales);
+  const bool has_global = global_scale_x.has_value();
+  if (has_global) {
+    primals.push_back(*global_scale_x);
+    primals.push_back(*global_scale_w);
+  }
+  array out = qqmm_2d(primals, scales.has_value(), has_global, sp, s);
+  if (x_in.ndim() > 2) return unflatten(out, 0, Shape(x_in.shape().begin(), x_in.shape().end() - 1), s);
+  if (x_in.ndim() == 1) return squeeze(out, {0}, s);
+  return out;
+}
+
+array gather_qqmm(const array& x, const array& w, const std::optional<array>& scales,
+                  const std::optional<array>& lhs_indices, const std::optional<array>& rhs_indices,
+                  std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
+                  const std::optional<array>& global_scale_x, const std::optional<array>& global_scale_w,
+                  bool sorted_indices, SD s) {
+  Spec sp = parse_qq_spec("gather_qqmm", mode, group_size, bits);
+  if (x.ndim() < 2 || w.ndim() < 2) {
+    throw std::invalid_argument("[gather_qqmm] x and w need at least 2 dimensions but x.ndim() == " +
+                                std::to_string(x.ndim()) + " and w.ndim() == " + std::to_string(w.ndim()) + ".");
+  }
+  check_qq_inputs("gather_qqmm", x, w, scales, sp, global_scale_x, global_scale_w);
+  std::vector<array> primals{x, w};
+  if (scales) primals.push_back(*scales);
+  if (global_scale_x) primals.insert(primals.end(), {*global_scale_x, *global_scale_w});
+  if (lhs_indices) primals.push_back(*lhs_indices);
+  if (rhs_indices) primals.push_back(*rhs_indices);
+  auto forward = [=](const std::vector<array>& in) -> std::vector<array> {
+    size_t i = 2;
+    std::optional<array> sc, gx, gw, lhs, rhs;
+    if (scales) sc = in[i++];
+    if (global_scale_x) gx = in[i++], gw = in[i++];
+    if (lhs_indices) lhs = in[i++];
+    if (rhs_indices) rhs = in[i++];
+    array weight = qq_weight("gather_qqmm", in[0], in[1], sc, sp, gw, s);
+    array lhs_op = qq_round_trip("gather_qqmm", in[0], sp, gx, s);
+    return {astype(gather_mm(lhs_op, weight, lhs, rhs, sorted_indices, s), in[0].dtype(), s)};
+  };
+  // The rounding has no useful derivative and MLX defines none for this op:
+  // say so rather than differentiate the rounding into zeros.
+  auto no_vjp = [](const std::vector<array>&, const std::vector<array>&,
+                   const std::vector<array>&) -> std::vector<array> {
+    throw std::runtime_error("[gather_qqmm] Gradients are not defined for gather_qqmm (as in MLX); use qqmm per "
+                             "expert, or gather_mm on dequantized weights, to train.");
+  };
+  auto no_jvp = [](const std::vector<array>&, const std::vector<array>&,
+                   const std::vector<int>&) -> std::vector<array> {
+    throw std::runtime_error("[gather_qqmm] Forward-mode derivatives (jvp) are not defined for gather_qqmm.");
+  };
+  return custom_function(forward, no_vjp, no_jvp)(primals)[0];
 }
 
 }  // namespace alloy

@@ -8,6 +8,7 @@
 #include "alloy/ops.h"
 #include "alloy/primitive.h"
 #include "alloy/transforms.h"
+#include "custom_function.h"
 
 namespace alloy {
 
@@ -16,8 +17,13 @@ namespace {
 class CustomTransforms : public Primitive {
  public:
   CustomTransforms(Stream s, size_t num_primals, Function fun, std::optional<CustomVjp> vjp,
-                   std::optional<CustomJvp> jvp)
-      : Primitive(s), num_primals_(num_primals), fun_(std::move(fun)), vjp_(std::move(vjp)), jvp_(std::move(jvp)) {}
+                   std::optional<CustomJvp> jvp, std::optional<detail::CustomVjpOf> vjp_of = std::nullopt)
+      : Primitive(s),
+        num_primals_(num_primals),
+        fun_(std::move(fun)),
+        vjp_(std::move(vjp)),
+        jvp_(std::move(jvp)),
+        vjp_of_(std::move(vjp_of)) {}
   const char* name() const override { return "CustomTransforms"; }
 
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override { share(inputs, outputs); }
@@ -27,7 +33,13 @@ class CustomTransforms : public Primitive {
                          const std::vector<int>& argnums, const std::vector<array>& outputs) override {
     std::vector<array> primals(inputs.begin(), inputs.begin() + num_primals_);
     std::vector<array> all;
-    if (vjp_) {
+    if (vjp_of_) {
+      std::vector<int> wanted;
+      for (int a : argnums) {
+        if (a < static_cast<int>(num_primals_)) wanted.push_back(a);
+      }
+      all = (*vjp_of_)(primals, cotangents, wanted);
+    } else if (vjp_) {
       all = (*vjp_)(primals, cotangents, outputs);
     } else {
       all = alloy::vjp(fun_, primals, cotangents).second;
@@ -73,13 +85,17 @@ class CustomTransforms : public Primitive {
   Function fun_;
   std::optional<CustomVjp> vjp_;
   std::optional<CustomJvp> jvp_;
+  std::optional<detail::CustomVjpOf> vjp_of_;
 };
 
 }  // namespace
 
-Function custom_function(Function fun, std::optional<CustomVjp> fun_vjp, std::optional<CustomJvp> fun_jvp) {
-  return [fun = std::move(fun), fun_vjp = std::move(fun_vjp),
-          fun_jvp = std::move(fun_jvp)](const std::vector<array>& primals) -> std::vector<array> {
+namespace {
+
+Function make_custom_function(Function fun, std::optional<CustomVjp> fun_vjp, std::optional<CustomJvp> fun_jvp,
+                              std::optional<detail::CustomVjpOf> vjp_of) {
+  return [fun = std::move(fun), fun_vjp = std::move(fun_vjp), fun_jvp = std::move(fun_jvp),
+          vjp_of = std::move(vjp_of)](const std::vector<array>& primals) -> std::vector<array> {
     std::vector<array> outputs = fun(primals);
     bool traced = false;
     for (auto& p : primals) traced = traced || p.is_tracer();
@@ -97,8 +113,21 @@ Function custom_function(Function fun, std::optional<CustomVjp> fun_vjp, std::op
     // The node only shares its inputs' memory, so any stream serves.
     Stream s = to_stream({});
     return array::make_arrays(std::move(shapes), dtypes,
-                              std::make_shared<CustomTransforms>(s, primals.size(), fun, fun_vjp, fun_jvp), inputs);
+                              std::make_shared<CustomTransforms>(s, primals.size(), fun, fun_vjp, fun_jvp, vjp_of),
+                              inputs);
   };
 }
+
+}  // namespace
+
+Function custom_function(Function fun, std::optional<CustomVjp> fun_vjp, std::optional<CustomJvp> fun_jvp) {
+  return make_custom_function(std::move(fun), std::move(fun_vjp), std::move(fun_jvp), std::nullopt);
+}
+
+namespace detail {
+Function custom_function_of(Function fun, CustomVjpOf fun_vjp, CustomJvp fun_jvp) {
+  return make_custom_function(std::move(fun), std::nullopt, std::move(fun_jvp), std::move(fun_vjp));
+}
+}  // namespace detail
 
 }  // namespace alloy

@@ -65,6 +65,15 @@ def test_fp_modes_are_bit_exact(rng, mode):
         same(lambda m, w: m.dequantize(*m.quantize(w, mode=mode), mode=mode, dtype=m.float32), w, **EXACT)
 
 
+def test_nvfp4_groups_of_16(rng):
+    # K a multiple of 16 but not of 32 (MLX 0.32.4 packs it when the total
+    # number of groups is even).
+    for dtype in FLOATS:
+        w = weights(rng, (4, 48), dtype)
+        same(lambda m, w: m.quantize(w, mode="nvfp4"), w, **EXACT)
+        same(lambda m, w: m.dequantize(*m.quantize(w, mode="nvfp4"), mode="nvfp4"), w, **EXACT)
+
+
 def test_fp4_ties_and_signed_zero():
     # Every multiple of 1/64 in [-6, 6] with the scale pinned to 1 by a 6.
     v = np.arange(-6, 6.01, 1 / 64, dtype=np.float32)

@@ -209,6 +209,42 @@ def test_quantized_linear(rng):
     assert_same_value(mine(ax.array(x)), want)
 
 
+@pytest.mark.parametrize("mode", ["nvfp4", "mxfp8"])
+def test_qq_linear(rng, mode):
+    lin, lin_mlx = pair(lambda nn: nn.Linear(64, 16, bias=False))
+    mine = ann.QQLinear.from_linear(lin, mode=mode)
+    with mc.stream(MLX_DEVICE):
+        theirs = mnn.QQLinear.from_linear(lin_mlx, mode=mode)
+    assert mine.training and mine.weight.dtype == ax.float32 and "scales" not in mine
+    # Training mode: the float weight is a trainable parameter and gets a
+    # gradient (MLX's CPU build cannot run this case; qqmm is compared with
+    # float64 in test_mlx_qqmm).
+    from alloy.utils import tree_flatten
+    assert [k for k, _ in tree_flatten(mine.trainable_parameters())] == ["weight"]
+    x = ax.array(random_array(rng, (32, 64)))  # the weight gradient quantizes along these 32 rows
+    loss, grads = ann.value_and_grad(mine, lambda m, x: (m(x) ** 2).sum())(mine, x)
+    assert grads["weight"].shape == (16, 64) and float(ax.abs(grads["weight"]).sum()) > 0
+    # eval() packs the weight, as MLX's does; one row runs on MLX's CPU build.
+    mine.eval()
+    with mc.stream(MLX_DEVICE):
+        theirs.eval()
+    assert sorted(k for k, _ in tree_flatten(mine.parameters())) == ["scales", "weight"]
+    assert_same_value(mine.parameters(), theirs.parameters(), rtol=0, atol=0)
+    x = random_array(rng, (1, 64))
+    with mc.stream(MLX_DEVICE):
+        want = theirs(mc.array(x))
+    assert_same_value(mine(ax.array(x)), want)
+    assert repr(mine) == repr(theirs)
+    # train() unpacks it again to the dequantized values.
+    mine.train()
+    with mc.stream(MLX_DEVICE):
+        theirs.train()
+    assert "scales" not in mine
+    assert_same_value(mine.parameters(), theirs.parameters(), rtol=0, atol=0)
+    with pytest.raises(NotImplementedError):
+        ann.QQLinear.from_linear(ann.Linear(64, 16))
+
+
 def test_quantize_replaces_leaf_linears(rng):
     build = lambda nn: nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 32))
     mine, theirs = pair(build)

@@ -21,7 +21,7 @@ from alloy.nn.layers.pooling import AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, 
 from alloy.nn.layers.positional_encoding import ALiBi, RoPE, SinusoidalPositionalEncoding  # noqa: F401
 from alloy.nn.layers.recurrent import GRU, LSTM, RNN  # noqa: F401
 from alloy.nn.layers.upsample import Upsample  # noqa: F401
-from alloy.nn.layers.quantized import QuantizedEmbedding, QuantizedLinear, quantize  # noqa: F401
+from alloy.nn.layers.quantized import QQLinear, QuantizedEmbedding, QuantizedLinear, quantize  # noqa: F401
 from alloy.nn.layers.transformer import (  # noqa: F401
     MultiHeadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
     TransformerEncoderLayer,

@@ -71,6 +71,68 @@ class QuantizedLinear(Module):
         return ql
 
 
+class QQLinear(Module):
+    """A bias-free Linear layer whose input and weight are both quantized
+    (``mx.qqmm``; modes ``"nvfp4"``, ``"mxfp8"``, ``"mxfp4"``).
+
+    In training mode (the default) the weight is kept in floating point and
+    quantized on every call, so it receives gradients. ``eval()`` packs it
+    once (``weight`` becomes uint32 codes and ``scales`` appears); ``train()``
+    unpacks it again. ``from_linear`` converts a bias-free ``nn.Linear``.
+    """
+
+    def __init__(self, input_dims, output_dims, group_size=None, bits=None, mode="nvfp4"):
+        super().__init__()
+        self.group_size, self.bits = _defaults(group_size, bits, mode)
+        self.mode = mode
+        scale = math.sqrt(1 / input_dims)
+        self.weight = mx.random.uniform(low=-scale, high=scale, shape=(output_dims, input_dims))
+        self._quantized = False
+
+    def _extra_repr(self):
+        out_dims, in_dims = self.weight.shape
+        if self.weight.dtype == mx.uint32:
+            in_dims = in_dims * 32 // self.bits
+        return (f"input_dims={in_dims}, output_dims={out_dims}, group_size={self.group_size}, "
+                f"bits={self.bits}, mode={self.mode}")
+
+    def quantize(self):
+        """Packs the weight (idempotent)."""
+        if not self._quantized:
+            self.weight, self.scales = mx.quantize(self.weight, self.group_size, self.bits, mode=self.mode)
+            self._quantized = True
+
+    def dequantize(self):
+        """Unpacks the weight back to floating point (idempotent)."""
+        if self._quantized:
+            self.weight = mx.dequantize(self.weight, scales=self.scales, group_size=self.group_size,
+                                        bits=self.bits, mode=self.mode)
+            del self.scales
+            self._quantized = False
+
+    def _set_training_mode(self, mode):
+        super()._set_training_mode(mode)
+        if mode:
+            self.dequantize()
+        else:
+            self.quantize()
+
+    def __call__(self, x):
+        return mx.qqmm(x, self["weight"], scales=self.get("scales"), group_size=self.group_size,
+                       bits=self.bits, mode=self.mode)
+
+    @classmethod
+    def from_linear(cls, linear_layer, group_size=None, bits=None, mode="nvfp4"):
+        """A QQLinear holding ``linear_layer``'s weight, in its training mode."""
+        output_dims, input_dims = linear_layer.weight.shape
+        if linear_layer.get("bias") is not None:
+            raise NotImplementedError("QQLinear does not support a bias: convert a Linear made with bias=False.")
+        layer = cls(input_dims, output_dims, group_size, bits, mode=mode)
+        layer.weight = linear_layer.weight
+        layer.train(linear_layer.training)
+        return layer
+
+
 class QuantizedEmbedding(Module):
     """An Embedding whose table is quantized row by row."""
 
