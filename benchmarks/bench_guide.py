@@ -79,7 +79,10 @@ def problems(rng, quick):
     N, D = (1024, 64) if quick else (4096, 64)
     Q = (rng.standard_normal((N, D)) * 0.5).astype(np.float16)
     K = (rng.standard_normal((N, D)) * 0.5).astype(np.float16)
-    return dict(n=n, a=a, b=b, M=M, A=A, B=B, T=T, mat=mat, N=N, D=D, Q=Q, K=K)
+    S = 512 if quick else 2048  # matmul_simdgroup: square, so A's page stride N is K
+    Ah = rng.standard_normal(S * S).astype(np.float16)
+    Bh = rng.standard_normal(S * S).astype(np.float16)
+    return dict(n=n, a=a, b=b, M=M, A=A, B=B, T=T, mat=mat, N=N, D=D, Q=Q, K=K, S=S, Ah=Ah, Bh=Bh)
 
 
 def main():
@@ -96,9 +99,10 @@ def main():
     xa, xb = mx.array(p["a"]), mx.array(p["b"])
     xA, xB, xmat = mx.array(p["A"]), mx.array(p["B"]), mx.array(p["mat"])
     xQ, xK = mx.array(p["Q"]), mx.array(p["K"])
+    S, xAh, xBh = p["S"], mx.array(p["Ah"]), mx.array(p["Bh"])
     libs = {name: g.library(name) for name in
             ("vector_add", "add_f32_vec4", "scaled_elu", "memory_spaces_demo", "softmax_kernel", "matmul_tiled",
-             "access_patterns", "flash_attention")}
+             "access_patterns", "flash_attention", "matmul_simdgroup_fixed")}
     ours = {
         "vector_add": lambda: launch(libs["vector_add"], "vector_add", {"a": xa, "b": xb, "out": ((n,), mx.float32)},
                                      (n, 1, 1), (256, 1, 1)),
@@ -121,6 +125,9 @@ def main():
                                                       {"mat": xmat, "out": ((T, T), mx.float32), "N": T,
                                                        "tile": 32 * 33 * 4}, (T // 32, T // 32, 1), (32, 32, 1),
                                                       "threadgroups"),
+        f"matmul_simdgroup {S}^3": lambda: launch(libs["matmul_simdgroup_fixed"], "matmul_simdgroup",
+                                                  {"A": xAh, "B": xBh, "C": ((S * S,), mx.float32), "M": S, "N": S,
+                                                   "K": S}, (S // 8, S // 8, 1), (32, 1, 1), "threadgroups"),
         f"flash_attention N={N} D={D}": lambda: launch(libs["flash_attention"], "flash_attention",
                                                         {"Q": xQ, "K": xK, "V": xK, "Out": ((N, D), mx.float16),
                                                          "N": N, "D": D, "scale": 1.0 / np.sqrt(D),
@@ -138,6 +145,7 @@ def main():
         outM = cp.empty((M, M), cp.float32)
         outT = cp.empty((T, T), cp.float32)
         outA = cp.empty((N, D), cp.float16)
+        cAh, cBh, outS = cp.asarray(p["Ah"]), cp.asarray(p["Bh"]), cp.empty(S * S, cp.float32)
         u, f = np.uint32, np.float32
         blocks = lambda total, b: ((total + b - 1) // b,)  # noqa: E731
         hand = {
@@ -151,6 +159,8 @@ def main():
                                                               (cA, cB, outM, u(M), u(M), u(M))), outM),
             f"column_via_transpose {T}^2": (lambda: k("column_via_transpose")((T // 32, T // 32), (32, 32),
                                                                               (cmat, outT, u(T))), outT),
+            f"matmul_simdgroup {S}^3": (lambda: k("matmul_simdgroup")((S // 8, S // 8), (32,),
+                                                                      (cAh, cBh, outS, u(S), u(S), u(S))), outS),
             f"flash_attention N={N} D={D}": (lambda: k("flash_attention")(blocks(N, 64), (64,),
                                                                           (cQ, cK, outA, u(N), u(D),
                                                                            f(1.0 / np.sqrt(D))),
@@ -176,6 +186,8 @@ def main():
             "torch", wall_ms(lambda: torch.softmax(ta.view(-1, 32), -1), tsync))
         row(f"info: matmul_tiled {M}^3 vs cuBLAS (mx.matmul)", alloy_ms(ours[f"matmul_tiled {M}^3"]),
             "cuBLAS", alloy_ms(lambda: mx.matmul(xA, xB)))
+        row(f"info: matmul_simdgroup {S}^3 vs cuBLAS fp16 (mx.matmul)", alloy_ms(ours[f"matmul_simdgroup {S}^3"]),
+            "cuBLAS", alloy_ms(lambda: mx.matmul(xAh.reshape(S, S), xBh.reshape(S, S))))
         row(f"info: flash_attention N={N} D={D} vs torch SDPA", alloy_ms(ours[f"flash_attention N={N} D={D}"]),
             "torch SDPA", wall_ms(lambda: torch.nn.functional.scaled_dot_product_attention(tQ, tK, tK), tsync))
     else:
@@ -189,6 +201,8 @@ def main():
                 np.exp(a64.reshape(-1, 32) - a64.reshape(-1, 32).max(1, keepdims=True))),
             f"matmul_tiled {M}^3": lambda: p["A"] @ p["B"],
             f"column_via_transpose {T}^2": lambda: np.ascontiguousarray(p["mat"].T),
+            f"matmul_simdgroup {S}^3": lambda: p["Ah"].reshape(S, S).astype(np.float32) @ p["Bh"].reshape(S, S)
+            .astype(np.float32),
             f"flash_attention N={N} D={D}": lambda: (lambda s: (lambda e: (e / e.sum(1, keepdims=True)) @ p["K"]
                                                                  .astype(np.float32))(np.exp(s - s.max(1, keepdims=True))))(
                 p["Q"].astype(np.float32) @ p["K"].astype(np.float32).T / np.sqrt(D)),

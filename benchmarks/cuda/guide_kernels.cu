@@ -124,3 +124,26 @@ extern "C" __global__ void flash_attention(const __half* Q, const __half* K, __h
   }
   for (unsigned d = 0; d < D; ++d) Out[q_idx * D + d] = __float2half(o[d] / s);
 }
+
+// matmul_simdgroup (the fixed page kernel's algorithm and launch): one warp
+// per 8x8 tile of C, K stepped by 8, A read with row stride N as the page
+// does, half inputs and float accumulation. Written as CUDA programmers do:
+// each lane loads its mma.sync m16n8k8 fragments straight from memory (A's
+// rows 8-15 are zero), one tensor-core MMA per step.
+extern "C" __global__ void matmul_simdgroup(const __half* A, const __half* B, float* C, unsigned M, unsigned N,
+                                            unsigned K) {
+  const unsigned lane = threadIdx.x, g = lane >> 2, t = lane & 3u;
+  const unsigned row = blockIdx.y * 8u + g, col = blockIdx.x * 8u + g;
+  float d0 = 0.f, d1 = 0.f, d2 = 0.f, d3 = 0.f;
+  for (unsigned k = 0; k < K; k += 8) {
+    const unsigned a0 = *reinterpret_cast<const unsigned*>(A + (size_t)row * N + k + 2u * t);
+    const __half b_lo = B[(size_t)(k + 2u * t) * N + col], b_hi = B[(size_t)(k + 2u * t + 1u) * N + col];
+    const unsigned b0 = (unsigned)__half_as_ushort(b_lo) | ((unsigned)__half_as_ushort(b_hi) << 16);
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+        : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+        : "r"(a0), "r"(0u), "r"(b0), "f"(d0), "f"(d1), "f"(d2), "f"(d3));
+  }
+  float* out = C + (size_t)(blockIdx.y * 8u + g) * N + blockIdx.x * 8u + 2u * t;
+  out[0] = d0;
+  out[1] = d1;
+}

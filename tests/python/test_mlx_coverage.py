@@ -19,12 +19,10 @@ import mlx.optimizers
 import mlx.utils
 
 _LATER = "not yet implemented (issue 12 stays open)"
-_QUANT = "matmuls that quantize their input on the fly (fp8/fp4 x quantized) are not implemented yet"
 _EXPORT = "serialising traced graphs to files is not implemented yet"
 
 NOT_YET = {
     "core": {
-        **{n: _QUANT for n in ["gather_qqmm", "qqmm"]},
         **{n: _EXPORT for n in ["FunctionExporter", "export_function", "exporter", "import_function"]},
     },
     "core.linalg": {},
@@ -32,7 +30,7 @@ NOT_YET = {
     "core.random": {},
     "core.fast": {},
     "core.array": {},
-    "nn": {"QQLinear": "a linear layer over qqmm (not implemented yet)"},
+    "nn": {},
     "nn.losses": {},
     "nn.init": {},
     "optimizers": {},
