@@ -54,6 +54,7 @@ bool names_half(std::string_view s) {
 
 void include_everything(RuntimeFeatures& f) {
   f.half_ops = f.math = f.math_extra = f.fast_math = f.simd = f.atomics = f.matrix = f.mlx_utils = true;
+  f.matrix_elements = true;
 }
 
 // Scans one of the user's texts (source or header).
@@ -72,6 +73,7 @@ void scan(const LexedText& lexed, RuntimeFeatures& f, bool& everything) {
       if (last == 'h' || last == 'H') f.half_ops = true;  // 1.0h
       continue;
     }
+    if (t.kind == TokenKind::Identifier && t.text == "thread_elements") f.matrix_elements = true;
     if (t.kind != TokenKind::Identifier || is_member_access(toks, i)) continue;
     std::string_view s = t.text;
     if (names_half(s)) f.half_ops = true;
@@ -122,6 +124,8 @@ std::string feature_defines(const RuntimeFeatures& f) {
   use(f.atomics, "ATOMICS");
   use(f.matrix, "MATRIX");
   use(f.mlx_utils, "MLX_UTILS");
+  // No lane's elements are named: the matrices may live in mma.sync's layout.
+  if (f.matrix && !f.matrix_elements) s += "#define ALLOY_MSL_MATRIX_MMA_LAYOUT 1\n";
   return s;
 }
 

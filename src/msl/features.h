@@ -21,6 +21,10 @@ struct RuntimeFeatures {
   bool atomics = false;
   bool matrix = false;
   bool mlx_utils = false;
+  // simdgroup_matrix's per-lane elements are reached (thread_elements(), or
+  // code this scan cannot see): the CUDA target then keeps Apple's
+  // element-to-lane layout; otherwise it may use the tensor cores' own.
+  bool matrix_elements = false;
 };
 
 RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysis, const LexedKernel& lexed);

@@ -522,30 +522,39 @@ TEST(GpuRuntime, SimdgroupMatrixHalfFloatBfloat) {
   for (auto& v : a) v = float(f16(ud(rng)));  // representable in half, bfloat loses bits (tolerance below)
   for (auto& v : b) v = float(f16(ud(rng)));
   for (auto& v : c) v = float(f16(ud(rng)));
-  auto ba = upload(a), bb = upload(b), bc = upload(c);
-  auto bd = poisoned(256 * 4), bte = poisoned(256 * 4);
-  Kernel k = load(alloy_test::kSimdgroupMatrix, "mma.cu");
-  launch(k, dispatch(128, 1, 1, 32, 1, 1), {ba.get(), bb.get(), bc.get(), bd.get(), bte.get()});
-  auto d = download<float>(*bd);
-  auto te = download<float>(*bte);
-  // A[r][k] = a[(1 + k) * 12 + 2 + r] (transposed load at origin (2, 1), stride 12).
-  auto A = [&](int r, int kk) { return double(a[(1 + kk) * 12 + 2 + r]); };
-  const char* names[4] = {"half", "float", "bfloat", "half x half + float"};
-  const double tol[4] = {2e-3, 1e-5, 6e-2, 1e-5};
-  for (int m = 0; m < 4; ++m) {
-    for (int r = 0; r < 8; ++r)
-      for (int col = 0; col < 8; ++col) {
-        double ref = c[r * 8 + col];
-        for (int kk = 0; kk < 8; ++kk) ref += A(r, kk) * b[kk * 8 + col];
-        EXPECT_NEAR(d[m * 64 + r * 8 + col], ref, tol[m] * (1 + std::abs(ref)))
-            << names[m] << " D[" << r << "][" << col << "]";
+  // Apple's element-to-lane layout (what thread_elements() shows MLX's
+  // GEMMs), then the tensor cores' own, which the translator picks when no
+  // code names a lane's elements.
+  for (bool mma_layout : {false, true}) {
+    auto ba = upload(a), bb = upload(b), bc = upload(c);
+    auto bd = poisoned(256 * 4), bte = poisoned(256 * 4);
+    Kernel k = mma_layout ? load(alloy_test::kSimdgroupMatrix, "mma_native.cu", {"ALLOY_MSL_MATRIX_MMA_LAYOUT=1"})
+                          : load(alloy_test::kSimdgroupMatrix, "mma.cu");
+    launch(k, dispatch(128, 1, 1, 32, 1, 1), {ba.get(), bb.get(), bc.get(), bd.get(), bte.get()});
+    auto d = download<float>(*bd);
+    auto te = download<float>(*bte);
+    // A[r][k] = a[(1 + k) * 12 + 2 + r] (transposed load at origin (2, 1), stride 12).
+    auto A = [&](int r, int kk) { return double(a[(1 + kk) * 12 + 2 + r]); };
+    const char* names[4] = {"half", "float", "bfloat", "half x half + float"};
+    const double tol[4] = {2e-3, 1e-5, 6e-2, 1e-5};
+    const char* layout = mma_layout ? " (mma layout)" : " (Apple layout)";
+    for (int m = 0; m < 4; ++m) {
+      for (int r = 0; r < 8; ++r)
+        for (int col = 0; col < 8; ++col) {
+          double ref = c[r * 8 + col];
+          for (int kk = 0; kk < 8; ++kk) ref += A(r, kk) * b[kk * 8 + col];
+          EXPECT_NEAR(d[m * 64 + r * 8 + col], ref, tol[m] * (1 + std::abs(ref)))
+              << names[m] << layout << " D[" << r << "][" << col << "]";
+        }
+      // Apple: lane L holds row (L/4 & 4) + (L/2 % 4), columns (L/4 & 2)*2 + (L%2)*2 + {0,1};
+      // mma: row L/4, columns (L%4)*2 + {0,1}.
+      for (int lane = 0; lane < 32; ++lane) {
+        int row = mma_layout ? lane / 4 : ((lane / 4) & 4) + (lane / 2) % 4;
+        int col = mma_layout ? (lane % 4) * 2 : ((lane / 4) & 2) * 2 + (lane % 2) * 2;
+        for (int j = 0; j < 2; ++j)
+          EXPECT_NEAR(te[m * 64 + lane * 2 + j], A(row, col + j), m == 2 ? 1e-2 : 0.0)
+              << names[m] << layout << " thread_elements lane " << lane;
       }
-    // thread_elements(): lane L holds row (L/4 & 4) + (L/2 % 4), columns (L/4 & 2)*2 + (L%2)*2 + {0,1}.
-    for (int lane = 0; lane < 32; ++lane) {
-      int row = ((lane / 4) & 4) + (lane / 2) % 4, col = ((lane / 4) & 2) * 2 + (lane % 2) * 2;
-      for (int j = 0; j < 2; ++j)
-        EXPECT_NEAR(te[m * 64 + lane * 2 + j], A(row, col + j), m == 2 ? 1e-2 : 0.0)
-            << names[m] << " thread_elements lane " << lane;
     }
   }
 }

@@ -76,6 +76,23 @@ TEST(MslFeatures, SyncPartsAndTheirDependencies) {
   EXPECT_TRUE(runtime_features(s, analyze(s), lex_kernel(s)).atomics);
 }
 
+TEST(MslFeatures, MatrixLayoutIsFreeOnlyWhenNoLaneElementsAreNamed) {
+  const std::string mma = "#define ALLOY_MSL_MATRIX_MMA_LAYOUT 1\n";
+  RuntimeFeatures plain = features_of(
+      "simdgroup_half8x8 a, b; simdgroup_float8x8 c; simdgroup_multiply_accumulate(c, a, b, c); out[0] = inp[0];");
+  EXPECT_TRUE(plain.matrix && !plain.matrix_elements);
+  EXPECT_NE(feature_defines(plain).find(mma), std::string::npos);
+  // thread_elements() (a member access) pins Apple's element-to-lane layout.
+  RuntimeFeatures named = features_of("simdgroup_float8x8 c; out[0] = c.thread_elements()[0];");
+  EXPECT_TRUE(named.matrix && named.matrix_elements);
+  EXPECT_EQ(feature_defines(named).find(mma), std::string::npos);
+  // Code the scan cannot see might name them too.
+  RuntimeFeatures unseen = features_of("simdgroup_float8x8 c; out[0] = inp[0];", "#include \"gemm.h\"\n");
+  EXPECT_EQ(feature_defines(unseen).find(mma), std::string::npos);
+  // No matrices, no layout.
+  EXPECT_EQ(feature_defines(features_of("out[0] = inp[0];")).find(mma), std::string::npos);
+}
+
 TEST(MslFeatures, MlxUtils) {
   EXPECT_TRUE(features_of("out[0] = inp[elem_to_loc(0, inp_shape, inp_strides, inp_ndim)];").mlx_utils);
   EXPECT_TRUE(features_of("out[0] = ceildiv(3, 2);").mlx_utils);

@@ -2,11 +2,15 @@
 //
 // Storage follows the element-to-lane layout MLX's GEMMs rely on through
 // thread_elements(): lane L holds row (L/4 & 4) + (L/2 % 4), columns
-// (L/4 & 2) * 2 + (L % 2) * 2 and the next one. Multiplication:
+// (L/4 & 2) * 2 + (L % 2) * 2 and the next one. When no code names a lane's
+// elements (ALLOY_MSL_MATRIX_MMA_LAYOUT, set by the translator), the layout
+// is unobservable and the tensor cores' own is used instead: lane L holds row
+// L/4, columns (L % 4) * 2 and the next one, which is mma.sync's accumulator
+// and A-operand fragment, so a multiply needs no shuffles. Multiplication:
 //  - half x half, bfloat x bfloat: mma.sync m16n8k8 on the tensor cores
-//    (fp32 accumulation, rows 8-15 of A are zero); operands move from the
-//    storage layout to the mma fragments with one shuffle each, B transposed
-//    by movmatrix;
+//    (fp32 accumulation, rows 8-15 of A are zero); in Apple's layout the
+//    operands move to the mma fragments with one shuffle each; B is
+//    transposed by movmatrix in either layout;
 //  - anything with float: exact fp32 FMAs over shuffled rows and columns
 //    (the tensor cores' tf32 would round the inputs).
 // As in Metal, every lane of the SIMD group must take part (a full warp).
@@ -35,13 +39,21 @@ namespace alloy_msl {
 namespace cuda {
 namespace matrix_detail {
 
+#if ALLOY_MSL_MATRIX_MMA_LAYOUT
+constexpr bool kMmaLayout = true;
 // Row and first column of the two elements lane `l` holds.
+ALLOY_FUNC unsigned row_of(unsigned l) { return l >> 2; }
+ALLOY_FUNC unsigned col_of(unsigned l) { return (l & 3u) << 1; }
+// The lane holding row `r`, columns 2p and 2p+1.
+ALLOY_FUNC unsigned lane_of(unsigned r, unsigned p) { return (r << 2) | p; }
+#else
+constexpr bool kMmaLayout = false;
 ALLOY_FUNC unsigned row_of(unsigned l) { return ((l >> 2) & 4u) + ((l >> 1) & 3u); }
 ALLOY_FUNC unsigned col_of(unsigned l) { return (((l >> 2) & 2u) << 1) + ((l & 1u) << 1); }
-// The lane holding row `r`, columns 2p and 2p+1.
 ALLOY_FUNC unsigned lane_of(unsigned r, unsigned p) {
   return ((r & 4u) << 2) | ((p & 2u) << 2) | ((r & 3u) << 1) | (p & 1u);
 }
+#endif
 
 template <class T> ALLOY_FUNC unsigned pack2(const metal::vec<T, 2>& e) { return __builtin_bit_cast(unsigned, e); }
 template <class T> ALLOY_FUNC metal::vec<T, 2> unpack2(unsigned w) { return __builtin_bit_cast(metal::vec<T, 2>, w); }
@@ -52,14 +64,16 @@ ALLOY_FUNC void mma16(metal::simdgroup_matrix<TD, 8, 8>& d, const metal::simdgro
                       const metal::simdgroup_matrix<AB, 8, 8>& b, const metal::simdgroup_matrix<TC, 8, 8>* c) {
   const unsigned full = 0xffffffffu, lane = lane_id();
   const unsigned src = lane_of(lane >> 2, lane & 3u);  // holder of mma fragment (row g, pair t)
-  unsigned a0 = __shfl_sync(full, pack2(a.elements_), src);
-  unsigned b_rows = __shfl_sync(full, pack2(b.elements_), src), b0;
-  asm("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(b0) : "r"(b_rows));
+  unsigned a0 = pack2(a.elements_), b_rows = pack2(b.elements_), b0;
   float c0 = 0.f, c1 = 0.f;
-  if (c) {
-    c0 = __shfl_sync(full, float(c->elements_.x), src);
-    c1 = __shfl_sync(full, float(c->elements_.y), src);
+  if (c) c0 = float(c->elements_.x), c1 = float(c->elements_.y);
+  if constexpr (!kMmaLayout) {
+    a0 = __shfl_sync(full, a0, src);
+    b_rows = __shfl_sync(full, b_rows, src);
+    c0 = __shfl_sync(full, c0, src);
+    c1 = __shfl_sync(full, c1, src);
   }
+  asm("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(b0) : "r"(b_rows));
   float d0, d1, d2, d3;
   if constexpr (metal::is_same_v<AB, metal::half>) {
     asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
@@ -72,10 +86,14 @@ ALLOY_FUNC void mma16(metal::simdgroup_matrix<TD, 8, 8>& d, const metal::simdgro
   }
   (void)d2;
   (void)d3;
-  // Back to the storage layout: my elements sit in mma lane (row, pair).
-  const unsigned back = row_of(lane) * 4u + (col_of(lane) >> 1);
-  d.elements_.x = TD(__shfl_sync(full, d0, back));
-  d.elements_.y = TD(__shfl_sync(full, d1, back));
+  if constexpr (!kMmaLayout) {
+    // Back to the storage layout: my elements sit in mma lane (row, pair).
+    const unsigned back = row_of(lane) * 4u + (col_of(lane) >> 1);
+    d0 = __shfl_sync(full, d0, back);
+    d1 = __shfl_sync(full, d1, back);
+  }
+  d.elements_.x = TD(d0);
+  d.elements_.y = TD(d1);
 }
 
 // D = A * B + C in exact fp32 FMAs.
@@ -136,12 +154,44 @@ template <class T, int R = 8, int C = 8> ALLOY_FUNC simdgroup_matrix<T, R, C> ma
   return m;
 }
 
+}  // namespace metal
+
+namespace alloy_msl {
+namespace cuda {
+namespace matrix_detail {
+// A lane's two elements sit side by side in a row; when the element types
+// match and the pair is aligned, one load (store) of both halves the memory
+// requests (2 x 16 bits -> 32 bits, 2 x 32 -> 64). The storage word of the
+// pair is unsigned for 16-bit types, unsigned long long for 32-bit ones.
+template <class T> struct pair_word {};
+template <> struct pair_word<metal::half> { using type = unsigned; };
+template <> struct pair_word<metal::bfloat> { using type = unsigned; };
+template <> struct pair_word<float> { using type = unsigned long long; };
+template <class T, class U> constexpr bool kPairMoves = metal::is_same_v<T, U> && (sizeof(T) == 2 || sizeof(T) == 4);
+template <class T> ALLOY_FUNC bool pair_aligned(const T* p) {
+  return (reinterpret_cast<unsigned long long>(p) & (2 * sizeof(T) - 1)) == 0;
+}
+}  // namespace matrix_detail
+}  // namespace cuda
+}  // namespace alloy_msl
+
+namespace metal {
+
 template <class T, class U>
 ALLOY_FUNC void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, const U* src, ulong elements_per_row = 8,
                                vec<ulong, 2> matrix_origin = vec<ulong, 2>(0), bool transpose_matrix = false) {
+  namespace md = ::alloy_msl::cuda::matrix_detail;
   const unsigned l = ::alloy_msl::cuda::lane_id();
-  const ulong r = ::alloy_msl::cuda::matrix_detail::row_of(l), c = ::alloy_msl::cuda::matrix_detail::col_of(l);
+  const ulong r = md::row_of(l), c = md::col_of(l);
   const U* base = src + matrix_origin.y * elements_per_row + matrix_origin.x;
+  if constexpr (md::kPairMoves<T, U>) {
+    const U* p = base + r * elements_per_row + c;
+    if (!transpose_matrix && md::pair_aligned(p)) {
+      using W = typename md::pair_word<T>::type;
+      d.elements_ = __builtin_bit_cast(vec<T, 2>, *reinterpret_cast<const W*>(p));
+      return;
+    }
+  }
   if (!transpose_matrix) {
     d.elements_.x = T(base[r * elements_per_row + c]);
     d.elements_.y = T(base[r * elements_per_row + c + 1]);
@@ -154,9 +204,18 @@ ALLOY_FUNC void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, const U* src, ulong
 template <class T, class U>
 ALLOY_FUNC void simdgroup_store(const simdgroup_matrix<T, 8, 8>& a, U* dst, ulong elements_per_row = 8,
                                 vec<ulong, 2> matrix_origin = vec<ulong, 2>(0), bool transpose_matrix = false) {
+  namespace md = ::alloy_msl::cuda::matrix_detail;
   const unsigned l = ::alloy_msl::cuda::lane_id();
-  const ulong r = ::alloy_msl::cuda::matrix_detail::row_of(l), c = ::alloy_msl::cuda::matrix_detail::col_of(l);
+  const ulong r = md::row_of(l), c = md::col_of(l);
   U* base = dst + matrix_origin.y * elements_per_row + matrix_origin.x;
+  if constexpr (md::kPairMoves<T, U>) {
+    U* p = base + r * elements_per_row + c;
+    if (!transpose_matrix && md::pair_aligned(p)) {
+      using W = typename md::pair_word<T>::type;
+      *reinterpret_cast<W*>(p) = __builtin_bit_cast(W, a.elements_);
+      return;
+    }
+  }
   if (!transpose_matrix) {
     base[r * elements_per_row + c] = U(a.elements_.x);
     base[r * elements_per_row + c + 1] = U(a.elements_.y);
