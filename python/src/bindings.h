@@ -26,6 +26,7 @@ void init_ops_math(nb::module_& m);
 void init_conv(nb::module_& m);
 void init_fast_ops(nb::module_& m);  // after init_fast: adds to mx.fast
 void init_io(nb::module_& m);
+void init_export(nb::module_& m);
 void init_distributed(nb::module_& m);
 void init_printing(nb::module_& m);
 void init_array_iteration(nb::module_& m);

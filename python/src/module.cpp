@@ -42,6 +42,7 @@ NB_MODULE(core, m) {
   init_runtime(m);
   init_ops_math(m);
   init_io(m);
+  init_export(m);
   init_distributed(m);
   init_printing(m);
   init_array_iteration(m);

@@ -2,6 +2,8 @@
 // arrive broadcast to one shape and promoted to one dtype.
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 #include "backend/common/binary_ops.h"
 
@@ -9,6 +11,8 @@ namespace alloy {
 
 class Binary : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(op_); }
   Binary(Stream s, BinaryOp op) : Primitive(s), op_(op) {}
   const char* name() const override { return binary_info(op_).name; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;

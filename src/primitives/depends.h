@@ -2,12 +2,16 @@
 // of the inputs are evaluated first and otherwise unused.
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 
 namespace alloy {
 
 class Depends : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(num_inputs_); }
   Depends(Stream s, size_t num_inputs) : Primitive(s), num_inputs_(num_inputs) {}
   const char* name() const override { return "Depends"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;

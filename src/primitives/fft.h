@@ -10,6 +10,8 @@
 //     shape (fixed by the op) gives n.
 #pragma once
 
+#include <tuple>
+
 #include <vector>
 
 #include "alloy/primitive.h"
@@ -18,6 +20,8 @@ namespace alloy {
 
 class FFT : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(axes_, inverse_, real_, irfft_n_); }
   // irfft_n: an irfft's real length along the last axis (its jvp needs it).
   FFT(Stream s, std::vector<int> axes, bool inverse, bool real, int irfft_n = 0)
       : Primitive(s), axes_(std::move(axes)), inverse_(inverse), real_(real), irfft_n_(irfft_n) {}

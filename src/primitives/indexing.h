@@ -9,6 +9,8 @@
 // range-checked eagerly and raise IndexError.)
 #pragma once
 
+#include <tuple>
+
 #include "alloy/ops.h"
 #include "alloy/primitive.h"
 
@@ -21,6 +23,8 @@ void slice_view(const array& in, array& out, const Shape& start, const Shape& st
 
 class Slice : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(start_, stop_, strides_); }
   Slice(Stream s, Shape start, Shape stop, Shape strides)
       : Primitive(s), start_(std::move(start)), stop_(std::move(stop)), strides_(std::move(strides)) {}
   const char* name() const override { return "Slice"; }
@@ -39,6 +43,8 @@ class Slice : public Primitive {
 // inputs: (dst, update); update already has the slice's shape.
 class SliceUpdate : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(start_, stop_, strides_); }
   SliceUpdate(Stream s, Shape start, Shape stop, Shape strides)
       : Primitive(s), start_(std::move(start)), stop_(std::move(stop)), strides_(std::move(strides)) {}
   const char* name() const override { return "SliceUpdate"; }
@@ -58,6 +64,8 @@ class SliceUpdate : public Primitive {
 // `axes`][j...] with the block of shape slice_sizes; out shape = I + slice_sizes.
 class Gather : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(axes_, slice_sizes_); }
   Gather(Stream s, std::vector<int> axes, Shape slice_sizes)
       : Primitive(s), axes_(std::move(axes)), slice_sizes_(std::move(slice_sizes)) {}
   const char* name() const override { return "Gather"; }
@@ -79,6 +87,8 @@ class Gather : public Primitive {
 // (indexing.cpp): prod is exact with zeros; max/min ties share equally.
 class Scatter : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(axes_, reduce_); }
   Scatter(Stream s, std::vector<int> axes, ScatterReduce reduce)
       : Primitive(s), axes_(std::move(axes)), reduce_(reduce) {}
   const char* name() const override { return "Scatter"; }

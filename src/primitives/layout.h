@@ -1,6 +1,8 @@
 // Primitives that copy or re-view memory without arithmetic.
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 
 namespace alloy {
@@ -9,6 +11,8 @@ namespace alloy {
 // (astype, contiguous, copy).
 class AsType : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(dtype_); }
   AsType(Stream s, Dtype dtype) : Primitive(s), dtype_(dtype) {}
   const char* name() const override { return "AsType"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
@@ -27,6 +31,8 @@ class AsType : public Primitive {
 // A view with stride 0 along broadcast dimensions.
 class Broadcast : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(shape_); }
   Broadcast(Stream s, Shape shape) : Primitive(s), shape_(std::move(shape)) {}
   const char* name() const override { return "Broadcast"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
@@ -51,6 +57,8 @@ namespace alloy {
 // tracing; `StopGradient` blocks derivatives.
 class Identity : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  std::tuple<> state() const { return {}; }
   explicit Identity(Stream s) : Primitive(s) {}
   const char* name() const override { return "Identity"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
@@ -63,6 +71,8 @@ class Identity : public Primitive {
 
 class StopGradient : public Identity {
  public:
+  // The fields that rebuild it (export_function).
+  std::tuple<> state() const { return {}; }
   using Identity::Identity;
   const char* name() const override { return "StopGradient"; }
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

@@ -1,6 +1,8 @@
 // Matrix multiplication.
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 
 namespace alloy {
@@ -10,6 +12,8 @@ namespace alloy {
 // BLAS, float16/bfloat16 through float32, integers through a plain loop.
 class Matmul : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  std::tuple<> state() const { return {}; }
   explicit Matmul(Stream s) : Primitive(s) {}
   const char* name() const override { return "Matmul"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;

@@ -7,6 +7,8 @@
 // and slogdet of small matrices are differentiable composites (ops).
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 
 namespace alloy {
@@ -21,6 +23,8 @@ namespace alloy {
 // unspecified (the op keeps only the factor's triangle).
 class Cholesky : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(upper_); }
   Cholesky(Stream s, bool upper) : Primitive(s), upper_(upper) {}
   ALLOY_LINALG_PRIMITIVE_BODY(Cholesky, "Cholesky")
   bool is_equivalent(const Primitive& o) const override {
@@ -38,6 +42,8 @@ class Cholesky : public Primitive {
 // is unspecified (the op keeps the inverse's triangle).
 class Inverse : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(triangular_, upper_); }
   Inverse(Stream s, bool triangular, bool upper) : Primitive(s), triangular_(triangular), upper_(upper) {}
   ALLOY_LINALG_PRIMITIVE_BODY(Inverse, "Inverse")
   bool is_equivalent(const Primitive& o) const override {
@@ -56,6 +62,8 @@ class Inverse : public Primitive {
 // lands at row i of L @ U).
 class LUF : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  std::tuple<> state() const { return {}; }
   explicit LUF(Stream s) : Primitive(s) {}
   ALLOY_LINALG_PRIMITIVE_BODY(LUF, "LUF")
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const LUF*>(&o) != nullptr; }
@@ -65,6 +73,8 @@ class LUF : public Primitive {
 // lower part is unspecified (the op takes its upper triangle).
 class QRF : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  std::tuple<> state() const { return {}; }
   explicit QRF(Stream s) : Primitive(s) {}
   ALLOY_LINALG_PRIMITIVE_BODY(QRF, "QRF")
   bool is_equivalent(const Primitive& o) const override { return dynamic_cast<const QRF*>(&o) != nullptr; }
@@ -73,6 +83,8 @@ class QRF : public Primitive {
 // outputs: U (m, m), S (k) real, Vt (n, n) with compute_uv; S alone otherwise.
 class SVD : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(compute_uv_); }
   SVD(Stream s, bool compute_uv) : Primitive(s), compute_uv_(compute_uv) {}
   ALLOY_LINALG_PRIMITIVE_BODY(SVD, "SVD")
   bool is_equivalent(const Primitive& o) const override {
@@ -88,6 +100,8 @@ class SVD : public Primitive {
 // with compute_vectors, right eigenvectors as columns.
 class Eig : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(compute_vectors_); }
   Eig(Stream s, bool compute_vectors) : Primitive(s), compute_vectors_(compute_vectors) {}
   ALLOY_LINALG_PRIMITIVE_BODY(Eig, "Eig")
   bool is_equivalent(const Primitive& o) const override {
@@ -103,6 +117,8 @@ class Eig : public Primitive {
 // real ascending values and, with compute_vectors, vectors as columns.
 class Eigh : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(uplo_, compute_vectors_); }
   Eigh(Stream s, char uplo, bool compute_vectors) : Primitive(s), uplo_(uplo), compute_vectors_(compute_vectors) {}
   ALLOY_LINALG_PRIMITIVE_BODY(Eigh, "Eigh")
   bool is_equivalent(const Primitive& o) const override {

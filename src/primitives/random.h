@@ -1,6 +1,8 @@
 // Random bits: the one random primitive; distributions are ops on top of it.
 #pragma once
 
+#include <tuple>
+
 #include <cstdint>
 #include <utility>
 
@@ -41,6 +43,8 @@ inline std::pair<uint32_t, uint32_t> threefry2x32(uint32_t k0, uint32_t k1, uint
 //   if odd:           w[H] = threefry2x32(key, (H, 0)).first
 class RandomBits : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(width_); }
   RandomBits(Stream s, int width) : Primitive(s), width_(width) {}
   const char* name() const override { return "RandomBits"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;

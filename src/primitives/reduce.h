@@ -3,6 +3,8 @@
 // element order is the same either way, so one kernel serves both.
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 #include "backend/common/reduce_ops.h"
 
@@ -10,6 +12,8 @@ namespace alloy {
 
 class Reduce : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(op_, axes_, keepdims_); }
   Reduce(Stream s, ReduceOp op, std::vector<int> axes, bool keepdims)
       : Primitive(s), op_(op), axes_(std::move(axes)), keepdims_(keepdims) {}
   const char* name() const override { return reduce_info(op_).name; }
@@ -36,6 +40,8 @@ Dtype reduce_out_dtype(ReduceOp op, Dtype in);
 // Index (uint32) of the first max/min along `axis`.
 class ArgReduce : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(op_, axis_, keepdims_); }
   ArgReduce(Stream s, ArgReduceOp op, int axis, bool keepdims)
       : Primitive(s), op_(op), axis_(axis), keepdims_(keepdims) {}
   const char* name() const override { return op_ == ArgReduceOp::ArgMax ? "ArgMax" : "ArgMin"; }

@@ -2,6 +2,8 @@
 // inclusive or exclusive. Output dtype = input dtype.
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 #include "backend/common/scan_ops.h"
 
@@ -9,6 +11,8 @@ namespace alloy {
 
 class Scan : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(op_, axis_, reverse_, inclusive_); }
   Scan(Stream s, ScanOp op, int axis, bool reverse, bool inclusive)
       : Primitive(s), op_(op), axis_(axis), reverse_(reverse), inclusive_(inclusive) {}
   const char* name() const override { return kScanOpNames[static_cast<int>(op_)]; }

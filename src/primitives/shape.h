@@ -5,6 +5,8 @@
 // layout) so every backend calls the same code: a view never touches memory.
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 
 namespace alloy {
@@ -27,6 +29,8 @@ void transpose_view(const array& in, array& out, const std::vector<int>& axes);
 
 class Reshape : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(shape_); }
   Reshape(Stream s, Shape shape) : Primitive(s), shape_(std::move(shape)) {}
   const char* name() const override { return "Reshape"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
@@ -43,6 +47,8 @@ class Reshape : public Primitive {
 
 class Transpose : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(axes_); }
   Transpose(Stream s, std::vector<int> axes) : Primitive(s), axes_(std::move(axes)) {}
   const char* name() const override { return "Transpose"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
@@ -60,6 +66,8 @@ class Transpose : public Primitive {
 // Inputs share a dtype and all dimensions but `axis`.
 class Concatenate : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(axis_); }
   Concatenate(Stream s, int axis) : Primitive(s), axis_(axis) {}
   const char* name() const override { return "Concatenate"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;

@@ -6,12 +6,16 @@
 // open (the CPU gives MLX's, the GPU a full sort).
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 
 namespace alloy {
 
 class Sort : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  std::tuple<> state() const { return {}; }
   explicit Sort(Stream s) : Primitive(s) {}
   const char* name() const override { return "sort"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
@@ -25,6 +29,8 @@ class Sort : public Primitive {
 
 class ArgSort : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  std::tuple<> state() const { return {}; }
   explicit ArgSort(Stream s) : Primitive(s) {}
   const char* name() const override { return "argsort"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
@@ -38,6 +44,8 @@ class ArgSort : public Primitive {
 
 class Partition : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(kth_); }
   Partition(Stream s, int kth) : Primitive(s), kth_(kth) {}
   const char* name() const override { return "partition"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
@@ -57,6 +65,8 @@ class Partition : public Primitive {
 
 class ArgPartition : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(kth_); }
   ArgPartition(Stream s, int kth) : Primitive(s), kth_(kth) {}
   const char* name() const override { return "argpartition"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;

@@ -2,12 +2,16 @@
 // x and y promoted to one dtype, the condition bool.
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 
 namespace alloy {
 
 class Select : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  std::tuple<> state() const { return {}; }
   explicit Select(Stream s) : Primitive(s) {}
   const char* name() const override { return "Select"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;

@@ -1,6 +1,8 @@
 // The unary family: one primitive, the op code says which function.
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 #include "backend/common/unary_ops.h"
 
@@ -8,6 +10,8 @@ namespace alloy {
 
 class Unary : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(op_); }
   Unary(Stream s, UnaryOp op) : Primitive(s), op_(op) {}
   const char* name() const override { return unary_info(op_).name; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;

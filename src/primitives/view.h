@@ -3,12 +3,16 @@
 // allows; the backends only make the input row-contiguous first when needed.
 #pragma once
 
+#include <tuple>
+
 #include "alloy/primitive.h"
 
 namespace alloy {
 
 class View : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(dtype_); }
   View(Stream s, Dtype dtype) : Primitive(s), dtype_(dtype) {}
   const char* name() const override { return "View"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
@@ -21,6 +25,8 @@ class View : public Primitive {
 
 class AsStrided : public Primitive {
  public:
+  // The fields that rebuild it (export_function).
+  auto state() const { return std::tie(shape_, strides_, offset_); }
   AsStrided(Stream s, Shape shape, Strides strides, size_t offset)
       : Primitive(s), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset) {}
   const char* name() const override { return "AsStrided"; }

@@ -18,13 +18,8 @@ import mlx.nn
 import mlx.optimizers
 import mlx.utils
 
-_LATER = "not yet implemented (issue 12 stays open)"
-_EXPORT = "serialising traced graphs to files is not implemented yet"
-
 NOT_YET = {
-    "core": {
-        **{n: _EXPORT for n in ["FunctionExporter", "export_function", "exporter", "import_function"]},
-    },
+    "core": {},
     "core.linalg": {},
     "core.fft": {},
     "core.random": {},
