@@ -282,7 +282,8 @@ PreparedLaunch CustomKernelFunction::prepare(const std::vector<OperandDesc>& ope
 
   msl::Target target = gpu ? msl::Target::Cuda : msl::Target::Cpp;
   if (cuda_body && target != msl::Target::Cuda) {
-    throw std::invalid_argument(op() + "a CUDA kernel runs on the GPU only, and this call's stream is on the CPU. "
+    // RuntimeError, as MLX raises where it has no CUDA back-end.
+    throw std::runtime_error(op() + "a CUDA kernel runs on the GPU only, and this call's stream is on the CPU. "
                                 "Pass stream=mx.gpu on a machine with an NVIDIA GPU, or write the body for "
                                 "metal_kernel, which also runs on the CPU.");
   }

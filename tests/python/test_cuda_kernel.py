@@ -49,7 +49,7 @@ def run_or_compile(kernel_args, call, inputs, check):
                                spec_inputs, spec_outputs, template_spec(call.get("template", [])), False, "safe",
                                "cuda", "sm_90", "cuda")
     assert ok, message
-    with pytest.raises(ValueError, match="runs on the GPU only"):
+    with pytest.raises(RuntimeError, match="runs on the GPU only"):  # MLX: RuntimeError too
         kernel(inputs=inputs, **call)
 
 
@@ -253,5 +253,19 @@ def test_no_derivative_names_the_kernel():
         with pytest.raises(ValueError, match=r"\[cuda_kernel\] kernel 'nograd' has no derivative"):
             mx.grad(f)(mx.ones((4,)))
     else:
-        with pytest.raises(ValueError, match=r"\[cuda_kernel\] kernel 'nograd': a CUDA kernel runs on the GPU"):
+        with pytest.raises(RuntimeError, match=r"\[cuda_kernel\] kernel 'nograd': a CUDA kernel runs on the GPU"):
             mx.grad(f)(mx.ones((4,)))
+
+
+def test_cpu_stream_error_is_mlx_type():
+    """On a CPU stream both frameworks refuse a CUDA body with RuntimeError
+    (MLX's CPU build: "No CUDA back-end")."""
+    from mlx_oracle import same_error
+
+    def call(m):
+        k = m.fast.cuda_kernel(name="copy_first", input_names=["x"], output_names=["o"], source="o[0] = x[0];")
+        return k(inputs=[m.ones((4,))], grid=(1, 1, 1), threadgroup=(1, 1, 1), output_shapes=[(1,)],
+                 output_dtypes=[m.float32], stream=m.cpu)
+
+    err = same_error(call)
+    assert "copy_first" in str(err) and "GPU only" in str(err)
