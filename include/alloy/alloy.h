@@ -5,6 +5,7 @@
 #include "alloy/array.h"
 #include "alloy/device.h"
 #include "alloy/dtype.h"
+#include "alloy/compile.h"
 #include "alloy/export.h"
 #include "alloy/fast.h"
 #include "alloy/fast_ops.h"

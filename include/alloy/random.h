@@ -18,6 +18,11 @@ using Key = std::optional<array>;
 array key(uint64_t seed);
 // Resets the global key sequence to key(seed).
 void seed(uint64_t seed);
+// The global key sequence's current state, and a replacement for it (a
+// uint32 key of shape (2,)): mx.random.state, which compile's inputs= and
+// outputs= read and write.
+array global_key();
+void set_global_key(const array& key);
 
 // Raw random bits: shape `shape`, width 1/2/4 bytes -> uint8/uint16/uint32.
 array bits(const Shape& shape, int width = 4, const Key& key = std::nullopt, SD s = {});

@@ -1,11 +1,13 @@
 // mx.export_function / import_function / exporter / FunctionExporter (as
 // mlx.core 0.32.4; the traces and the file are C++, src/export). Inputs are
 // arrays given as *args/**kwargs, or as one tuple/list and/or one dict.
+#include <nanobind/stl/function.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "alloy/compile.h"
 #include "alloy/export.h"
 #include "bindings.h"
 
@@ -102,6 +104,21 @@ nb::tuple as_tuple(const std::vector<array>& outs) {
 }  // namespace
 
 void init_export(nb::module_& m) {
+  // The core of mx.compile (python/alloy/_core/transforms.py adds trees,
+  // constants and inputs=/outputs= state): a function of a flat list of
+  // arrays, traced once per signature.
+  m.def(
+      "_compile_flat",
+      [](nb::callable fun, bool shapeless) {
+        Function f = [fun](const std::vector<array>& xs) {
+          nb::list l;
+          for (const array& x : xs) l.append(nb::cast(x));
+          return nb::cast<std::vector<array>>(fun(l));
+        };
+        return compile(std::move(f), shapeless);
+      },
+      "fun"_a, "shapeless"_a = false);
+
   nb::class_<FunctionExporter>(m, "FunctionExporter",
                                "Exports traces of one function to a file; made by mx.exporter. A context manager: "
                                "leaving the with-block closes it.")

@@ -34,6 +34,8 @@ random::Key key_arg(const std::optional<array>& k) { return k; }
 void init_random(nb::module_& parent) {
   nb::module_ m = parent.def_submodule("random", "Pseudo-random numbers from threefry-2x32 keys (as MLX).");
   m.def("seed", [](uint64_t s) { random::seed(s); }, "seed"_a, "Seeds the global key sequence.");
+  m.def("_global_key", &random::global_key, "The global key sequence's state (mx.random.state[0]).");
+  m.def("_set_global_key", &random::set_global_key, "key"_a, "Replaces the global key sequence's state.");
   m.def("key", [](uint64_t s) { return random::key(s); }, "seed"_a, "A key (uint32, shape (2,)) from a seed.");
   m.def("split", [](const array& key, int num, SD s) { return random::split(key, num, s); }, "key"_a, "num"_a = 2,
         nb::kw_only(), "stream"_a = nb::none(), "num new keys, shape (num, 2).");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -13,30 +14,13 @@
 #include "alloy/export.h"
 #include "alloy/ops.h"
 #include "alloy/transforms.h"
+#include "export/graph_trace.h"
 #include "export/primitive_codec.h"
 #include "io/io_common.h"
 #include "ops/op_utils.h"
+#include "primitives/layout.h"
 
 namespace alloy {
-namespace detail {
-
-struct ExportedNode {
-  export_detail::EncodedPrimitive primitive;
-  std::vector<uint32_t> inputs;
-  std::vector<Shape> shapes;
-  std::vector<Dtype> dtypes;
-};
-
-struct ExportedTrace {
-  bool shapeless = false;
-  std::vector<std::pair<Shape, Dtype>> args;
-  std::vector<std::pair<std::string, std::pair<Shape, Dtype>>> kwargs;  // sorted by name
-  std::vector<array> constants;                                        // evaluated, on the host
-  std::vector<ExportedNode> nodes;
-  std::vector<uint32_t> outputs;
-};
-
-}  // namespace detail
 
 namespace {
 
@@ -56,11 +40,29 @@ const array* pass_through(const array& a) {
   return &in[in.size() - n_out + a.sibling_position()];
 }
 
-ExportedTrace trace_function(const ExportableFunction& fun, const ExportArgs& args, const ExportKwargs& kwargs,
-                             bool shapeless) {
+}  // namespace
+
+namespace detail {
+
+ExportedTrace trace_graph(const ExportableFunction& fun, const ExportArgs& args_in, const ExportKwargs& kwargs_in,
+                          bool shapeless, TraceMode mode) {
   ExportedTrace t;
   t.shapeless = shapeless;
   std::vector<array> outputs;
+  ExportArgs args = args_in;
+  ExportKwargs kwargs = kwargs_in;
+  if (mode == TraceMode::Compile) {
+    // Tracers (as grad makes them): everything computed from them keeps its
+    // graph through evals, and custom functions record their own node, so a
+    // compiled function keeps its custom derivatives.
+    auto tracer = [](const array& a) {
+      array t(a.shape(), a.dtype(), std::make_shared<Identity>(to_stream({})), {a});
+      t.set_tracer(true);
+      return t;
+    };
+    for (array& a : args) a = tracer(a);
+    for (auto& [name, a] : kwargs) a = tracer(a);
+  }
   {
     // Evals inside the function keep their graphs, so nothing computed from
     // an input is baked in as a constant.
@@ -91,7 +93,8 @@ ExportedTrace trace_function(const ExportableFunction& fun, const ExportArgs& ar
     stack.pop_back();
     if (value_of.count(a.id())) continue;
     if (a.has_primitive()) {
-      if (const array* src = pass_through(a)) {
+      const array* src = mode == TraceMode::Export ? pass_through(a) : nullptr;
+      if (src) {
         if (!expanded) {
           stack.push_back({a, true});
           stack.push_back({*src, false});
@@ -107,7 +110,11 @@ ExportedTrace trace_function(const ExportableFunction& fun, const ExportArgs& ar
         continue;
       }
       ExportedNode node;
-      node.primitive = export_detail::encode_primitive(a.primitive());
+      if (mode == TraceMode::Export) {
+        node.primitive = export_detail::encode_primitive(a.primitive());
+      } else {
+        node.live = a.primitive_ptr();
+      }
       std::vector<uint32_t> ins;
       for (const array& in : a.inputs()) ins.push_back(value_of.at(in.id()));
       node_inputs_provisional.push_back(std::move(ins));
@@ -122,7 +129,7 @@ ExportedTrace trace_function(const ExportableFunction& fun, const ExportArgs& ar
       continue;
     }
     // A leaf that is not an input: a constant.
-    t.constants.push_back(io::host_row_major(a));
+    t.constants.push_back(mode == TraceMode::Export ? io::host_row_major(a) : a);
     value_of.emplace(a.id(), next++);
     provisional.push_back({true, static_cast<uint32_t>(t.constants.size() - 1)});
   }
@@ -146,6 +153,13 @@ ExportedTrace trace_function(const ExportableFunction& fun, const ExportArgs& ar
   for (const array& o : outputs) t.outputs.push_back(final_of[value_of.at(o.id())]);
   return t;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::ExportedNode;
+using detail::ExportedTrace;
 
 // ---- the file
 void put_u32(std::ostream& o, uint32_t v) { io::write_le(o, v); }
@@ -231,7 +245,11 @@ std::string describe(const ExportedTrace& t) {
   return m.str();
 }
 
-bool matches(const ExportedTrace& t, const ExportArgs& args, const ExportKwargs& kwargs) {
+}  // namespace
+
+namespace detail {
+
+bool trace_matches(const ExportedTrace& t, const ExportArgs& args, const ExportKwargs& kwargs) {
   if (t.args.size() != args.size() || t.kwargs.size() != kwargs.size()) return false;
   auto same = [&](const std::pair<Shape, Dtype>& want, const array& a) {
     if (want.second != a.dtype()) return false;
@@ -246,7 +264,7 @@ bool matches(const ExportedTrace& t, const ExportArgs& args, const ExportKwargs&
   return true;
 }
 
-std::vector<array> replay(const ExportedTrace& t, const ExportArgs& args, const ExportKwargs& kwargs) {
+std::vector<array> replay_graph(const ExportedTrace& t, const ExportArgs& args, const ExportKwargs& kwargs) {
   std::vector<array> values;
   std::vector<Shape> recorded;  // each value's shape in the trace
   for (size_t i = 0; i < args.size(); ++i) {
@@ -261,6 +279,15 @@ std::vector<array> replay(const ExportedTrace& t, const ExportArgs& args, const 
     values.push_back(c);
     recorded.push_back(c.shape());
   }
+  // Shapeless: each traced shape that now has exactly one new shape (a
+  // broadcast of a constant to an input's shape follows that input).
+  std::map<Shape, std::optional<Shape>> renamed;
+  auto note = [&](const Shape& traced, const Shape& now) {
+    if (traced == now) return;
+    auto [it, fresh] = renamed.emplace(traced, now);
+    if (!fresh && it->second && *it->second != now) it->second = std::nullopt;
+  };
+  for (size_t v = 0; v < values.size(); ++v) note(recorded[v], values[v].shape());
   const Stream s = to_stream({});
   for (const ExportedNode& n : t.nodes) {
     std::vector<array> ins;
@@ -271,10 +298,27 @@ std::vector<array> replay(const ExportedTrace& t, const ExportArgs& args, const 
       in_shapes.push_back(values.at(v).shape());
       same_shapes = same_shapes && values.at(v).shape() == recorded.at(v);
     }
-    auto primitive = export_detail::decode_primitive(n.primitive, s);
+    auto primitive = n.live ? n.live : export_detail::decode_primitive(n.primitive, s);
     std::vector<Shape> shapes = n.shapes;
+    const bool broadcast = n.live ? dynamic_cast<const Broadcast*>(n.live.get()) != nullptr
+                                  : n.primitive.tag == "Broadcast";
+    if (t.shapeless && broadcast) {
+      auto it = renamed.find(n.shapes[0]);
+      if (it != renamed.end() && it->second && broadcast_shapes(in_shapes[0], *it->second) == *it->second) {
+        shapes = {*it->second};
+        primitive = std::make_shared<Broadcast>(s, shapes[0]);
+        same_shapes = true;
+      }
+    }
     if (!same_shapes) {
-      auto inferred = export_detail::infer_output_shapes(n.primitive, *primitive, in_shapes);
+      std::optional<std::vector<Shape>> inferred;
+      if (n.live) {
+        if (auto tag = export_detail::registered_tag(*primitive)) {
+          inferred = export_detail::infer_output_shapes({*tag, {}}, *primitive, in_shapes);
+        }
+      } else {
+        inferred = export_detail::infer_output_shapes(n.primitive, *primitive, in_shapes);
+      }
       if (!inferred) {
         throw std::invalid_argument("[import_function::call] The shapeless function cannot run on these shapes: its " +
                                     std::string(primitive->name()) +
@@ -284,9 +328,16 @@ std::vector<array> replay(const ExportedTrace& t, const ExportArgs& args, const 
       shapes = *inferred;
     }
     std::vector<array> outs = array::make_arrays(shapes, n.dtypes, primitive, ins);
+    // No derivative flows through stop_gradient: differentiation must not
+    // walk into what is behind it (a custom function's body, say, whose
+    // kernels may have no derivative rule).
+    if (dynamic_cast<const StopGradient*>(primitive.get())) {
+      for (array& o : outs) o.set_tracer(false);
+    }
     for (size_t i = 0; i < outs.size(); ++i) {
       values.push_back(outs[i]);
       recorded.push_back(n.shapes[i]);
+      note(n.shapes[i], outs[i].shape());
     }
   }
   std::vector<array> out;
@@ -294,6 +345,10 @@ std::vector<array> replay(const ExportedTrace& t, const ExportArgs& args, const 
   return out;
 }
 
+}  // namespace detail
+
+namespace {
+using detail::ExportedTrace;
 }  // namespace
 
 FunctionExporter::FunctionExporter(std::string file, ExportableFunction fun, bool shapeless, std::string metadata)
@@ -305,7 +360,7 @@ FunctionExporter& FunctionExporter::operator=(FunctionExporter&&) noexcept = def
 
 void FunctionExporter::operator()(const ExportArgs& args, const ExportKwargs& kwargs) {
   if (closed_) throw std::runtime_error("[export_function] The exporter of " + file_ + " is closed.");
-  auto t = std::make_shared<ExportedTrace>(trace_function(fun_, args, kwargs, shapeless_));
+  auto t = std::make_shared<ExportedTrace>(detail::trace_graph(fun_, args, kwargs, shapeless_, detail::TraceMode::Export));
   for (const auto& old : traces_) {
     if (old->args == t->args && old->kwargs == t->kwargs && !shapeless_) {
       throw std::invalid_argument("[export_function] A trace with these input shapes and dtypes is already in " +
@@ -386,7 +441,7 @@ ImportedFunction import_function(const std::string& file) {
 
 std::vector<array> ImportedFunction::operator()(const ExportArgs& args, const ExportKwargs& kwargs) const {
   for (const auto& t : traces_) {
-    if (matches(*t, args, kwargs)) return replay(*t, args, kwargs);
+    if (detail::trace_matches(*t, args, kwargs)) return detail::replay_graph(*t, args, kwargs);
   }
   std::ostringstream m;
   m << "[import_function::call] No imported function found which matches the given positional and keyword "

@@ -161,6 +161,13 @@ EncodedPrimitive encode_primitive(const Primitive& p) {
   return {it->second.tag, it->second.encode(p)};
 }
 
+std::optional<std::string> registered_tag(const Primitive& p) {
+  const Registry& r = registry();
+  auto it = r.by_type.find(std::type_index(typeid(p)));
+  if (it == r.by_type.end()) return std::nullopt;
+  return it->second.tag;
+}
+
 std::shared_ptr<Primitive> decode_primitive(const EncodedPrimitive& e, Stream s) {
   const Registry& r = registry();
   auto it = r.by_tag.find(e.tag);

@@ -24,6 +24,8 @@ struct EncodedPrimitive {
 EncodedPrimitive encode_primitive(const Primitive& p);
 // Throws std::runtime_error for an unknown tag or malformed state.
 std::shared_ptr<Primitive> decode_primitive(const EncodedPrimitive& e, Stream s);
+// The tag `p` is registered under, if any.
+std::optional<std::string> registered_tag(const Primitive& p);
 // The output shapes of `p` on inputs of these shapes, where they follow from
 // the inputs' shapes alone; nullopt where the primitive holds fixed shapes.
 std::optional<std::vector<Shape>> infer_output_shapes(const EncodedPrimitive& e, const Primitive& p,

@@ -32,6 +32,14 @@ class KeySequence {
     key_ = state;
     return used;
   }
+  array current() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return key_;
+  }
+  void replace(const array& k) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    key_ = k;
+  }
   static KeySequence& global() {
     static KeySequence* seq = new KeySequence();  // outlives static arrays at exit
     return *seq;
@@ -72,6 +80,15 @@ array key(uint64_t seed) {
 }
 
 void seed(uint64_t s) { KeySequence::global().seed(s); }
+
+array global_key() { return KeySequence::global().current(); }
+
+void set_global_key(const array& k) {
+  if (k.dtype() != Dtype::uint32 || k.shape() != Shape{2}) {
+    throw std::invalid_argument("[random.state] The state must be a key: uint32 of shape (2,).");
+  }
+  KeySequence::global().replace(k);
+}
 
 array bits(const Shape& shape, int width, const Key& key_in, SD s) {
   if (width != 1 && width != 2 && width != 4) {

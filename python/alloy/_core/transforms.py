@@ -1,11 +1,19 @@
 """Function transforms written over Python callables: mx.compile (with
 enable_compile / disable_compile), mx.checkpoint and mx.vmap.
 
+compile traces `fun` once per input signature (the tree of arguments, the
+Python constants in it, the arrays' dtypes and shapes, or ranks when
+shapeless) and later calls rebuild the traced graph of primitives (C++
+alloy::compile), so Python side effects in `fun` happen at tracing only, as in
+MLX. Arrays `fun` closes over are captured at the trace; `inputs=`/`outputs=`
+name state trees (lists, dicts, Modules) read and written by `fun`: their
+arrays become inputs and outputs of the graph, and each call writes the new
+values back into them. The graph is not fused into fewer kernels.
+
 Limits, stated where users read them (README "Known limits"):
-- compile does not trace or fuse: the compiled function runs `fun` itself on
-  each call, so values, gradients and state updates are MLX's, and Python
-  side effects inside `fun` happen on every call rather than once per input
-  signature.
+- an array evaluated inside `fun` (`.item()`, `if x > 0`) is traced through,
+  but Python control flow on its value is fixed at the trace (MLX raises
+  instead);
 - vmap calls `fun` once per batch element and stacks the results (there are
   no per-primitive batching rules): MLX's values and errors, not its speed.
 """
@@ -38,19 +46,136 @@ def _map(fn, tree):
     return fn(tree)
 
 
+class _RandomState(list):
+    """mx.random.state: a one-item list whose item is the global key
+    sequence's state, read and written through (so compile's inputs= and
+    outputs= can carry it, as in MLX)."""
+
+    def __init__(self, random):
+        super().__init__()
+        self._random = random
+
+    def __len__(self):
+        return 1
+
+    def __iter__(self):
+        yield self[0]
+
+    def __getitem__(self, i):
+        if i not in (0, -1):
+            raise IndexError("random.state has one item")
+        return self._random._global_key()
+
+    def __setitem__(self, i, key):
+        if i not in (0, -1):
+            raise IndexError("random.state has one item")
+        self._random._set_global_key(key)
+
+    def __repr__(self):
+        return f"[{self[0]!r}]"
+
+
 def install(mx):
     state = {"enabled": os.environ.get("MLX_DISABLE_COMPILE", "") in ("", "0")}
+    mx.random.state = _RandomState(mx.random)
 
     def compile(fun, inputs=None, outputs=None, shapeless=False):
-        """A function giving the same outputs as `fun` (see the module's
-        limits: it runs `fun` on each call; `inputs`/`outputs` state is read
-        and written by `fun` itself, as it would be in MLX)."""
+        """`fun` traced once per input signature and replayed as a graph on
+        later calls (see the module docstring)."""
         if not callable(fun):
             raise TypeError(f"[compile] expects a callable, not {type(fun).__name__}.")
+        traced = {}  # signature key -> (flat compiled function, record of the last trace)
+
+        def key_of(tree, arrays):
+            """The hashable structure of `tree` with its arrays taken out into `arrays`."""
+            if isinstance(tree, mx.array):
+                arrays.append(tree)
+                return ("array",)
+            if isinstance(tree, (list, tuple)):
+                return (type(tree).__name__, tuple(key_of(x, arrays) for x in tree))
+            if isinstance(tree, dict):
+                return ("dict", tuple((k, key_of(v, arrays)) for k, v in tree.items()))
+            if isinstance(tree, (bool, int, float, str, type(None))):
+                return ("const", type(tree).__name__, tree)
+            raise ValueError(f"[compile] Function arguments must be trees of arrays or constants (floats, ints, "
+                             f"or strings), but received type {type(tree).__module__}.{type(tree).__qualname__}.")
+
+        def rebuild(key, arrays):
+            """The tree `key` describes, its arrays taken in order from the iterator `arrays`."""
+            kind = key[0]
+            if kind == "array":
+                return next(arrays)
+            if kind in ("list", "tuple"):
+                items = [rebuild(k, arrays) for k in key[1]]
+                return items if kind == "list" else tuple(items)
+            if kind == "dict":
+                return {k: rebuild(v, arrays) for k, v in key[1]}
+            return key[2]
+
+        def state_slots(tree):
+            """(container, key) of each array in a state tree, in order."""
+            slots = []
+
+            def walk(node):
+                items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(
+                    node, (list, tuple)) else ()
+                for k, v in items:
+                    if isinstance(v, mx.array):
+                        if isinstance(node, tuple):
+                            raise ValueError("[compile] State trees must hold their arrays in lists or dicts "
+                                             "(a tuple cannot be updated).")
+                        slots.append((node, k))
+                    else:
+                        walk(v)
+
+            if tree is not None:
+                walk(tree)
+            return slots
 
         @functools.wraps(fun)
         def compiled(*args, **kwargs):
-            return fun(*args, **kwargs)
+            if not state["enabled"]:
+                return fun(*args, **kwargs)
+            arrays = []
+            sig = key_of((args, kwargs), arrays)
+            n_args = len(arrays)
+            in_slots = state_slots(inputs)
+            arrays += [c[k] for c, k in in_slots]
+            key = (sig, len(in_slots), shapeless)
+            record = {}
+
+            def flat(xs):
+                # Runs only while tracing: the arrays are tracers.
+                originals = [c[k] for c, k in in_slots]
+                for (c, k), x in zip(in_slots, xs[n_args:]):
+                    c[k] = x
+                try:
+                    call_args, call_kwargs = rebuild(sig, iter(xs[:n_args]))
+                    out = fun(*call_args, **call_kwargs)
+                    out_arrays = []
+                    record["out"] = key_of(out, out_arrays)
+                    record["slots"] = state_slots(outputs)
+                    return out_arrays + [c[k] for c, k in record["slots"]]
+                finally:
+                    for (c, k), x in zip(in_slots, originals):
+                        c[k] = x
+
+            if key not in traced:
+                traced[key] = (mx._compile_flat(flat, shapeless), {})
+            run, last = traced[key]
+            results = run(arrays)
+            if record:  # this call traced: keep what it found for later calls
+                last.clear()
+                last.update(record)
+            n_out = len(results) - len(last["slots"])
+            # The state's containers as they are now (a Module may have
+            # replaced a nested dict since the trace), where they still line up.
+            slots = state_slots(outputs)
+            if len(slots) != len(last["slots"]):
+                slots = last["slots"]
+            for (c, k), v in zip(slots, results[n_out:]):
+                c[k] = v
+            return rebuild(last["out"], iter(results[:n_out]))
 
         return compiled
 
