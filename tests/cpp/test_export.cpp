@@ -63,3 +63,34 @@ TEST(Export, SeveralTracesInOneFile) {
   EXPECT_THROW(import_function(path + ".missing"), std::runtime_error);
   std::filesystem::remove(path);
 }
+
+TEST(Compile, TracesOncePerSignatureAndReplays) {
+  int traces = 0;
+  Function f = compile([&](const std::vector<array>& x) {
+    ++traces;
+    return std::vector<array>{exp(x[0]) * 2 + x[1]};
+  });
+  for (int round = 0; round < 3; ++round) {
+    const std::vector<float> a = uniform(3), b = uniform(3);
+    array y = to_host(f({array(a, {3}), array(b, {3})})[0]);
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(y.data<float>()[i], std::exp(a[i]) * 2 + b[i], 1e-5);
+  }
+  EXPECT_EQ(traces, 1);
+  f({ones({2, 2}), ones({2, 2})});
+  EXPECT_EQ(traces, 2);
+  // Gradients follow the replayed primitives.
+  auto g = grad([&](const std::vector<array>& x) { return std::vector<array>{sum(f({x[0], x[0]})[0])}; });
+  const std::vector<float> a = uniform(3);
+  array dx = to_host(g({array(a, {3})})[0]);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(dx.data<float>()[i], std::exp(a[i]) * 2 + 1, 1e-5);
+  // Shapeless: one trace serves new shapes.
+  int shapeless_traces = 0;
+  Function h = compile([&](const std::vector<array>& x) {
+    ++shapeless_traces;
+    return std::vector<array>{sum(x[0] * 3, Axes{-1})};
+  }, true);
+  EXPECT_EQ(h({ones({2, 5})})[0].shape(), (Shape{2}));
+  EXPECT_EQ(h({ones({4, 7})})[0].shape(), (Shape{4}));
+  EXPECT_NEAR(to_host(h({ones({4, 7})})[0]).data<float>()[3], 21.0f, 1e-5);
+  EXPECT_EQ(shapeless_traces, 1);
+}
