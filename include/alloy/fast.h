@@ -4,6 +4,7 @@
 
 #include <array>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -144,7 +145,13 @@ class MetalLibrary {
   // The entry points, in the order the program declares them.
   std::vector<std::string> kernel_names() const;
   // invalid_argument listing the kernels when `name` is not one.
-  LibraryKernel kernel(const std::string& name) const;
+  // `function_constants` gives the program's function constants values (as
+  // Metal's MTLFunctionConstantValues), keyed by name or by index ("0"):
+  // numbers, a bool constant taking nonzero as true. A constant left out is
+  // undefined (is_function_constant_defined is false for it).
+  LibraryKernel kernel(const std::string& name, const std::map<std::string, double>& function_constants = {}) const;
+  // The program's function constants, "type name [[function_constant(i)]]".
+  std::vector<std::string> function_constants() const;
   // What Apple's compiler would warn about, each quoting the line.
   const std::vector<std::string>& warnings() const;
 

@@ -1,8 +1,10 @@
 // mx.fast.metal_library: a whole Metal program, its kernels launched by
 // binding parameters by name (or [[buffer(i)]] index).
+#include <map>
 #include <optional>
 #include <string>
 
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -107,7 +109,29 @@ void init_metal_library(nb::module_& f) {
       .def_prop_ro("kernel_names", &fast::MetalLibrary::kernel_names,
                    "The entry points: kernel functions and [[host_name]] instantiations, in source order.")
       .def_prop_ro("warnings", &fast::MetalLibrary::warnings)
-      .def("kernel", &fast::MetalLibrary::kernel, nb::arg("name"), "The launcher of kernel `name`.")
+      .def_prop_ro("function_constants", &fast::MetalLibrary::function_constants,
+                   "The program's function constants, as declared.")
+      .def(
+          "kernel",
+          [](const fast::MetalLibrary& lib, const std::string& name, std::optional<nb::dict> constants) {
+            std::map<std::string, double> values;
+            if (constants) {
+              for (auto [k, v] : *constants) {
+                std::string key;
+                if (nb::isinstance<nb::bool_>(k) || !(nb::isinstance<nb::int_>(k) || nb::isinstance<nb::str>(k)))
+                  throw nb::type_error("[metal_library] function_constants keys are names (str) or indices (int).");
+                key = nb::isinstance<nb::str>(k) ? nb::cast<std::string>(k) : std::to_string(nb::cast<long>(k));
+                if (!(nb::isinstance<nb::bool_>(v) || nb::isinstance<nb::int_>(v) || nb::isinstance<nb::float_>(v)))
+                  throw nb::type_error(("[metal_library] function constant '" + key +
+                                        "' takes a bool, int or float.").c_str());
+                values[key] = nb::cast<double>(v);
+              }
+            }
+            return lib.kernel(name, values);
+          },
+          nb::arg("name"), nb::arg("function_constants").none() = nb::none(),
+          "The launcher of kernel `name`; `function_constants` ({index or name: value}) gives the program's "
+          "function constants their values, as Metal's MTLFunctionConstantValues.")
       .def("__repr__", [](const fast::MetalLibrary& l) {
         std::string s = "<metal_library kernels=[";
         for (const std::string& n : l.kernel_names()) s += (s.back() == '[' ? "'" : ", '") + n + "'";

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <cstdio>
+
 #include "alloy/errors.h"
 #include "alloy/fast.h"
 #include "alloy/msl/program.h"
@@ -32,6 +34,8 @@ struct MetalLibrary::State {
 struct LibraryKernel::State {
   std::shared_ptr<const MetalLibrary::State> library;
   const msl::ProgramKernel* kernel;  // inside library->info
+  std::string source;         // the program with its function constants' values
+  std::string constants_key;  // those values, for the variant cache
   std::mutex memo_mutex;
   std::vector<std::pair<std::string, std::shared_ptr<KernelVariant>>> memo;
 };
@@ -145,12 +149,56 @@ std::vector<std::string> MetalLibrary::kernel_names() const {
 
 const std::vector<std::string>& MetalLibrary::warnings() const { return state_->info.warnings; }
 
-LibraryKernel MetalLibrary::kernel(const std::string& name) const {
+std::vector<std::string> MetalLibrary::function_constants() const {
+  std::vector<std::string> out;
+  for (const msl::FunctionConstant& c : state_->info.function_constants)
+    out.push_back(c.type + " " + c.name + " [[function_constant(" + std::to_string(c.index) + ")]]");
+  return out;
+}
+
+namespace {
+
+// A C++ literal of the constant's type for `value`.
+std::string constant_literal(const msl::FunctionConstant& c, double value) {
+  if (c.type == "bool") return value != 0 ? "true" : "false";
+  const bool floating = c.type.find("float") != std::string::npos || c.type.find("half") != std::string::npos ||
+                        c.type.find("double") != std::string::npos;
+  if (floating) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.17g", value);
+    return buf;
+  }
+  if (value != static_cast<double>(static_cast<int64_t>(value))) {
+    throw std::invalid_argument("[metal_library] function constant '" + c.name + "' (" + c.type +
+                                ") takes an integer, not " + std::to_string(value) + ".");
+  }
+  return std::to_string(static_cast<int64_t>(value)) + "ll";
+}
+
+}  // namespace
+
+LibraryKernel MetalLibrary::kernel(const std::string& name, const std::map<std::string, double>& constants) const {
   for (const msl::ProgramKernel& k : state_->info.kernels) {
     if (k.name != name) continue;
     auto ks = std::make_shared<LibraryKernel::State>();
     ks->library = state_;
     ks->kernel = &k;
+    std::map<std::string, std::string> literals;
+    for (const auto& [key, value] : constants) {
+      const msl::FunctionConstant* found = nullptr;
+      for (const msl::FunctionConstant& c : state_->info.function_constants) {
+        if (c.name == key || std::to_string(c.index) == key) found = &c;
+      }
+      if (!found) {
+        std::string declared;
+        for (const std::string& d : function_constants()) declared += (declared.empty() ? "" : ", ") + d;
+        throw std::invalid_argument("[metal_library] the program declares no function constant '" + key + "'" +
+                                    (declared.empty() ? " (it declares none)." : "; it declares " + declared + "."));
+      }
+      literals[found->name] = constant_literal(*found, value);
+    }
+    ks->source = msl::specialize_function_constants(state_->source, literals);
+    for (const auto& [n, v] : literals) ks->constants_key += n + "=" + v + ";";
     return LibraryKernel(ks);
   }
   std::string names;
@@ -214,12 +262,12 @@ static PreparedLaunch prepare_library_launch(LibraryKernel::State& st, const std
       if (key == call_key) variant = v;
   }
   if (!variant) {
-    variant = variant_cache().get(lib.definition_key + "\x1d" + k.name + "\x1d" + call_key, [&] {
+    variant = variant_cache().get(lib.definition_key + "\x1d" + k.name + "\x1d" + st.constants_key + "\x1d" + call_key, [&] {
       auto v = std::make_shared<KernelVariant>();
       msl::KernelSpec& spec = v->spec;
       spec.name = k.name;
       spec.program_entry = k.name;
-      spec.source = lib.source;
+      spec.source = st.source;
       spec.header = lib.header;
       spec.math_mode = lib.math_mode;
       spec.inputs = in_specs;

@@ -89,6 +89,7 @@ class Parser {
       if (braces != 0 || !t.is_ident("kernel")) continue;
       i = kernel_at(i, templates);
     }
+    info_.function_constants = find_function_constants(text_);
     if (info_.kernels.empty()) {
       std::string msg = "the program declares no kernel: an entry point is `kernel void name(...)`";
       if (!templates.empty())

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,18 @@ struct ProgramKernel {
   std::size_t body_begin = 0, body_end = 0;
 };
 
+// A program-scope `constant T name [[function_constant(index)]];`: its value
+// is given when a kernel is made (Metal's MTLFunctionConstantValues).
+struct FunctionConstant {
+  std::string type;  // as written: "bool", "float", "uint"
+  std::string name;
+  int index = -1;
+  int line = 0;
+};
+
 struct ProgramInfo {
   std::vector<ProgramKernel> kernels;  // in the order the program declares them
+  std::vector<FunctionConstant> function_constants;  // in source order
   // What Apple's compiler would warn about (an unknown attribute it ignores):
   // each quotes the user's line.
   std::vector<std::string> warnings;
@@ -53,6 +64,16 @@ struct ProgramInfo {
 // Metal does not allow (`uint4 id [[thread_position_in_grid]]`), a parameter
 // the host cannot bind, an explicit instantiation without [[host_name]].
 ProgramInfo parse_program(const std::string& source);
+
+// The function constants `source` declares (CompileError for a malformed
+// declaration or two with one index or name).
+std::vector<FunctionConstant> find_function_constants(const std::string& source);
+// `source` with each function constant given its value: `values` maps a
+// constant's name to a C++ literal of its type; a constant without one is
+// undefined (Metal: its value is unspecified; here T()), and each
+// `is_function_constant_defined(name)` becomes true or false. Line numbers
+// are kept, so errors still quote the user's lines.
+std::string specialize_function_constants(const std::string& source, const std::map<std::string, std::string>& values);
 
 // parse_program, then every check the translation makes of the program and
 // its header (brackets, vector types, included MLX headers), as Apple's

@@ -1,0 +1,116 @@
+// Metal function constants in whole programs: program-scope
+// `constant T name [[function_constant(index)]];` declarations, given their
+// values per kernel (Metal sets them when it makes the pipeline's function).
+// Specialising rewrites the program's text in place, on one line, so every
+// later stage (and every error) sees the user's line numbers.
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "alloy/msl/program.h"
+#include "msl/lexer.h"
+#include "msl/source_text.h"
+
+namespace alloy::msl {
+namespace {
+
+constexpr std::string_view kWhere = "metal_library";
+
+struct Found {
+  FunctionConstant constant;
+  std::size_t attribute_begin = 0, attribute_end = 0;  // the `[[function_constant(i)]]` bytes
+};
+
+std::vector<Found> scan(const std::string& source) {
+  const std::vector<Token> toks = lex(source);
+  std::vector<Found> out;
+  int braces = 0;
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    const Token& t = toks[i];
+    if (t.is_punct("{")) ++braces;
+    if (t.is_punct("}")) --braces;
+    // `[[ function_constant ( N ) ]]` after `constant <type...> name`, at program scope.
+    if (!t.is_ident("function_constant") || i < 3 || !toks[i - 1].is_punct("[[")) continue;
+    // A kernel parameter with [[function_constant(name)]] (an optional argument) is not a declaration.
+    if (braces != 0) continue;
+    auto bad = [&](const std::string& what) {
+      throw_compile_error(kWhere, "source", source, t.line, t.col, what);
+    };
+    const Token& name = toks[i - 2];
+    if (name.kind != TokenKind::Identifier) bad("a function constant is declared `constant T name [[function_constant(index)]];`");
+    std::size_t k = i - 3;
+    while (k > 0 && !toks[k].is_ident("constant") && !toks[k].is_punct(";") && !toks[k].is_punct("}")) --k;
+    if (!toks[k].is_ident("constant") || k + 1 >= i - 2) {
+      bad("a function constant is declared `constant T name [[function_constant(index)]];`");
+    }
+    std::string type;
+    for (std::size_t j = k + 1; j < i - 2; ++j) type += (type.empty() ? "" : " ") + toks[j].text;
+    // The closing `]]` (one token, or two `]`).
+    std::size_t close = i + 4;
+    const bool one = close < toks.size() && toks[close].is_punct("]]");
+    const bool two = close + 1 < toks.size() && toks[close].is_punct("]") && toks[close + 1].is_punct("]");
+    if (i + 3 >= toks.size() || !toks[i + 1].is_punct("(") || toks[i + 2].kind != TokenKind::Number ||
+        !toks[i + 3].is_punct(")") || !(one || two)) {
+      bad("function_constant takes an index: [[function_constant(0)]]");
+    }
+    if (two) ++close;
+    if (close + 1 >= toks.size() || !toks[close + 1].is_punct(";")) {
+      bad("a function constant has no initializer: its value is given when the kernel is made");
+    }
+    Found f;
+    f.constant.type = type;
+    f.constant.name = name.text;
+    f.constant.index = std::stoi(toks[i + 2].text, nullptr, 0);
+    f.constant.line = name.line;
+    f.attribute_begin = toks[i - 1].begin;
+    f.attribute_end = toks[close].end;
+    for (const Found& g : out) {
+      if (g.constant.index == f.constant.index || g.constant.name == f.constant.name) {
+        bad("function constant '" + f.constant.name + "' (index " + std::to_string(f.constant.index) +
+            ") repeats the index or name of '" + g.constant.name + "' (line " + std::to_string(g.constant.line) + ")");
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<FunctionConstant> find_function_constants(const std::string& source) {
+  std::vector<FunctionConstant> out;
+  for (Found& f : scan(source)) out.push_back(std::move(f.constant));
+  return out;
+}
+
+std::string specialize_function_constants(const std::string& source, const std::map<std::string, std::string>& values) {
+  const std::vector<Found> found = scan(source);
+  if (found.empty()) return source;
+  std::map<std::string, bool> defined;
+  for (const Found& f : found) defined[f.constant.name] = values.count(f.constant.name) > 0;
+  // Edits as (begin, end, text), applied back to front.
+  std::vector<std::tuple<std::size_t, std::size_t, std::string>> edits;
+  for (const Found& f : found) {
+    auto it = values.find(f.constant.name);
+    const std::string value = it != values.end() ? it->second : f.constant.type + "()";
+    edits.emplace_back(f.attribute_begin, f.attribute_end, "= static_cast<" + f.constant.type + ">(" + value + ")");
+  }
+  const std::vector<Token> toks = lex(source);
+  for (std::size_t i = 0; i + 3 < toks.size(); ++i) {
+    if (!toks[i].is_ident("is_function_constant_defined") || !toks[i + 1].is_punct("(") ||
+        toks[i + 2].kind != TokenKind::Identifier || !toks[i + 3].is_punct(")"))
+      continue;
+    auto it = defined.find(toks[i + 2].text);
+    if (it == defined.end()) {
+      throw_compile_error(kWhere, "source", source, toks[i + 2].line, toks[i + 2].col,
+                          "'" + toks[i + 2].text + "' is not a function constant");
+    }
+    edits.emplace_back(toks[i].begin, toks[i + 3].end, it->second ? "true" : "false");
+  }
+  std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
+  std::string out = source;
+  for (const auto& [begin, end, text] : edits) out.replace(begin, end - begin, text);
+  return out;
+}
+
+}  // namespace alloy::msl

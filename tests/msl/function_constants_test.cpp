@@ -1,0 +1,57 @@
+// Function constants in whole programs, in the front end alone: found with
+// their types and indices, specialised in place (line numbers kept), and
+// is_function_constant_defined resolved.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "alloy/msl/program.h"
+#include "alloy/msl/translate.h"
+
+namespace alloy::msl {
+namespace {
+
+const char* kProgram =
+    "constant bool flag [[function_constant(0)]];\n"
+    "constant unsigned int count [[function_constant(3)]];\n"
+    "constant bool has_count = is_function_constant_defined(count);\n"
+    "kernel void k(device float* o [[buffer(0)]]) { o[0] = flag ? count : 0; }\n";
+
+TEST(MslFunctionConstants, FoundWithTypesAndIndices) {
+  auto found = find_function_constants(kProgram);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].type, "bool");
+  EXPECT_EQ(found[0].name, "flag");
+  EXPECT_EQ(found[0].index, 0);
+  EXPECT_EQ(found[1].type, "unsigned int");
+  EXPECT_EQ(found[1].index, 3);
+  EXPECT_EQ(found[1].line, 2);
+  EXPECT_EQ(parse_program(kProgram).function_constants.size(), 2u);
+}
+
+TEST(MslFunctionConstants, SpecialisedInPlace) {
+  std::string s = specialize_function_constants(kProgram, {{"flag", "true"}});
+  EXPECT_NE(s.find("constant bool flag = static_cast<bool>(true);"), std::string::npos) << s;
+  EXPECT_NE(s.find("constant unsigned int count = static_cast<unsigned int>(unsigned int());"), std::string::npos)
+      << s;
+  EXPECT_NE(s.find("has_count = false;"), std::string::npos) << s;
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), std::count(kProgram, kProgram + std::strlen(kProgram), '\n'));
+  s = specialize_function_constants(kProgram, {{"count", "7ll"}});
+  EXPECT_NE(s.find("has_count = true;"), std::string::npos) << s;
+}
+
+TEST(MslFunctionConstants, BadDeclarationsQuoteTheLine) {
+  try {
+    find_function_constants("kernel void k() {}\nconstant int n [[function_constant(x)]];\n");
+    FAIL() << "accepted";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(std::string(e.what()).find("takes an index"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(find_function_constants("constant int a [[function_constant(1)]];\nconstant int a [[function_constant(2)]];"),
+               CompileError);
+}
+
+}  // namespace
+}  // namespace alloy::msl
