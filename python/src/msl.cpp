@@ -4,6 +4,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "alloy/msl/program.h"
 #include "alloy/msl/translate.h"
 #include "backend/cuda/aot_kernels.h"
 #include "bindings.h"
@@ -42,6 +43,43 @@ msl::KernelSpec make_spec(const std::string& name, const std::string& source, co
     spec.template_args.push_back(a);
   }
   return spec;
+}
+
+msl::Target to_target(const std::string& t);
+
+// Translates and compiles `spec` as its launch would: (ok, message), the
+// compiler's diagnostics mapped to the user's lines when it fails.
+std::tuple<bool, std::string> compile_spec(const msl::KernelSpec& spec, const std::string& target,
+                                           const std::string& arch) {
+  msl::TranslatedKernel t;
+  try {
+    t = msl::translate(spec, to_target(target));
+  } catch (const msl::CompileError& e) {
+    return std::make_tuple(false, std::string(e.what()));
+  }
+  try {
+    nb::gil_scoped_release release;
+    if (t.target == msl::Target::Cuda) {
+      // As the GPU backend builds it (threadgroup memory over 48 KB included).
+      fast::CudaBuild b;
+      try {
+        b = fast::build_for_cuda(spec, t, arch, "[msl] kernel '" + spec.name + "'");
+      } catch (const std::runtime_error& e) {
+        return std::make_tuple(false, std::string(e.what()));
+      }
+      std::string dyn = b.dynamic_threadgroup
+                            ? ", " + std::to_string(b.dynamic_threadgroup) + " bytes of dynamic threadgroup memory"
+                            : std::string();
+      return std::make_tuple(true, "compiled for " + arch + " with NVRTC: " + std::to_string(b.cubin->size()) +
+                                       " bytes of SASS" + dyn);
+    }
+    jit::CompileOptions o;
+    o.math_mode = spec.math_mode;
+    jit::compile_cpu(t.source, o);
+    return std::make_tuple(true, std::string("compiled for this CPU with the host compiler"));
+  } catch (const jit::CompileError& e) {
+    return std::make_tuple(false, msl::map_diagnostics(t, e.log(), spec));
+  }
 }
 
 msl::Target to_target(const std::string& t) {
@@ -86,37 +124,47 @@ void init_msl(nb::module_& m) {
          const std::string& dialect) {
         // Returns (ok, message): the mapped diagnostics when the compiler rejects the kernel.
         auto spec = make_spec(name, source, header, inputs, outputs, templates, atomic_outputs, math_mode, dialect);
-        msl::TranslatedKernel t;
-        try {
-          t = msl::translate(spec, to_target(target));
-        } catch (const msl::CompileError& e) {
-          return std::make_tuple(false, std::string(e.what()));
-        }
-        try {
-          nb::gil_scoped_release release;
-          if (t.target == msl::Target::Cuda) {
-            // As the GPU backend builds it (threadgroup memory over 48 KB included).
-            fast::CudaBuild b;
-            try {
-              b = fast::build_for_cuda(spec, t, arch, "[msl] kernel '" + name + "'");
-            } catch (const std::runtime_error& e) {
-              return std::make_tuple(false, std::string(e.what()));
-            }
-            std::string dyn = b.dynamic_threadgroup
-                                  ? ", " + std::to_string(b.dynamic_threadgroup) + " bytes of dynamic threadgroup memory"
-                                  : std::string();
-            return std::make_tuple(true, "compiled for " + arch + " with NVRTC: " + std::to_string(b.cubin->size()) +
-                                             " bytes of SASS" + dyn);
-          }
-          jit::CompileOptions o;
-          o.math_mode = math_mode;
-          jit::compile_cpu(t.source, o);
-          return std::make_tuple(true, std::string("compiled for this CPU with the host compiler"));
-        } catch (const jit::CompileError& e) {
-          return std::make_tuple(false, msl::map_diagnostics(t, e.log(), spec));
-        }
+        return compile_spec(spec, target, arch);
       },
       nb::arg("name"), nb::arg("source"), nb::arg("header"), nb::arg("inputs"), nb::arg("outputs"),
       nb::arg("template"), nb::arg("atomic_outputs"), nb::arg("math_mode"), nb::arg("target"),
       nb::arg("arch") = "sm_90", nb::arg("dialect") = "metal");
+  s.def(
+      "compile_program",
+      [](const std::string& source, const std::string& header, const std::string& math_mode,
+         const std::string& target, const std::string& arch, unsigned threadgroup_bytes) {
+        // Every kernel of a whole program, each with its parameters' own
+        // types and `threadgroup_bytes` for each threadgroup parameter (a
+        // launch gives each its own size; sized arrays must fit).
+        std::vector<std::tuple<std::string, bool, std::string>> results;
+        msl::ProgramInfo info;
+        try {
+          info = msl::check_program(source, header);
+        } catch (const msl::CompileError& e) {
+          results.emplace_back("", false, e.what());
+          return results;
+        }
+        const std::string program = msl::specialize_function_constants(source, {});
+        using Role = msl::ProgramParam::Role;
+        for (const msl::ProgramKernel& k : info.kernels) {
+          msl::KernelSpec spec;
+          spec.name = k.name;
+          spec.program_entry = k.name;
+          spec.source = program;
+          spec.header = header;
+          spec.math_mode = math_mode;
+          for (const msl::ProgramParam& p : k.params) {
+            if (p.role == Role::ReadBuffer || p.role == Role::ConstantValue)
+              spec.inputs.push_back({p.name, p.type, p.role == Role::ConstantValue, false});
+            if (p.role == Role::WriteBuffer) spec.outputs.push_back({p.name, p.type, false, false});
+            if (p.role == Role::Threadgroup) spec.threadgroup_bytes.push_back(threadgroup_bytes);
+          }
+          auto [ok, message] = compile_spec(spec, target, arch);
+          results.emplace_back(k.name, ok, message);
+        }
+        return results;
+      },
+      nb::arg("source"), nb::arg("header") = "", nb::arg("math_mode") = "safe", nb::arg("target") = "cpp",
+      nb::arg("arch") = "sm_90", nb::arg("threadgroup_bytes") = 32768u,
+      "Translates and compiles every kernel of a whole Metal program: [(kernel, ok, message)].");
 }

@@ -2,11 +2,14 @@
 it, and print the result or the compiler's errors mapped to the body's own
 lines. Exit status 0 when it compiles, 1 when it does not, 2 on bad usage.
 With --cuda-body the body is a cuda_kernel body (CUDA), checked for --target cuda.
+With --program the file is a whole Metal program (mx.fast.metal_library): every
+kernel is translated and compiled with its parameters' own types.
 
 Examples:
     python -m alloy.msl kernel.metal --input inp:float16_t --output out:float16_t \\
         --template T=float --target cuda
     python -m alloy.msl kernel.cu --cuda-body --input inp:float --output out:float
+    python -m alloy.msl shaders.metal --program --target cuda
 """
 import argparse
 import sys
@@ -51,7 +54,13 @@ def main(argv=None):
     ap.add_argument("--print", action="store_true", help="print the translated source")
     ap.add_argument("--cuda-body", action="store_true",
                     help="the body is CUDA (mx.fast.cuda_kernel); implies --target cuda")
+    ap.add_argument("--program", action="store_true",
+                    help="the file is a whole Metal program: compile each of its kernels")
+    ap.add_argument("--threadgroup-bytes", type=int, default=32768,
+                    help="--program: bytes given to each threadgroup parameter (sized arrays must fit)")
     args = ap.parse_args(argv)
+    if args.program:
+        return program(args)
     dialect = "cuda" if args.cuda_body else "metal"
     if args.cuda_body:
         args.target = "cuda"
@@ -73,6 +82,21 @@ def main(argv=None):
     ok, message = _msl.compile(*common, args.target, args.arch, dialect)
     print(message, file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1
+
+
+def program(args):
+    source = sys.stdin.read() if args.source == "-" else open(args.source).read()
+    header = open(args.header).read() if args.header else ""
+    target = "cpp" if args.target == "metal" else args.target
+    results = _msl.compile_program(source, header, args.math_mode, target, args.arch, args.threadgroup_bytes)
+    failed = 0
+    for name, ok, message in results:
+        if not name:  # the program itself was refused
+            print(message, file=sys.stderr)
+            return 1
+        failed += not ok
+        print(f"kernel '{name}': {message}", file=sys.stdout if ok else sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
