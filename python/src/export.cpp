@@ -10,6 +10,7 @@
 #include "alloy/compile.h"
 #include "alloy/export.h"
 #include "bindings.h"
+#include "paths.h"
 
 using namespace alloy;
 using namespace nb::literals;
@@ -17,9 +18,7 @@ using namespace nb::literals;
 namespace {
 
 std::string file_path(nb::handle file, const char* op) {
-  if (PyUnicode_Check(file.ptr()) || nb::hasattr(file, "__fspath__")) {
-    return nb::cast<std::string>(nb::module_::import_("os").attr("fspath")(file));
-  }
+  if (is_path(file)) return path_of(file);
   if (PyCallable_Check(file.ptr())) {
     throw std::invalid_argument(std::string("[") + op +
                                 "] Exporting to a callback is not supported by Alloy; give a file path.");
@@ -30,9 +29,7 @@ std::string file_path(nb::handle file, const char* op) {
 array as_input(nb::handle v, const char* op, const std::string& what) {
   if (!nb::isinstance<array>(v)) {
     throw std::invalid_argument(std::string("[") + op + "] Inputs must be arrays (or one tuple of arrays and/or one "
-                                "dict of str to array); " + what + " is " +
-                                nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(v.ptr())))
-                                                                  .attr("__name__"))) + ".");
+                                "dict of str to array); " + what + " is " + Py_TYPE(v.ptr())->tp_name + ".");
   }
   return nb::cast<array>(v);
 }

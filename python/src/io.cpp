@@ -12,17 +12,12 @@
 
 #include "alloy/io.h"
 #include "bindings.h"
+#include "paths.h"
 #include "stream_or_device.h"
 
 using namespace alloy;
 
 namespace {
-
-bool is_path(nb::handle f) { return PyUnicode_Check(f.ptr()) || nb::hasattr(f, "__fspath__"); }
-
-std::string path_of(nb::handle f) {
-  return nb::cast<std::string>(nb::module_::import_("os").attr("fspath")(f));
-}
 
 // Bytes written by `write` go to a path or to the file object's write().
 template <typename Write>

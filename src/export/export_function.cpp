@@ -19,6 +19,7 @@
 #include "io/io_common.h"
 #include "ops/op_utils.h"
 #include "primitives/layout.h"
+#include "transforms/tracer.h"
 
 namespace alloy {
 
@@ -55,13 +56,8 @@ ExportedTrace trace_graph(const ExportableFunction& fun, const ExportArgs& args_
     // Tracers (as grad makes them): everything computed from them keeps its
     // graph through evals, and custom functions record their own node, so a
     // compiled function keeps its custom derivatives.
-    auto tracer = [](const array& a) {
-      array t(a.shape(), a.dtype(), std::make_shared<Identity>(to_stream({})), {a});
-      t.set_tracer(true);
-      return t;
-    };
-    for (array& a : args) a = tracer(a);
-    for (auto& [name, a] : kwargs) a = tracer(a);
+    for (array& a : args) a = make_tracer(a);
+    for (auto& [name, a] : kwargs) a = make_tracer(a);
   }
   {
     // Evals inside the function keep their graphs, so nothing computed from
@@ -83,7 +79,6 @@ ExportedTrace trace_graph(const ExportableFunction& fun, const ExportArgs& args_
   // the file, so node values are renumbered at the end.
   std::vector<std::pair<bool, uint32_t>> provisional;  // (is_constant, index) per value >= n_inputs
   const uint32_t n_inputs = next;
-  std::unordered_map<const void*, uint32_t> node_of;  // first output's id -> node index
   // Iterative post-order walk from the outputs.
   std::vector<std::pair<array, bool>> stack;
   for (auto it = outputs.rbegin(); it != outputs.rend(); ++it) stack.push_back({*it, false});
@@ -249,11 +244,11 @@ std::string describe(const ExportedTrace& t) {
 
 namespace detail {
 
-bool trace_matches(const ExportedTrace& t, const ExportArgs& args, const ExportKwargs& kwargs) {
+bool trace_matches(const ExportedTrace& t, const ExportArgs& args, const ExportKwargs& kwargs, bool exact) {
   if (t.args.size() != args.size() || t.kwargs.size() != kwargs.size()) return false;
   auto same = [&](const std::pair<Shape, Dtype>& want, const array& a) {
     if (want.second != a.dtype()) return false;
-    return t.shapeless ? want.first.size() == a.shape().size() : want.first == a.shape();
+    return t.shapeless && !exact ? want.first.size() == a.shape().size() : want.first == a.shape();
   };
   for (size_t i = 0; i < args.size(); ++i)
     if (!same(t.args[i], args[i])) return false;
@@ -346,10 +341,6 @@ std::vector<array> replay_graph(const ExportedTrace& t, const ExportArgs& args, 
 }
 
 }  // namespace detail
-
-namespace {
-using detail::ExportedTrace;
-}  // namespace
 
 FunctionExporter::FunctionExporter(std::string file, ExportableFunction fun, bool shapeless, std::string metadata)
     : file_(std::move(file)), fun_(std::move(fun)), shapeless_(shapeless),

@@ -39,8 +39,8 @@ enum class TraceMode { Export, Compile };
 
 ExportedTrace trace_graph(const ExportableFunction& fun, const ExportArgs& args, const ExportKwargs& kwargs,
                           bool shapeless, TraceMode mode);
-// Same dtypes, and the same shapes (ranks when shapeless).
-bool trace_matches(const ExportedTrace& t, const ExportArgs& args, const ExportKwargs& kwargs);
+// Same dtypes, and the same shapes (ranks when shapeless, unless `exact`).
+bool trace_matches(const ExportedTrace& t, const ExportArgs& args, const ExportKwargs& kwargs, bool exact = false);
 // The trace's outputs rebuilt (lazily) on these inputs.
 std::vector<array> replay_graph(const ExportedTrace& t, const ExportArgs& args, const ExportKwargs& kwargs);
 

@@ -21,8 +21,7 @@ struct Found {
   std::size_t attribute_begin = 0, attribute_end = 0;  // the `[[function_constant(i)]]` bytes
 };
 
-std::vector<Found> scan(const std::string& source) {
-  const std::vector<Token> toks = lex(source);
+std::vector<Found> scan(const std::string& source, const std::vector<Token>& toks) {
   std::vector<Found> out;
   int braces = 0;
   for (std::size_t i = 0; i < toks.size(); ++i) {
@@ -79,12 +78,13 @@ std::vector<Found> scan(const std::string& source) {
 
 std::vector<FunctionConstant> find_function_constants(const std::string& source) {
   std::vector<FunctionConstant> out;
-  for (Found& f : scan(source)) out.push_back(std::move(f.constant));
+  for (Found& f : scan(source, lex(source))) out.push_back(std::move(f.constant));
   return out;
 }
 
 std::string specialize_function_constants(const std::string& source, const std::map<std::string, std::string>& values) {
-  const std::vector<Found> found = scan(source);
+  const std::vector<Token> toks = lex(source);
+  const std::vector<Found> found = scan(source, toks);
   if (found.empty()) return source;
   std::map<std::string, bool> defined;
   for (const Found& f : found) defined[f.constant.name] = values.count(f.constant.name) > 0;
@@ -95,7 +95,6 @@ std::string specialize_function_constants(const std::string& source, const std::
     const std::string value = it != values.end() ? it->second : f.constant.type + "()";
     edits.emplace_back(f.attribute_begin, f.attribute_end, "= static_cast<" + f.constant.type + ">(" + value + ")");
   }
-  const std::vector<Token> toks = lex(source);
   for (std::size_t i = 0; i + 3 < toks.size(); ++i) {
     if (!toks[i].is_ident("is_function_constant_defined") || !toks[i + 1].is_punct("(") ||
         toks[i + 2].kind != TokenKind::Identifier || !toks[i + 3].is_punct(")"))

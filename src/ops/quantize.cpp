@@ -11,7 +11,7 @@
 #include "alloy/ops_quant.h"
 #include "alloy/ops_shape.h"
 #include "alloy/transforms.h"
-#include "../transforms/custom_function.h"
+#include "transforms/custom_function.h"
 #include "op_utils.h"
 #include "quant_formats.h"
 #include "quant_pack.h"

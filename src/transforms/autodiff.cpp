@@ -12,16 +12,24 @@
 #include "alloy/primitive.h"
 #include "alloy/transforms.h"
 #include "primitives/layout.h"
+#include "transforms/tracer.h"
 
 namespace alloy {
 
-namespace {
+namespace detail {
 
 array make_tracer(const array& primal) {
   array t(primal.shape(), primal.dtype(), std::make_shared<Identity>(to_stream({})), {primal});
   t.set_tracer(true);
   return t;
 }
+
+}  // namespace detail
+
+using detail::make_tracer;
+
+namespace {
+
 
 // Tracer nodes reachable from `outputs`, inputs before users, one entry per
 // primitive (siblings share it), stopping at the `stop` arrays.

@@ -27,10 +27,7 @@ Function compile(Function fun, bool shapeless) {
     // An exact signature first, then (shapeless) one of the same ranks.
     for (int pass = 0; pass < 2; ++pass) {
       for (const auto& t : candidates) {
-        bool exact = t->args.size() == inputs.size();
-        for (size_t i = 0; exact && i < inputs.size(); ++i)
-          exact = t->args[i].first == inputs[i].shape() && t->args[i].second == inputs[i].dtype();
-        if (pass == 0 && exact) return detail::replay_graph(*t, inputs, {});
+        if (pass == 0 && detail::trace_matches(*t, inputs, {}, /*exact=*/true)) return detail::replay_graph(*t, inputs, {});
         if (pass == 1 && t->shapeless && detail::trace_matches(*t, inputs, {})) {
           try {
             return detail::replay_graph(*t, inputs, {});

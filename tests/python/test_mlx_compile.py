@@ -128,3 +128,24 @@ def test_argument_errors_match_mlx():
         c = m.compile(lambda x, o: x)
         with pytest.raises(ValueError):
             c(m.ones((2,)), object())
+
+
+def test_state_follows_a_new_trace_of_the_same_structure(rng):
+    """A new shape retraces under the same argument structure; the state is
+    still read and written through."""
+    starts = [random_array(rng, (3,)), random_array(rng, (4,))]
+    finals = []
+    for m in BOTH:
+        state = [m.array(starts[0])]
+
+        def step(x, m=m):
+            state[0] = state[0] * 2 + x
+            return state[0].sum()
+
+        c = m.compile(step, inputs=state, outputs=state)
+        sums = [c(m.ones((3,))).item(), c(m.ones((3,))).item()]
+        state[0] = m.array(starts[1])
+        sums += [c(m.ones((4,))).item(), c(m.ones((4,))).item()]
+        finals.append((sums, np.array(state[0])))
+    np.testing.assert_allclose(finals[0][0], finals[1][0], rtol=1e-6)
+    np.testing.assert_allclose(finals[0][1], finals[1][1], rtol=1e-6)

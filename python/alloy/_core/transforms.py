@@ -84,7 +84,7 @@ def install(mx):
         later calls (see the module docstring)."""
         if not callable(fun):
             raise TypeError(f"[compile] expects a callable, not {type(fun).__name__}.")
-        traced = {}  # signature key -> (flat compiled function, record of the last trace)
+        traced = {}  # signature key -> its flat compiled function and what its last trace found
 
         def key_of(tree, arrays):
             """The hashable structure of `tree` with its arrays taken out into `arrays`."""
@@ -142,40 +142,41 @@ def install(mx):
             in_slots = state_slots(inputs)
             arrays += [c[k] for c, k in in_slots]
             key = (sig, len(in_slots), shapeless)
-            record = {}
-
-            def flat(xs):
-                # Runs only while tracing: the arrays are tracers.
-                originals = [c[k] for c, k in in_slots]
-                for (c, k), x in zip(in_slots, xs[n_args:]):
-                    c[k] = x
-                try:
-                    call_args, call_kwargs = rebuild(sig, iter(xs[:n_args]))
-                    out = fun(*call_args, **call_kwargs)
-                    out_arrays = []
-                    record["out"] = key_of(out, out_arrays)
-                    record["slots"] = state_slots(outputs)
-                    return out_arrays + [c[k] for c, k in record["slots"]]
-                finally:
-                    for (c, k), x in zip(in_slots, originals):
-                        c[k] = x
-
-            if key not in traced:
-                traced[key] = (mx._compile_flat(flat, shapeless), {})
-            run, last = traced[key]
-            results = run(arrays)
-            if record:  # this call traced: keep what it found for later calls
-                last.clear()
-                last.update(record)
-            n_out = len(results) - len(last["slots"])
+            entry = traced.get(key)
+            if entry is None:
+                # One flat function per key; the C++ side calls it whenever it
+                # traces (a new shape), and it reads this call's state slots.
+                entry = traced[key] = {"sig": sig, "n_args": n_args}
+                entry["run"] = mx._compile_flat(lambda xs, e=entry: trace(e, xs), shapeless)
+            entry["in_slots"] = in_slots
+            results = entry["run"](arrays)
+            n_out = len(results) - len(entry["out_slots"])
             # The state's containers as they are now (a Module may have
             # replaced a nested dict since the trace), where they still line up.
             slots = state_slots(outputs)
-            if len(slots) != len(last["slots"]):
-                slots = last["slots"]
+            if len(slots) != len(entry["out_slots"]):
+                slots = entry["out_slots"]
             for (c, k), v in zip(slots, results[n_out:]):
                 c[k] = v
-            return rebuild(last["out"], iter(results[:n_out]))
+            return rebuild(entry["out"], iter(results[:n_out]))
+
+        def trace(entry, xs):
+            """`fun` on tracers xs (arguments, then input state), flattened:
+            its outputs, then the output state's arrays."""
+            in_slots, n_args = entry["in_slots"], entry["n_args"]
+            originals = [c[k] for c, k in in_slots]
+            for (c, k), x in zip(in_slots, xs[n_args:]):
+                c[k] = x
+            try:
+                call_args, call_kwargs = rebuild(entry["sig"], iter(xs[:n_args]))
+                out = fun(*call_args, **call_kwargs)
+                out_arrays = []
+                entry["out"] = key_of(out, out_arrays)
+                entry["out_slots"] = state_slots(outputs)
+                return out_arrays + [c[k] for c, k in entry["out_slots"]]
+            finally:
+                for (c, k), x in zip(in_slots, originals):
+                    c[k] = x
 
         return compiled
 

@@ -58,6 +58,19 @@ ALLOY_FUNC unsigned lane_of(unsigned r, unsigned p) {
 template <class T> ALLOY_FUNC unsigned pack2(const metal::vec<T, 2>& e) { return __builtin_bit_cast(unsigned, e); }
 template <class T> ALLOY_FUNC metal::vec<T, 2> unpack2(unsigned w) { return __builtin_bit_cast(metal::vec<T, 2>, w); }
 
+// A lane's two elements sit side by side in a row; when the element types
+// match and the pair is aligned, one load (store) of both halves the memory
+// requests (2 x 16 bits -> 32 bits, 2 x 32 -> 64). The storage word of the
+// pair is unsigned for 16-bit types, unsigned long long for 32-bit ones.
+template <class T> struct pair_word {};
+template <> struct pair_word<metal::half> { using type = unsigned; };
+template <> struct pair_word<metal::bfloat> { using type = unsigned; };
+template <> struct pair_word<float> { using type = unsigned long long; };
+template <class T, class U> constexpr bool kPairMoves = metal::is_same_v<T, U> && (sizeof(T) == 2 || sizeof(T) == 4);
+template <class T> ALLOY_FUNC bool pair_aligned(const T* p) {
+  return (reinterpret_cast<unsigned long long>(p) & (2 * sizeof(T) - 1)) == 0;
+}
+
 // D = A * B + C on the tensor cores; A and B are 16-bit (half or bfloat).
 template <class AB, class TD, class TC>
 ALLOY_FUNC void mma16(metal::simdgroup_matrix<TD, 8, 8>& d, const metal::simdgroup_matrix<AB, 8, 8>& a,
@@ -154,28 +167,6 @@ template <class T, int R = 8, int C = 8> ALLOY_FUNC simdgroup_matrix<T, R, C> ma
   return m;
 }
 
-}  // namespace metal
-
-namespace alloy_msl {
-namespace cuda {
-namespace matrix_detail {
-// A lane's two elements sit side by side in a row; when the element types
-// match and the pair is aligned, one load (store) of both halves the memory
-// requests (2 x 16 bits -> 32 bits, 2 x 32 -> 64). The storage word of the
-// pair is unsigned for 16-bit types, unsigned long long for 32-bit ones.
-template <class T> struct pair_word {};
-template <> struct pair_word<metal::half> { using type = unsigned; };
-template <> struct pair_word<metal::bfloat> { using type = unsigned; };
-template <> struct pair_word<float> { using type = unsigned long long; };
-template <class T, class U> constexpr bool kPairMoves = metal::is_same_v<T, U> && (sizeof(T) == 2 || sizeof(T) == 4);
-template <class T> ALLOY_FUNC bool pair_aligned(const T* p) {
-  return (reinterpret_cast<unsigned long long>(p) & (2 * sizeof(T) - 1)) == 0;
-}
-}  // namespace matrix_detail
-}  // namespace cuda
-}  // namespace alloy_msl
-
-namespace metal {
 
 template <class T, class U>
 ALLOY_FUNC void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, const U* src, ulong elements_per_row = 8,
