@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BUILD := build/cpp
 JOBS ?= 2
-APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libxxhash-dev libgtest-dev libfftw3-dev libfmt-dev libzstd-dev ccache python3-venv
+APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libxxhash-dev libgtest-dev libfftw3-dev libfmt-dev libzstd-dev ccache python3-venv clang
 export CCACHE_DIR ?= $(CURDIR)/build/ccache
 # GPU architectures of the op kernels compiled ahead of time. Development and
 # CI builds make sm_90 only (about 4 minutes on 2 cores); a release wheel
@@ -13,13 +13,13 @@ export CCACHE_DIR ?= $(CURDIR)/build/ccache
 AOT_ARCHS ?= 90
 AOT_PTX ?=
 
-.PHONY: demo test deps venv cpp python wheel test-cpp test-example test-python test-wheel bench clean
+.PHONY: demo test deps venv cpp python wheel test-cpp test-example test-python test-wheel test-fuzz bench clean
 
 demo: python
 	$(PY) examples/demo.py
 
 test: cpp python
-	$(MAKE) --no-print-directory test-cpp test-example test-python test-wheel
+	$(MAKE) --no-print-directory test-cpp test-example test-python test-wheel test-fuzz
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -90,6 +90,11 @@ test-example:
 	  -DCMAKE_PREFIX_PATH=$(CURDIR)/build/install -DPython_EXECUTABLE=$(CURDIR)/$(PY) >/dev/null
 	cmake --build build/ext_scaled_elu
 	SCALED_ELU_MODULE_DIR=$(CURDIR)/build/ext_scaled_elu $(PY) -m pytest -q -p no:cacheprovider examples/extensions/scaled_elu
+
+# The MSL front end under libFuzzer (clang, ASan + UBSan) for a minute:
+# fails on any crash, hang, leak or sanitizer report (docs/design/faults.md).
+test-fuzz: deps
+	JOBS=$(JOBS) scripts/fuzz_msl.sh 60
 
 # tests/mlx_plugin: alloy.mlx on real MLX's CPU backend (its own conftest).
 test-python:

@@ -183,11 +183,13 @@ class Parser {
     }
     if (j >= toks_.size() || !toks_[j].is_punct("(")) fail(name, "expected the parameter list of kernel '" + name.text + "'");
     std::size_t close = matching(toks_, j);
+    if (close >= toks_.size()) fail(toks_[j], "the parameter list of kernel '" + name.text + "' is not closed");
     std::vector<ProgramParam> params = parameters(j + 1, close, /*types_only=*/is_instantiation);
     std::size_t end = close + 1;
     while (end < toks_.size() && !toks_[end].is_punct("{") && !toks_[end].is_punct(";")) ++end;
     if (end >= toks_.size()) fail(name, "kernel '" + name.text + "' has no body");
     std::size_t last = toks_[end].is_punct("{") ? matching(toks_, end) : end;
+    if (last >= toks_.size()) fail(toks_[end], "the body of kernel '" + name.text + "' is not closed: '{' has no '}'");
 
     ProgramKernel k;
     if (toks_[end].is_punct("{")) {
@@ -331,7 +333,9 @@ class Parser {
 
     const Token& at = toks_[b];
     std::string what = p.name.empty() ? "a parameter" : "parameter '" + p.name + "'";
-    for (auto [ab, ae] : attrs) {
+    for (const auto& range : attrs) {
+      // Plain variables: clang before 16 cannot capture structured bindings.
+      const std::size_t ab = range.first, ae = range.second;
       if (ab >= ae || toks_[ab].kind != TokenKind::Identifier) continue;
       const Token& a = toks_[ab];
       auto number = [&]() {
