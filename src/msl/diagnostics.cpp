@@ -2,7 +2,9 @@
 // directives, g++/clang and NVRTC already name "source"/"header" and the
 // user's line; what remains is the column (shifted where tokens were
 // rewritten; missing from NVRTC's location) and quoting the user's line.
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -27,20 +29,33 @@ bool all_digits(std::string_view s) {
   return true;
 }
 
+// A line or column number of a log; nullopt past int (then the log line is
+// no location of ours and passes through as it is).
+std::optional<int> number(std::string_view s) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (!all_digits(s) || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
 // g++/clang: "file:line:col: rest" (or "file:line: rest").
 std::optional<Location> parse_gcc(std::string_view l) {
   std::size_t a = l.find(':');
   if (a == std::string_view::npos || a == 0) return std::nullopt;
   std::size_t b = l.find(':', a + 1);
-  if (b == std::string_view::npos || !all_digits(l.substr(a + 1, b - a - 1))) return std::nullopt;
+  if (b == std::string_view::npos) return std::nullopt;
+  const std::optional<int> line = number(l.substr(a + 1, b - a - 1));
+  if (!line) return std::nullopt;
   Location loc;
   loc.file = std::string(l.substr(0, a));
-  loc.line = std::stoi(std::string(l.substr(a + 1, b - a - 1)));
+  loc.line = *line;
   std::size_t c = l.find(':', b + 1);
   std::size_t rest = b + 1;
-  if (c != std::string_view::npos && all_digits(l.substr(b + 1, c - b - 1))) {
-    loc.col = std::stoi(std::string(l.substr(b + 1, c - b - 1)));
-    rest = c + 1;
+  if (c != std::string_view::npos) {
+    if (const std::optional<int> col = number(l.substr(b + 1, c - b - 1))) {
+      loc.col = *col;
+      rest = c + 1;
+    }
   }
   while (rest < l.size() && l[rest] == ' ') ++rest;
   loc.rest = std::string(l.substr(rest));
@@ -52,11 +67,12 @@ std::optional<Location> parse_nvrtc(std::string_view l) {
   std::size_t open = l.find('(');
   if (open == std::string_view::npos || open == 0) return std::nullopt;
   std::size_t close = l.find("): ", open);
-  if (close == std::string_view::npos || !all_digits(l.substr(open + 1, close - open - 1)))
-    return std::nullopt;
+  if (close == std::string_view::npos) return std::nullopt;
+  const std::optional<int> line = number(l.substr(open + 1, close - open - 1));
+  if (!line) return std::nullopt;
   Location loc;
   loc.file = std::string(l.substr(0, open));
-  loc.line = std::stoi(std::string(l.substr(open + 1, close - open - 1)));
+  loc.line = *line;
   loc.rest = std::string(l.substr(close + 3));
   return loc;
 }
@@ -138,7 +154,10 @@ std::string map_diagnostics(const TranslatedKernel& k, const std::string& log,
     int generated_line = origin == Origin::Generated ? loc->line
                                                      : k.lines.generated_line(origin, loc->line);
     std::string_view generated_text = line_of(k.source, generated_line);
-    int col = loc->col;
+    // A column past the end of the generated line it names is its end (a
+    // log's column is not trusted to be small: user_column adds to it).
+    int col = generated_text.empty() ? loc->col
+                                     : std::min(loc->col, static_cast<int>(generated_text.size()) + 1);
     if (nvrtc && i + 2 < lines.size() &&
         is_caret_line(lines[i + 2])) {
       col = column_from_echo(generated_text, lines[i + 1], lines[i + 2]);

@@ -59,7 +59,10 @@ std::vector<Found> scan(const std::string& source, const std::vector<Token>& tok
     Found f;
     f.constant.type = type;
     f.constant.name = name.text;
-    f.constant.index = std::stoi(toks[i + 2].text, nullptr, 0);
+    // Metal numbers function constants with 16 bits.
+    const std::optional<long long> index = integer_literal(toks[i + 2].text, 65535);
+    if (!index) bad("function_constant takes an index from 0 to 65535");
+    f.constant.index = static_cast<int>(*index);
     f.constant.line = name.line;
     f.attribute_begin = toks[i - 1].begin;
     f.attribute_end = toks[close].end;

@@ -18,6 +18,11 @@ namespace alloy::msl {
 namespace {
 
 constexpr std::string_view kWhere = "metal_library";
+// Metal's argument tables hold 31 entries: [[buffer(0)]] to [[buffer(30)]],
+// and as many threadgroup memory slots.
+constexpr long long kMaxArgumentIndex = 30;
+// No GPU runs more threads in a threadgroup; a larger declared limit is no limit.
+constexpr long long kMaxThreadsLimit = 1 << 20;
 
 using Tokens = std::vector<Token>;
 
@@ -141,8 +146,12 @@ class Parser {
           a.host_name = s.size() >= 2 ? s.substr(1, s.size() - 2) : s;
         }
         if (t.is_ident("max_total_threads_per_threadgroup") && j + 2 < k &&
-            toks_[j + 2].kind == TokenKind::Number)
-          a.max_threads = std::stoi(toks_[j + 2].text, nullptr, 0);
+            toks_[j + 2].kind == TokenKind::Number) {
+          const std::optional<long long> n = integer_literal(toks_[j + 2].text, kMaxThreadsLimit);
+          if (!n) fail(toks_[j + 2], "max_total_threads_per_threadgroup takes a thread count up to " +
+                                         std::to_string(kMaxThreadsLimit));
+          a.max_threads = static_cast<int>(*n);
+        }
       }
       k = open;
     }
@@ -340,7 +349,9 @@ class Parser {
       const Token& a = toks_[ab];
       auto number = [&]() {
         if (ab + 2 >= ae || toks_[ab + 2].kind != TokenKind::Number) fail(a, "expected [[" + a.text + "(index)]]");
-        return std::stoi(toks_[ab + 2].text, nullptr, 0);
+        const std::optional<long long> n = integer_literal(toks_[ab + 2].text, kMaxArgumentIndex);
+        if (!n) fail(toks_[ab + 2], "[[" + a.text + "(index)]] takes an index from 0 to " + std::to_string(kMaxArgumentIndex));
+        return static_cast<int>(*n);
       };
       if (a.is("buffer")) {
         p.index = number();
