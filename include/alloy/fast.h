@@ -67,10 +67,19 @@ class CustomKernelFunction {
   std::shared_ptr<State> state_;
 };
 
+// $ALLOY_BOUNDS_CHECK: whether metal_kernel definitions that do not say are
+// bounds-checked ("1") or not ("0", unset).
+bool default_bounds_check();
+
+// `bounds_check`: every subscript of an input, output or threadgroup array
+// in the body checks its index, and a launch that goes out of bounds raises
+// a std::runtime_error naming the kernel, buffer, index, size, thread and
+// source line (docs/design/faults.md). Unset: $ALLOY_BOUNDS_CHECK ("1" on).
 CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,
                                   const std::vector<std::string>& output_names, const std::string& source,
                                   const std::string& header = "", bool ensure_row_contiguous = true,
-                                  bool atomic_outputs = false, const std::string& math_mode = "safe");
+                                  bool atomic_outputs = false, const std::string& math_mode = "safe",
+                                  std::optional<bool> bounds_check = std::nullopt);
 
 // MLX's cuda_kernel: the same call with a CUDA body, run on the GPU only.
 // The body sees MLX's signature (`const T* name` per input, `name_shape`,

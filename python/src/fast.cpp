@@ -46,24 +46,31 @@ void init_fast(nb::module_& m) {
       [](nb::str name, nb::object input_names, nb::object output_names, nb::str source, nb::str header,
          bool ensure_row_contiguous, bool atomic_outputs, std::optional<nb::dict> compile_options) {
         std::string math_mode = "safe";
+        std::optional<bool> bounds_check;
         if (compile_options) {
           for (auto [k, v] : *compile_options) {
             std::string key = nb::cast<std::string>(k);
-            if (key != "math_mode") {
+            if (key == "math_mode") {
+              math_mode = nb::cast<std::string>(v);
+            } else if (key == "bounds_check") {
+              if (!nb::isinstance<nb::bool_>(v))
+                throw nb::type_error("[metal_kernel] compile option 'bounds_check' must be True or False.");
+              bounds_check = nb::cast<bool>(v);
+            } else {
               throw std::invalid_argument("[metal_kernel] unknown compile option '" + key +
-                                          "' (the only option is 'math_mode').");
+                                          "' (the options are 'math_mode' and 'bounds_check').");
             }
-            math_mode = nb::cast<std::string>(v);
           }
         }
+        const bool checked = bounds_check ? *bounds_check : fast::default_bounds_check();
         nb::tuple key = nb::make_tuple("metal", name, nb::tuple(input_names), nb::tuple(output_names), source,
-                                       header, ensure_row_contiguous, atomic_outputs, math_mode);
+                                       header, ensure_row_contiguous, atomic_outputs, math_mode, checked);
         return cached_launcher(key, [&] {
           std::string n = nb::cast<std::string>(name);
           return make_kernel_launcher("metal_kernel",
                           fast::metal_kernel(n, to_names(input_names), to_names(output_names),
                                              nb::cast<std::string>(source), nb::cast<std::string>(header),
-                                             ensure_row_contiguous, atomic_outputs, math_mode),
+                                             ensure_row_contiguous, atomic_outputs, math_mode, checked),
                           n);
         });
       },

@@ -36,6 +36,7 @@ struct CustomKernelFunction::State {
   bool ensure_row_contiguous;
   bool atomic_outputs;
   std::string math_mode;
+  bool bounds_check = false;
   // Everything of the kernel's definition that shapes the code: with the
   // per-call part it keys the process-wide variant cache, so a kernel object
   // rebuilt on every call (as the seeds do) still translates and compiles once.
@@ -98,8 +99,9 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
 }
 
 void translate_variant(KernelVariant& v, msl::Target target) {
-  if (target == msl::Target::Cuda) {
-    // Built by an earlier process: its launch plan needs no translation.
+  if (target == msl::Target::Cuda && !v.spec.bounds_check) {
+    // Built by an earlier process: its launch plan needs no translation
+    // (a bounds-checked one does: its messages name what the translation found).
     if (jit::Cache::Bytes bytes = jit::Cache::global().find(cuda_plan_key(v.spec, gpu_arch()))) {
       if (auto plan = decode_plan(*bytes)) {
         v.cuda_plan = std::make_shared<const CudaLaunchPlan>(std::move(*plan));
@@ -126,6 +128,14 @@ static double default_timeout() {
     return v;
   }();
   return t;
+}
+
+// Read at each definition, so a program (or a test) may change it as it goes.
+bool default_bounds_check() {
+  const char* e = std::getenv("ALLOY_BOUNDS_CHECK");
+  if (!e || !*e || (e[0] == '0' && !e[1])) return false;
+  if (e[0] == '1' && !e[1]) return true;
+  throw std::invalid_argument(std::string("ALLOY_BOUNDS_CHECK must be 0 or 1, not '") + e + "'.");
 }
 
 double launch_timeout(const std::optional<double>& requested, bool gpu, const std::string& label) {
@@ -155,6 +165,7 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
     spec.header = st.header;
     spec.atomic_outputs = st.atomic_outputs;
     spec.math_mode = st.math_mode;
+    spec.bounds_check = st.bounds_check;
     spec.dialect = st.dialect;
     for (size_t i = 0; i < operands.size(); ++i) {
       msl::ParamSpec p;
@@ -187,7 +198,7 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
 static std::shared_ptr<CustomKernelFunction::State> make_state(
     const char* api, msl::Dialect dialect, const std::string& name, const std::vector<std::string>& input_names,
     const std::vector<std::string>& output_names, const std::string& source, const std::string& header,
-    bool ensure_row_contiguous, bool atomic_outputs, const std::string& math_mode) {
+    bool ensure_row_contiguous, bool atomic_outputs, const std::string& math_mode, bool bounds_check = false) {
   auto fail = [api](const std::string& what) { throw std::invalid_argument(std::string("[") + api + "] " + what); };
   if (name.empty()) fail("the kernel needs a name.");
   if (output_names.empty()) fail("a kernel needs at least one output.");
@@ -212,8 +223,9 @@ static std::shared_ptr<CustomKernelFunction::State> make_state(
   s->ensure_row_contiguous = ensure_row_contiguous;
   s->atomic_outputs = atomic_outputs;
   s->math_mode = math_mode;
+  s->bounds_check = bounds_check;
   std::string k = std::string(api) + "\x1f" + name + "\x1f" + source + "\x1f" + header + "\x1f" + math_mode + "\x1f" +
-                  (atomic_outputs ? "atomic" : "plain");
+                  (atomic_outputs ? "atomic" : "plain") + (bounds_check ? "\x1f" "checked" : "");
   for (auto& n : input_names) k += "\x1f" + n;
   k += "\x1e";
   for (auto& n : output_names) k += "\x1f" + n;
@@ -224,9 +236,10 @@ static std::shared_ptr<CustomKernelFunction::State> make_state(
 CustomKernelFunction metal_kernel(const std::string& name, const std::vector<std::string>& input_names,
                                   const std::vector<std::string>& output_names, const std::string& source,
                                   const std::string& header, bool ensure_row_contiguous, bool atomic_outputs,
-                                  const std::string& math_mode) {
+                                  const std::string& math_mode, std::optional<bool> bounds_check) {
   return CustomKernelFunction(make_state("metal_kernel", msl::Dialect::Metal, name, input_names, output_names, source,
-                                         header, ensure_row_contiguous, atomic_outputs, math_mode));
+                                         header, ensure_row_contiguous, atomic_outputs, math_mode,
+                                         bounds_check ? *bounds_check : default_bounds_check()));
 }
 
 CustomKernelFunction cuda_kernel(const std::string& name, const std::vector<std::string>& input_names,

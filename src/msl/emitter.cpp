@@ -40,6 +40,7 @@ void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const std::st
   // Only the parts of the runtime this kernel uses are parsed.
   w.generated(feature_defines(features));
   w.generated(std::string("#include \"") + target.runtime_header() + "\"\n");
+  if (spec.bounds_check) w.generated("#include \"metal_bounds.h\"\n");
   if (features.mlx_utils) w.generated("#include \"mlx_utils.h\"\n");
   w.generated("using namespace metal;\n");
   if (spec.math_mode == "fast") {
@@ -92,13 +93,23 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
   w.generated("ALLOY_KERNEL_FN void " + k.kernel_name + "(");
   for (std::size_t i = 0; i < params.size(); ++i)
     w.generated((i ? ",\n    " : "\n    ") + kernel_param(spec, params[i]));
+  if (spec.bounds_check) w.generated(std::string(params.empty() ? "\n    " : ",\n    ") +
+                                     "const ::alloy_msl::BoundsCheck& alloy_bc");
   w.generated(") {\n");
   const auto storage =
       target.target() == Target::Cuda ? spec.threadgroup_storage : KernelSpec::ThreadgroupStorage::Static;
   if (storage == KernelSpec::ThreadgroupStorage::Dynamic)
     w.generated("  unsigned alloy_tg_cursor = 0;  // bytes of dynamic threadgroup memory taken\n");
   w.line_directive(Origin::Source, 1);
-  k.kernel_scope_threadgroup_arrays = rewrite_user_code(lexed.source, Origin::Source, user_names, w, storage);
+  if (spec.bounds_check) {
+    // Slots: the inputs, then the outputs (the glue's buffer order), then the
+    // threadgroup arrays the body declares.
+    for (const ParamSpec& p : spec.inputs) k.bounds_names.push_back(p.name);
+    for (const ParamSpec& p : spec.outputs) k.bounds_names.push_back(p.name);
+    k.kernel_scope_threadgroup_arrays = rewrite_checked_body(lexed.source, user_names, w, storage, k.bounds_names);
+  } else {
+    k.kernel_scope_threadgroup_arrays = rewrite_user_code(lexed.source, Origin::Source, user_names, w, storage);
+  }
   w.line_directive(Origin::Generated);
   w.generated("}\n\n");
 
@@ -113,6 +124,8 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
     else
       call += target.argument(c, params[i], k.params[g++]);
   }
+  if (spec.bounds_check) call += std::string(params.empty() ? "\n" : ",\n") + target.call_indent() +
+                                 target.bounds_check_argument();
   call += ")";
   target.glue(c, call, w);
 

@@ -39,6 +39,9 @@ class CxxTarget {
   virtual const char* call_indent() const = 0;
   // Writes the entry point around `call` (a full call expression, no `;`).
   virtual void glue(const GlueContext& c, const std::string& call, Writer& w) const = 0;
+  // A bounds-checked kernel's alloy_msl::BoundsCheck, built in the glue for
+  // the thread `t` (runtime/metal_bounds.h).
+  virtual std::string bounds_check_argument() const = 0;
   // metal_library: declares `alloy_tg_memory`, the `bytes` of threadgroup
   // memory behind a program's [[threadgroup(i)]] parameters (16-aligned).
   virtual std::string threadgroup_memory(unsigned bytes) const = 0;

@@ -1,5 +1,6 @@
 #include "msl/rewrite.h"
 
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -140,8 +141,10 @@ bool is_keyword_before_expression(const std::string& s) {
 class Rewriter {
  public:
   Rewriter(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names,
-           Writer& w, KernelSpec::ThreadgroupStorage storage, bool whole_program)
-      : lexed_(lexed),
+           Writer& w, KernelSpec::ThreadgroupStorage storage, bool whole_program,
+           std::vector<std::string>* checked = nullptr)
+      : checked_(checked),
+        lexed_(lexed),
         text_(lexed.text),
         origin_(origin),
         program_(whole_program),
@@ -151,6 +154,8 @@ class Rewriter {
         w_(w) {}
 
   int run() {
+    if (checked_)
+      for (std::size_t k = 0; k < checked_->size(); ++k) slots_[(*checked_)[k]] = static_cast<int>(k);
     emit(lexed_.tokens, 0, text_.size(), /*in_define=*/false);
     return placed_;
   }
@@ -235,8 +240,74 @@ class Rewriter {
         default: break;
       }
     }
+    if (checked_) check_subscripts(toks, out);
     wrap_literal_conditionals(toks, out);
     return out;
+  }
+
+  // Bounds checks: `name[i][j]` -> `name[(::alloy_msl::bounds_index<decltype(
+  // name), 0>)(alloy_bc, slot, line, write, (i))][...<..., 1>)(..., (j))]` for
+  // the buffers and the threadgroup arrays the body declares (registered as
+  // their declarations are met, so a declarator's own `[N]` is left alone).
+  void check_subscripts(const std::vector<Token>& toks, Out& out) {
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      const Token& t = toks[i];
+      if (t.is_ident("threadgroup") && declares_threadgroup_storage(toks, i)) {
+        i = register_threadgroup_arrays(toks, i);
+        continue;
+      }
+      if (t.kind != TokenKind::Identifier || i + 1 >= toks.size() || !toks[i + 1].is_punct("[")) continue;
+      auto slot = slots_.find(t.text);
+      if (slot == slots_.end()) continue;
+      if (i > 0 && (toks[i - 1].is_punct(".") || toks[i - 1].is_punct("->") || toks[i - 1].is_punct("::"))) continue;
+      std::vector<std::pair<std::size_t, std::size_t>> subscripts;
+      std::size_t k = i + 1;
+      while (k < toks.size() && toks[k].is_punct("[")) {
+        std::size_t close = closing_bracket(toks, k);
+        if (close == 0) break;
+        subscripts.emplace_back(k, close);
+        k = close + 1;
+      }
+      auto steps = [&](std::size_t at) { return at < toks.size() && (toks[at].is_punct("++") || toks[at].is_punct("--")); };
+      const bool write = (k < toks.size() && is_assignment(toks[k])) || steps(k) || (i > 0 && steps(i - 1));
+      for (std::size_t d = 0; d < subscripts.size(); ++d) {
+        auto [open, close] = subscripts[d];
+        // The template-id in parentheses: its comma must not split a macro argument.
+        out[open] = current(toks, out, open) + "(::alloy_msl::bounds_index<decltype(" + t.text + "), " +
+                    std::to_string(d) + ">)(alloy_bc, " + std::to_string(slot->second) + ", " +
+                    std::to_string(t.line) + ", " + (write ? "1" : "0") + ", (";
+        out[close] = "))" + current(toks, out, close);
+      }
+    }
+  }
+
+  // The `]` closing the `[` at `open`; 0 when unclosed.
+  static std::size_t closing_bracket(const std::vector<Token>& toks, std::size_t open) {
+    int depth = 0;
+    for (std::size_t k = open; k < toks.size(); ++k) {
+      if (opens(toks[k])) ++depth;
+      if (closes(toks[k]) && --depth == 0) return toks[k].is_punct("]") ? k : 0;
+    }
+    return 0;
+  }
+
+  // Gives each array declared by the `threadgroup` declaration at `i` a slot;
+  // returns the index of the declaration's `;` (or of its last token).
+  std::size_t register_threadgroup_arrays(const std::vector<Token>& toks, std::size_t i) {
+    int depth = 0;
+    std::size_t k = i + 1;
+    for (; k < toks.size(); ++k) {
+      const Token& t = toks[k];
+      if (opens(t) || t.is_punct("<")) ++depth;
+      if (closes(t) || t.is_punct(">")) --depth;
+      if (depth == 0 && t.is_punct(";")) break;
+      if (depth == 0 && t.kind == TokenKind::Identifier && k + 1 < toks.size() && toks[k + 1].is_punct("[") &&
+          !slots_.count(t.text)) {
+        slots_[t.text] = static_cast<int>(checked_->size());
+        checked_->push_back(t.text);
+      }
+    }
+    return k < toks.size() ? k : toks.size() - 1;
   }
 
   void identifier(const std::vector<Token>& toks, std::size_t i, Out& out, bool program_scope) {
@@ -444,6 +515,8 @@ class Rewriter {
     }
   }
 
+  std::vector<std::string>* checked_;  // bounds checks: the checked names, by slot
+  std::map<std::string, int> slots_;
   const LexedText& lexed_;
   std::string_view text_;
   Origin origin_;
@@ -549,6 +622,11 @@ void check_brackets(const LexedText& lexed) {
 int rewrite_user_code(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names, Writer& w,
                       KernelSpec::ThreadgroupStorage storage, bool whole_program) {
   return Rewriter(lexed, origin, user_names, w, storage, whole_program).run();
+}
+
+int rewrite_checked_body(const LexedText& lexed, const std::set<std::string>& user_names, Writer& w,
+                         KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names) {
+  return Rewriter(lexed, Origin::Source, user_names, w, storage, /*whole_program=*/false, &names).run();
 }
 
 }  // namespace alloy::msl

@@ -7,6 +7,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "alloy/msl/translate.h"
 #include "msl/lexer.h"
@@ -31,5 +32,11 @@ void check_brackets(const LexedText& text);
 int rewrite_user_code(const LexedText& text, Origin origin, const std::set<std::string>& user_names, Writer& w,
                       KernelSpec::ThreadgroupStorage storage = KernelSpec::ThreadgroupStorage::Static,
                       bool whole_program = false);
+
+// A kernel body (Origin::Source) with bounds checks (runtime/metal_bounds.h):
+// every subscript of a name in `names` (the buffers, by slot) or of a
+// threadgroup array the body declares (appended to `names`) checks its index.
+int rewrite_checked_body(const LexedText& text, const std::set<std::string>& user_names, Writer& w,
+                         KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names);
 
 }  // namespace alloy::msl

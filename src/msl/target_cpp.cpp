@@ -32,6 +32,10 @@ class CppTarget final : public CxxTarget {
     return "";
   }
 
+  std::string bounds_check_argument() const override {
+    return "::alloy_msl::BoundsCheck{L->bounds_sizes, L->bounds_report, t.thread_position_in_grid, L->cancel}";
+  }
+
   std::string threadgroup_memory(unsigned bytes) const override {
     // One per worker thread: a threadgroup's fibers all run on one.
     return "alignas(16) static thread_local unsigned char alloy_tg_memory[" + std::to_string(bytes) + "];";

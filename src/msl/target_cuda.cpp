@@ -29,6 +29,10 @@ class CudaTarget final : public CxxTarget {
     return g.name;
   }
 
+  std::string bounds_check_argument() const override {
+    return "::alloy_msl::BoundsCheck{alloy_bc_sizes.v, alloy_bc_report, t.thread_position_in_grid, nullptr}";
+  }
+
   std::string threadgroup_memory(unsigned) const override {
     // Dynamic shared memory: the launch passes the size (no 48 KB cap).
     return "extern __shared__ __align__(16) unsigned char alloy_tg_memory[];";
@@ -41,6 +45,11 @@ class CudaTarget final : public CxxTarget {
       if (p.kind == KernelParam::Kind::Attribute) continue;
       const GlueParam& gp = c.glue[g++];
       w.generated("\n    " + declaration(p, gp) + ",");
+    }
+    if (c.spec.bounds_check) {
+      // After the parameters, before the Dispatch (CustomKernelLaunch).
+      w.generated("\n    const __grid_constant__ ::alloy_msl::BoundsSizes alloy_bc_sizes,");
+      w.generated("\n    ::alloy_msl::BoundsReport* alloy_bc_report,");
     }
     w.generated("\n    alloy_msl::cuda::Dispatch d) {\n");
     const int per_block = c.uses_sync ? 1 : kSyncFreeThreadgroupsPerBlock;

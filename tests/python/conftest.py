@@ -17,6 +17,9 @@ DEVICE = os.environ.get("ALLOY_TEST_DEVICE", "cpu")
 # Every metal_kernel a CPU run compiles is also compiled for CUDA (sm_90) with
 # NVRTC, so CI without a GPU catches CUDA translation regressions.
 os.environ.setdefault("ALLOY_CHECK_CUDA", "1")
+# Every metal_kernel of the suite is bounds-checked unless it says otherwise,
+# so a test kernel that strays out of its buffers fails naming the access.
+os.environ.setdefault("ALLOY_BOUNDS_CHECK", "1")
 
 
 import alloy.core as mx  # noqa: E402  (after ALLOY_CHECK_CUDA is set)

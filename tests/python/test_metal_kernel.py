@@ -65,8 +65,12 @@ def grid_sample_np(x, grid):
     return out
 
 
-def test_seed_grid_sample_forward(rng):
+def test_seed_grid_sample_forward(rng, monkeypatch):
     import grid_sample as seed
+    # The seed loads all four corners before masking those outside the image,
+    # so it reads outside `x` (test_seed_grid_sample_reads_outside_x_when_checked):
+    # run it as written, unchecked.
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
     x_np = rng.standard_normal((2, 9, 11, 5)).astype(np.float32)
     g_np = (rng.random((2, 4, 6, 2)) * 2.4 - 1.2).astype(np.float32)  # some samples fall outside
     x, g = mx.array(x_np), mx.array(g_np)
@@ -74,6 +78,19 @@ def test_seed_grid_sample_forward(rng):
     ref = grid_sample_np(x_np, g_np)
     np.testing.assert_allclose(np.array(out), ref, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.array(seed.grid_sample_ref(x, g)), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_seed_grid_sample_reads_outside_x_when_checked(rng, monkeypatch):
+    # With bounds checks (the suite's default) the seed's corner loads for
+    # samples outside the image are reported, naming `x` and the seed's line.
+    import grid_sample as seed
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "1")
+    x = mx.array(rng.standard_normal((2, 9, 11, 5)).astype(np.float32))
+    g = mx.array(np.full((2, 4, 6, 2), -1.5, np.float32))  # every sample left of and above the image
+    with pytest.raises(RuntimeError, match=r"kernel 'grid_sample': out-of-bounds read of input 'x' \(input 0\) "
+                                           r"at index -\d+; it has 990 elements\. Thread \(\d+, 0, 0\), source line "
+                                           r"\d+:\n\s+T I_nw = x\[base_idx"):
+        mx.eval(seed.grid_sample(x, g))
 
 
 def test_seed_grid_sample_vjp_kernel(rng):
@@ -638,10 +655,11 @@ def test_metal_kernel_without_vjp_names_the_kernel_when_differentiated():
     assert "nograd" in str(e.value)
 
 
-def test_seed_grid_sample_large_buffers_with_samples_outside(rng):
+def test_seed_grid_sample_large_buffers_with_samples_outside(rng, monkeypatch):
     # The seed's kernel loads all four corners before masking them, so it reads
     # up to a row outside `x`; large buffers carry guard zones for that.
     import grid_sample as seed
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")  # as written: the reads outside are the point
     x_np = rng.standard_normal((2, 64, 64, 32)).astype(np.float32)
     g_np = (rng.random((2, 16, 16, 2)) * 2.6 - 1.3).astype(np.float32)
     out = seed.grid_sample(mx.array(x_np), mx.array(g_np))

@@ -57,6 +57,10 @@ struct KernelSpec {
   // metal_library: bytes of threadgroup memory for each `[[threadgroup(i)]]`
   // parameter of the entry, in parameter order (setThreadgroupMemoryLength).
   std::vector<unsigned> threadgroup_bytes;
+  // Every subscript of an input, output or threadgroup array in the body
+  // checks its index (runtime/metal_bounds.h); the launch then raises
+  // naming the buffer, the index and the thread. metal_kernel bodies only.
+  bool bounds_check = false;
 };
 
 // What the body uses, found on tokens (never substrings).
@@ -128,6 +132,9 @@ struct TranslatedKernel {
   // metal_library: bytes of threadgroup memory the launch provides for the
   // entry's [[threadgroup(i)]] parameters (CUDA: dynamic shared memory).
   unsigned threadgroup_parameter_bytes = 0;
+  // A bounds-checked translation: what each slot of its BoundsReport names
+  // (the inputs, then the outputs, then the body's threadgroup arrays).
+  std::vector<std::string> bounds_names;
 };
 
 // An error in the user's MSL found by the front end; what() quotes the

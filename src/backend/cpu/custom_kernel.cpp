@@ -11,6 +11,7 @@
 #include "alloy/errors.h"
 #include "alloy/ops.h"
 #include "backend/cpu/strided.h"
+#include "fast/bounds_check.h"
 #include "fast/prepared_launch.h"
 #include "jit/cpu_kernel.h"
 #include "primitives/custom_kernel.h"
@@ -55,6 +56,11 @@ void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, c
     launch.grid[i] = grid[i];
     launch.threadgroup[i] = threadgroup[i];
   }
+  alloy_msl::BoundsReport report{};
+  if (v.spec.bounds_check) {
+    launch.bounds_sizes = operands.elements;
+    launch.bounds_report = &report;
+  }
   try {
     kernel->launch(launch, timeout);
   } catch (const KernelTimeout& e) {
@@ -62,8 +68,12 @@ void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, c
   } catch (const KernelInterrupted& e) {
     throw KernelInterrupted(fast::kernel_label(v) + ": " + e.what());
   } catch (const std::runtime_error& e) {
+    // The first fault: a bounds report written before the access that then
+    // faulted (an empty buffer) explains it better than the signal does.
+    if (report.faulted) fast::throw_bounds_fault(v, report);
     throw std::runtime_error(fast::kernel_label(v) + ": " + e.what());
   }
+  if (report.faulted) fast::throw_bounds_fault(v, report);
 }
 
 OperandTables::OperandTables(size_t n_inputs, size_t n_outputs) : n_inputs_(n_inputs) {
@@ -72,10 +82,12 @@ OperandTables::OperandTables(size_t n_inputs, size_t n_outputs) : n_inputs_(n_in
     shapes_heap_.resize(n_inputs);
     strides_heap_.resize(n_inputs);
     ndims_heap_.resize(n_inputs);
+    elements_heap_.resize(n_inputs + n_outputs);
     buffers_ = buffers_heap_.data();
     shapes_ = shapes_heap_.data();
     strides_ = strides_heap_.data();
     ndims_ = ndims_heap_.data();
+    elements_ = elements_heap_.data();
   }
 }
 
@@ -127,9 +139,9 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
   cpu::OperandTables tables(n_kernel_inputs, outputs.size());
   for (size_t i = 0; i < n_kernel_inputs; ++i) {
     const array& in = inputs[i];
-    tables.set_input(i, in.raw_data(), in.shape().data(), in.strides().data(), in.ndim());
+    tables.set_input(i, in.raw_data(), in.shape().data(), in.strides().data(), in.ndim(), in.data_size());
   }
-  for (size_t i = 0; i < outputs.size(); ++i) tables.set_output(i, outputs[i].raw_data());
+  for (size_t i = 0; i < outputs.size(); ++i) tables.set_output(i, outputs[i].raw_data(), outputs[i].size());
   cpu::run_custom_kernel(variant(), tables.view(), grid(), threadgroup(), launch().timeout);
 }
 

@@ -20,6 +20,7 @@ struct KernelOperands {
   const int* const* shapes;
   const int64_t* const* strides;
   const int* ndims;
+  const unsigned long long* elements;  // per buffer: what a bounds-checked kernel may index
 };
 
 // The tables behind KernelOperands, on the stack for the usual handful of
@@ -29,14 +30,22 @@ class OperandTables {
   OperandTables(size_t n_inputs, size_t n_outputs);
   OperandTables(const OperandTables&) = delete;
   OperandTables& operator=(const OperandTables&) = delete;
-  void set_input(size_t i, void* data, const int* shape, const int64_t* strides, int ndim) {
+  // `elements`: how many elements the buffer holds from `data` on (a
+  // bounds-checked kernel's limit; kUnknownElements checks nothing).
+  static constexpr unsigned long long kUnknownElements = ~0ull;
+  void set_input(size_t i, void* data, const int* shape, const int64_t* strides, int ndim,
+                 unsigned long long elements = kUnknownElements) {
     buffers_[i] = data;
     shapes_[i] = shape;
     strides_[i] = strides;
     ndims_[i] = ndim;
+    elements_[i] = elements;
   }
-  void set_output(size_t i, void* data) { buffers_[n_inputs_ + i] = data; }
-  KernelOperands view() const { return {buffers_, shapes_, strides_, ndims_}; }
+  void set_output(size_t i, void* data, unsigned long long elements = kUnknownElements) {
+    buffers_[n_inputs_ + i] = data;
+    elements_[n_inputs_ + i] = elements;
+  }
+  KernelOperands view() const { return {buffers_, shapes_, strides_, ndims_, elements_}; }
 
  private:
   static constexpr size_t kInline = 16;
@@ -45,14 +54,17 @@ class OperandTables {
   const int* shapes_inline_[kInline];
   const int64_t* strides_inline_[kInline];
   int ndims_inline_[kInline];
+  unsigned long long elements_inline_[kInline];
   std::vector<void*> buffers_heap_;
   std::vector<const int*> shapes_heap_;
   std::vector<const int64_t*> strides_heap_;
   std::vector<int> ndims_heap_;
+  std::vector<unsigned long long> elements_heap_;
   void** buffers_ = buffers_inline_;
   const int** shapes_ = shapes_inline_;
   const int64_t** strides_ = strides_inline_;
   int* ndims_ = ndims_inline_;
+  unsigned long long* elements_ = elements_inline_;
 };
 
 // Compiles the variant's translation unless done before (the content-

@@ -18,6 +18,7 @@
 #include "backend/cuda/kernels.h"
 #include "core/eval_profile.h"
 #include "core/streams.h"
+#include "fast/bounds_check.h"
 #include "fast/cuda_build.h"
 #include "fast/cuda_plan.h"
 #include "primitives/custom_kernel.h"
@@ -119,7 +120,9 @@ void check_dims(const fast::KernelVariant& v, const cuda::KernelInput& in, int i
 namespace cuda {
 
 CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const KernelInput* inputs, size_t n_inputs,
-                                       void* const* outputs, size_t n_outputs) {
+                                       void* const* outputs, size_t n_outputs,
+                                       const unsigned long long* output_elements)
+    : variant_(p.variant.get()) {
   fast::KernelVariant& v = *p.variant;
   const CudaBinary* bin = compiled_for(v);
   function = bin->fn;
@@ -129,8 +132,10 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
   const auto& params = bin->plan->params;
   size_t n_meta = 0;  // shape and strides parameters
   for (const auto& q : params) n_meta += q.kind == msl::GlueParam::Shape || q.kind == msl::GlueParam::Strides;
+  // A bounds-checked kernel takes its buffers' sizes and a report after them.
+  const size_t n_bounds = v.spec.bounds_check ? 2 : 0;
   slots_.resize(params.size() + 1);
-  args_.resize(params.size() + 1);
+  args_.resize(params.size() + n_bounds + 1);
   shapes_.resize(n_meta);
   strides_.resize(n_meta);
   size_t meta = 0;
@@ -170,6 +175,25 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
     args_[i] = &slots_[i];
   }
   args_[params.size()] = nullptr;
+  if (n_bounds) {
+    if (n_inputs + n_outputs > static_cast<size_t>(alloy_msl::kMaxBoundsSlots)) {
+      throw std::invalid_argument(fast::kernel_label(v) + ": bounds_check takes at most " +
+                                  std::to_string(alloy_msl::kMaxBoundsSlots) + " inputs and outputs together.");
+    }
+    for (size_t i = 0; i < n_inputs; ++i) bounds_sizes_.v[i] = inputs[i].elements;
+    for (size_t j = 0; j < n_outputs; ++j) bounds_sizes_.v[n_inputs + j] = output_elements ? output_elements[j] : ~0ull;
+    // One report per host thread: a checked launch is waited for before the
+    // thread launches again (check_bounds).
+    thread_local cuda_driver::CUdeviceptr report = 0;
+    if (!report) {
+      cuda::check(cuda_driver::api().cuMemAlloc(&report, sizeof(alloy_msl::BoundsReport)), "metal_kernel",
+                  "cuMemAlloc (bounds report)");
+    }
+    bounds_report_ = reinterpret_cast<alloy_msl::BoundsReport*>(report);
+    args_[params.size()] = &bounds_sizes_;
+    args_[params.size() + 1] = &bounds_report_;
+  }
+  const size_t dispatch_arg = params.size() + n_bounds;
 
   if (v.spec.dialect == msl::Dialect::Cuda) {
     // A CUDA body: CUDA's own geometry, blocks = ceil(grid / threadgroup) of
@@ -214,9 +238,19 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
     blocks[1] = alloy_msl::cuda::kMaxBlocksYZ;
     blocks[2] = static_cast<unsigned>(rows);
   }
-  args_[params.size()] = &d;
+  args_[dispatch_arg] = &d;
   shared_bytes = bin->plan->dynamic_threadgroup;
   prepare_shared_memory(v, *bin, shared_bytes);
+}
+
+void CustomKernelLaunch::check_bounds(CUstream s) const {
+  if (!bounds_report_) return;
+  alloy_msl::BoundsReport r{};
+  const auto& api = cuda_driver::api();
+  cuda::check(api.cuMemcpyDtoHAsync(&r, reinterpret_cast<cuda_driver::CUdeviceptr>(bounds_report_), sizeof(r), s),
+              "metal_kernel", "cuMemcpyDtoHAsync (bounds report)");
+  cuda::check(api.cuStreamSynchronize(s), "metal_kernel", "cuStreamSynchronize (bounds report)");
+  if (r.faulted) fast::throw_bounds_fault(*variant_, r);
 }
 
 void run_encoded(const fast::PreparedLaunch& p, const std::vector<void*>& inputs, const std::vector<void*>& outputs,
@@ -289,15 +323,27 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
   views.resize(n_kernel_inputs);
   cuda::ArgBuffer<void*, 8> outs;
   outs.resize(outputs.size());
+  cuda::ArgBuffer<unsigned long long, 8> out_elements;
+  out_elements.resize(outputs.size());
   for (size_t i = 0; i < n_kernel_inputs; ++i) {
     const array& in = inputs[i];
-    views[i] = {in.raw_data(), in.shape().data(), in.strides().data(), static_cast<int>(in.ndim())};
+    views[i] = {in.raw_data(), in.shape().data(), in.strides().data(), static_cast<int>(in.ndim()), in.data_size()};
   }
-  for (size_t i = 0; i < outputs.size(); ++i) outs[i] = outputs[i].raw_data();
-  cuda::CustomKernelLaunch l(launch(), views.data(), n_kernel_inputs, outs.data(), outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    outs[i] = outputs[i].raw_data();
+    out_elements[i] = outputs[i].size();
+  }
+  cuda::CustomKernelLaunch l(launch(), views.data(), n_kernel_inputs, outs.data(), outputs.size(),
+                             out_elements.data());
+  if (l.bounds_checked()) {
+    // Zeroed on the stream, ahead of the launch that may write it.
+    cuda::check(cuda_driver::api().cuMemsetD8Async(l.bounds_report(), 0, sizeof(alloy_msl::BoundsReport), cs),
+                "metal_kernel", "cuMemsetD8Async (bounds report)");
+  }
   eval_profile::timed("(cuLaunchKernel)",
                       [&] { cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cs, l.args()); });
   cuda::note_pending(stream());
+  l.check_bounds(cs);
 }
 
 }  // namespace alloy

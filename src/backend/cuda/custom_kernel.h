@@ -11,6 +11,7 @@
 #include "alloy/dtype.h"
 #include "backend/cuda/device.h"
 #include "fast/prepared_launch.h"
+#include "msl/runtime/bounds_report.h"
 #include "msl/runtime/cuda_launch.h"
 
 namespace alloy::cuda {
@@ -44,6 +45,7 @@ struct KernelInput {
   const int32_t* shape;
   const int64_t* strides;
   int ndim;
+  unsigned long long elements = ~0ull;  // reachable from data (a bounds-checked kernel's limit)
 };
 
 // The function, geometry and arguments of one launch. `args()` points into
@@ -53,8 +55,10 @@ struct KernelInput {
 // run) name the kernel.
 class CustomKernelLaunch {
  public:
+  // `output_elements`: each output's elements (a bounds-checked kernel's
+  // limit; null when not known, then unchecked).
   CustomKernelLaunch(const fast::PreparedLaunch& p, const KernelInput* inputs, size_t n_inputs,
-                     void* const* outputs, size_t n_outputs);
+                     void* const* outputs, size_t n_outputs, const unsigned long long* output_elements = nullptr);
   CustomKernelLaunch(const CustomKernelLaunch&) = delete;
   CustomKernelLaunch& operator=(const CustomKernelLaunch&) = delete;
 
@@ -63,8 +67,17 @@ class CustomKernelLaunch {
   unsigned block[3] = {1, 1, 1};
   unsigned shared_bytes = 0;  // dynamic shared memory (the function allows it: see prepare_shared_memory)
   void** args() { return args_.data(); }
+  // A bounds-checked kernel, after its launch on `s`: waits for it and
+  // throws the fault it recorded, if any (fast/bounds_check.h). Otherwise
+  // nothing.
+  void check_bounds(CUstream s) const;
+  bool bounds_checked() const { return bounds_report_ != nullptr; }
+  cuda_driver::CUdeviceptr bounds_report() const { return reinterpret_cast<cuda_driver::CUdeviceptr>(bounds_report_); }
 
  private:
+  fast::KernelVariant* variant_ = nullptr;
+  alloy_msl::BoundsSizes bounds_sizes_;
+  alloy_msl::BoundsReport* bounds_report_ = nullptr;  // device memory of this thread
   ArgBuffer<uint64_t, 16> slots_;
   ArgBuffer<void*, 16> args_;
   ArgBuffer<alloy_msl::cuda::ShapeArg, 2> shapes_;

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bounds_report.h"
+
 namespace alloy_msl::cpu {
 
 // Bytes one lane may deposit in a SIMD-group exchange (the largest MSL vector, long4).
@@ -57,6 +59,10 @@ struct Launch {
   char* error;                     // run() writes a message here and stops
   size_t error_size;
   const int* cancel;               // nonzero: stop before the next threadgroup (may be null)
+  // A bounds-checked translation only: elements per buffer (inputs, then
+  // outputs) and where its first out-of-bounds access is recorded.
+  const unsigned long long* bounds_sizes;
+  BoundsReport* bounds_report;
 };
 
 }  // namespace alloy_msl::cpu

@@ -1,0 +1,50 @@
+#include "fast/bounds_check.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "fast/prepared_launch.h"
+
+namespace alloy::fast {
+
+namespace {
+
+// Line `line` (1-based) of `text`, without its newline; "" past the end.
+std::string line_of(const std::string& text, int line) {
+  std::istringstream in(text);
+  std::string s;
+  for (int k = 1; std::getline(in, s); ++k)
+    if (k == line) return s;
+  return "";
+}
+
+}  // namespace
+
+void throw_bounds_fault(const KernelVariant& v, const alloy_msl::BoundsReport& r) {
+  const auto& names = v.translated.bounds_names;
+  const int n_in = static_cast<int>(v.spec.inputs.size());
+  const int n_out = static_cast<int>(v.spec.outputs.size());
+  std::ostringstream m;
+  m << kernel_label(v) << ": out-of-bounds " << (r.write ? "write to " : "read of ");
+  const std::string name = r.slot >= 0 && r.slot < static_cast<int>(names.size()) ? names[r.slot] : "?";
+  if (r.slot < n_in) {
+    m << "input '" << name << "' (input " << r.slot << ")";
+  } else if (r.slot < n_in + n_out) {
+    m << "output '" << name << "' (output " << r.slot - n_in << ")";
+  } else {
+    m << "threadgroup array '" << name << "'";
+    if (r.dim > 0) m << " in its dimension " << r.dim;
+  }
+  m << " at index " << r.index << "; ";
+  if (r.slot < n_in + n_out)
+    m << "it has " << r.size << " element" << (r.size == 1 ? "" : "s");
+  else
+    m << "the dimension has " << r.size;
+  m << ". Thread (" << r.thread[0] << ", " << r.thread[1] << ", " << r.thread[2] << "), source line " << r.line;
+  const std::string quoted = line_of(v.spec.source, r.line);
+  if (!quoted.empty()) m << ":\n    " << quoted;
+  m << "\n(bounds_check is on: the first fault is reported, the launch's outputs are not valid)";
+  throw std::runtime_error(m.str());
+}
+
+}  // namespace alloy::fast

@@ -1,0 +1,17 @@
+// metal_kernel's bounds-checked mode on the host side: turning the report a
+// checked launch leaves (msl/runtime/bounds_report.h) into the error the
+// user reads. Both backends and the MLX plugin share it.
+#pragma once
+
+#include <string>
+
+#include "fast/kernel_cache.h"
+#include "msl/runtime/bounds_report.h"
+
+namespace alloy::fast {
+
+// Throws std::runtime_error naming the kernel, the buffer (input/output i,
+// or threadgroup array), the index, its size, the thread and the user's line.
+[[noreturn]] void throw_bounds_fault(const KernelVariant& v, const alloy_msl::BoundsReport& r);
+
+}  // namespace alloy::fast

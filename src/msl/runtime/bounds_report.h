@@ -1,0 +1,29 @@
+// Where a bounds-checked kernel (KernelSpec::bounds_check) records its first
+// out-of-bounds access, and the per-buffer sizes it checks against. Plain
+// C++ with no dependencies: the runtime (both targets) and liballoy include it.
+#pragma once
+
+namespace alloy_msl {
+
+// Buffers and threadgroup arrays one checked launch can name.
+inline constexpr int kMaxBoundsSlots = 64;
+
+// The first fault of a launch; `faulted` is 0 until then and the rest is
+// written once, by the thread that set it.
+struct BoundsReport {
+  unsigned faulted;
+  int slot;     // inputs, then outputs, then the body's threadgroup arrays
+  int dim;      // which subscript of `name[a][b]...` (0 for a buffer)
+  int line;     // the access's line in the kernel's source
+  int write;    // 1: the access is assigned to, 0: read (or read-modify-write)
+  long long index;
+  unsigned long long size;  // elements of the buffer, or the array's extent
+  unsigned thread[3];       // thread_position_in_grid of the faulting thread
+};
+
+// Elements of each buffer slot, passed to a CUDA kernel by value.
+struct BoundsSizes {
+  unsigned long long v[kMaxBoundsSlots];
+};
+
+}  // namespace alloy_msl

@@ -1,0 +1,63 @@
+// The checks a bounds-checked translation (KernelSpec::bounds_check) puts
+// around every subscript of a kernel buffer or threadgroup array:
+// `out[i]` becomes `out[(::alloy_msl::bounds_index<decltype(out), 0>)(
+// alloy_bc, slot, line, write, (i))]`. An index inside the buffer is returned as it is;
+// one outside records the launch's first fault (bounds_report.h) and becomes
+// 0, so the access itself stays in memory the kernel owns and the launch
+// runs to its end; the host then raises naming the buffer, index and thread.
+// On the CPU the fault also cancels the threadgroups not yet started.
+#pragma once
+
+#include "bounds_report.h"
+
+namespace alloy_msl {
+
+// What the kernel function receives in a checked translation.
+struct BoundsCheck {
+  const unsigned long long* sizes;  // elements per buffer slot
+  BoundsReport* report;
+  metal::uint3 thread;  // thread_position_in_grid, for the report
+  const int* cancel;    // the CPU launch's cancel flag (null on the GPU)
+};
+
+// The extent of dimension D of an array type, 0 for a pointer (whose size
+// the launch passes).
+template <class T, int D> struct bounds_extent { static constexpr unsigned long long value = 0; };
+template <class T, int D> struct bounds_extent<T&, D> : bounds_extent<T, D> {};
+template <class T, unsigned long long N> struct bounds_extent<T[N], 0> {
+  static constexpr unsigned long long value = N;
+};
+template <class T, unsigned long long N, int D> struct bounds_extent<T[N], D> : bounds_extent<T, D - 1> {};
+
+ALLOY_FUNC void bounds_fault(const BoundsCheck& c, int slot, int dim, int line, int write, long long index,
+                             unsigned long long size) {
+  BoundsReport* r = c.report;
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+  if (atomicCAS(&r->faulted, 0u, 1u) != 0u) return;
+#else
+  unsigned expected = 0;
+  if (!__atomic_compare_exchange_n(&r->faulted, &expected, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+  if (c.cancel) __atomic_store_n(const_cast<int*>(c.cancel), 1, __ATOMIC_RELAXED);
+#endif
+  r->slot = slot;
+  r->dim = dim;
+  r->line = line;
+  r->write = write;
+  r->index = index;
+  r->size = size;
+  r->thread[0] = c.thread.x;
+  r->thread[1] = c.thread.y;
+  r->thread[2] = c.thread.z;
+}
+
+template <class Base, int D, class I>
+ALLOY_FUNC I bounds_index(const BoundsCheck& c, int slot, int line, int write, I index) {
+  constexpr unsigned long long extent = bounds_extent<Base, D>::value;
+  const unsigned long long size = extent ? extent : c.sizes[slot];
+  const long long i = static_cast<long long>(index);
+  if (i >= 0 && static_cast<unsigned long long>(i) < size) return index;
+  bounds_fault(c, slot, D, line, write, i, size);
+  return static_cast<I>(0);
+}
+
+}  // namespace alloy_msl
