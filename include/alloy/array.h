@@ -30,6 +30,9 @@ struct Data {
   // A copy of this memory on the other device (host <-> GPU), made the first
   // time an op on that device reads it; buffers never change once written.
   std::shared_ptr<Data> mirror;
+  // Set when the contents cannot be trusted (the GPU work that wrote them was
+  // stopped): reading the array then throws this message.
+  std::shared_ptr<const std::string> lost;
   explicit Data(Buffer b) : buffer(b) {}
   Data(Buffer b, std::shared_ptr<void> owner) : buffer(b), external_owner(std::move(owner)) {}
   ~Data();

@@ -116,13 +116,14 @@ bool is_leaf_node(const array& a) {
 }  // namespace
 
 void eval(std::vector<array> outputs) {
+  std::vector<array> tape;
   if (outputs.size() == 1 && is_leaf_node(outputs[0])) {
     // No tape to build: the launch goes out sooner, and the graph is
     // released while the device runs it.
     run_node(outputs[0]);
     if (detail::transform_depth() == 0) release_graph(outputs[0]);
   } else {
-    std::vector<array> tape = build_tape(outputs);
+    tape = build_tape(outputs);
     for (auto& a : tape) {
       if (!a.is_evaluated()) run_node(a);  // else produced with a sibling
     }
@@ -130,7 +131,20 @@ void eval(std::vector<array> outputs) {
       for (auto& a : tape) release_graph(a);
     }
   }
-  eval_profile::timed("(synchronize)", [&] { synchronize_streams_for(outputs); });
+  try {
+    eval_profile::timed("(synchronize)", [&] { synchronize_streams_for(outputs); });
+  } catch (const std::exception& e) {
+    // The device work was stopped (Ctrl-C, an alarm) or failed: what this
+    // eval computed is not valid, and reading it says why.
+    auto why = std::make_shared<const std::string>(
+        std::string("[eval] this array's value was lost: the evaluation that computed it failed (") + e.what() + ")");
+    auto mark = [&](const array& a) {
+      if (a.is_evaluated() && a.data_shared_ptr() && a.device().type == Device::gpu) a.data_shared_ptr()->lost = why;
+    };
+    for (const array& a : outputs) mark(a);
+    for (const array& a : tape) mark(a);
+    throw;
+  }
 }
 
 array to_host(const array& a) {
@@ -153,6 +167,9 @@ void eval_primitive(Primitive& p, const std::vector<array>& inputs, std::vector<
     explicit Evaluating(const Device* d) : saved(t_evaluating) { t_evaluating = d; }
     ~Evaluating() { t_evaluating = saved; }
   } evaluating(&p.stream().device);
+  for (const array& in : inputs) {
+    if (const auto& d = in.data_shared_ptr(); d && d->lost) throw std::runtime_error(*d->lost);
+  }
   // Inputs already on the primitive's device are passed as they are.
   if (p.device().type == Device::cpu) {
     if (all_on(inputs, Device::cpu)) {

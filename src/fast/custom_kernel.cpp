@@ -138,16 +138,16 @@ bool default_bounds_check() {
   throw std::invalid_argument(std::string("ALLOY_BOUNDS_CHECK must be 0 or 1, not '") + e + "'.");
 }
 
-double launch_timeout(const std::optional<double>& requested, bool gpu, const std::string& label) {
+double launch_timeout(const std::optional<double>& requested, bool gpu_unpolled, const std::string& label) {
   double timeout = requested ? *requested : default_timeout();
   if (!(timeout >= 0) || (requested && *requested <= 0)) {
     throw std::invalid_argument(label + ": timeout must be a positive number of seconds.");
   }
-  if (timeout > 0 && gpu && requested) {
-    throw std::invalid_argument(label + ": timeout= stops kernels on the CPU only so far; this call's stream is on "
-                                "the GPU.");
+  if (gpu_unpolled && requested) {
+    throw std::invalid_argument(label + ": a CUDA body cannot be stopped on the GPU (only Metal kernels' loops "
+                                "poll for cancellation), so it takes no timeout=.");
   }
-  return gpu ? 0 : timeout;  // a global default applies to CPU launches
+  return gpu_unpolled ? 0 : timeout;  // the global default leaves CUDA bodies alone
 }
 
 // The variant for a launch this kernel object has not seen: from the
@@ -347,7 +347,8 @@ PreparedLaunch CustomKernelFunction::prepare(const std::vector<OperandDesc>& ope
   }
 
   const double timeout =
-      launch_timeout(call.timeout, target == msl::Target::Cuda, std::string("[") + st.api + "] kernel '" + st.name + "'");
+      launch_timeout(call.timeout, target == msl::Target::Cuda && st.dialect == msl::Dialect::Cuda,
+                     std::string("[") + st.api + "] kernel '" + st.name + "'");
   return PreparedLaunch{std::move(variant), grid, tg, call.init_value,
                         call.ensure_row_contiguous.value_or(st.ensure_row_contiguous), st.shared_memory, timeout, {}};
 }

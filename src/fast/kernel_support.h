@@ -84,9 +84,10 @@ void check_cuda_translation(const msl::KernelSpec& spec);
 // `target`. Front-end errors surface here, at the call.
 void translate_variant(KernelVariant& v, msl::Target target);
 
-// The seconds a launch may run: `requested`, else $ALLOY_KERNEL_TIMEOUT on
-// the CPU; 0 for no limit. GPU launches take no timeout= yet (an error
-// naming `label`, as does a non-positive value).
-double launch_timeout(const std::optional<double>& requested, bool gpu, const std::string& label);
+// The seconds a launch may run: `requested`, else $ALLOY_KERNEL_TIMEOUT; 0
+// for no limit. A non-positive value is an error naming `label`. On the GPU
+// a Metal kernel's loops poll the cancellation flag (backend/cuda/cancel.cpp);
+// `gpu_unpolled` (a CUDA body, which has no polls) refuses a timeout=.
+double launch_timeout(const std::optional<double>& requested, bool gpu_unpolled, const std::string& label);
 
 }  // namespace alloy::fast

@@ -287,7 +287,7 @@ static PreparedLaunch prepare_library_launch(LibraryKernel::State& st, const std
               << "// ---- translated for " << (gpu ? "CUDA" : "the CPU") << " ----\n"
               << tr.source << std::endl;
   }
-  const double timeout = launch_timeout(requested_timeout, gpu, label);
+  const double timeout = launch_timeout(requested_timeout, /*gpu_unpolled=*/false, label);
   return PreparedLaunch{std::move(variant), grid, tg, std::nullopt, /*ensure_row_contiguous=*/true, 0, timeout, {}};
 }
 

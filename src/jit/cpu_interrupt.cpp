@@ -51,6 +51,10 @@ struct InterruptRegistry {
       std::lock_guard<std::mutex> lock(mutex);
       for (InterruptScope* s : active) {
         s->signal_.store(sig);
+        if (s->stop_) {
+          s->stop_(s->stop_arg_);
+          continue;
+        }
         s->cancel_->store(1, std::memory_order_relaxed);
         s->threads_->stop_all();
       }
@@ -84,6 +88,12 @@ void arm_interrupts() {
 
 InterruptScope::InterruptScope(std::atomic<int>* cancel, StoppableThreads* threads)
     : cancel_(cancel), threads_(threads) {
+  auto& r = InterruptRegistry::get();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.active.push_back(this);
+}
+
+InterruptScope::InterruptScope(void (*stop)(void*), void* arg) : stop_(stop), stop_arg_(arg) {
   auto& r = InterruptRegistry::get();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.active.push_back(this);

@@ -27,6 +27,9 @@ void arm_interrupts();
 class InterruptScope {
  public:
   InterruptScope(std::atomic<int>* cancel, StoppableThreads* threads);
+  // A wait stopped another way (the GPU's cancellation flag): the watcher
+  // thread calls stop(arg) when a signal comes.
+  InterruptScope(void (*stop)(void*), void* arg);
   ~InterruptScope();
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
@@ -35,8 +38,10 @@ class InterruptScope {
 
  private:
   friend struct InterruptRegistry;
-  std::atomic<int>* cancel_;
-  StoppableThreads* threads_;
+  std::atomic<int>* cancel_ = nullptr;
+  StoppableThreads* threads_ = nullptr;
+  void (*stop_)(void*) = nullptr;
+  void* stop_arg_ = nullptr;
   std::atomic<int> signal_{0};
 };
 

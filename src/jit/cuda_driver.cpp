@@ -61,6 +61,7 @@ Loaded load() {
   bind(lib, a.cuStreamCreate, {"cuStreamCreate"}, missing);
   bind(lib, a.cuStreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}, missing);
   bind(lib, a.cuStreamSynchronize, {"cuStreamSynchronize"}, missing);
+  bind(lib, a.cuStreamQuery, {"cuStreamQuery"}, missing);
   bind(lib, a.cuStreamWaitEvent, {"cuStreamWaitEvent"}, missing);
   bind(lib, a.cuEventCreate, {"cuEventCreate"}, missing);
   bind(lib, a.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, missing);
@@ -81,6 +82,7 @@ Loaded load() {
   bind(lib, a.cuModuleLoadData, {"cuModuleLoadData"}, missing);
   bind(lib, a.cuModuleUnload, {"cuModuleUnload"}, missing);
   bind(lib, a.cuModuleGetFunction, {"cuModuleGetFunction"}, missing);
+  bind(lib, a.cuModuleGetGlobal, {"cuModuleGetGlobal_v2"}, missing);
   bind(lib, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing);
   bind(lib, a.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing);
   bind(lib, a.cuLaunchKernel, {"cuLaunchKernel"}, missing);

@@ -25,6 +25,8 @@ using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
+inline constexpr CUresult kErrorNotFound = 500;
+inline constexpr CUresult kErrorNotReady = 600;
 
 // Values of the driver's enums that Alloy uses (from cuda.h, stable ABI).
 enum DeviceAttribute : int {
@@ -63,6 +65,7 @@ struct Api {
   CUresult (*cuStreamCreate)(CUstream* stream, unsigned flags);
   CUresult (*cuStreamDestroy)(CUstream stream);
   CUresult (*cuStreamSynchronize)(CUstream stream);
+  CUresult (*cuStreamQuery)(CUstream stream);  // CUDA_SUCCESS, or kErrorNotReady while work runs
   CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event, unsigned flags);
   CUresult (*cuEventCreate)(CUevent* event, unsigned flags);
   CUresult (*cuEventDestroy)(CUevent event);
@@ -83,6 +86,7 @@ struct Api {
   CUresult (*cuModuleLoadData)(CUmodule* module, const void* image);
   CUresult (*cuModuleUnload)(CUmodule module);
   CUresult (*cuModuleGetFunction)(CUfunction* fn, CUmodule module, const char* name);
+  CUresult (*cuModuleGetGlobal)(CUdeviceptr* ptr, size_t* bytes, CUmodule module, const char* name);
   CUresult (*cuFuncGetAttribute)(int* value, int attribute, CUfunction fn);
   CUresult (*cuFuncSetAttribute)(CUfunction fn, int attribute, int value);
   CUresult (*cuLaunchKernel)(CUfunction fn, unsigned gx, unsigned gy, unsigned gz,

@@ -241,6 +241,7 @@ class Rewriter {
       }
     }
     if (checked_) check_subscripts(toks, out);
+    poll_loops(toks, out);
     wrap_literal_conditionals(toks, out);
     return out;
   }
@@ -279,6 +280,54 @@ class Rewriter {
         out[close] = "))" + current(toks, out, close);
       }
     }
+  }
+
+  // Runaway loops can be stopped (runtime keep_going(), docs/design/faults.md):
+  // `while (c)` -> `while ((c) && ::alloy_msl::keep_going())` (do-while too),
+  // `for (i; ; s)` -> `for (i; ::alloy_msl::keep_going(); s)` and `for (i; c; )`
+  // -> `for (i; (c) && ::alloy_msl::keep_going(); )`. Counted loops (a
+  // condition and a step) are left alone, so they still unroll; the poll
+  // comes after the condition, so `while (0)` still folds away.
+  static void poll_loops(const std::vector<Token>& toks, Out& out) {
+    constexpr const char* kPoll = "::alloy_msl::keep_going()";
+    for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
+      const bool is_while = toks[i].is_ident("while"), is_for = toks[i].is_ident("for");
+      if (!(is_while || is_for) || !toks[i + 1].is_punct("(") || out[i]) continue;
+      const std::size_t close = closing_paren(toks, i + 1);
+      if (close == 0 || close == i + 2) continue;
+      if (is_while) {
+        out[i + 1] = current(toks, out, i + 1) + "(";
+        out[close] = ") && " + std::string(kPoll) + current(toks, out, close);
+        continue;
+      }
+      std::size_t semis[2] = {0, 0};
+      int n = 0, depth = 0;
+      for (std::size_t k = i + 2; k < close && n < 3; ++k) {
+        if (opens(toks[k])) ++depth;
+        if (closes(toks[k])) --depth;
+        if (depth == 0 && toks[k].is_punct(";")) {
+          if (n < 2) semis[n] = k;
+          ++n;
+        }
+      }
+      if (n != 2) continue;  // a range-for, or not a loop header we know
+      if (semis[1] == semis[0] + 1) {
+        out[semis[0]] = current(toks, out, semis[0]) + " " + kPoll;
+      } else if (close == semis[1] + 1) {
+        out[semis[0]] = current(toks, out, semis[0]) + " (";
+        out[semis[1]] = ") && " + std::string(kPoll) + current(toks, out, semis[1]);
+      }
+    }
+  }
+
+  // The `)` closing the `(` at `open`; 0 when unclosed.
+  static std::size_t closing_paren(const std::vector<Token>& toks, std::size_t open) {
+    int depth = 0;
+    for (std::size_t k = open; k < toks.size(); ++k) {
+      if (opens(toks[k])) ++depth;
+      if (closes(toks[k]) && --depth == 0) return toks[k].is_punct(")") ? k : 0;
+    }
+    return 0;
   }
 
   // The `]` closing the `[` at `open`; 0 when unclosed.

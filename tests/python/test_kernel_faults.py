@@ -4,6 +4,7 @@ fault, instead of killing the process; arrays made before stay intact and
 later work runs. A fault outside any kernel still ends the process as it
 would without Alloy. A kernel past its timeout= (or $ALLOY_KERNEL_TIMEOUT)
 is stopped: TimeoutError."""
+import os
 import subprocess
 import sys
 
@@ -78,6 +79,11 @@ SPIN = """
     out[i] = v;
 """
 
+# Runaway kernels are stopped on both devices: the CPU always, the GPU when
+# the suite runs there (scripts/gpu_check.sh). On the GPU the translation's
+# loops poll a cancellation flag (msl/runtime/cuda_cancel.h).
+STOP_DEVICES = ["cpu"] + (["gpu"] if os.environ.get("ALLOY_TEST_DEVICE") == "gpu" else [])
+
 SPIN_WITH_BARRIER = """
     uint i = thread_position_in_grid.x;
     threadgroup float t[64];
@@ -89,13 +95,14 @@ SPIN_WITH_BARRIER = """
 """
 
 
+@pytest.mark.parametrize("device", STOP_DEVICES)
 @pytest.mark.parametrize("name,source", [("spin", SPIN), ("spin_barrier", SPIN_WITH_BARRIER)])
-def test_a_kernel_past_its_timeout_is_stopped(name, source):
+def test_a_kernel_past_its_timeout_is_stopped(name, source, device):
     import time
 
     k = mx.fast.metal_kernel(name=name, input_names=["a"], output_names=["out"], source=source)
     kw = dict(inputs=[mx.ones(256)], grid=(256, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(256,)],
-              output_dtypes=[mx.float32], stream=mx.cpu)
+              output_dtypes=[mx.float32], stream=getattr(mx, device))
     with pytest.raises(TimeoutError):  # compiles, so the first stop may take longer
         mx.eval(k(**kw, timeout=0.2)[0])
     t0 = time.monotonic()
@@ -103,7 +110,7 @@ def test_a_kernel_past_its_timeout_is_stopped(name, source):
         mx.eval(k(**kw, timeout=0.3)[0])
     stopped_after = time.monotonic() - t0
     assert stopped_after < 0.3 + 0.2, f"stopped {stopped_after:.3f} s after the launch"
-    assert (mx.ones(3) * 2).tolist() == [2.0, 2.0, 2.0]
+    assert (mx.ones(3, stream=getattr(mx, device)) * 2).tolist() == [2.0, 2.0, 2.0]
 
 
 def test_timeout_leaves_quick_kernels_alone_and_rejects_bad_values(rng):
@@ -142,7 +149,7 @@ import alloy.core as mx
 SPIN = '''{spin}'''
 k = mx.fast.metal_kernel(name="{name}", input_names=["a"], output_names=["out"], source=SPIN)
 kw = dict(inputs=[mx.ones(256)], grid=(256, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(256,)],
-          output_dtypes=[mx.float32], stream=mx.cpu)
+          output_dtypes=[mx.float32], stream=mx.{device})
 quick = mx.fast.metal_kernel(name="twice", input_names=["a"], output_names=["out"],
                              source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2;")
 before = quick(**{{**kw, "inputs": [mx.arange(256, dtype=mx.float32)]}})[0]
@@ -184,12 +191,20 @@ except TimeoutError as e:
 CTRL_C = r"""
 threading.Timer(0.4, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 t0 = time.monotonic()
+stopped = k(**kw)[0]
 try:
-    mx.eval(k(**kw)[0])
+    mx.eval(stopped)
     sys.exit("the endless kernel returned")
 except KeyboardInterrupt:
     took = time.monotonic() - t0
     assert took < 0.4 + 1.5, took
+if kw["stream"] == mx.gpu:
+    # The launch had run (the wait was stopped): its output says so when read.
+    try:
+        np.array(stopped)
+        sys.exit("a stopped kernel's output was handed out")
+    except RuntimeError as e:
+        assert "value was lost" in str(e) and "SIGINT" in str(e), e
 """
 
 QUIET_HANDLER = r"""
@@ -203,9 +218,37 @@ except RuntimeError as e:
 """
 
 
+@pytest.mark.parametrize("device", STOP_DEVICES)
 @pytest.mark.parametrize("case,body", [("alarm", SEED_TIMEOUT), ("ctrl_c", CTRL_C), ("quiet", QUIET_HANDLER)])
 @pytest.mark.parametrize("name,source", [("spin", SPIN), ("spin_barrier", SPIN_WITH_BARRIER)])
-def test_a_signal_stops_an_endless_cpu_kernel(case, body, name, source):
-    code = INTERRUPT_PROGRAM.format(spin=source, name=name, body=body)
+def test_a_signal_stops_an_endless_kernel(case, body, name, source, device):
+    code = INTERRUPT_PROGRAM.format(spin=source, name=name, body=body, device=device)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("device", STOP_DEVICES)
+def test_a_stopped_kernel_inside_grad(rng, device):
+    # The backward pass runs an endless kernel with a timeout: grad raises
+    # TimeoutError, and the next grad (with a kernel that ends) works.
+    stream = getattr(mx, device)
+    spin = mx.fast.metal_kernel(name="spin_vjp", input_names=["a"], output_names=["out"], source=SPIN)
+    twice = mx.fast.metal_kernel(name="twice_vjp", input_names=["a"], output_names=["out"],
+                                 source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2.0f;")
+
+    def make(kernel, **extra):
+        @mx.custom_function
+        def f(x):
+            return x * 3
+
+        @f.vjp
+        def f_vjp(primals, cotangent, output):
+            return kernel(inputs=[cotangent], grid=(64, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(64,)],
+                          output_dtypes=[mx.float32], stream=stream, **extra)[0]
+        return f
+
+    x = mx.array(rng.standard_normal(64).astype(np.float32))
+    with pytest.raises(TimeoutError, match="spin_vjp"):
+        mx.eval(mx.grad(lambda v: make(spin, timeout=0.3)(v).sum())(x))
+    g = mx.grad(lambda v: make(twice)(v).sum())(x)
+    np.testing.assert_allclose(np.array(g), np.full(64, 2.0, np.float32))

@@ -62,6 +62,7 @@ const CudaBinary* compiled_for(fast::KernelVariant& v) {
   bin->plan = plan_for(v);
   cuda::ensure_context();
   eval_profile::timed("(cuModuleLoadData)", [&] { bin->module = cuda_driver::Module(bin->plan->cubin->data()); });
+  if (v.spec.dialect == msl::Dialect::Metal) cuda::install_cancel_flag(bin->module.get());
   bin->fn = bin->module.function(bin->plan->entry.c_str());
   cuda::check(cuda_driver::api().cuFuncGetAttribute(&bin->static_shared, cuda_driver::kFuncSharedSizeBytes, bin->fn),
               "custom_kernel", "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
@@ -343,6 +344,8 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
   eval_profile::timed("(cuLaunchKernel)",
                       [&] { cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cs, l.args()); });
   cuda::note_pending(stream());
+  // timeout=: this launch is waited for here, and stopped at the deadline.
+  if (launch().timeout > 0) cuda::wait_stoppable(cs, launch().timeout, fast::kernel_label(variant()));
   l.check_bounds(cs);
 }
 

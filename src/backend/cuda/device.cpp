@@ -1,6 +1,7 @@
 #include "backend/cuda/device.h"
 
 #include <atomic>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -95,12 +96,22 @@ void synchronize_all() {
       if (slot->pending.exchange(false)) todo.push_back(slot->stream);
     }
   }
-  for (auto s : todo) check(cuda_driver::api().cuStreamSynchronize(s), "gpu", "cuStreamSynchronize");
+  // Every stream is waited for even when one wait throws (a stopped kernel):
+  // the others' work may still be running.
+  std::exception_ptr first;
+  for (auto s : todo) {
+    try {
+      wait_stoppable(s, 0, "gpu");
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 void synchronize(const Stream& s) {
   StreamSlot& slot = slot_for(s);
-  if (slot.pending.exchange(false)) check(cuda_driver::api().cuStreamSynchronize(slot.stream), "synchronize", "cuStreamSynchronize");
+  if (slot.pending.exchange(false)) wait_stoppable(slot.stream, 0, "synchronize");
 }
 
 const std::string& device_arch() {

@@ -21,6 +21,17 @@ void synchronize_all();
 void synchronize(const Stream& s);
 // Marks a stream as having pending work.
 void note_pending(const Stream& s);
+// Stopping runaway Metal kernels (msl/runtime/cuda_cancel.h). A module
+// translated from Metal gets the address of the process's cancellation flag.
+void install_cancel_flag(cuda_driver::CUmodule module);
+// Sets the flag: every running Metal kernel's unbounded loops end within
+// about a millisecond. Any thread (the signal watcher too).
+void request_cancel();
+// Waits for `s` (all pending streams when null) with Ctrl-C and SIGALRM
+// stopping the kernels and `deadline_s` > 0 (seconds from now) doing the
+// same; throws KernelInterrupted / KernelTimeout naming `what` then, after
+// the flag is cleared. The caller's outputs are not valid after a throw.
+void wait_stoppable(CUstream s, double deadline_s, const std::string& what);
 // "sm_90" for the current device.
 const std::string& device_arch();
 

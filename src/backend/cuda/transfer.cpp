@@ -20,6 +20,7 @@ array view_over(const std::shared_ptr<Data>& data, const array& like) {
 
 array host_mirror_view(const array& a) {
   const auto& d = a.data_shared_ptr();
+  if (d->lost) throw std::runtime_error(*d->lost);
   if (!d->mirror) {
     cuda::synchronize_all();
     Buffer host = allocator(Device(Device::cpu)).malloc(d->buffer.size);

@@ -21,6 +21,13 @@
 #define ALLOY_PROGRAM_CONSTANT static constexpr
 #define METAL_FUNC inline __attribute__((always_inline))
 #define ALLOY_KERNEL_FN inline __attribute__((always_inline))
+
+namespace alloy_msl {
+// The loop poll of the CUDA target (cuda_cancel.h). A CPU launch is stopped
+// by interrupting its threads inside the kernel (jit/cpu_interrupt.h), so
+// its loops need none.
+constexpr bool keep_going() { return true; }
+}  // namespace alloy_msl
 #define ALLOY_EXPORT __attribute__((visibility("default")))
 
 // The caller's position, as a defaulted last parameter of every synchronising

@@ -13,6 +13,7 @@
 #include "metal_features.h"
 
 #include "cuda_prelude.h"
+#include "cuda_cancel.h"
 #include "cuda_half.h"
 #include "metal_base.h"
 #if ALLOY_MSL_USE_HALF_OPS
