@@ -12,6 +12,9 @@ struct Buffer {
   void* ptr = nullptr;
   size_t size = 0;
   Device device;
+  // GPU memory: the CUDA context it was allocated in (a GPU fault rebuilds
+  // the context, and memory of older ones is gone).
+  unsigned generation = 0;
 };
 
 class Allocator {

@@ -169,6 +169,10 @@ void eval_primitive(Primitive& p, const std::vector<array>& inputs, std::vector<
   } evaluating(&p.stream().device);
   for (const array& in : inputs) {
     if (const auto& d = in.data_shared_ptr(); d && d->lost) throw std::runtime_error(*d->lost);
+    if (const auto& d = in.data_shared_ptr(); d && gpu_memory_lost(*d)) {
+      // Its host copy, if one was made before the fault, still serves a CPU op.
+      if (!(p.device().type == Device::cpu && d->mirror)) throw std::runtime_error(gpu_memory_lost_message());
+    }
   }
   // Inputs already on the primitive's device are passed as they are.
   if (p.device().type == Device::cpu) {

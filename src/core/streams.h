@@ -1,6 +1,7 @@
 // Crossing devices: arrays produced on one device and consumed on another.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "alloy/array.h"
@@ -18,5 +19,14 @@ const Device* evaluating_device();
 
 // Blocks until the work producing `outputs` is done (GPU streams).
 void synchronize_streams_for(const std::vector<array>& outputs);
+
+// GPU memory made before the last GPU fault died with its context
+// (backend/cuda/fault.h): Buffer::generation != gpu_context_generation().
+unsigned gpu_context_generation();
+// What reading such an array says.
+std::string gpu_memory_lost_message();
+inline bool gpu_memory_lost(const Data& d) {
+  return d.buffer.device.type == Device::gpu && d.buffer.generation != gpu_context_generation();
+}
 
 }  // namespace alloy

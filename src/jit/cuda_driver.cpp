@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -82,6 +83,7 @@ Loaded load() {
   bind(lib, a.cuModuleLoadData, {"cuModuleLoadData"}, missing);
   bind(lib, a.cuModuleUnload, {"cuModuleUnload"}, missing);
   bind(lib, a.cuModuleGetFunction, {"cuModuleGetFunction"}, missing);
+  bind(lib, a.cuDevicePrimaryCtxReset, {"cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset"}, missing);
   bind(lib, a.cuModuleGetGlobal, {"cuModuleGetGlobal_v2"}, missing);
   bind(lib, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing);
   bind(lib, a.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing);
@@ -138,8 +140,23 @@ std::string error_text(CUresult result) {
   return out;
 }
 
+namespace {
+std::atomic<FaultHandler> fault_handler{nullptr};
+}  // namespace
+
+bool is_context_fault(CUresult r) {
+  // ILLEGAL_ADDRESS, LAUNCH_TIMEOUT, ASSERT, HARDWARE_STACK_ERROR,
+  // ILLEGAL_INSTRUCTION, MISALIGNED_ADDRESS, INVALID_ADDRESS_SPACE,
+  // INVALID_PC, LAUNCH_FAILED (cuda.h).
+  return r == 700 || r == 702 || r == 710 || (r >= 714 && r <= 719);
+}
+
+void set_fault_handler(FaultHandler handler) { fault_handler.store(handler); }
+
 void check(CUresult result, const char* where, const char* call) {
   if (result == CUDA_SUCCESS) return;
+  if (is_context_fault(result))
+    if (FaultHandler h = fault_handler.load()) h(result, where, call);
   throw std::runtime_error(std::string("[") + where + "] " + call + " failed: " + error_text(result));
 }
 
@@ -176,10 +193,43 @@ size_t device_total_memory(int device) {
   return bytes;
 }
 
+namespace {
+std::mutex contexts_mutex;
+std::vector<CUcontext> contexts;  // retained primary contexts, by ordinal
+}  // namespace
+
+void reset_primary_context(int device) {
+  const Api& a = api();
+  CUdevice dev = 0;
+  check(a.cuDeviceGet(&dev, device), "cuda_driver::reset_primary_context", "cuDeviceGet");
+  CUcontext ctx = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(contexts_mutex);
+    // Not check(): a failure here must not re-enter the fault handler.
+    CUresult r = a.cuDevicePrimaryCtxReset(dev);
+    if (r != CUDA_SUCCESS) {
+      throw std::runtime_error("[cuda_driver::reset_primary_context] cuDevicePrimaryCtxReset failed: " + error_text(r));
+    }
+    // The reset keeps our retain; the handle is the context made anew.
+    if (contexts.size() <= size_t(device)) contexts.resize(device + 1, nullptr);
+    if (!contexts[device]) {
+      r = a.cuDevicePrimaryCtxRetain(&contexts[device], dev);
+      if (r != CUDA_SUCCESS) {
+        throw std::runtime_error("[cuda_driver::reset_primary_context] cuDevicePrimaryCtxRetain failed: " +
+                                 error_text(r));
+      }
+    }
+    ctx = contexts[device];
+  }
+  CUresult r = a.cuCtxSetCurrent(ctx);
+  if (r != CUDA_SUCCESS) {
+    throw std::runtime_error("[cuda_driver::reset_primary_context] cuCtxSetCurrent failed: " + error_text(r));
+  }
+}
+
 void make_current(int device) {
   const Api& a = api();
-  static std::mutex mu;
-  static std::vector<CUcontext> contexts;  // retained primary contexts, by ordinal
+  auto& mu = contexts_mutex;
   CUcontext ctx = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -208,6 +258,7 @@ void launch(CUfunction fn, const unsigned grid[3], const unsigned block[3], unsi
   }
   CUresult r = a.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                 dynamic_shared_bytes, stream, params, nullptr);
+  if (r != CUDA_SUCCESS && is_context_fault(r)) check(r, "cuda_driver::launch", "cuLaunchKernel");
   if (r != CUDA_SUCCESS) {
     throw std::runtime_error("[cuda_driver::launch] cuLaunchKernel(grid " + std::to_string(grid[0]) + "x" +
                              std::to_string(grid[1]) + "x" + std::to_string(grid[2]) + ", block " +

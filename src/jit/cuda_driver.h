@@ -59,6 +59,7 @@ struct Api {
   CUresult (*cuDeviceTotalMem)(size_t* bytes, CUdevice device);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* ctx, CUdevice device);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
+  CUresult (*cuDevicePrimaryCtxReset)(CUdevice device);
   CUresult (*cuCtxSetCurrent)(CUcontext ctx);
   CUresult (*cuCtxGetCurrent)(CUcontext* ctx);
   CUresult (*cuCtxSynchronize)();
@@ -116,6 +117,18 @@ std::string error_text(CUresult result);
 // `result` is CUDA_SUCCESS.
 void check(CUresult result, const char* where, const char* call);
 
+// Whether `result` is a fault that leaves the context unusable (an illegal
+// address or instruction, a trap, a failed launch): every later call fails.
+bool is_context_fault(CUresult result);
+// Called by check() and launch() on a context fault, before they throw; it
+// may throw its own error instead (the backend's, which rebuilds the context).
+using FaultHandler = void (*)(CUresult result, const char* where, const char* call);
+void set_fault_handler(FaultHandler handler);
+// Destroys the device's primary context with everything in it and makes it
+// current again, fresh (cuDevicePrimaryCtxReset). Handles of the old one
+// (modules, streams, memory) are invalid afterwards; Module::forget them.
+void reset_primary_context(int device = 0);
+
 // ---- small conveniences over the bound API (all throw on failure) ----
 
 int device_count();
@@ -147,6 +160,8 @@ class Module {
 
   CUfunction function(const char* name) const;
   CUmodule get() const { return module_; }
+  // Drops the handle without unloading it (its context is gone).
+  void forget() { module_ = nullptr; }
 
  private:
   CUmodule module_ = nullptr;

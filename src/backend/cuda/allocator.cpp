@@ -12,6 +12,7 @@
 #include "alloy/allocator.h"
 #include "backend/common/guard_zone.h"
 #include "backend/cuda/device.h"
+#include "backend/cuda/fault.h"
 
 namespace alloy {
 namespace {
@@ -32,6 +33,7 @@ class CudaAllocator final : public Allocator {
   Buffer malloc(size_t size) override {
     size_t b = bucket_size(size);
     std::lock_guard<std::mutex> lock(mutex_);
+    forget_old_context_locked();
     void* p = nullptr;
     auto it = free_.find(b);
     if (it != free_.end() && !it->second.empty()) {
@@ -54,13 +56,15 @@ class CudaAllocator final : public Allocator {
     }
     active_ += b;
     if (active_ > peak_) peak_ = active_;
-    return Buffer{p, b, Device(Device::gpu, 0)};
+    return Buffer{p, b, Device(Device::gpu, 0), generation_};
   }
 
   void free(Buffer b) override {
     if (!b.ptr) return;
     std::lock_guard<std::mutex> lock(mutex_);
+    forget_old_context_locked();
     active_ -= b.size;
+    if (b.generation != generation_) return;  // it died with its context
     free_[b.size].push_back(b.ptr);
     cached_ += b.size;
     if (cached_ > cache_limit_) trim_cache_locked(cache_limit_);
@@ -86,6 +90,16 @@ class CudaAllocator final : public Allocator {
   }
 
  private:
+  // After a GPU fault rebuilt the context, the cached blocks are gone with
+  // the old one: forget them (cuMemFree would only fail).
+  void forget_old_context_locked() {
+    const unsigned now = cuda::context_generation();
+    if (now == generation_) return;
+    free_.clear();
+    cached_ = 0;
+    generation_ = now;
+  }
+
   void release_cache_locked() {
     trim_cache_locked(0);
     free_.clear();
@@ -107,6 +121,7 @@ class CudaAllocator final : public Allocator {
 
   std::mutex mutex_;
   std::map<size_t, std::vector<void*>> free_;
+  unsigned generation_ = 0;  // the context the cached blocks belong to
   size_t active_ = 0, peak_ = 0, cached_ = 0;
   size_t cache_limit_ = SIZE_MAX, memory_limit_ = SIZE_MAX;
 };

@@ -8,6 +8,7 @@
 
 #include "alloy/errors.h"
 #include "backend/cuda/device.h"
+#include "backend/cuda/fault.h"
 #include "jit/cpu_interrupt.h"
 
 namespace alloy::cuda {
@@ -17,27 +18,36 @@ namespace {
 constexpr const char* kFlagSymbol = "alloy_msl_cancel_flag";
 
 // The device int every translated module polls; 0 while nothing is stopped.
+// Made again in the context a GPU fault's rebuild creates.
 CUdeviceptr cancel_flag() {
-  static CUdeviceptr flag = [] {
+  static std::mutex mutex;
+  static CUdeviceptr flag = 0;
+  static unsigned made_in = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!flag || made_in != context_generation()) {
     ensure_context();
     CUdeviceptr p = 0;
     check(cuda_driver::api().cuMemAlloc(&p, sizeof(int)), "gpu", "cuMemAlloc (cancellation flag)");
     const int zero = 0;
     check(cuda_driver::api().cuMemcpyHtoD(p, &zero, sizeof zero), "gpu", "cuMemcpyHtoD (cancellation flag)");
-    return p;
-  }();
+    flag = p;
+    made_in = context_generation();
+  }
   return flag;
 }
 
 // Setting the flag must not wait behind the runaway kernel: a copy on a
 // stream of its own runs on a copy engine while every SM is busy.
 CUstream cancel_stream() {
-  static CUstream s = [] {
+  static std::mutex mutex;
+  static CUstream s = nullptr;
+  static unsigned made_in = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!s || made_in != context_generation()) {
     ensure_context();
-    CUstream st = nullptr;
-    check(cuda_driver::api().cuStreamCreate(&st, cuda_driver::kStreamNonBlocking), "gpu", "cuStreamCreate (cancel)");
-    return st;
-  }();
+    check(cuda_driver::api().cuStreamCreate(&s, cuda_driver::kStreamNonBlocking), "gpu", "cuStreamCreate (cancel)");
+    made_in = context_generation();
+  }
   return s;
 }
 

@@ -1,4 +1,5 @@
 #include "backend/cuda/cublas.h"
+#include "backend/cuda/fault.h"
 
 #include "jit/cuda_libraries.h"
 
@@ -65,13 +66,16 @@ void gemm_strided_batched(CUstream stream, bool trans_a, bool trans_b, int m, in
   if (!L.ok) throw std::runtime_error("[matmul] cuBLAS is not available: " + L.reason);
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
-  static Handle handle = [&] {
+  static Handle handle = nullptr;
+  static unsigned made_in = 0;  // a GPU fault's rebuilt context needs a new handle (the old one is leaked)
+  if (!handle || made_in != context_generation()) {
     ensure_context();
     Handle h = nullptr;
     if (L.api.create(&h) != 0) throw std::runtime_error("[matmul] cublasCreate failed.");
     L.api.set_math_mode(h, 0);  // CUBLAS_DEFAULT_MATH: full fp32, no TF32
-    return h;
-  }();
+    handle = h;
+    made_in = context_generation();
+  }
   if (L.api.set_stream(handle, stream) != 0) throw std::runtime_error("[matmul] cublasSetStream failed.");
   const double one_d = 1.0, zero_d = 0.0;
   const float one_f[2] = {1.0f, 0.0f}, zero_f[2] = {0.0f, 0.0f};

@@ -1,4 +1,5 @@
 #include "backend/cuda/cufft.h"
+#include "backend/cuda/fault.h"
 
 #include "jit/cuda_libraries.h"
 
@@ -78,6 +79,11 @@ void execute(CUstream stream, Type type, long long n, long long batch, bool inve
   static std::mutex mutex;
   static auto* plans = new std::map<std::tuple<int, long long, long long, CUstream>, Handle>();  // never freed
   std::lock_guard<std::mutex> lock(mutex);
+  static unsigned made_in = 0;  // plans of a context a GPU fault destroyed are dropped (leaked)
+  if (made_in != context_generation()) {
+    plans->clear();
+    made_in = context_generation();
+  }
   auto key = std::make_tuple(static_cast<int>(type), n, batch, stream);
   auto it = plans->find(key);
   if (it == plans->end()) {

@@ -1,4 +1,5 @@
 #include "backend/cuda/cusolver.h"
+#include "backend/cuda/fault.h"
 
 #include "jit/cuda_libraries.h"
 
@@ -119,12 +120,15 @@ Bound bind_stream(CUstream stream) {
   if (!L.ok) throw std::runtime_error("[linalg] cuSOLVER is not available: " + L.reason);
   static std::mutex mutex;
   std::unique_lock<std::mutex> lock(mutex);
-  static Handle handle = [&] {
+  static Handle handle = nullptr;
+  static unsigned made_in = 0;  // a GPU fault's rebuilt context needs a new handle (the old one is leaked)
+  if (!handle || made_in != context_generation()) {
     ensure_context();
     Handle h = nullptr;
     check(L.create(&h), "cusolverDnCreate");
-    return h;
-  }();
+    handle = h;
+    made_in = context_generation();
+  }
   check(L.set_stream(handle, stream), "cusolverDnSetStream");
   return {std::move(lock), handle};
 }

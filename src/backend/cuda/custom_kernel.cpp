@@ -14,6 +14,7 @@
 #include "alloy/ops.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/elementwise.h"
+#include "backend/cuda/fault.h"
 #include "backend/cuda/kernel_sources.h"
 #include "backend/cuda/kernels.h"
 #include "core/eval_profile.h"
@@ -28,6 +29,7 @@ namespace alloy {
 namespace {
 
 struct CudaBinary {
+  unsigned generation = 0;  // the context the module was loaded in
   cuda_driver::Module module;
   cuda_driver::CUfunction fn = nullptr;
   int static_shared = 0;  // bytes of __shared__ the kernel declares
@@ -55,10 +57,24 @@ std::shared_ptr<const fast::CudaLaunchPlan> plan_for(fast::KernelVariant& v) {
 // The variant's loaded kernel; it lives as long as the variant. After the
 // first launch this is one acquire load (KernelVariant::ready).
 const CudaBinary* compiled_for(fast::KernelVariant& v) {
-  if (void* ready = v.ready.load(std::memory_order_acquire)) return static_cast<const CudaBinary*>(ready);
+  const unsigned generation = cuda::context_generation();
+  if (void* ready = v.ready.load(std::memory_order_acquire)) {
+    auto* bin = static_cast<const CudaBinary*>(ready);
+    if (bin->generation == generation) return bin;
+  }
   std::lock_guard<std::mutex> lock(v.compile_mutex);
-  if (v.binary) return static_cast<const CudaBinary*>(v.binary.get());
+  if (v.binary) {
+    auto* old = static_cast<CudaBinary*>(v.binary.get());
+    if (old->generation == generation) return old;
+    // Loaded in a context a GPU fault destroyed: load it again (the old
+    // module died with it; launches in flight may still read the object).
+    old->module.forget();
+    static auto* retired = new std::vector<std::shared_ptr<void>>();  // never freed, rare
+    retired->push_back(std::move(v.binary));
+    v.ready.store(nullptr, std::memory_order_release);
+  }
   auto bin = std::make_shared<CudaBinary>();
+  bin->generation = generation;
   bin->plan = plan_for(v);
   cuda::ensure_context();
   eval_profile::timed("(cuModuleLoadData)", [&] { bin->module = cuda_driver::Module(bin->plan->cubin->data()); });
@@ -76,8 +92,10 @@ const CudaBinary* compiled_for(fast::KernelVariant& v) {
 // looked one up (and so made the context current) can keep it.
 cuda::CUstream cached_stream(const Stream& s) {
   thread_local int index = -1;
+  thread_local unsigned generation = 0;
   thread_local cuda::CUstream cs = nullptr;
-  if (s.index != index) {
+  if (s.index != index || generation != cuda::context_generation()) {
+    generation = cuda::context_generation();
     cs = cuda::stream_for(s);
     index = s.index;
   }
@@ -186,7 +204,10 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
     // One report per host thread: a checked launch is waited for before the
     // thread launches again (check_bounds).
     thread_local cuda_driver::CUdeviceptr report = 0;
+    thread_local unsigned report_generation = 0;
+    if (report_generation != cuda::context_generation()) report = 0;  // died with its context
     if (!report) {
+      report_generation = cuda::context_generation();
       cuda::check(cuda_driver::api().cuMemAlloc(&report, sizeof(alloy_msl::BoundsReport)), "metal_kernel",
                   "cuMemAlloc (bounds report)");
     }
@@ -260,6 +281,7 @@ void run_encoded(const fast::PreparedLaunch& p, const std::vector<void*>& inputs
   views.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) views[i] = {inputs[i], nullptr, nullptr, 0};
   CustomKernelLaunch l(p, views.data(), inputs.size(), outputs.data(), outputs.size());
+  note_custom_launch(p.variant);
   cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cached_stream(s), l.args());
   note_pending(s);
 }
@@ -341,6 +363,7 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
     cuda::check(cuda_driver::api().cuMemsetD8Async(l.bounds_report(), 0, sizeof(alloy_msl::BoundsReport), cs),
                 "metal_kernel", "cuMemsetD8Async (bounds report)");
   }
+  cuda::note_custom_launch(launch().variant);
   eval_profile::timed("(cuLaunchKernel)",
                       [&] { cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cs, l.args()); });
   cuda::note_pending(stream());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/cuda/cublas.h"
+#include "backend/cuda/fault.h"
 #include "core/gpu_availability.h"
 
 namespace alloy {
@@ -49,14 +50,28 @@ struct StreamSlot {
 };
 std::mutex mutex;
 std::unordered_map<int, std::unique_ptr<StreamSlot>> slots;
+unsigned slots_generation = 0;  // the context the streams belong to
 std::atomic<bool> any_pending{false};
+
+// After a GPU fault rebuilt the context its streams are gone: the slots are
+// dropped (leaked: threads may still hold pointers, which they check
+// against the generation before use). Under `mutex`.
+void forget_old_streams_locked() {
+  if (slots_generation == context_generation()) return;
+  for (auto& [index, slot] : slots) slot.release();
+  slots.clear();
+  slots_generation = context_generation();
+}
 
 StreamSlot& slot_for(const Stream& s) {
   thread_local int last_index = -1;
   thread_local StreamSlot* last_slot = nullptr;
-  if (s.index == last_index) return *last_slot;
+  thread_local unsigned last_generation = 0;
+  if (s.index == last_index && last_generation == context_generation()) return *last_slot;
   ensure_context();
   std::lock_guard<std::mutex> lock(mutex);
+  forget_old_streams_locked();
+  last_generation = slots_generation;
   auto& slot = slots[s.index];
   if (!slot) {
     slot = std::make_unique<StreamSlot>();
@@ -69,10 +84,12 @@ StreamSlot& slot_for(const Stream& s) {
 }  // namespace
 
 void ensure_context() {
-  thread_local bool current = false;
-  if (!current) {
+  thread_local unsigned current = ~0u;  // the generation made current on this thread
+  const unsigned now = context_generation();
+  if (current != now) {
+    install_fault_handler();
     cuda_driver::make_current(0);
-    current = true;
+    current = now;
   }
 }
 
@@ -92,6 +109,7 @@ void synchronize_all() {
   todo.clear();
   {
     std::lock_guard<std::mutex> lock(mutex);
+    forget_old_streams_locked();
     for (auto& [index, slot] : slots) {
       if (slot->pending.exchange(false)) todo.push_back(slot->stream);
     }
@@ -107,6 +125,7 @@ void synchronize_all() {
     }
   }
   if (first) std::rethrow_exception(first);
+  end_batch();
 }
 
 void synchronize(const Stream& s) {

@@ -3,6 +3,7 @@
 // input keeps its (possibly transposed) layout, anything else becomes
 // row-contiguous.
 #include "backend/cuda/elementwise.h"
+#include "backend/cuda/fault.h"
 
 #include <atomic>
 #include <stdexcept>
@@ -171,6 +172,15 @@ constexpr const char* kZipFormNames[kNumZipForms] = {"zip_vv", "zip_sv", "zip_vs
 
 CUfunction contiguous_zip(BinaryOp op, Dtype t, Dtype out_t, ZipForm form) {
   static std::atomic<CUfunction> table[kNumBinaryOps][kNumDtypes][kNumDtypes][kNumZipForms] = {};
+  static std::atomic<unsigned> filled_in{0};  // the context generation of the functions
+  if (filled_in.load(std::memory_order_acquire) != context_generation()) {
+    // A GPU fault destroyed their modules: look each up again (kernel() reloads).
+    for (auto& a : table)
+      for (auto& b : a)
+        for (auto& c : b)
+          for (auto& f : c) f.store(nullptr, std::memory_order_relaxed);
+    filled_in.store(context_generation(), std::memory_order_release);
+  }
   std::atomic<CUfunction>& slot =
       table[static_cast<int>(op)][static_cast<int>(t)][static_cast<int>(out_t)][form];
   if (CUfunction fn = slot.load(std::memory_order_acquire)) return fn;

@@ -7,6 +7,7 @@
 
 #include "alloy/allocator.h"
 #include "backend/cuda/aot_kernels.h"
+#include "backend/cuda/fault.h"
 #include "backend/cpu/strided.h"
 #include "jit/cuda_compile.h"
 #include "jit/embedded_headers.h"
@@ -107,6 +108,13 @@ CUfunction kernel(const std::string& family_key, const std::string& name, const 
   const std::string key = family_key + "/" + name;
   std::lock_guard<std::mutex> lock(cache_mutex());
   auto& mods = modules();
+  static unsigned loaded_in = 0;  // the context generation of the loaded modules
+  if (loaded_in != context_generation()) {
+    // A GPU fault destroyed the context they were loaded in.
+    for (auto& [k, m] : mods) m->module.forget();
+    mods.clear();
+    loaded_in = context_generation();
+  }
   auto it = mods.find(key);
   if (it != mods.end()) return it->second->function;
   static const jit::NvrtcOptions opts = kernel_compile_options(device_arch());

@@ -9,6 +9,7 @@
 #include "alloy/allocator.h"
 #include "backend/cuda/custom_kernel.h"
 #include "backend/cuda/elementwise.h"
+#include "backend/cuda/fault.h"
 #include "backend/cuda/kernels.h"
 #include "jit/digest.h"
 #include "primitives/precompiled_kernel.h"
@@ -24,6 +25,12 @@ cuda_driver::CUfunction load_function(const PrecompiledCudaKernel& k) {
   const auto& l = k.launch();
   const std::string key = jit::digest_hex(*l.image) + "/" + l.name;
   std::lock_guard<std::mutex> lock(mutex);
+  static unsigned loaded_in = 0;  // the context generation of the modules
+  if (loaded_in != cuda::context_generation()) {
+    for (auto& [k, m] : *modules) m->forget();  // died with the context a GPU fault destroyed
+    modules->clear();
+    loaded_in = cuda::context_generation();
+  }
   auto it = modules->find(key);
   if (it == modules->end()) {
     cuda::ensure_context();

@@ -8,6 +8,7 @@
 
 #include "alloy/allocator.h"
 #include "backend/cuda/device.h"
+#include "backend/cuda/fault.h"
 #include "core/streams.h"
 
 namespace alloy {
@@ -21,6 +22,7 @@ array view_over(const std::shared_ptr<Data>& data, const array& like) {
 array host_mirror_view(const array& a) {
   const auto& d = a.data_shared_ptr();
   if (d->lost) throw std::runtime_error(*d->lost);
+  if (!d->mirror && gpu_memory_lost(*d)) throw std::runtime_error(gpu_memory_lost_message());
   if (!d->mirror) {
     cuda::synchronize_all();
     Buffer host = allocator(Device(Device::cpu)).malloc(d->buffer.size);
@@ -44,8 +46,13 @@ constexpr size_t kMaxConstants = 4096;   // then fall back to plain copies
 std::shared_ptr<Data> device_constant(const void* host, size_t bytes) {
   static std::mutex mu;
   static auto* constants = new std::unordered_map<std::string, std::shared_ptr<Data>>();  // never freed
+  static unsigned filled_in = 0;  // the context generation of the entries
   std::string key(static_cast<const char*>(host), bytes);
   std::lock_guard<std::mutex> lock(mu);
+  if (filled_in != cuda::context_generation()) {
+    constants->clear();  // their memory died with the old context
+    filled_in = cuda::context_generation();
+  }
   auto it = constants->find(key);
   if (it != constants->end()) return it->second;
   if (constants->size() >= kMaxConstants) return nullptr;
@@ -64,6 +71,7 @@ array to_device(const array& a, const Stream& s) {
   // says nothing of them); not kept as the buffer's mirror, which other
   // views of it may read further into.
   const size_t bytes = a.data_size() * a.itemsize();
+  if (d->mirror && gpu_memory_lost(*d->mirror)) d->mirror.reset();  // made before a GPU fault
   if (!d->mirror && a.offset() == 0 && bytes > 0 && bytes <= kConstantBytes) {
     if (auto c = device_constant(d->buffer.ptr, bytes)) return view_over(c, a);
   }
@@ -102,6 +110,8 @@ void synchronize_streams_for(const std::vector<array>&) {
 
 void copy_item_to_host(const array& a, void* dst) {
   cuda::synchronize_all();
+  if (const auto& d = a.data_shared_ptr(); d->mirror == nullptr && gpu_memory_lost(*d))
+    throw std::runtime_error(gpu_memory_lost_message());
   cuda::check(cuda_driver::api().cuMemcpyDtoH(dst, reinterpret_cast<cuda::CUdeviceptr>(a.raw_data()), a.itemsize()),
               "item", "cuMemcpyDtoH");
 }

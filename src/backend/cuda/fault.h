@@ -1,0 +1,33 @@
+// A GPU fault (an illegal address, a trap) poisons a CUDA context: every
+// later call fails. The backend reports it naming the custom kernels of the
+// failing batch, then rebuilds the context so new work runs. Everything tied
+// to the old context is dropped lazily: each cache remembers the
+// context_generation() it was filled in and empties itself (leaking the old
+// handles, which died with the context) when that changed; arrays whose
+// memory lived there say so when used. Lazily, because the fault surfaces
+// inside calls that may hold a cache's lock.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "jit/cuda_driver.h"
+
+namespace alloy::fast {
+struct KernelVariant;
+}
+
+namespace alloy::cuda {
+
+// Incremented by every rebuild; GPU Buffers carry the one they were made in.
+unsigned context_generation();
+// A custom kernel was launched: a fault before the next wait names it.
+void note_custom_launch(const std::shared_ptr<fast::KernelVariant>& v);
+// Every stream was waited for without a fault: the batch is over.
+void end_batch();
+// "after a GPU fault in kernel 'k' (CUDA_ERROR_ILLEGAL_ADDRESS)" for the last rebuild.
+std::string last_fault_summary();
+// Installs the handler cuda_driver::check calls on a context fault (once).
+void install_fault_handler();
+
+}  // namespace alloy::cuda
