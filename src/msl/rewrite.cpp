@@ -264,7 +264,7 @@ class Rewriter {
       std::vector<std::pair<std::size_t, std::size_t>> subscripts;
       std::size_t k = i + 1;
       while (k < toks.size() && toks[k].is_punct("[")) {
-        std::size_t close = closing_bracket(toks, k);
+        std::size_t close = closing(toks, k, "]");
         if (close == 0) break;
         subscripts.emplace_back(k, close);
         k = close + 1;
@@ -286,15 +286,17 @@ class Rewriter {
   // `while (c)` -> `while ((c) && ::alloy_msl::keep_going())` (do-while too),
   // `for (i; ; s)` -> `for (i; ::alloy_msl::keep_going(); s)` and `for (i; c; )`
   // -> `for (i; (c) && ::alloy_msl::keep_going(); )`. Counted loops (a
-  // condition and a step) are left alone, so they still unroll; the poll
-  // comes after the condition, so `while (0)` still folds away.
+  // condition and a step) and `while (0)` are left alone, so they still
+  // unroll or fold away; the poll comes after the condition.
   static void poll_loops(const std::vector<Token>& toks, Out& out) {
     constexpr const char* kPoll = "::alloy_msl::keep_going()";
     for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
       const bool is_while = toks[i].is_ident("while"), is_for = toks[i].is_ident("for");
       if (!(is_while || is_for) || !toks[i + 1].is_punct("(") || out[i]) continue;
-      const std::size_t close = closing_paren(toks, i + 1);
+      const std::size_t close = closing(toks, i + 1, ")");
       if (close == 0 || close == i + 2) continue;
+      // `do { ... } while (0)` (macro bodies) runs once.
+      if (is_while && close == i + 3 && (toks[i + 2].is("0") || toks[i + 2].is_ident("false"))) continue;
       if (is_while) {
         out[i + 1] = current(toks, out, i + 1) + "(";
         out[close] = ") && " + std::string(kPoll) + current(toks, out, close);
@@ -320,22 +322,12 @@ class Rewriter {
     }
   }
 
-  // The `)` closing the `(` at `open`; 0 when unclosed.
-  static std::size_t closing_paren(const std::vector<Token>& toks, std::size_t open) {
+  // The `)` or `]` (`closer`) closing the bracket at `open`; 0 when unclosed.
+  static std::size_t closing(const std::vector<Token>& toks, std::size_t open, const char* closer) {
     int depth = 0;
     for (std::size_t k = open; k < toks.size(); ++k) {
       if (opens(toks[k])) ++depth;
-      if (closes(toks[k]) && --depth == 0) return toks[k].is_punct(")") ? k : 0;
-    }
-    return 0;
-  }
-
-  // The `]` closing the `[` at `open`; 0 when unclosed.
-  static std::size_t closing_bracket(const std::vector<Token>& toks, std::size_t open) {
-    int depth = 0;
-    for (std::size_t k = open; k < toks.size(); ++k) {
-      if (opens(toks[k])) ++depth;
-      if (closes(toks[k]) && --depth == 0) return toks[k].is_punct("]") ? k : 0;
+      if (closes(toks[k]) && --depth == 0) return toks[k].is_punct(closer) ? k : 0;
     }
     return 0;
   }

@@ -1,0 +1,70 @@
+// What the front end adds for issue 14, on the translation text alone:
+// bounds checks around the subscripts of buffers and threadgroup arrays
+// (KernelSpec::bounds_check), and the cancellation poll in loops without a
+// counted bound (every translation).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "alloy/msl/translate.h"
+
+namespace alloy::msl {
+namespace {
+
+KernelSpec spec(const std::string& source, bool checked) {
+  KernelSpec s;
+  s.name = "k";
+  s.inputs = {{"a", "float"}};
+  s.outputs = {{"out", "float"}};
+  s.source = source;
+  s.bounds_check = checked;
+  return s;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(MslSafetyRewrite, BoundsChecksWrapBufferAndThreadgroupSubscripts) {
+  const std::string body =
+      "uint i = thread_position_in_grid.x;\n"
+      "threadgroup float tile[4][8];\n"
+      "tile[i / 8][i % 8] = a[i];\n"
+      "out[i] += tile[0][i % 8];\n";
+  for (Target t : {Target::Cpp, Target::Cuda}) {
+    TranslatedKernel k = translate(spec(body, true), t);
+    // a[i], out[i], and two dimensions of each tile access; not the declarator.
+    EXPECT_EQ(count(k.source, "::alloy_msl::bounds_index<"), 6u) << k.source;
+    EXPECT_NE(k.source.find("tile[4][8]"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("bounds_index<decltype(out), 0>)(alloy_bc, 1, 4, 1, (i))"), std::string::npos)
+        << k.source;  // slot 1 (the output), line 4, a write
+    EXPECT_NE(k.source.find("bounds_index<decltype(tile), 1>)(alloy_bc, 2, 3, 1,"), std::string::npos) << k.source;
+    ASSERT_EQ(k.bounds_names.size(), 3u);
+    EXPECT_EQ(k.bounds_names[2], "tile");
+    EXPECT_NE(k.source.find("const ::alloy_msl::BoundsCheck& alloy_bc"), std::string::npos);
+    TranslatedKernel plain = translate(spec(body, false), t);
+    EXPECT_EQ(count(plain.source, "bounds_index"), 0u);
+    EXPECT_TRUE(plain.bounds_names.empty());
+  }
+}
+
+TEST(MslSafetyRewrite, UnboundedLoopsPollAndCountedLoopsDoNot) {
+  const std::string body =
+      "float v = a[0];\n"
+      "while (v > 0.0f) v -= 1.0f;\n"
+      "do { v += 1.0f; } while (v < 3.0f);\n"
+      "for (;;) { if (v > 9.0f) break; v *= 2.0f; }\n"
+      "for (int k = 0; k < 9;) { ++k; }\n"
+      "for (int k = 0; k < 4; ++k) v += 1.0f;\n"
+      "out[0] = v;\n";
+  TranslatedKernel k = translate(spec(body, false), Target::Cuda);
+  EXPECT_EQ(count(k.source, "::alloy_msl::keep_going()"), 4u) << k.source;
+  EXPECT_NE(k.source.find("while ((v > 0.0f) && ::alloy_msl::keep_going())"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("for (; ::alloy_msl::keep_going();)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("for (int k = 0; k < 4; ++k)"), std::string::npos) << k.source;
+}
+
+}  // namespace
+}  // namespace alloy::msl
