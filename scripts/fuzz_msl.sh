@@ -53,20 +53,31 @@ status=0
 last=$(grep -E '^#[0-9]+.*cov: [0-9]+ ft: [0-9]+' "$LOG" | tail -1 || true)
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$LOG" | tail -1)
 # -fork=N prints no final stats; its status lines count executions.
-[ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<<"$last")
+if [ -z "$execs" ]; then
+  execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' <<<"$last")
+  took=$(sed -n 's/.* time: \([0-9]*\)s.*/\1/p' <<<"$last")
+  [ -n "$execs" ] && [ "${took:-0}" -gt 0 ] && rate=$(( execs / took ))
+fi
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$LOG" | tail -1)
 rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$LOG" | tail -1)
 cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
 ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
-corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9A-Za-z]*\).*/\1/p' <<<"$last")
+corp=$(sed -n 's/.* corp: \([^ ]*\).*/\1/p' <<<"$last")
 after=$(find "$BUILD/artifacts" -type f | wc -l)
-echo "fuzz_msl: executions ${execs:-?} (${rate:-?}/s), cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}, peak rss ${rss:-?} MB"
+seed=$(sed -n 's/^INFO: Seed: //p' "$LOG" | head -1)
+echo "fuzz_msl: executions ${execs:-?} (${rate:-?}/s), cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}," \
+     "peak rss ${rss:-?} MB, seed ${seed:-?} (-seed=N repeats the run)"
 
 if [ "$status" -ne 0 ] || [ "$after" -gt "$before" ] ||
    grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|msl_fuzz: undocumented' "$LOG"; then
-  echo "fuzz_msl: FAILED (libFuzzer exit $status); the report:" >&2
-  grep -E -A25 'ERROR: |runtime error:|msl_fuzz: ' "$LOG" | head -60 >&2 || tail -40 "$LOG" >&2
-  find "$BUILD/artifacts" -type f -newer "$BUILD/seeds" | sed 's/^/fuzz_msl: artifact /' >&2
+  echo "fuzz_msl: FAILED (libFuzzer exit $status)" >&2
+  grep -E -A25 'ERROR: |runtime error:|msl_fuzz: ' "$LOG" | head -60 >&2
+  # -fork runs keep no child's report in the log: replay each new artifact.
+  find "$BUILD/artifacts" -type f -newer "$BUILD/seeds" | head -5 | while read -r a; do
+    echo "fuzz_msl: artifact $a" >&2
+    timeout 60 "$FUZZER" -timeout=10 -rss_limit_mb=4096 "$a" 2>&1 |
+      grep -E -A8 'ERROR: |runtime error:|msl_fuzz: ' | head -12 >&2
+  done
   exit 1
 fi
 echo "fuzz_msl: no crash, timeout, leak or sanitizer report"
