@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The C++ test suites (ctest: alloy_msl_tests, alloy_jit_tests,
+# alloy_core_tests) under sanitizers, each in its own build folder:
+#   asan  build/asan  -fsanitize=address,undefined (every report fatal)
+#   tsan  build/tsan  -fsanitize=thread
+#
+#   scripts/sanitize_cpu.sh [asan|tsan|both] [ctest args...]
+#   JOBS=1 scripts/sanitize_cpu.sh asan -R MslFuzz    # build with one job, run a subset
+#   SKIP_BUILD=1 scripts/sanitize_cpu.sh asan         # run the tests of an existing build
+#
+# No Python extension and no ahead-of-time GPU kernels: the sanitizers watch
+# the library and its CPU paths (kernels the JIT compiles at run time are
+# plain g++ objects, not instrumented). Logs: build/<kind>/ctest.log.
+# Exits nonzero when a build fails or any test fails (a sanitizer report
+# fails its test).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+
+which=${1:-asan}
+shift || true
+jobs=${JOBS:-$(nproc)}
+export CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache}
+# Every UBSan report fails the test that made it, with the stack; leaks are
+# reported at exit. suppressions: none, so every finding shows.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1}
+# Kernels compiled during the run go to a private cache, not the user's.
+export ALLOY_CACHE_DIR=${ALLOY_CACHE_DIR:-$PWD/build/sanitize-cache}
+
+run_kind() {  # run_kind asan|tsan [ctest args...]
+  local kind=$1; shift
+  local dir=build/$kind flags
+  case $kind in
+    asan) flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined" ;;
+    tsan) flags="-fsanitize=thread" ;;
+    *) echo "sanitize_cpu: unknown kind '$kind' (asan, tsan or both)" >&2; return 2 ;;
+  esac
+  flags="$flags -fno-omit-frame-pointer -g"
+  if [ -z "${SKIP_BUILD:-}" ]; then
+    echo "sanitize_cpu: building $dir ($flags)"
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DALLOY_BUILD_TESTS=ON -DALLOY_BUILD_PYTHON=OFF \
+          "-DALLOY_AOT_ARCHS=" "-DALLOY_AOT_PTX=" "-DCMAKE_CXX_FLAGS=$flags" \
+          "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags" >/dev/null || return 1
+    cmake --build "$dir" -j"$jobs" --target alloy_msl_tests alloy_jit_tests alloy_core_tests || return 1
+  fi
+  echo "sanitize_cpu: ctest in $dir (log: $dir/ctest.log)"
+  local rc=0
+  (cd "$dir" && ctest --output-on-failure -j"$jobs" "$@") >"$dir/ctest.log" 2>&1 || rc=$?
+  tail -n 3 "$dir/ctest.log"
+  # What the sanitizers said, whichever test said it.
+  local reports
+  reports=$(grep -cE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$dir/ctest.log")
+  echo "sanitize_cpu: $kind: $reports sanitizer report(s)"
+  grep -E -A12 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer' "$dir/ctest.log" |
+    head -80
+  [ "$rc" -eq 0 ] && [ "$reports" -eq 0 ]
+}
+
+status=0
+case $which in
+  both) run_kind asan "$@" || status=1; run_kind tsan "$@" || status=1 ;;
+  *) run_kind "$which" "$@" || status=1 ;;
+esac
+exit $status
