@@ -84,6 +84,7 @@ Loaded load() {
   bind(lib, a.cuModuleUnload, {"cuModuleUnload"}, missing);
   bind(lib, a.cuModuleGetFunction, {"cuModuleGetFunction"}, missing);
   bind(lib, a.cuDevicePrimaryCtxReset, {"cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxReset"}, missing);
+  bind(lib, a.cuDevicePrimaryCtxGetState, {"cuDevicePrimaryCtxGetState"}, missing);
   bind(lib, a.cuModuleGetGlobal, {"cuModuleGetGlobal_v2"}, missing);
   bind(lib, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing);
   bind(lib, a.cuFuncSetAttribute, {"cuFuncSetAttribute"}, missing);
@@ -205,19 +206,31 @@ void reset_primary_context(int device) {
   CUcontext ctx = nullptr;
   {
     std::lock_guard<std::mutex> lock(contexts_mutex);
-    // Not check(): a failure here must not re-enter the fault handler.
+    // Not check(): a failure here must not re-enter the fault handler. The
+    // thread lets go of the dead context first.
+    a.cuCtxSetCurrent(nullptr);
     CUresult r = a.cuDevicePrimaryCtxReset(dev);
     if (r != CUDA_SUCCESS) {
       throw std::runtime_error("[cuda_driver::reset_primary_context] cuDevicePrimaryCtxReset failed: " + error_text(r));
     }
-    // The reset keeps our retain; the handle is the context made anew.
+    // The reset leaves the context inactive (our earlier retain stands);
+    // retaining it again makes it anew.
     if (contexts.size() <= size_t(device)) contexts.resize(device + 1, nullptr);
-    if (!contexts[device]) {
-      r = a.cuDevicePrimaryCtxRetain(&contexts[device], dev);
-      if (r != CUDA_SUCCESS) {
-        throw std::runtime_error("[cuda_driver::reset_primary_context] cuDevicePrimaryCtxRetain failed: " +
-                                 error_text(r));
+    r = a.cuDevicePrimaryCtxRetain(&contexts[device], dev);
+    if (is_context_fault(r)) {
+      // The old context's error can still be pending: release what we hold
+      // so it is destroyed for good, then make a new one.
+      while (a.cuDevicePrimaryCtxRelease(dev) == CUDA_SUCCESS) {
+        unsigned flags = 0;
+        int active = 0;
+        if (a.cuDevicePrimaryCtxGetState == nullptr) break;
+        if (a.cuDevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active) break;
       }
+      r = a.cuDevicePrimaryCtxRetain(&contexts[device], dev);
+    }
+    if (r != CUDA_SUCCESS) {
+      throw std::runtime_error("[cuda_driver::reset_primary_context] cuDevicePrimaryCtxRetain failed: " +
+                               error_text(r));
     }
     ctx = contexts[device];
   }

@@ -55,14 +55,24 @@ void on_fault(cuda_driver::CUresult result, const char* where, const char* call)
   // reported the old one's fault: then the current context works.
   const auto& api = cuda_driver::api();
   const bool still_faulted = cuda_driver::is_context_fault(api.cuCtxSynchronize());
+  std::string outcome =
+      "The GPU context was rebuilt: new GPU work runs; arrays that were in GPU memory are lost, arrays already "
+      "copied to the host stay valid.";
   if (still_faulted) {
-    cuda_driver::reset_primary_context(0);
-    generation.fetch_add(1, std::memory_order_acq_rel);
-    summary = "after a GPU fault " + what + " (" + error + ")";
+    try {
+      cuda_driver::reset_primary_context(0);
+      generation.fetch_add(1, std::memory_order_acq_rel);
+      summary = "after a GPU fault " + what + " (" + error + ")";
+    } catch (const std::exception& e) {
+      // Seen on an H200 (driver 580): the context made anew still reports
+      // the fault. Say so rather than fail later with a bare driver error.
+      outcome = std::string("The GPU context could not be rebuilt (") + e.what() +
+                "): GPU work in this process will keep failing; arrays already copied to the host stay valid. "
+                "Restart the process to use the GPU again.";
+    }
   }
   throw std::runtime_error(std::string("[") + where + "] GPU fault " + what + ": " + error + " (seen by " + call +
-                           "). The GPU context was rebuilt: new GPU work runs; arrays that were in GPU memory are "
-                           "lost, arrays already copied to the host stay valid.");
+                           "). " + outcome);
 }
 
 }  // namespace
