@@ -7,6 +7,7 @@
 #   scripts/sanitize_cpu.sh [asan|tsan|both] [ctest args...]
 #   JOBS=1 scripts/sanitize_cpu.sh asan -R MslFuzz    # build with one job, run a subset
 #   SKIP_BUILD=1 scripts/sanitize_cpu.sh asan         # run the tests of an existing build
+#   TARGETS=alloy_jit_tests scripts/sanitize_cpu.sh tsan  # build and run one binary's tests
 #
 # No Python extension and no ahead-of-time GPU kernels: the sanitizers watch
 # the library and its CPU paths (kernels the JIT compiles at run time are
@@ -19,10 +20,15 @@ cd "$(dirname "$0")/.." || exit 2
 which=${1:-asan}
 shift || true
 jobs=${JOBS:-$(nproc)}
+targets=${TARGETS:-alloy_msl_tests alloy_jit_tests alloy_core_tests}
 export CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache}
 # Every UBSan report fails the test that made it, with the stack; leaks are
-# reported at exit. suppressions: none, so every finding shows.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
+# reported at exit. No suppressions. use_sigaltstack=0: src/jit/cpu_faults.cpp
+# frees each CPU worker thread's alternate signal stack (a thread_local
+# vector) while it is still installed, and ASan's own thread teardown then
+# fails a CHECK unmapping it, failing every test that ran a CPU kernel (see
+# docs/design/faults.md); drop the option once that is fixed.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1:use_sigaltstack=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1}
 # Kernels compiled during the run go to a private cache, not the user's.
@@ -42,8 +48,11 @@ run_kind() {  # run_kind asan|tsan [ctest args...]
     cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DALLOY_BUILD_TESTS=ON -DALLOY_BUILD_PYTHON=OFF \
           "-DALLOY_AOT_ARCHS=" "-DALLOY_AOT_PTX=" "-DCMAKE_CXX_FLAGS=$flags" \
           "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags" >/dev/null || return 1
-    cmake --build "$dir" -j"$jobs" --target alloy_msl_tests alloy_jit_tests alloy_core_tests || return 1
+    # shellcheck disable=SC2086
+    cmake --build "$dir" -j"$jobs" --target $targets || return 1
   fi
+  # gtest_discover_tests names a binary that was not built *_NOT_BUILT.
+  [ -n "${TARGETS:-}" ] && set -- -E NOT_BUILT "$@"
   echo "sanitize_cpu: ctest in $dir (log: $dir/ctest.log)"
   local rc=0
   (cd "$dir" && ctest --output-on-failure -j"$jobs" "$@") >"$dir/ctest.log" 2>&1 || rc=$?
