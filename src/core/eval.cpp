@@ -2,8 +2,10 @@
 // its stream's device, then drop the graph above results nobody traces.
 #include <cstdint>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
+#include "alloy/errors.h"
 #include "alloy/primitive.h"
 #include "alloy/transforms.h"
 #include "core/eval_profile.h"
@@ -117,32 +119,69 @@ bool is_leaf_node(const array& a) {
 
 void eval(std::vector<array> outputs) {
   std::vector<array> tape;
-  if (outputs.size() == 1 && is_leaf_node(outputs[0])) {
-    // No tape to build: the launch goes out sooner, and the graph is
-    // released while the device runs it.
-    run_node(outputs[0]);
-    if (detail::transform_depth() == 0) release_graph(outputs[0]);
-  } else {
-    tape = build_tape(outputs);
-    for (auto& a : tape) {
-      if (!a.is_evaluated()) run_node(a);  // else produced with a sibling
-    }
-    if (detail::transform_depth() == 0) {
-      for (auto& a : tape) release_graph(a);
-    }
-  }
-  try {
-    eval_profile::timed("(synchronize)", [&] { synchronize_streams_for(outputs); });
-  } catch (const std::exception& e) {
-    // The device work was stopped (Ctrl-C, an alarm) or failed: what this
-    // eval computed is not valid, and reading it says why.
+  const array* running = nullptr;  // the node being run, while one is
+  // What this eval computed is not valid after a failure, and reading it says
+  // why. A stop (Ctrl-C, an alarm, a timeout) cuts only Metal kernels (their
+  // loops poll the stop flag): the requested outputs, the node that was
+  // stopped and the custom kernels beside it. A fault loses everything.
+  auto mark_lost = [&](const std::exception& e, bool stop) {
     auto why = std::make_shared<const std::string>(
         std::string("[eval] this array's value was lost: the evaluation that computed it failed (") + e.what() + ")");
     auto mark = [&](const array& a) {
       if (a.is_evaluated() && a.data_shared_ptr() && a.device().type == Device::gpu) a.data_shared_ptr()->lost = why;
     };
+    if (running) {
+      // Stopped inside its eval: outputs allocated but never marked computed;
+      // marked so now, or reading them would launch the endless kernel again.
+      for (array o : running->outputs()) {
+        if (o.data_shared_ptr() && o.device().type == Device::gpu) {
+          o.set_status(array::Status::evaluated);
+          mark(o);
+        }
+      }
+    }
     for (const array& a : outputs) mark(a);
-    for (const array& a : tape) mark(a);
+    for (const array& a : tape) {
+      if (!stop || (a.has_primitive() && std::string_view(a.primitive().name()) == "CustomKernel")) mark(a);
+    }
+  };
+  try {
+    if (outputs.size() == 1 && is_leaf_node(outputs[0])) {
+      // No tape to build: the launch goes out sooner, and the graph is
+      // released while the device runs it.
+      running = &outputs[0];
+      run_node(outputs[0]);
+      running = nullptr;
+      if (detail::transform_depth() == 0) release_graph(outputs[0]);
+    } else {
+      tape = build_tape(outputs);
+      for (auto& a : tape) {
+        running = &a;
+        if (!a.is_evaluated()) run_node(a);  // else produced with a sibling
+      }
+      running = nullptr;
+      if (detail::transform_depth() == 0) {
+        for (auto& a : tape) release_graph(a);
+      }
+    }
+  } catch (const KernelInterrupted& e) {
+    // A launch waited for inside its node (timeout=, a bounds-checked launch).
+    mark_lost(e, true);
+    throw;
+  } catch (const KernelTimeout& e) {
+    mark_lost(e, true);
+    throw;
+  }
+  try {
+    eval_profile::timed("(synchronize)", [&] { synchronize_streams_for(outputs); });
+  } catch (const KernelInterrupted& e) {
+    mark_lost(e, true);
+    throw;
+  } catch (const KernelTimeout& e) {
+    mark_lost(e, true);
+    throw;
+  } catch (const std::exception& e) {
+    mark_lost(e, false);
     throw;
   }
 }

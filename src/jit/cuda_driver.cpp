@@ -152,11 +152,16 @@ bool is_context_fault(CUresult r) {
   return r == 700 || r == 702 || r == 710 || (r >= 714 && r <= 719);
 }
 
+bool is_context_gone(CUresult r) {
+  // INVALID_CONTEXT, CONTEXT_IS_DESTROYED (cuda.h).
+  return r == 201 || r == 709;
+}
+
 void set_fault_handler(FaultHandler handler) { fault_handler.store(handler); }
 
 void check(CUresult result, const char* where, const char* call) {
   if (result == CUDA_SUCCESS) return;
-  if (is_context_fault(result))
+  if (is_context_fault(result) || is_context_gone(result))
     if (FaultHandler h = fault_handler.load()) h(result, where, call);
   throw std::runtime_error(std::string("[") + where + "] " + call + " failed: " + error_text(result));
 }
@@ -271,7 +276,7 @@ void launch(CUfunction fn, const unsigned grid[3], const unsigned block[3], unsi
   }
   CUresult r = a.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                 dynamic_shared_bytes, stream, params, nullptr);
-  if (r != CUDA_SUCCESS && is_context_fault(r)) check(r, "cuda_driver::launch", "cuLaunchKernel");
+  if (r != CUDA_SUCCESS && (is_context_fault(r) || is_context_gone(r))) check(r, "cuda_driver::launch", "cuLaunchKernel");
   if (r != CUDA_SUCCESS) {
     throw std::runtime_error("[cuda_driver::launch] cuLaunchKernel(grid " + std::to_string(grid[0]) + "x" +
                              std::to_string(grid[1]) + "x" + std::to_string(grid[2]) + ", block " +

@@ -121,6 +121,9 @@ void check(CUresult result, const char* where, const char* call);
 // Whether `result` is a fault that leaves the context unusable (an illegal
 // address or instruction, a trap, a failed launch): every later call fails.
 bool is_context_fault(CUresult result);
+// The context a call needed is no more (after a fault the driver would not
+// let us rebuild from): the fault handler explains it, if it knows why.
+bool is_context_gone(CUresult result);
 // Called by check() and launch() on a context fault, before they throw; it
 // may throw its own error instead (the backend's, which rebuilds the context).
 using FaultHandler = void (*)(CUresult result, const char* where, const char* call);

@@ -267,11 +267,15 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
 
 void CustomKernelLaunch::check_bounds(CUstream s) const {
   if (!bounds_report_) return;
+  // Waited for first, as every wait on user kernels is, so that Ctrl-C and
+  // alarms stop it: a copy into pageable memory would block in the driver
+  // until the kernel ended, signals or not.
+  cuda::wait_stoppable(s, 0, fast::kernel_label(*variant_));
   alloy_msl::BoundsReport r{};
-  const auto& api = cuda_driver::api();
-  cuda::check(api.cuMemcpyDtoHAsync(&r, reinterpret_cast<cuda_driver::CUdeviceptr>(bounds_report_), sizeof(r), s),
+  cuda::check(cuda_driver::api().cuMemcpyDtoHAsync(&r, reinterpret_cast<cuda_driver::CUdeviceptr>(bounds_report_),
+                                                   sizeof(r), s),
               "metal_kernel", "cuMemcpyDtoHAsync (bounds report)");
-  cuda::check(api.cuStreamSynchronize(s), "metal_kernel", "cuStreamSynchronize (bounds report)");
+  cuda::check(cuda_driver::api().cuStreamSynchronize(s), "metal_kernel", "cuStreamSynchronize (bounds report)");
   if (r.faulted) fast::throw_bounds_fault(*variant_, r);
 }
 

@@ -84,6 +84,7 @@ StreamSlot& slot_for(const Stream& s) {
 }  // namespace
 
 void ensure_context() {
+  if (gpu_unusable()) throw std::runtime_error("[gpu] " + gpu_unusable_message());
   thread_local unsigned current = ~0u;  // the generation made current on this thread
   const unsigned now = context_generation();
   if (current != now) {
@@ -102,6 +103,10 @@ void note_pending(const Stream& s) {
 
 void synchronize_all() {
   if (!any_pending.exchange(false, std::memory_order_acq_rel)) return;
+  // The work pending there died with a context the driver would not let us
+  // rebuild; what needs it fails on its own, and CPU evals go on.
+  if (gpu_unusable()) return;
+  const uint64_t mark = batch_mark();
   ensure_context();
   // Waited on outside the lock. The list is kept per thread, so the wait
   // after every eval allocates nothing.
@@ -125,7 +130,7 @@ void synchronize_all() {
     }
   }
   if (first) std::rethrow_exception(first);
-  end_batch();
+  end_batch(mark);
 }
 
 void synchronize(const Stream& s) {

@@ -1,5 +1,6 @@
 #include "backend/cuda/fault.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
@@ -17,30 +18,54 @@ std::atomic<unsigned> generation{0};
 // The custom kernels launched since the last clean wait (the first few).
 constexpr size_t kBatchKept = 8;
 std::mutex batch_mutex;
-std::vector<std::shared_ptr<fast::KernelVariant>> batch;
+// Each with its launch number: a clean wait ends only the launches it covered.
+std::vector<std::pair<uint64_t, std::shared_ptr<fast::KernelVariant>>> batch;
 size_t batch_more = 0;
+uint64_t launches = 0;  // custom launches so far (guarded by batch_mutex)
 
 std::mutex rebuild_mutex;  // one rebuild at a time; guards summary
 std::string summary;
 thread_local bool in_handler = false;
+
+// Set when a fault could not be recovered from: GPU work is refused.
+std::atomic<bool> unusable{false};
+std::string unusable_reason;  // written once, before `unusable` is set
 
 std::string describe_batch() {
   std::vector<std::shared_ptr<fast::KernelVariant>> kernels;
   size_t more = 0;
   {
     std::lock_guard<std::mutex> lock(batch_mutex);
-    kernels.swap(batch);
+    for (auto& [n, v] : batch) kernels.push_back(std::move(v));
+    batch.clear();
     more = batch_more;
     batch_more = 0;
   }
   if (kernels.empty()) return "in a built-in op (no custom kernel ran since the last wait)";
   std::string s = "in " + fast::kernel_label(*kernels[0]);
   if (kernels.size() == 1 && more == 0) return s;
+  // The others once each, in launch order, with how often they ran.
+  std::vector<std::pair<std::string, size_t>> others;
+  for (size_t i = 1; i < kernels.size(); ++i) {
+    const std::string label = fast::kernel_label(*kernels[i]);
+    auto it = std::find_if(others.begin(), others.end(), [&](const auto& o) { return o.first == label; });
+    if (it == others.end())
+      others.emplace_back(label, 1);
+    else
+      ++it->second;
+  }
   s += " (the first custom kernel launched since the last wait; then";
-  for (size_t i = 1; i < kernels.size(); ++i) s += (i > 1 ? ", " : " ") + fast::kernel_label(*kernels[i]);
-  if (more) s += " and " + std::to_string(more) + " more";
+  for (size_t i = 0; i < others.size(); ++i) {
+    s += (i ? ", " : " ") + others[i].first;
+    if (others[i].second > 1) s += " x" + std::to_string(others[i].second);
+  }
+  if (more) s += " and " + std::to_string(more) + " more launches";
   return s + ")";
 }
+
+constexpr const char* kBoundsHint =
+    " To find the faulting access, run the kernel with compile_options={\"bounds_check\": True} (or set "
+    "ALLOY_BOUNDS_CHECK=1): the first out-of-bounds access is then named before it can fault.";
 
 void on_fault(cuda_driver::CUresult result, const char* where, const char* call) {
   if (in_handler) return;  // a call of the rebuild itself failed: its own error says so
@@ -48,29 +73,48 @@ void on_fault(cuda_driver::CUresult result, const char* where, const char* call)
     Guard() { in_handler = true; }
     ~Guard() { in_handler = false; }
   } guard;
-  const std::string what = describe_batch();
-  const std::string error = cuda_driver::error_text(result);
+  // Threads that meet the fault together queue here: the first explains it
+  // and rebuilds; the others then see what it left.
   std::lock_guard<std::mutex> lock(rebuild_mutex);
-  // Another thread may have rebuilt the context already, and this call only
-  // reported the old one's fault: then the current context works.
+  if (unusable.load(std::memory_order_acquire)) {
+    throw std::runtime_error(std::string("[") + where + "] " + gpu_unusable_message());
+  }
+  const std::string error = cuda_driver::error_text(result);
   const auto& api = cuda_driver::api();
   const bool still_faulted = cuda_driver::is_context_fault(api.cuCtxSynchronize());
+  if (!still_faulted) {
+    if (summary.empty()) return;  // a context gone for another reason: the call's own error
+    // This call met the old context, which another thread has rebuilt since.
+    throw std::runtime_error(std::string("[") + where + "] " + call + " failed (" + error +
+                             ") on the GPU context lost " + summary +
+                             ", which has been rebuilt since: new GPU work runs; arrays that were in GPU memory are "
+                             "lost.");
+  }
+  const std::string what = describe_batch();
   std::string outcome =
       "The GPU context was rebuilt: new GPU work runs; arrays that were in GPU memory are lost, arrays already "
       "copied to the host stay valid.";
-  if (still_faulted) {
+  {
+    summary = "after a GPU fault " + what + " (" + error + ")";
     try {
       cuda_driver::reset_primary_context(0);
       generation.fetch_add(1, std::memory_order_acq_rel);
-      summary = "after a GPU fault " + what + " (" + error + ")";
     } catch (const std::exception& e) {
-      // Seen on an H200 (driver 580): the context made anew still reports
-      // the fault. Say so rather than fail later with a bare driver error.
-      outcome = std::string("The GPU context could not be rebuilt (") + e.what() +
-                "): GPU work in this process will keep failing; arrays already copied to the host stay valid. "
-                "Restart the process to use the GPU again.";
+      // Measured on H200s with driver 580: after an illegal address neither
+      // the reset primary context nor a context made with cuCtxCreate can be
+      // retained or made again (both return the fault), so the process's GPU
+      // is gone for good. Say so once, clearly, and refuse GPU work from now
+      // on rather than fail later with bare driver errors.
+      unusable_reason = summary;
+      unusable.store(true, std::memory_order_release);
+      outcome = std::string("The CUDA driver does not let this process recover its GPU (rebuilding the context "
+                            "failed: ") +
+                e.what() +
+                "): GPU work in this process now raises an error, while CPU work (mx.cpu) and arrays already copied "
+                "to the host stay valid. Restart the process to use the GPU again.";
     }
   }
+  if (what.rfind("in a built-in op", 0) != 0) outcome += kBoundsHint;
   throw std::runtime_error(std::string("[") + where + "] GPU fault " + what + ": " + error + " (seen by " + call +
                            "). " + outcome);
 }
@@ -81,16 +125,31 @@ unsigned context_generation() { return generation.load(std::memory_order_acquire
 
 void note_custom_launch(const std::shared_ptr<fast::KernelVariant>& v) {
   std::lock_guard<std::mutex> lock(batch_mutex);
+  ++launches;
   if (batch.size() < kBatchKept)
-    batch.push_back(v);
+    batch.emplace_back(launches, v);
   else
     ++batch_more;
 }
 
-void end_batch() {
+uint64_t batch_mark() {
   std::lock_guard<std::mutex> lock(batch_mutex);
-  batch.clear();
-  batch_more = 0;
+  return launches;
+}
+
+void end_batch(uint64_t mark) {
+  std::lock_guard<std::mutex> lock(batch_mutex);
+  // Launches after the mark (other threads') may still be running.
+  std::erase_if(batch, [&](const auto& e) { return e.first <= mark; });
+  if (batch.empty() && launches == mark) batch_more = 0;
+}
+
+bool gpu_unusable() { return unusable.load(std::memory_order_acquire); }
+
+std::string gpu_unusable_message() {
+  return "the GPU cannot be used in this process " + unusable_reason +
+         ", which the CUDA driver does not let a process recover from: restart the process to use the GPU again "
+         "(CPU work and arrays copied to the host stay valid)";
 }
 
 std::string last_fault_summary() {

@@ -1,6 +1,7 @@
 // A GPU fault (an illegal address, a trap) poisons a CUDA context: every
 // later call fails. The backend reports it naming the custom kernels of the
-// failing batch, then rebuilds the context so new work runs. Everything tied
+// failing batch, then rebuilds the context so new work runs, where the
+// driver allows it (driver 580 does not: see gpu_unusable()). Everything tied
 // to the old context is dropped lazily: each cache remembers the
 // context_generation() it was filled in and empties itself (leaking the old
 // handles, which died with the context) when that changed; arrays whose
@@ -8,6 +9,7 @@
 // inside calls that may hold a cache's lock.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -19,12 +21,19 @@ struct KernelVariant;
 
 namespace alloy::cuda {
 
+// True once a fault could not be recovered from (the driver refused to make
+// a context again): every GPU call then raises gpu_unusable_message().
+bool gpu_unusable();
+std::string gpu_unusable_message();
 // Incremented by every rebuild; GPU Buffers carry the one they were made in.
 unsigned context_generation();
 // A custom kernel was launched: a fault before the next wait names it.
 void note_custom_launch(const std::shared_ptr<fast::KernelVariant>& v);
-// Every stream was waited for without a fault: the batch is over.
-void end_batch();
+// The number of custom launches so far, taken before a wait...
+uint64_t batch_mark();
+// ...which then waited for every stream without a fault: the launches up to
+// the mark are over (later ones, from other threads, may still run).
+void end_batch(uint64_t mark);
 // "after a GPU fault in kernel 'k' (CUDA_ERROR_ILLEGAL_ADDRESS)" for the last rebuild.
 std::string last_fault_summary();
 // Installs the handler cuda_driver::check calls on a context fault (once).
