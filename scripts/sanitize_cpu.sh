@@ -23,12 +23,8 @@ jobs=${JOBS:-$(nproc)}
 targets=${TARGETS:-alloy_msl_tests alloy_jit_tests alloy_core_tests}
 export CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache}
 # Every UBSan report fails the test that made it, with the stack; leaks are
-# reported at exit. No suppressions. use_sigaltstack=0: src/jit/cpu_faults.cpp
-# frees each CPU worker thread's alternate signal stack (a thread_local
-# vector) while it is still installed, and ASan's own thread teardown then
-# fails a CHECK unmapping it, failing every test that ran a CPU kernel (see
-# docs/design/faults.md); drop the option once that is fixed.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1:use_sigaltstack=0}
+# reported at exit. No suppressions.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1}
 # Kernels compiled during the run go to a private cache, not the user's.

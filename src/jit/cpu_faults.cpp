@@ -60,15 +60,28 @@ void install_handlers() {
 }
 
 // The handler runs on an alternate stack, so a kernel that overflowed its
-// (fiber) stack can still be reported. One per thread, set once.
+// (fiber) stack can still be reported. One per thread, set once, and taken
+// down before its memory goes with the thread (a stack freed while still
+// installed is what ASan's thread teardown trips on).
+struct AlternateStack {
+  std::vector<char> memory;
+  ~AlternateStack() {
+    if (memory.empty()) return;
+    stack_t ss;
+    memset(&ss, 0, sizeof(ss));
+    ss.ss_flags = SS_DISABLE;
+    sigaltstack(&ss, nullptr);
+  }
+};
+
 void ensure_alternate_stack() {
-  thread_local std::vector<char> stack;
-  if (!stack.empty()) return;
-  stack.resize(64 * 1024);
+  thread_local AlternateStack stack;
+  if (!stack.memory.empty()) return;
+  stack.memory.resize(64 * 1024);
   stack_t ss;
   memset(&ss, 0, sizeof(ss));
-  ss.ss_sp = stack.data();
-  ss.ss_size = stack.size();
+  ss.ss_sp = stack.memory.data();
+  ss.ss_size = stack.memory.size();
   sigaltstack(&ss, nullptr);
 }
 

@@ -1,8 +1,10 @@
 // CPU evaluation of slicing, gather and scatter.
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "backend/cpu/elementwise_loops.h"
 #include "backend/cpu/strided.h"
 #include "core/cast.h"
 #include "primitives/indexing.h"
@@ -42,19 +44,23 @@ std::vector<int64_t> block_bases(const std::vector<array>& idx, const std::vecto
       using T = typename decltype(tag)::type;
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         const T* p = idx[k].data<T>();
-        for (size_t i = 0; i < bases.size(); ++i) {
-          if (bases[i] == kDropped) continue;
-          int64_t v = static_cast<int64_t>(p[elem_to_loc(i, idx_shape, idx[k].strides())]);
+        // Index positions in row-major order (an odometer, no division per
+        // position; broadcast index arrays have zero strides).
+        size_t i = 0;
+        cpu::for_each_offset<1>(cpu::collapse_dims(idx_shape, {idx[k].strides()}), [&](const int64_t* off) {
+          const size_t at = i++;
+          if (bases[at] == kDropped) return;
+          int64_t v = static_cast<int64_t>(p[off[0]]);
           if (v < 0) v += n;
           if (v < 0 || v > limit) {
             if (drop_out_of_range) {
-              bases[i] = kDropped;
-              continue;
+              bases[at] = kDropped;
+              return;
             }
             v = std::clamp<int64_t>(v, 0, std::max<int64_t>(limit, 0));
           }
-          bases[i] += v * target_strides[ax];
-        }
+          bases[at] += v * target_strides[ax];
+        });
       } else {
         throw std::invalid_argument(std::string("[") + op + "] indices must be integers, got " +
                                     dtype_name(idx[k].dtype()) + ".");
@@ -100,15 +106,29 @@ void Gather::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outp
   const size_t block = shape_size(slice_sizes_);
   if (block == 0) return;
   auto layout = cpu::collapse_dims(slice_sizes_, {a.strides(), row_major_strides(slice_sizes_)});
+  // A block contiguous in the source too (rows of the last axes, as
+  // x[b, y, x_idx, :] takes) is one memcpy per index.
+  const bool contiguous_block = layout.shape.size() == 1 && layout.strides[0][0] == 1 && layout.strides[1][0] == 1;
+  // Indices split across the pool once there are enough elements to move.
+  const size_t min_indices = std::max<size_t>(1, (size_t(1) << 15) / block);
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = a.data<T>();
     T* dst = out.data<T>();
-    for (size_t i = 0; i < bases.size(); ++i) {
-      const T* s = src + bases[i];
-      T* d = dst + i * block;
-      cpu::for_each_offset<2>(layout, [&](const int64_t* off) { d[off[1]] = s[off[0]]; });
-    }
+    cpu::parallel_chunks(
+        bases.size(),
+        [&](size_t begin, size_t end) {
+          for (size_t i = begin; i < end; ++i) {
+            const T* s = src + bases[i];
+            T* d = dst + i * block;
+            if (contiguous_block) {
+              std::memcpy(d, s, block * sizeof(T));
+            } else {
+              cpu::for_each_offset<2>(layout, [&](const int64_t* off) { d[off[1]] = s[off[0]]; });
+            }
+          }
+        },
+        min_indices);
   });
 }
 

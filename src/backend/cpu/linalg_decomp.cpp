@@ -20,16 +20,21 @@ namespace {
 using lapack::real_t;
 
 // Calls f(U{}) with the LAPACK type for `d`: float32/float64 always,
-// complex64 when `allow_complex`; anything else is a bug in the op's checks.
-template <typename F>
-void dispatch_lapack(Dtype d, const char* op, bool allow_complex, F&& f) {
+// complex64 when `AllowComplex`; anything else is a bug in the op's checks.
+// A template parameter, so ops without a complex path never instantiate one
+// (lapack.cpp has no complex potrf/getrf/...; only -O3 drops such dead calls).
+template <bool AllowComplex, typename F>
+void dispatch_lapack(Dtype d, const char* op, F&& f) {
   dispatch_dtype(d, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       f(T{});
     } else if constexpr (std::is_same_v<T, complex64_t>) {
-      if (!allow_complex) throw std::invalid_argument(std::string("[") + op + "] complex inputs are not supported.");
-      f(T{});
+      if constexpr (AllowComplex) {
+        f(T{});
+      } else {
+        throw std::invalid_argument(std::string("[") + op + "] complex inputs are not supported.");
+      }
     } else {
       throw std::invalid_argument(std::string("[") + op + "] unsupported dtype reached the CPU kernel.");
     }
@@ -64,7 +69,7 @@ void require_finite(const lapack::ColMajorBatch<U>& b, const char* op) {
 }  // namespace
 
 void Cholesky::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
-  dispatch_lapack(inputs[0].dtype(), "linalg::cholesky", false, [&](auto tag) {
+  dispatch_lapack<false>(inputs[0].dtype(), "linalg::cholesky", [&](auto tag) {
     using U = decltype(tag);
     auto b = lapack::load<U>(inputs[0]);
     const int n = b.rows;
@@ -83,7 +88,7 @@ void Cholesky::eval_cpu(const std::vector<array>& inputs, std::vector<array>& ou
 
 void Inverse::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   const char* op = triangular_ ? "linalg::tri_inv" : "linalg::inv";
-  dispatch_lapack(inputs[0].dtype(), op, false, [&](auto tag) {
+  dispatch_lapack<false>(inputs[0].dtype(), op, [&](auto tag) {
     using U = decltype(tag);
     auto b = lapack::load<U>(inputs[0]);
     const int n = b.rows;
@@ -115,7 +120,7 @@ void Inverse::eval_cpu(const std::vector<array>& inputs, std::vector<array>& out
 }
 
 void LUF::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
-  dispatch_lapack(inputs[0].dtype(), "linalg::lu_factor", false, [&](auto tag) {
+  dispatch_lapack<false>(inputs[0].dtype(), "linalg::lu_factor", [&](auto tag) {
     using U = decltype(tag);
     auto b = lapack::load<U>(inputs[0]);
     const int m = b.rows, n = b.cols, k = std::min(m, n);
@@ -145,7 +150,7 @@ void LUF::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
 }
 
 void QRF::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
-  dispatch_lapack(inputs[0].dtype(), "linalg::qr", false, [&](auto tag) {
+  dispatch_lapack<false>(inputs[0].dtype(), "linalg::qr", [&](auto tag) {
     using U = decltype(tag);
     auto b = lapack::load<U>(inputs[0]);
     const int m = b.rows, n = b.cols, k = std::min(m, n);
@@ -167,7 +172,7 @@ void QRF::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
 }
 
 void SVD::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
-  dispatch_lapack(inputs[0].dtype(), "linalg::svd", true, [&](auto tag) {
+  dispatch_lapack<true>(inputs[0].dtype(), "linalg::svd", [&](auto tag) {
     using U = decltype(tag);
     using R = real_t<U>;
     auto b = lapack::load<U>(inputs[0]);
@@ -207,7 +212,7 @@ void SVD::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
 }
 
 void Eig::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
-  dispatch_lapack(inputs[0].dtype(), "linalg::eig", true, [&](auto tag) {
+  dispatch_lapack<true>(inputs[0].dtype(), "linalg::eig", [&](auto tag) {
     // geev on complex copies: complex results for real and complex inputs alike.
     using C = std::conditional_t<std::is_same_v<decltype(tag), double>, std::complex<double>, std::complex<float>>;
     auto b = lapack::load<C>(inputs[0]);
@@ -229,7 +234,7 @@ void Eig::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
 }
 
 void Eigh::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
-  dispatch_lapack(inputs[0].dtype(), "linalg::eigh", true, [&](auto tag) {
+  dispatch_lapack<true>(inputs[0].dtype(), "linalg::eigh", [&](auto tag) {
     using U = decltype(tag);
     using R = real_t<U>;
     auto b = lapack::load<U>(inputs[0]);

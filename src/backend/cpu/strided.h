@@ -33,6 +33,14 @@ void for_each_offset(const CollapsedLayout& layout, F&& f) {
   const int64_t inner = layout.shape[nd - 1];
   int64_t inner_stride[N];
   for (int k = 0; k < N; ++k) inner_stride[k] = layout.strides[k][nd - 1];
+  if (nd == 1) {  // one row: no odometer (and no allocation per call)
+    int64_t off[N];
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int k = 0; k < N; ++k) off[k] = i * inner_stride[k];
+      f(off);
+    }
+    return;
+  }
   std::vector<int64_t> idx(nd, 0);
   int64_t base[N] = {};
   for (int64_t done = 0; done < total; done += inner) {
