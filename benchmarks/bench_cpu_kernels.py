@@ -4,7 +4,8 @@
   grid_sample_ref written with our ops vs the same reference in numpy;
 - the seed's grid_sample backward kernel (custom VJP) vs autodiff through
   grid_sample_ref;
-- the seed's exp kernel vs numpy's exp.
+- the seed's exp kernel vs numpy's exp;
+- grid_sample_ref through real MLX's CPU backend (mlx[cpu]), when installed.
 
 Usage: python benchmarks/bench_cpu_kernels.py [--quick]
 """
@@ -46,6 +47,21 @@ def grid_sample_numpy(x, grid):
     return out
 
 
+def grid_sample_ref_with_mlx():
+    """The seed's grid_sample_ref, the same source, run by real MLX (mlx[cpu]),
+    or None when MLX is not installed."""
+    try:
+        import mlx.core  # noqa: F401
+    except ImportError:
+        return None
+    import inspect
+
+    import grid_sample as seed
+    namespace = {}
+    exec("import mlx.core as mx\n" + inspect.getsource(seed.grid_sample_ref), namespace)  # noqa: S102
+    return namespace["grid_sample_ref"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -70,6 +86,20 @@ def main():
     rows.append(("grid_sample fwd: metal_kernel", t_kernel, ""))
     rows.append(("grid_sample fwd: grid_sample_ref (our ops)", t_ref, f"kernel is {t_ref / t_kernel:.1f}x faster"))
     rows.append(("grid_sample fwd: numpy", t_np, f"kernel is {t_np / t_kernel:.1f}x faster; max|diff|={err:.1e}"))
+    ref_mlx = grid_sample_ref_with_mlx()
+    if ref_mlx is not None:
+        import mlx.core as mlx_core
+        mlx_core.set_default_device(mlx_core.cpu)
+        xm, gm = mlx_core.array(x_np), mlx_core.array(g_np)
+        t_mlx = median_ms(lambda: mlx_core.eval(ref_mlx(xm, gm)))
+        ours, theirs = np.array(seed.grid_sample_ref(x, g)), np.array(ref_mlx(xm, gm))
+        # The reference gathers corners outside x before masking them: MLX
+        # reads whatever lies there (NaN * 0 is NaN), Alloy clamps the index.
+        finite = np.isfinite(theirs)
+        diff = float(np.abs(ours[finite] - theirs[finite]).max())
+        rows.append(("grid_sample fwd: grid_sample_ref (mlx-cpu)", t_mlx,
+                     f"ours/mlx = {t_ref / t_mlx:.2f}; max|diff|={diff:.1e} where MLX's is finite "
+                     f"({int((~finite).sum())} of {theirs.size} are not)"))
 
     loss_k = lambda x, g: mx.sum(seed.grid_sample(x, g) * cot)
     loss_r = lambda x, g: mx.sum(seed.grid_sample_ref(x, g) * cot)
