@@ -21,6 +21,14 @@ import functools
 import os
 
 
+
+def _wraps(fun):
+    """functools.wraps, minus the attributes `fun` holds as None: the
+    functions grad and value_and_grad return (nanobind functions) have a
+    None __qualname__, which functools would refuse to copy."""
+    names = tuple(a for a in functools.WRAPPER_ASSIGNMENTS if getattr(fun, a, None) is not None)
+    return functools.wraps(fun, assigned=names)
+
 def _is_tree_leaf(x):
     return not isinstance(x, (list, tuple, dict))
 
@@ -132,7 +140,7 @@ def install(mx):
                 walk(tree)
             return slots
 
-        @functools.wraps(fun)
+        @_wraps(fun)
         def compiled(*args, **kwargs):
             if not state["enabled"]:
                 return fun(*args, **kwargs)
@@ -194,7 +202,7 @@ def install(mx):
         by running its body again under the trace."""
         wrapped = mx.custom_function(fun)
 
-        @functools.wraps(fun)
+        @_wraps(fun)
         def checkpointed(*args, **kwargs):
             return wrapped(*args, **kwargs)
 
@@ -232,7 +240,7 @@ def install(mx):
                 raise ValueError("[vmap] at least one input must be mapped (in_axes are all None).")
             return size
 
-        @functools.wraps(fun)
+        @_wraps(fun)
         def vmapped(*args):
             axes = per_argument(in_axes, len(args), "in_axes")
             n = mapped_size(args, axes)

@@ -1,0 +1,161 @@
+#include "transforms/fuse_elementwise.h"
+
+#include <map>
+#include <numeric>
+
+#include "primitives/binary.h"
+#include "primitives/fused.h"
+#include "primitives/layout.h"
+#include "primitives/unary.h"
+
+namespace alloy::detail {
+
+namespace {
+
+enum class Role { None, Compute, ScalarBroadcast };
+
+// What a node can be in a fused chain: an elementwise op of one output on
+// the CPU, or a broadcast of a one-element value (a scalar operand).
+Role role_of(const ExportedNode& n, const std::vector<Shape>& value_shapes) {
+  if (!n.live || n.shapes.size() != 1 || n.live->stream().device.type != Device::cpu) return Role::None;
+  const Primitive* p = n.live.get();
+  if (dynamic_cast<const Broadcast*>(p)) {
+    return n.inputs.size() == 1 && shape_size(value_shapes[n.inputs[0]]) == 1 ? Role::ScalarBroadcast : Role::None;
+  }
+  if (!dynamic_cast<const Unary*>(p) && !dynamic_cast<const Binary*>(p) && !dynamic_cast<const AsType*>(p)) {
+    return Role::None;
+  }
+  return Role::Compute;
+}
+
+int find(std::vector<int>& parent, int i) {
+  while (parent[i] != i) i = parent[i] = parent[parent[i]];
+  return i;
+}
+
+}  // namespace
+
+ExportedTrace fuse_elementwise(const ExportedTrace& t, int* fused) {
+  if (fused) *fused = 0;
+  // Values: arguments, keyword arguments, constants, then node outputs.
+  std::vector<Shape> shapes;
+  std::vector<Dtype> dtypes;
+  for (const auto& [s, d] : t.args) shapes.push_back(s), dtypes.push_back(d);
+  for (const auto& [name, sd] : t.kwargs) shapes.push_back(sd.first), dtypes.push_back(sd.second);
+  for (const array& c : t.constants) shapes.push_back(c.shape()), dtypes.push_back(c.dtype());
+  const size_t first_node_value = shapes.size();
+  std::vector<int> producer(first_node_value, -1);
+  std::vector<uint32_t> first_output(t.nodes.size());
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    first_output[i] = static_cast<uint32_t>(shapes.size());
+    for (size_t k = 0; k < t.nodes[i].shapes.size(); ++k) {
+      shapes.push_back(t.nodes[i].shapes[k]);
+      dtypes.push_back(t.nodes[i].dtypes[k]);
+      producer.push_back(static_cast<int>(i));
+    }
+  }
+  std::vector<int> uses(shapes.size(), 0);
+  for (const ExportedNode& n : t.nodes)
+    for (uint32_t v : n.inputs) ++uses[v];
+  for (uint32_t v : t.outputs) uses[v] += 2;  // an output is always materialised
+
+  // A node joins the chain of each operand made by a chain node of the same
+  // shape that only it reads.
+  std::vector<Role> roles(t.nodes.size());
+  std::vector<int> parent(t.nodes.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    roles[i] = role_of(t.nodes[i], shapes);
+    if (roles[i] != Role::Compute) continue;
+    for (uint32_t v : t.nodes[i].inputs) {
+      const int p = producer[v];
+      if (p < 0 || roles[p] == Role::None || uses[v] != 1 || t.nodes[p].shapes[0] != t.nodes[i].shapes[0]) continue;
+      parent[find(parent, p)] = find(parent, static_cast<int>(i));
+    }
+  }
+  std::map<int, std::vector<int>> groups;  // root -> members in order
+  for (size_t i = 0; i < t.nodes.size(); ++i)
+    if (roles[i] != Role::None) groups[find(parent, static_cast<int>(i))].push_back(static_cast<int>(i));
+  std::vector<int> group_of(t.nodes.size(), -1);  // the root of a chain worth fusing
+  for (const auto& [root, members] : groups) {
+    int computing = 0;
+    for (int m : members) computing += roles[m] == Role::Compute;
+    if (computing < 2) continue;  // one op: nothing to gain
+    for (int m : members) group_of[m] = root;
+  }
+
+  ExportedTrace out;
+  out.shapeless = t.shapeless;
+  out.args = t.args;
+  out.kwargs = t.kwargs;
+  out.constants = t.constants;
+  std::vector<uint32_t> renumber(shapes.size(), UINT32_MAX);
+  for (size_t v = 0; v < first_node_value; ++v) renumber[v] = static_cast<uint32_t>(v);
+  uint32_t next = static_cast<uint32_t>(first_node_value);
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    const ExportedNode& n = t.nodes[i];
+    if (group_of[i] < 0) {
+      ExportedNode copy = n;
+      for (uint32_t& v : copy.inputs) v = renumber[v];
+      for (size_t k = 0; k < n.shapes.size(); ++k) renumber[first_output[i] + k] = next++;
+      out.nodes.push_back(std::move(copy));
+      continue;
+    }
+    if (group_of[i] != static_cast<int>(i)) continue;  // emitted at its chain's root (the last member)
+    // The chain as a program over its outside inputs.
+    const std::vector<int>& members = groups[static_cast<int>(i)];
+    std::vector<FusedStep> steps;
+    std::vector<uint32_t> inputs;              // outside values, old numbers
+    std::map<uint32_t, int> step_of;           // value (old number) -> step
+    auto operand = [&](uint32_t v) -> int {
+      // A scalar broadcast outside the chain (others read it too): its scalar.
+      if (producer[v] >= 0 && roles[producer[v]] == Role::ScalarBroadcast && group_of[producer[v]] < 0) {
+        v = t.nodes[producer[v]].inputs[0];
+      }
+      if (auto it = step_of.find(v); it != step_of.end()) return it->second;
+      FusedStep in;
+      in.kind = FusedStep::Kind::Input;
+      in.dtype = dtypes[v];
+      in.input = static_cast<int>(inputs.size());
+      inputs.push_back(v);
+      steps.push_back(in);
+      return step_of[v] = static_cast<int>(steps.size()) - 1;
+    };
+    for (int m : members) {
+      const ExportedNode& node = t.nodes[m];
+      const uint32_t result = first_output[m];
+      if (roles[m] == Role::ScalarBroadcast) {
+        step_of[result] = operand(node.inputs[0]);  // read as a scalar
+        continue;
+      }
+      FusedStep st;
+      st.dtype = node.dtypes[0];
+      st.a = operand(node.inputs[0]);
+      if (auto* u = dynamic_cast<const Unary*>(node.live.get())) {
+        st.kind = FusedStep::Kind::Unary;
+        st.unary = u->op();
+      } else if (auto* b = dynamic_cast<const Binary*>(node.live.get())) {
+        st.kind = FusedStep::Kind::Binary;
+        st.binary = b->op();
+        st.b = operand(node.inputs[1]);
+      } else {
+        st.kind = FusedStep::Kind::Cast;
+      }
+      steps.push_back(st);
+      step_of[result] = static_cast<int>(steps.size()) - 1;
+    }
+    ExportedNode node;
+    node.live = std::make_shared<FusedElementwise>(n.live->stream(), std::move(steps));
+    for (uint32_t v : inputs) node.inputs.push_back(renumber[v]);
+    node.shapes = n.shapes;
+    node.dtypes = n.dtypes;
+    node.primitive = n.primitive;
+    renumber[first_output[i]] = next++;
+    out.nodes.push_back(std::move(node));
+    if (fused) ++*fused;
+  }
+  for (uint32_t v : t.outputs) out.outputs.push_back(renumber[v]);
+  return out;
+}
+
+}  // namespace alloy::detail
