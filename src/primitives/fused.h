@@ -1,5 +1,5 @@
 // A chain of elementwise primitives that mx.compile fused into one node
-// (transforms/fuse_elementwise.cpp): the same ops, run over blocks of
+// (transforms/fuse_elementwise.cpp), selects included: the same ops, run over blocks of
 // elements that stay in cache instead of one pass over memory per op.
 #pragma once
 
@@ -14,13 +14,13 @@ namespace alloy {
 
 // One value of the fused program, in order; operands are earlier steps.
 struct FusedStep {
-  enum class Kind : uint8_t { Input, Unary, Binary, Cast };
+  enum class Kind : uint8_t { Input, Unary, Binary, Cast, Select };
   Kind kind = Kind::Input;
   Dtype dtype = Dtype::float32;  // the value's type
   int input = -1;                // Input: which primitive input (a size-1 one is broadcast)
   UnaryOp unary{};               // Unary: the op
   BinaryOp binary{};             // Binary: the op
-  int a = -1, b = -1;            // operands (steps)
+  int a = -1, b = -1, c = -1;    // operands (steps); Select: a ? b : c
 };
 
 class FusedElementwise : public Primitive {

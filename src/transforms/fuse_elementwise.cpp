@@ -6,6 +6,7 @@
 #include "primitives/binary.h"
 #include "primitives/fused.h"
 #include "primitives/layout.h"
+#include "primitives/ternary.h"
 #include "primitives/unary.h"
 
 namespace alloy::detail {
@@ -14,15 +15,17 @@ namespace {
 
 enum class Role { None, Compute, ScalarBroadcast };
 
-// What a node can be in a fused chain: an elementwise op of one output on
-// the CPU, or a broadcast of a one-element value (a scalar operand).
+// What a node can be in a fused chain: an elementwise op (unary, binary,
+// cast, select) of one output on the CPU, or a broadcast of a one-element
+// value (a scalar operand).
 Role role_of(const ExportedNode& n, const std::vector<Shape>& value_shapes) {
   if (!n.live || n.shapes.size() != 1 || n.live->stream().device.type != Device::cpu) return Role::None;
   const Primitive* p = n.live.get();
   if (dynamic_cast<const Broadcast*>(p)) {
     return n.inputs.size() == 1 && shape_size(value_shapes[n.inputs[0]]) == 1 ? Role::ScalarBroadcast : Role::None;
   }
-  if (!dynamic_cast<const Unary*>(p) && !dynamic_cast<const Binary*>(p) && !dynamic_cast<const AsType*>(p)) {
+  if (!dynamic_cast<const Unary*>(p) && !dynamic_cast<const Binary*>(p) && !dynamic_cast<const AsType*>(p) &&
+      !dynamic_cast<const Select*>(p)) {
     return Role::None;
   }
   return Role::Compute;
@@ -138,6 +141,10 @@ ExportedTrace fuse_elementwise(const ExportedTrace& t, int* fused) {
         st.kind = FusedStep::Kind::Binary;
         st.binary = b->op();
         st.b = operand(node.inputs[1]);
+      } else if (dynamic_cast<const Select*>(node.live.get())) {
+        st.kind = FusedStep::Kind::Select;
+        st.b = operand(node.inputs[1]);
+        st.c = operand(node.inputs[2]);
       } else {
         st.kind = FusedStep::Kind::Cast;
       }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "backend/common/ternary_ops.h"
 #include "backend/cpu/elementwise_loops.h"
 #include "core/cast.h"
 #include "primitives/fused.h"
@@ -76,6 +77,17 @@ void run_step(const FusedStep& st, const std::vector<FusedStep>& steps, const st
           Out* d = static_cast<Out*>(out);
           for (size_t i = 0; i < n; ++i) d[i] = cast_value<Out>(s[i]);
         });
+      });
+      return;
+    case FusedStep::Kind::Select:
+      dispatch_dtype(st.dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const ternary::Select fn;
+        const bool* c = static_cast<const bool*>(vals[st.a]);
+        const T* x = static_cast<const T*>(vals[st.b]);
+        const T* y = static_cast<const T*>(vals[st.c]);
+        T* d = static_cast<T*>(out);
+        for (size_t i = 0; i < n; ++i) d[i] = fn(c[i], x[i], y[i]);
       });
       return;
     case FusedStep::Kind::Input:
