@@ -8,6 +8,7 @@
 
 #include "alloy/primitive.h"
 #include "backend/common/binary_ops.h"
+#include "backend/common/reduce_ops.h"
 #include "backend/common/unary_ops.h"
 
 namespace alloy {
@@ -27,12 +28,20 @@ class FusedElementwise : public Primitive {
  public:
   // The last step is the output.
   FusedElementwise(Stream s, std::vector<FusedStep> steps) : Primitive(s), steps_(std::move(steps)) {}
+  // The last step's values (of shape `domain`) reduced by `op` over trailing
+  // axes: the output's size says how many runs; each run is reduced in the
+  // order the Reduce kernel uses, so the result is the unfused one.
+  FusedElementwise(Stream s, std::vector<FusedStep> steps, Shape domain, ReduceOp op)
+      : Primitive(s), steps_(std::move(steps)), domain_(std::move(domain)), reduce_(op), reduces_(true) {}
   const char* name() const override { return "Compiled"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   const std::vector<FusedStep>& steps() const { return steps_; }
 
  private:
   std::vector<FusedStep> steps_;
+  Shape domain_;
+  ReduceOp reduce_{};
+  bool reduces_ = false;
 };
 
 }  // namespace alloy

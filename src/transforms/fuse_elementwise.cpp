@@ -6,6 +6,7 @@
 #include "primitives/binary.h"
 #include "primitives/fused.h"
 #include "primitives/layout.h"
+#include "primitives/reduce.h"
 #include "primitives/ternary.h"
 #include "primitives/unary.h"
 
@@ -79,12 +80,33 @@ ExportedTrace fuse_elementwise(const ExportedTrace& t, int* fused) {
   std::map<int, std::vector<int>> groups;  // root -> members in order
   for (size_t i = 0; i < t.nodes.size(); ++i)
     if (roles[i] != Role::None) groups[find(parent, static_cast<int>(i))].push_back(static_cast<int>(i));
+  // A reduction over trailing axes (all axes included) of a chain's result
+  // that nothing else reads ends the chain: the values are reduced as they
+  // are made, never stored.
+  std::map<int, int> reduction_of;  // chain root -> the Reduce node
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    const ExportedNode& n = t.nodes[i];
+    auto* r = n.live ? dynamic_cast<const Reduce*>(n.live.get()) : nullptr;
+    if (!r || n.shapes.size() != 1 || r->stream().device.type != Device::cpu || n.inputs.size() != 1) continue;
+    const uint32_t v = n.inputs[0];
+    const int p = producer[v];
+    if (p < 0 || roles[p] != Role::Compute || uses[v] != 1 || find(parent, p) != p) continue;
+    const int ndim = static_cast<int>(shapes[v].size());
+    const std::vector<int>& axes = r->axes();
+    bool trailing = !axes.empty();
+    for (size_t k = 0; k < axes.size(); ++k) trailing = trailing && axes[k] == ndim - static_cast<int>(axes.size()) + static_cast<int>(k);
+    if (trailing) reduction_of[p] = static_cast<int>(i);
+  }
   std::vector<int> group_of(t.nodes.size(), -1);  // the root of a chain worth fusing
+  std::vector<int> emitted_at(t.nodes.size(), -1);  // root -> the node whose place the fused node takes
   for (const auto& [root, members] : groups) {
     int computing = 0;
     for (int m : members) computing += roles[m] == Role::Compute;
-    if (computing < 2) continue;  // one op: nothing to gain
+    const bool reduced = reduction_of.count(root) > 0;
+    if (computing < (reduced ? 1 : 2)) continue;  // one op alone: nothing to gain
     for (int m : members) group_of[m] = root;
+    emitted_at[root] = reduced ? reduction_of[root] : root;
+    if (reduced) group_of[reduction_of[root]] = root;
   }
 
   ExportedTrace out;
@@ -104,9 +126,12 @@ ExportedTrace fuse_elementwise(const ExportedTrace& t, int* fused) {
       out.nodes.push_back(std::move(copy));
       continue;
     }
-    if (group_of[i] != static_cast<int>(i)) continue;  // emitted at its chain's root (the last member)
+    // Emitted at its chain's root (the last member), or at the reduction
+    // that ends it.
+    const int root = group_of[i];
+    if (emitted_at[root] != static_cast<int>(i)) continue;
     // The chain as a program over its outside inputs.
-    const std::vector<int>& members = groups[static_cast<int>(i)];
+    const std::vector<int>& members = groups[root];
     std::vector<FusedStep> steps;
     std::vector<uint32_t> inputs;              // outside values, old numbers
     std::map<uint32_t, int> step_of;           // value (old number) -> step
@@ -152,7 +177,12 @@ ExportedTrace fuse_elementwise(const ExportedTrace& t, int* fused) {
       step_of[result] = static_cast<int>(steps.size()) - 1;
     }
     ExportedNode node;
-    node.live = std::make_shared<FusedElementwise>(n.live->stream(), std::move(steps));
+    if (root != static_cast<int>(i)) {
+      auto* r = static_cast<const Reduce*>(n.live.get());
+      node.live = std::make_shared<FusedElementwise>(n.live->stream(), std::move(steps), t.nodes[root].shapes[0], r->op());
+    } else {
+      node.live = std::make_shared<FusedElementwise>(n.live->stream(), std::move(steps));
+    }
     for (uint32_t v : inputs) node.inputs.push_back(renumber[v]);
     node.shapes = n.shapes;
     node.dtypes = n.dtypes;

@@ -115,3 +115,50 @@ def test_the_chain_runs_as_one_node():
     assert rows.get("Compiled") == 1, r.stderr
     for op in ("Multiply", "Exp", "Add", "Tanh", "Subtract", "Greater", "Select", "Negative"):
         assert op not in rows, r.stderr
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_a_trailing_reduction_ends_the_chain_bit_exact(rng, dtype):
+    # Sums, products, max and min over all axes or trailing axes consume the
+    # chain's values as they are made, in the Reduce kernel's order.
+    mx.set_default_device(mx.cpu)
+    big = dtype == "float32"
+    shape = (3, 70001) if big else (5, 33, 17)  # float32: enough for a part per thread
+    gen = (lambda s: rng.integers(-9, 9, s)) if dtype == "int32" else (lambda s: rng.standard_normal(s))
+    x = mx.array(gen(shape).astype(np.float32)).astype(getattr(mx, dtype))
+    y = mx.array(gen(shape).astype(np.float32)).astype(getattr(mx, dtype))
+    cases = {
+        "sum all": lambda x, y: mx.sum(x * y + x),
+        "sum last": lambda x, y: mx.sum(mx.abs(x - y) * 2, axis=-1),
+        "max last two": lambda x, y: mx.max(x * y - y, axis=(-2, -1)) if x.ndim == 3 else mx.max(x * y, axis=-1),
+        "min all keepdims": lambda x, y: mx.min(mx.maximum(x, y) * 3, keepdims=True),
+        "mean of squares": lambda x, y: mx.mean(mx.square(x - y)),
+        "one op then sum": lambda x, y: mx.sum(x * y, axis=-1),
+        "leading axis (not fused)": lambda x, y: mx.sum(x * y + 1, axis=0),
+    }
+    if dtype != "int32":
+        cases["prod last"] = lambda x, y: mx.prod(mx.tanh(x * 0.1) + 1.0, axis=-1)
+    for name, f in cases.items():
+        got, want = mx.compile(f)(x, y), f(x, y)
+        try:
+            same_bits(got, want)
+        except AssertionError as e:
+            raise AssertionError(f"{name}: {e}") from None
+
+
+def test_a_reduced_chain_runs_as_one_node():
+    code = (
+        "import numpy as np, alloy.core as mx\n"
+        "mx.set_default_device(mx.cpu)\n"
+        "x = mx.array(np.linspace(-1, 1, 4096, dtype=np.float32).reshape(64, 64))\n"
+        "y = mx.array(np.linspace(2, -3, 4096, dtype=np.float32).reshape(64, 64))\n"
+        "f = mx.compile(lambda x, y: mx.sum(mx.square(x - y) * 0.5, axis=-1))\n"
+        "mx.eval(f(x, y))\n")
+    env = dict(os.environ, ALLOY_EVAL_PROFILE="1")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: int(line.split()[1]) for line in r.stderr.splitlines()
+            if len(line.split()) == 4 and line.split()[1].isdigit()}
+    assert rows.get("Compiled") == 1, r.stderr
+    for op in ("Sum", "Square", "Subtract", "Multiply"):
+        assert op not in rows, r.stderr

@@ -10,6 +10,7 @@
 #include "backend/common/ternary_ops.h"
 #include "backend/cpu/elementwise_loops.h"
 #include "core/cast.h"
+#include "alloy/detail/thread_pool.h"
 #include "primitives/fused.h"
 
 namespace alloy {
@@ -98,11 +99,123 @@ void run_step(const FusedStep& st, const std::vector<FusedStep>& steps, const st
 
 }  // namespace
 
+namespace {
+
+// One thread's evaluation of the program over blocks of elements: a buffer
+// per computed step, inputs read in place, broadcast scalars as a block of
+// copies made once.
+class BlockRunner {
+ public:
+  BlockRunner(const std::vector<FusedStep>& steps, const std::vector<array>& inputs)
+      : steps_(steps), inputs_(inputs), buffers_(steps.size()), vals_(steps.size(), nullptr) {
+    for (size_t k = 0; k < steps.size(); ++k) {
+      const FusedStep& st = steps[k];
+      if (st.kind == FusedStep::Kind::Input && inputs[st.input].size() == 1) {
+        const size_t w = size_of(st.dtype);
+        buffers_[k] = std::make_unique<char[]>(kBlock * w);
+        for (size_t i = 0; i < kBlock; ++i) std::memcpy(buffers_[k].get() + i * w, inputs[st.input].raw_data(), w);
+        vals_[k] = buffers_[k].get();
+      } else if (st.kind != FusedStep::Kind::Input) {
+        buffers_[k] = std::make_unique<char[]>(kBlock * 16);  // 16 bytes holds any dtype
+      }
+    }
+  }
+
+  // Elements [b, b + m) of the last step (m <= kBlock), written to `dst`
+  // when given (else to its block buffer); returns where they are.
+  const void* run(size_t b, size_t m, void* dst = nullptr) {
+    const size_t last = steps_.size() - 1;
+    for (size_t k = 0; k < steps_.size(); ++k) {
+      const FusedStep& st = steps_[k];
+      if (st.kind == FusedStep::Kind::Input) {
+        const array& in = inputs_[st.input];
+        if (in.size() != 1) vals_[k] = static_cast<const char*>(in.raw_data()) + b * size_of(st.dtype);
+        continue;
+      }
+      void* out = k == last && dst ? dst : buffers_[k].get();
+      run_step(st, steps_, vals_, out, m);
+      vals_[k] = out;
+    }
+    return vals_[last];
+  }
+
+ private:
+  const std::vector<FusedStep>& steps_;
+  const std::vector<array>& inputs_;
+  std::vector<std::unique_ptr<char[]>> buffers_;
+  std::vector<const void*> vals_;
+};
+
+// Reduces elements [b, e) of the program's values the way reduce_run does
+// over memory: eight lanes taking every eighth element, the tail in lane 0,
+// then the lanes folded in order. Blocks are multiples of eight elements,
+// so the lanes see the elements in the same order.
+template <ReduceOp Op, typename T, typename Acc>
+Acc reduce_range(BlockRunner& runner, size_t b, size_t e) {
+  const reduce::Fn<Op> fn;
+  constexpr size_t kLanes = 8;
+  static_assert(kBlock % kLanes == 0);
+  Acc lane[kLanes];
+  for (auto& l : lane) l = reduce::Fn<Op>::template identity<Acc>();
+  for (size_t s = b; s < e; s += kBlock) {
+    const size_t m = std::min(kBlock, e - s);
+    const T* p = static_cast<const T*>(runner.run(s, m));
+    size_t i = 0;
+    for (; i + kLanes <= m; i += kLanes)
+      for (size_t j = 0; j < kLanes; ++j) lane[j] = fn(lane[j], cast_value<Acc>(p[i + j]));
+    for (; i < m; ++i) lane[0] = fn(lane[0], cast_value<Acc>(p[i]));
+  }
+  Acc acc = lane[0];
+  for (size_t j = 1; j < kLanes; ++j) acc = fn(acc, lane[j]);
+  return acc;
+}
+
+// The Reduce kernel's two layouts for trailing axes, with the same split
+// among threads: everything into one value (a part per thread), or one
+// output per run of `run` elements.
+template <ReduceOp Op, typename T>
+void fused_reduce(const std::vector<FusedStep>& steps, const std::vector<array>& inputs, size_t n, array& out) {
+  using Out = reduce_out_t<Op, T>;
+  using Acc = reduce_acc_t<Op, T>;
+  const reduce::Fn<Op> fn;
+  const Acc identity = reduce::Fn<Op>::template identity<Acc>();
+  Out* o = out.data<Out>();
+  const size_t n_out = out.size();
+  if (n == 0) {
+    for (size_t i = 0; i < n_out; ++i) o[i] = cast_value<Out>(identity);
+    return;
+  }
+  if (n_out == 1) {
+    auto& pool = detail::ThreadPool::global();
+    const size_t parts = std::max<size_t>(1, std::min(pool.size(), n >> 16));
+    const size_t per = (n + parts - 1) / parts;
+    auto part = cpu::filled<Acc>(parts, identity);
+    pool.parallel_for(parts, [&](size_t p) {
+      const size_t b = p * per, e = std::min(n, b + per);
+      if (b >= e) return;
+      BlockRunner runner(steps, inputs);
+      part[p] = reduce_range<Op, T, Acc>(runner, b, e);
+    });
+    Acc total = identity;
+    for (size_t p = 0; p < parts; ++p) total = fn(total, part[p]);
+    o[0] = cast_value<Out>(total);
+    return;
+  }
+  const size_t run = n / n_out;
+  cpu::parallel_chunks(
+      n_out,
+      [&](size_t b, size_t e) {
+        BlockRunner runner(steps, inputs);
+        for (size_t r = b; r < e; ++r) o[r] = cast_value<Out>(reduce_range<Op, T, Acc>(runner, r * run, (r + 1) * run));
+      },
+      std::max<size_t>(1, (size_t(1) << 15) / std::max<size_t>(run, 1)));
+}
+
+}  // namespace
+
 void FusedElementwise::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   array& out = outputs[0];
   cpu::allocate_row_contiguous(out);
-  const size_t n = out.size();
-  if (n == 0) return;
   // Inputs are read in row-major order: a strided one is made contiguous
   // first; a size-1 one is broadcast to every element.
   std::vector<array> dense;
@@ -110,40 +223,32 @@ void FusedElementwise::eval_cpu(const std::vector<array>& inputs, std::vector<ar
   for (const array& in : inputs) {
     dense.push_back(in.size() == 1 || in.flags().row_contiguous ? in : cpu::row_contiguous_copy(in));
   }
-  const size_t last = steps_.size() - 1;
-  cpu::parallel_chunks(n, [&](size_t begin, size_t end) {
-    // Per thread: one block buffer per step (16 bytes holds any dtype).
-    std::vector<std::unique_ptr<char[]>> buffers(steps_.size());
-    std::vector<const void*> vals(steps_.size(), nullptr);
-    for (size_t k = 0; k < steps_.size(); ++k) {
-      const FusedStep& st = steps_[k];
-      if (st.kind == FusedStep::Kind::Input && dense[st.input].size() == 1) {
-        // A broadcast scalar: a block of copies, made once.
-        const size_t w = size_of(st.dtype);
-        buffers[k] = std::make_unique<char[]>(kBlock * w);
-        for (size_t i = 0; i < kBlock; ++i) std::memcpy(buffers[k].get() + i * w, dense[st.input].raw_data(), w);
-        vals[k] = buffers[k].get();
-      } else if (st.kind != FusedStep::Kind::Input && k != last) {
-        buffers[k] = std::make_unique<char[]>(kBlock * 16);
-      }
-    }
-    char* out_bytes = static_cast<char*>(out.raw_data());
-    const size_t out_width = size_of(out.dtype());
-    for (size_t b = begin; b < end; b += kBlock) {
-      const size_t m = std::min(kBlock, end - b);
-      for (size_t k = 0; k < steps_.size(); ++k) {
-        const FusedStep& st = steps_[k];
-        if (st.kind == FusedStep::Kind::Input) {
-          const array& in = dense[st.input];
-          if (in.size() != 1) vals[k] = static_cast<const char*>(in.raw_data()) + b * size_of(st.dtype);
-          continue;
+  if (reduces_) {
+    const size_t n = shape_size(domain_);
+    dispatch_reduce_op(reduce_, [&](auto op_c) {
+      constexpr ReduceOp Op = decltype(op_c)::value;
+      dispatch_dtype(steps_.back().dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (reduce_legal<Op, T>) {
+          fused_reduce<Op, T>(steps_, dense, n, out);
+        } else {
+          throw std::invalid_argument("[compile] a fused reduction met a dtype it is not defined for.");
         }
-        void* dst = k == last ? static_cast<void*>(out_bytes + b * out_width) : buffers[k].get();
-        run_step(st, steps_, vals, dst, m);
-        vals[k] = dst;
-      }
-    }
-  }, kBlock * 8);
+      });
+    });
+    return;
+  }
+  const size_t n = out.size();
+  if (n == 0) return;
+  char* out_bytes = static_cast<char*>(out.raw_data());
+  const size_t out_width = size_of(out.dtype());
+  cpu::parallel_chunks(
+      n,
+      [&](size_t begin, size_t end) {
+        BlockRunner runner(steps_, dense);
+        for (size_t b = begin; b < end; b += kBlock) runner.run(b, std::min(kBlock, end - b), out_bytes + b * out_width);
+      },
+      kBlock * 8);
 }
 
 }  // namespace alloy
