@@ -115,6 +115,12 @@ bool is_leaf_node(const array& a) {
   return true;
 }
 
+// Ctrl-C, an alarm or a timeout stopped device work (only Metal kernels
+// poll for it), as opposed to a failure that loses everything.
+bool is_stop(const std::exception& e) {
+  return dynamic_cast<const KernelInterrupted*>(&e) || dynamic_cast<const KernelTimeout*>(&e);
+}
+
 }  // namespace
 
 void eval(std::vector<array> outputs) {
@@ -164,24 +170,16 @@ void eval(std::vector<array> outputs) {
         for (auto& a : tape) release_graph(a);
       }
     }
-  } catch (const KernelInterrupted& e) {
-    // A launch waited for inside its node (timeout=, a bounds-checked launch).
-    mark_lost(e, true);
-    throw;
-  } catch (const KernelTimeout& e) {
-    mark_lost(e, true);
+  } catch (const std::exception& e) {
+    // A launch waited for inside its node (timeout=, a bounds-checked
+    // launch) was stopped; other errors leave what was computed valid.
+    if (is_stop(e)) mark_lost(e, true);
     throw;
   }
   try {
     eval_profile::timed("(synchronize)", [&] { synchronize_streams_for(outputs); });
-  } catch (const KernelInterrupted& e) {
-    mark_lost(e, true);
-    throw;
-  } catch (const KernelTimeout& e) {
-    mark_lost(e, true);
-    throw;
   } catch (const std::exception& e) {
-    mark_lost(e, false);
+    mark_lost(e, is_stop(e));
     throw;
   }
 }

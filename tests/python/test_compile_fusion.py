@@ -98,6 +98,15 @@ def test_gradients_and_vmap_through_a_compiled_chain(rng):
     same_bits(mx.vmap(mx.compile(f))(x, y), mx.vmap(f)(x, y))
 
 
+def profiled_primitives(code):
+    """{primitive: calls} from ALLOY_EVAL_PROFILE for a program run apart."""
+    env = dict(os.environ, ALLOY_EVAL_PROFILE="1")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return {line.split()[0]: int(line.split()[1]) for line in r.stderr.splitlines()
+            if len(line.split()) == 4 and line.split()[1].isdigit()}
+
+
 def test_the_chain_runs_as_one_node():
     # The eval profile names each primitive evaluated: the compiled call runs
     # a single fused node ("Compiled") and none of the ops it replaced.
@@ -107,14 +116,10 @@ def test_the_chain_runs_as_one_node():
         "x = mx.array(np.linspace(-1, 1, 4096, dtype=np.float32))\n"
         "f = mx.compile(lambda x: mx.where(x > 0, mx.tanh(mx.exp(x * 0.5) + 1.0) * x, -x) - 2.0)\n"
         "mx.eval(f(x))\n")
-    env = dict(os.environ, ALLOY_EVAL_PROFILE="1")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 0, r.stderr
-    rows = {line.split()[0]: int(line.split()[1]) for line in r.stderr.splitlines()
-            if len(line.split()) == 4 and line.split()[1].isdigit()}
-    assert rows.get("Compiled") == 1, r.stderr
+    rows = profiled_primitives(code)
+    assert rows.get("Compiled") == 1, rows
     for op in ("Multiply", "Exp", "Add", "Tanh", "Subtract", "Greater", "Select", "Negative"):
-        assert op not in rows, r.stderr
+        assert op not in rows, rows
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
@@ -154,11 +159,7 @@ def test_a_reduced_chain_runs_as_one_node():
         "y = mx.array(np.linspace(2, -3, 4096, dtype=np.float32).reshape(64, 64))\n"
         "f = mx.compile(lambda x, y: mx.sum(mx.square(x - y) * 0.5, axis=-1))\n"
         "mx.eval(f(x, y))\n")
-    env = dict(os.environ, ALLOY_EVAL_PROFILE="1")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 0, r.stderr
-    rows = {line.split()[0]: int(line.split()[1]) for line in r.stderr.splitlines()
-            if len(line.split()) == 4 and line.split()[1].isdigit()}
-    assert rows.get("Compiled") == 1, r.stderr
+    rows = profiled_primitives(code)
+    assert rows.get("Compiled") == 1, rows
     for op in ("Sum", "Square", "Subtract", "Multiply"):
-        assert op not in rows, r.stderr
+        assert op not in rows, rows

@@ -9,6 +9,7 @@
 
 #include "backend/common/ternary_ops.h"
 #include "backend/cpu/elementwise_loops.h"
+#include "backend/cpu/reduce_lanes.h"
 #include "core/cast.h"
 #include "alloy/detail/thread_pool.h"
 #include "primitives/fused.h"
@@ -146,28 +147,18 @@ class BlockRunner {
   std::vector<const void*> vals_;
 };
 
-// Reduces elements [b, e) of the program's values the way reduce_run does
-// over memory: eight lanes taking every eighth element, the tail in lane 0,
-// then the lanes folded in order. Blocks are multiples of eight elements,
-// so the lanes see the elements in the same order.
+// Reduces elements [b, e) of the program's values in the Reduce kernel's
+// order (cpu::ReduceLanes), fed one block at a time: blocks are multiples of
+// eight elements, so the lanes see the elements as they would in memory.
 template <ReduceOp Op, typename T, typename Acc>
 Acc reduce_range(BlockRunner& runner, size_t b, size_t e) {
-  const reduce::Fn<Op> fn;
-  constexpr size_t kLanes = 8;
-  static_assert(kBlock % kLanes == 0);
-  Acc lane[kLanes];
-  for (auto& l : lane) l = reduce::Fn<Op>::template identity<Acc>();
+  static_assert(kBlock % cpu::ReduceLanes<Op, Acc>::kLanes == 0);
+  cpu::ReduceLanes<Op, Acc> lanes;
   for (size_t s = b; s < e; s += kBlock) {
     const size_t m = std::min(kBlock, e - s);
-    const T* p = static_cast<const T*>(runner.run(s, m));
-    size_t i = 0;
-    for (; i + kLanes <= m; i += kLanes)
-      for (size_t j = 0; j < kLanes; ++j) lane[j] = fn(lane[j], cast_value<Acc>(p[i + j]));
-    for (; i < m; ++i) lane[0] = fn(lane[0], cast_value<Acc>(p[i]));
+    lanes.add(static_cast<const T*>(runner.run(s, m)), static_cast<int64_t>(m));
   }
-  Acc acc = lane[0];
-  for (size_t j = 1; j < kLanes; ++j) acc = fn(acc, lane[j]);
-  return acc;
+  return lanes.result();
 }
 
 // The Reduce kernel's two layouts for trailing axes, with the same split

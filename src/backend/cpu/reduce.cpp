@@ -14,6 +14,7 @@
 #include "backend/common/reduce_groups.h"
 #include "backend/common/reduce_ops.h"
 #include "backend/cpu/elementwise_loops.h"
+#include "backend/cpu/reduce_lanes.h"
 #include "core/cast.h"
 #include "primitives/reduce.h"
 
@@ -53,18 +54,9 @@ class OutputWalker {
 
 template <ReduceOp Op, typename T, typename Acc>
 Acc reduce_run(const T* p, int64_t n) {
-  const reduce::Fn<Op> fn;
-  constexpr int kLanes = 8;
-  Acc lane[kLanes];
-  for (auto& l : lane) l = reduce::Fn<Op>::template identity<Acc>();
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) lane[j] = fn(lane[j], cast_value<Acc>(p[i + j]));
-  }
-  for (; i < n; ++i) lane[0] = fn(lane[0], cast_value<Acc>(p[i]));
-  Acc acc = lane[0];
-  for (int j = 1; j < kLanes; ++j) acc = fn(acc, lane[j]);
-  return acc;
+  cpu::ReduceLanes<Op, Acc> lanes;
+  lanes.add(p, n);
+  return lanes.result();
 }
 
 template <ReduceOp Op, typename T>
