@@ -86,6 +86,9 @@ std::optional<ElementType> element_type(const std::string& type) {
 }
 
 std::string declared(const msl::ProgramParam& p) {
+  if (p.tensor_rank > 0)
+    return std::string("tensor<device ") + (p.role == Role::ReadBuffer ? "const " : "") + p.type + ", dextents<int, " +
+           std::to_string(p.tensor_rank) + ">>";
   switch (p.role) {
     case Role::ReadBuffer: return "device const " + p.type + "*";
     case Role::ConstantValue: return "constant " + p.type + "&";
@@ -348,12 +351,22 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
 
   Stream stream = to_stream(call.stream);
   const bool gpu = stream.device.type == Device::gpu;
+  for (const msl::ProgramParam& p : k.params)
+    if (gpu && p.tensor_rank > 0)
+      throw bad("tensor parameter '" + p.name + "' (" + declared(p) + "): tensor arguments run on the CPU only "
+                "for now; launch with stream=mx.cpu.");
   std::vector<array> inputs, in_out_sources;
   std::vector<Shape> out_shapes;
   std::vector<Dtype> out_dtypes;
   std::vector<int> from_input;
   std::vector<msl::ParamSpec> in_specs, out_specs;
   std::vector<unsigned> tg_bytes;
+  std::vector<bool> strided_inputs;  // tensor parameters keep their arrays' strides
+  auto check_rank = [&](const msl::ProgramParam& p, size_t ndim) {
+    if (p.tensor_rank > 0 && ndim != static_cast<size_t>(p.tensor_rank))
+      throw bad("parameter '" + p.name + "' (" + declared(p) + ") takes an array of " +
+                std::to_string(p.tensor_rank) + " dimensions; got " + std::to_string(ndim) + ".");
+  };
 
   auto check_size = [&](const msl::ProgramParam& p, const ElementType& e, size_t size) {
     if (size % e.span != 0)
@@ -389,7 +402,9 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
         check_dtype(p, *e, arr->dtype());
         check_size(p, *e, arr->size());
       }
+      check_rank(p, arr->ndim());
       inputs.push_back(*arr);
+      strided_inputs.push_back(p.tensor_rank > 0);
       in_specs.push_back(spec_of(p, arr->dtype(), false, i));
     } else if (p.role == Role::ConstantValue) {
       if (const array* arr = std::get_if<array>(&a)) {
@@ -398,6 +413,7 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
                     std::to_string(arr->size()) + " elements.");
         array v = e && arr->dtype() != e->dtype ? astype(*arr, e->dtype, stream) : *arr;
         inputs.push_back(v);
+        strided_inputs.push_back(false);
         in_specs.push_back(spec_of(p, v.dtype(), true, i));
       } else if (std::holds_alternative<OutputSpec>(a)) {
         throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes a number or a 0-d array, not " +
@@ -411,6 +427,7 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
                                                         : std::get<double>(a);
         array scalar = std::holds_alternative<int64_t>(a) ? array(std::get<int64_t>(a), e->dtype) : array(v, e->dtype);
         inputs.push_back(scalar);
+        strided_inputs.push_back(false);
         in_specs.push_back(spec_of(p, e->dtype, true, i));
       }
     }
@@ -431,6 +448,7 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
           check_dtype(p, *e, o->dtype);
           check_size(p, *e, size);
         }
+        check_rank(p, o->shape.size());
         out_shapes.push_back(o->shape);
         out_dtypes.push_back(o->dtype);
         from_input.push_back(-1);
@@ -439,6 +457,7 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
           check_dtype(p, *e, arr->dtype());
           check_size(p, *e, arr->size());
         }
+        check_rank(p, arr->ndim());
         out_shapes.push_back(arr->shape());
         out_dtypes.push_back(arr->dtype());
         from_input.push_back(-2 - static_cast<int>(in_out_sources.size()));  // fixed up below
@@ -477,6 +496,7 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
                                             call.dispatch, gpu, call.verbose, call.timeout);
   if (out_shapes.empty()) return {};  // nothing observable to compute
   p.output_from_input = std::move(from_input);
+  p.strided_inputs = std::move(strided_inputs);
   auto prim = std::make_shared<CustomKernel>(stream, std::move(p));
   return array::make_arrays(out_shapes, out_dtypes, prim, inputs);
 }

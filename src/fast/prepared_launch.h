@@ -24,6 +24,9 @@ struct PreparedLaunch {
   // metal_library in-out buffers: per output, the input whose contents it
   // starts from (-1: uninitialised). Empty: every output starts fresh.
   std::vector<int> output_from_input;
+  // metal_library tensor parameters: per kernel input, whether it is passed
+  // with its own strides (never copied to row-contiguous). Empty: none is.
+  std::vector<bool> strided_inputs;
 };
 
 // How many of a node's inputs are in-out sources (output_from_input): they

@@ -146,6 +146,10 @@ class Group {
   void barrier(const SyncSite& site);
   void simd_exchange(const SyncSite& site, const void* value, unsigned size, SimdView* out);
   unsigned lane() const { return current_ % kLanes; }
+  void thread(unsigned* index, unsigned* count) const {
+    *index = current_;
+    *count = count_;
+  }
 
  private:
   static void fiber_main(bctx::transfer_t t);
@@ -380,8 +384,9 @@ void api_simd_exchange(SyncSite site, const void* value, unsigned size, SimdView
   t_group.simd_exchange(site, value, size, out);
 }
 unsigned api_lane() { return t_group.lane(); }
+void api_thread(unsigned* index, unsigned* count) { t_group.thread(index, count); }
 
-const alloy_msl::cpu::FiberApi kApi = {&api_run_group, &api_barrier, &api_simd_exchange, &api_lane};
+const alloy_msl::cpu::FiberApi kApi = {&api_run_group, &api_barrier, &api_simd_exchange, &api_lane, &api_thread};
 
 }  // namespace
 

@@ -182,6 +182,10 @@ void CommandEncoder::State::dispatch(MTL::Size grid, MTL::Size group, fast::Disp
         }
         continue;
       }
+      if (p.tensor_rank > 0)
+        throw std::invalid_argument("[metal] kernel '" + k.name + "': parameter '" + p.name +
+                                    "' is a tensor, which this host API cannot bind yet (MTLTensor); launch the "
+                                    "kernel through mx.fast.metal_library on the CPU.");
       const bool write = p.role == Role::WriteBuffer;
       if (write != (pass == 1)) continue;
       auto it = buffers.find(p.index);

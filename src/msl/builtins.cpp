@@ -60,6 +60,8 @@ bool is_sync_function(std::string_view name) {
 }
 
 bool is_sync_name(std::string_view name) {
+  // A tensor op at a SIMD-group scope deals its rows over the scope's threads.
+  if (name == "execution_simdgroup" || name == "execution_simdgroups") return true;
   return name == "simdgroup_matrix" ||
          (starts_with(name, "simdgroup_") && (name.find("8x8") != std::string_view::npos));
 }
@@ -112,7 +114,8 @@ bool is_metal_include(std::string_view d) {
   i += 7;
   skip();
   if (i >= d.size() || (d[i] != '<' && d[i] != '"')) return false;
-  return starts_with(d.substr(i + 1), "metal_");
+  std::string_view path = d.substr(i + 1);
+  return starts_with(path, "metal_") || starts_with(path, "MetalPerformancePrimitives/");
 }
 
 }  // namespace alloy::msl

@@ -23,7 +23,7 @@ const AttributeInfo* find_attribute(std::string_view name);
 // functions, simdgroup_matrix operations.
 bool is_sync_function(std::string_view name);
 // Whether an identifier is a type that needs the threads together wherever
-// it appears: the simdgroup matrix types. (`threadgroup` counts only where it
+// it appears: the simdgroup matrix types, the SIMD-group execution scopes. (`threadgroup` counts only where it
 // declares storage: see declares_threadgroup_storage.)
 bool is_sync_name(std::string_view name);
 // Whether an identifier names an atomic type or function.
@@ -34,7 +34,8 @@ bool is_atomic_name(std::string_view name);
 // other identifier (including int8/uint16/... bit-width lookalikes).
 std::optional<std::string> invalid_vector_type(std::string_view name);
 
-// `#include <metal_stdlib>` and the other `<metal_*>` headers.
+// `#include <metal_stdlib>` and the other `<metal_*>` headers, and Metal
+// Performance Primitives' `<MetalPerformancePrimitives/...>`.
 bool is_metal_include(std::string_view directive_text);
 
 }  // namespace alloy::msl

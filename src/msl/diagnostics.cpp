@@ -77,6 +77,23 @@ std::optional<Location> parse_nvrtc(std::string_view l) {
   return loc;
 }
 
+// NVRTC's template context, "... detected during instantiation of ... at line
+// 12 of source": the user's line the instantiation comes from.
+std::optional<Location> parse_nvrtc_context(std::string_view l) {
+  std::size_t at = l.rfind(" at line ");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t digits = at + 9, of = l.find(" of ", digits);
+  if (of == std::string_view::npos) return std::nullopt;
+  const std::optional<int> line = number(l.substr(digits, of - digits));
+  std::string_view file = l.substr(of + 4);
+  while (!file.empty() && (file.back() == ' ' || file.back() == '\r')) file.remove_suffix(1);
+  if (!line || (file != "source" && file != "header")) return std::nullopt;
+  Location loc;
+  loc.file = std::string(file);
+  loc.line = *line;
+  return loc;
+}
+
 // A compiler's own quote of a line: "   12 |   code" or "      |   ^~~~".
 bool is_snippet_line(std::string_view l) {
   std::size_t i = 0;
@@ -146,6 +163,13 @@ std::string map_diagnostics(const TranslatedKernel& k, const std::string& log,
     if (!loc || (loc->file != "source" && loc->file != "header" &&
                  loc->file != k.lines.generated_file)) {
       out << l << "\n";
+      if (std::optional<Location> site = parse_nvrtc_context(l)) {
+        const std::string_view text =
+            site->file == "source" ? std::string_view(spec.source) : std::string_view(spec.header);
+        if (!line_of(text, site->line).empty())
+          out << site->file << ":" << site->line << ": note: the instantiation above comes from here\n"
+              << quote_line(text, site->line, 0);
+      }
       continue;
     }
     Origin origin = loc->file == "source"   ? Origin::Source

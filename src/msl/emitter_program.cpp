@@ -32,6 +32,16 @@ std::string threadgroup_pointer_type(const ProgramParam& p) {
   return t;
 }
 
+// A tensor parameter's argument: the buffer, the array's shape and strides
+// (runtime/metal_tensor.h reverses them into Metal's innermost-first order).
+std::string tensor_argument(const GlueContext& c, const CxxTarget& target, const ProgramParam& p,
+                            const std::vector<KernelParam>& params, const std::vector<GlueParam>& glue,
+                            std::size_t buffer, std::size_t meta) {
+  return "::alloy_msl::bind_tensor<" + std::to_string(p.tensor_rank) + ">(" +
+         target.argument(c, params[buffer], glue[buffer]) + ", " + target.argument(c, params[meta], glue[meta]) +
+         ", " + target.argument(c, params[meta + 1], glue[meta + 1]) + ")";
+}
+
 }  // namespace
 
 void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target, TranslatedKernel& k) {
@@ -67,6 +77,22 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
                                 " and writes " + std::to_string(n_outputs) + " buffers; the launch describes " +
                                 std::to_string(spec.inputs.size()) + " and " + std::to_string(spec.outputs.size()) +
                                 ".");
+  // A tensor's shape and strides (those of the array bound to it, outermost
+  // first) follow the buffers; glue index: the buffer's (outputs after inputs).
+  std::vector<std::size_t> tensor_meta(entry.params.size(), 0);
+  {
+    int in = 0, out = 0;
+    for (std::size_t i = 0; i < entry.params.size(); ++i) {
+      const ProgramParam& p = entry.params[i];
+      int buffer = -1;
+      if (p.role == R::ReadBuffer || p.role == R::ConstantValue) buffer = in++;
+      if (p.role == R::WriteBuffer) buffer = n_inputs + out++;
+      if (buffer < 0 || p.tensor_rank == 0) continue;
+      tensor_meta[i] = params.size();
+      params.push_back({KernelParam::Kind::Shape, buffer, p.name + "_shape", "int"});
+      params.push_back({KernelParam::Kind::Strides, buffer, p.name + "_strides", "int64_t"});
+    }
+  }
   k.params = glue_params(params, n_inputs);
 
   // Threadgroup memory: each parameter's bytes at a 16-aligned offset.
@@ -94,7 +120,8 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
     switch (p.role) {
       case R::ReadBuffer: {
         const std::size_t g = in++;
-        call += target.argument(c, params[g], k.params[g]);
+        call += tensor_meta[i] ? tensor_argument(c, target, p, params, k.params, g, tensor_meta[i])
+                               : target.argument(c, params[g], k.params[g]);
         break;
       }
       case R::ConstantValue: {
@@ -107,7 +134,8 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
       }
       case R::WriteBuffer: {
         const std::size_t g = n_inputs + out++;
-        call += target.argument(c, params[g], k.params[g]);
+        call += tensor_meta[i] ? tensor_argument(c, target, p, params, k.params, g, tensor_meta[i])
+                               : target.argument(c, params[g], k.params[g]);
         break;
       }
       case R::Threadgroup: {

@@ -34,6 +34,19 @@ constexpr std::string_view kMathExtraNames[] = {
     "mulhi",    "normalize", "popcount",    "reverse_bits", "rhadd",      "rotate",  "select",
     "signbit",  "sincos",   "sub_sat",      "subsat"};
 
+// metal_tensor.h: Metal 4 tensors and the MPP tensor ops (also `tensor<`, and
+// `#include <metal_tensor>` or MPP's header). Not `tensor`, `extents` or
+// `array` alone: names a kernel may well declare itself.
+constexpr std::string_view kTensorNames[] = {"dextents", "tensor_inline", "tensor_handle", "tensor_offset",
+                                             "matmul2d", "matmul2d_descriptor", "mpp", "tensor_ops",
+                                             "execution_thread", "execution_simdgroup", "execution_simdgroups",
+                                             "dynamic_extent", "dynamic_length_v"};
+
+bool includes_tensor_header(const Token& directive) {
+  const std::string& d = directive.text;
+  return d.find("<metal_tensor>") != std::string::npos || d.find("MetalPerformancePrimitives/") != std::string::npos;
+}
+
 // MLX's utils.h (mlx_utils.h).
 constexpr std::string_view kMlxUtilsNames[] = {"ceildiv", "Limits", "elem_to_loc"};
 
@@ -63,6 +76,8 @@ void scan(const LexedText& lexed, RuntimeFeatures& f, bool& everything) {
     // Another header may use anything of the runtime.
     if (t.kind == TokenKind::Directive && directive_name(t) == "include" && !is_metal_include(t.text))
       everything = true;
+    if (t.kind == TokenKind::Directive && directive_name(t) == "include" && includes_tensor_header(t))
+      f.tensor = true;
   }
   const std::vector<Token>& toks = lexed.code;
   for (std::size_t i = 0; i < toks.size(); ++i) {
@@ -80,6 +95,7 @@ void scan(const LexedText& lexed, RuntimeFeatures& f, bool& everything) {
     if (in(kMathNames, s)) f.math = true;
     if (s == "fast") f.fast_math = true;
     if (in(kMathExtraNames, s)) f.math_extra = true;
+    if (in(kTensorNames, s) || (s == "tensor" && i + 1 < toks.size() && toks[i + 1].is_punct("<"))) f.tensor = true;
     if (in(kMlxUtilsNames, s) || starts_with(s, "elem_to_loc")) f.mlx_utils = true;
     if (starts_with(s, "simd_") || starts_with(s, "quad_")) f.simd = true;
     if (starts_with(s, "simdgroup_") && s != "simdgroup_barrier" && !find_attribute(s)) f.matrix = true;
@@ -96,7 +112,11 @@ RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysi
   scan(lexed.source, f, everything);
   scan(lexed.header, f, everything);
   if (everything) {
+    // Not the tensor header: its names (tensor, array, extents) are seen or
+    // absent whatever else is in doubt, and would clash with the user's own.
+    const bool tensor = f.tensor;
     include_everything(f);
+    f.tensor = tensor;
     return f;
   }
   for (const ParamSpec& p : spec.inputs) f.half_ops |= names_half(p.type);
@@ -108,6 +128,7 @@ RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysi
   if (f.matrix) f.simd = true;
   if (f.simd || f.atomics || f.matrix) f.math = f.half_ops = true;
   if (f.math_extra || f.fast_math) f.math = true;
+  if (f.tensor) f.half_ops = true;
   return f;
 }
 
@@ -124,6 +145,7 @@ std::string feature_defines(const RuntimeFeatures& f) {
   use(f.atomics, "ATOMICS");
   use(f.matrix, "MATRIX");
   use(f.mlx_utils, "MLX_UTILS");
+  use(f.tensor, "TENSOR");
   // No lane's elements are named: the matrices may live in mma.sync's layout.
   if (f.matrix && !f.matrix_elements) s += "#define ALLOY_MSL_MATRIX_MMA_LAYOUT 1\n";
   return s;

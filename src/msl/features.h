@@ -21,6 +21,7 @@ struct RuntimeFeatures {
   bool atomics = false;
   bool matrix = false;
   bool mlx_utils = false;
+  bool tensor = false;  // Metal 4 tensors, mpp::tensor_ops (decided on names even when in doubt)
   // simdgroup_matrix's per-lane elements are reached (thread_elements(), or
   // code this scan cannot see): the CUDA target then keeps Apple's
   // element-to-lane layout; otherwise it may use the tensor cores' own.

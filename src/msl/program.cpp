@@ -79,6 +79,7 @@ class Parser {
   }
 
   ProgramInfo run() {
+    find_tensor_aliases();
     std::map<std::string, ProgramKernel> templates;  // templated kernel definitions by function name
     int braces = 0;
     for (std::size_t i = 0; i < toks_.size(); ++i) {
@@ -187,7 +188,8 @@ class Parser {
     if (j < toks_.size() && toks_[j].is_punct("<")) {
       std::size_t close = closing_angle(toks_, j);
       if (close == 0) fail(toks_[j], "unclosed template argument list");
-      targs = "<" + join(toks_, j + 1, close) + ">";
+      // A closing `>>` also closes the last argument's own list (`<4>>`).
+      targs = "<" + join(toks_, j + 1, close) + (toks_[close].is_punct(">>") ? ">>" : ">");
       j = close + 1;
     }
     if (j >= toks_.size() || !toks_[j].is_punct("(")) fail(name, "expected the parameter list of kernel '" + name.text + "'");
@@ -314,6 +316,12 @@ class Parser {
         type_end = end - 1;
       }
     }
+    if (std::size_t open = tensor_open(b, type_end))
+      return tensor_parameter(p, b, open, type_end, attrs, types_only);
+    if (type_end == b + 1 && tensor_aliases_.count(toks_[b].text)) {  // `mxfp8_tensor a [[buffer(0)]]`
+      const std::size_t open = tensor_aliases_.at(toks_[b].text);
+      return tensor_parameter(p, b, open, closing_angle(toks_, open) + 1, attrs, types_only);
+    }
     std::string space;
     bool is_const = false, pointer = false, reference = false;
     Tokens type;
@@ -393,6 +401,108 @@ class Parser {
     return p;
   }
 
+  // Program-scope `using name = tensor<...>;` (the seed's `mxfp8_tensor`):
+  // a kernel parameter of type `name` is that tensor.
+  void find_tensor_aliases() {
+    int braces = 0;
+    for (std::size_t i = 0; i + 3 < toks_.size(); ++i) {
+      if (toks_[i].is_punct("{")) ++braces;
+      if (toks_[i].is_punct("}")) --braces;
+      if (braces != 0 || !toks_[i].is_ident("using") || toks_[i + 1].kind != TokenKind::Identifier ||
+          !toks_[i + 2].is_punct("="))
+        continue;
+      std::size_t end = i + 3;
+      while (end < toks_.size() && !toks_[end].is_punct(";")) ++end;
+      if (std::size_t open = tensor_open(i + 3, end); open && closing_angle(toks_, open) + 1 == end)
+        tensor_aliases_[toks_[i + 1].text] = open;
+    }
+  }
+
+  // `tensor<` (or `metal::tensor<`) opening the type [b, e): the index of its `<`, else 0.
+  std::size_t tensor_open(std::size_t b, std::size_t e) const {
+    std::size_t k = b;
+    if (k + 2 < e && toks_[k].is_ident("metal") && toks_[k + 1].is_punct("::")) k += 2;
+    return k + 1 < e && toks_[k].is_ident("tensor") && toks_[k + 1].is_punct("<") ? k + 1 : 0;
+  }
+
+  // `tensor<device [const] T, dextents<I, R> | extents<I, E...>[, tensor_handle]> name [[buffer(i)]]`.
+  ProgramParam tensor_parameter(ProgramParam& p, std::size_t b, std::size_t open, std::size_t type_end,
+                                const std::vector<std::pair<std::size_t, std::size_t>>& attrs, bool types_only) {
+    const Token& at = toks_[b];
+    const std::string what = p.name.empty() ? "a tensor parameter" : "tensor parameter '" + p.name + "'";
+    const std::size_t close = closing_angle(toks_, open);
+    if (close == 0 || close + 1 != type_end) fail(at, what + ": expected `tensor<device T, dextents<int, R>>`");
+    // The template arguments, split at top-level commas.
+    std::vector<std::pair<std::size_t, std::size_t>> args;
+    int depth = 0;
+    std::size_t start = open + 1;
+    for (std::size_t k = open + 1; k <= close; ++k) {
+      const Token& t = toks_[k];
+      if (k < close) {
+        if (t.is_punct("<") || opens(t)) ++depth;
+        if (t.is_punct(">") || closes(t)) --depth;
+        if (t.is_punct(">>")) depth -= 2;
+        if (!(t.is_punct(",") && depth == 0)) continue;
+      }
+      args.emplace_back(start, k);
+      start = k + 1;
+    }
+    if (args.size() < 2) fail(at, what + ": a tensor names its element type and its extents");
+    std::string space;
+    bool is_const = false;
+    Tokens element;
+    for (std::size_t k = args[0].first; k < args[0].second; ++k) {
+      const Token& t = toks_[k];
+      if (is_address_space(t)) space = t.text;
+      else if (t.is_ident("const")) is_const = true;
+      else element.push_back(t);
+    }
+    p.type = join(element, 0, element.size());
+    if (p.type.rfind("metal::", 0) == 0) p.type = p.type.substr(7);
+    // The rank: dextents<I, R> says it; extents<I, E...> counts its E.
+    std::size_t x = args[1].first;
+    if (x + 2 < args[1].second && toks_[x].is_ident("metal") && toks_[x + 1].is_punct("::")) x += 2;
+    const bool dynamic = toks_[x].is_ident("dextents");
+    if ((!dynamic && !toks_[x].is_ident("extents")) || x + 1 >= args[1].second || !toks_[x + 1].is_punct("<"))
+      fail(toks_[x], what + ": the extents must be `dextents<int, R>` or `extents<int, E...>`");
+    int commas = 0;
+    depth = 0;
+    std::size_t last = x + 2;
+    for (std::size_t k = x + 1; k < args[1].second; ++k) {
+      if (toks_[k].is_punct("<") || opens(toks_[k])) ++depth;
+      if (toks_[k].is_punct(">") || closes(toks_[k])) --depth;
+      if (depth == 1 && toks_[k].is_punct(",")) {
+        ++commas;
+        last = k + 1;
+      }
+    }
+    if (dynamic) {
+      const std::optional<long long> r =
+          last < args[1].second ? integer_literal(toks_[last].text, 16) : std::nullopt;
+      if (commas != 1 || !r || *r < 1) fail(toks_[x], what + ": dextents<I, R> takes a rank R from 1 to 16");
+      p.tensor_rank = static_cast<int>(*r);
+    } else {
+      p.tensor_rank = commas;
+    }
+    if (types_only) return p;
+    if (space != "device" && space != "constant")
+      fail(at, what + ": a tensor kernel argument is in `device` or `constant` memory (`tensor<device " + p.type +
+                   ", ...>`); threadgroup tensors are made in the kernel with tensor_inline");
+    for (const auto& range : attrs) {
+      const Token& a = toks_[range.first];
+      if (!a.is("buffer")) fail(a, what + ": a tensor is bound with [[buffer(i)]], not [[" + a.text + "]]");
+      if (range.first + 2 >= range.second || toks_[range.first + 2].kind != TokenKind::Number)
+        fail(a, "expected [[buffer(index)]]");
+      const std::optional<long long> n = integer_literal(toks_[range.first + 2].text, kMaxArgumentIndex);
+      if (!n)
+        fail(toks_[range.first + 2],
+             "[[buffer(index)]] takes an index from 0 to " + std::to_string(kMaxArgumentIndex));
+      p.index = static_cast<int>(*n);
+    }
+    p.role = (space == "constant" || is_const) ? ProgramParam::Role::ReadBuffer : ProgramParam::Role::WriteBuffer;
+    return p;
+  }
+
   // Metal allows these types for its thread-position attributes: uint or
   // ushort for one value, up to 3 components for positions and sizes.
   void check_attribute_type(const ProgramParam& p) const {
@@ -411,6 +521,7 @@ class Parser {
   LexedText lexed_;
   Tokens toks_;
   ProgramInfo info_;
+  std::map<std::string, std::size_t> tensor_aliases_;  // alias name -> the `<` of its `tensor<`
 };
 
 }  // namespace

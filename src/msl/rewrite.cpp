@@ -2,6 +2,8 @@
 
 #include <map>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "msl/builtins.h"
@@ -240,10 +242,39 @@ class Rewriter {
         default: break;
       }
     }
+    multi_index_subscripts(toks, out);
     if (checked_) check_subscripts(toks, out);
     poll_loops(toks, out);
     wrap_literal_conditionals(toks, out);
     return out;
+  }
+
+  // Metal 4's subscript with several indices, `t[i, j]` (tensors): C++20 has
+  // none, so `t[ ::alloy_msl::subscript(i, j)]` (runtime/metal_base.h). A
+  // subscript follows a name, `]` or `)`; `auto [a, b]`, a lambda's captures
+  // and attributes are left alone.
+  static void multi_index_subscripts(const std::vector<Token>& toks, Out& out) {
+    static const std::set<std::string> not_operands = {"auto", "return", "operator", "new", "delete", "throw",
+                                                       "case", "else", "do", "co_return", "co_yield"};
+    for (std::size_t i = 1; i < toks.size(); ++i) {
+      const Token& before = toks[i - 1];
+      if (!toks[i].is_punct("[")) continue;
+      if (!((before.kind == TokenKind::Identifier && !not_operands.count(before.text)) || before.is_punct("]") ||
+            before.is_punct(")")))
+        continue;
+      const std::size_t close = closing(toks, i, "]");
+      if (close == 0) continue;
+      bool several = false;
+      int depth = 0;
+      for (std::size_t k = i + 1; k < close && !several; ++k) {
+        if (opens(toks[k])) ++depth;
+        if (closes(toks[k])) --depth;
+        several = depth == 0 && toks[k].is_punct(",");
+      }
+      if (!several) continue;
+      out[i] = current(toks, out, i) + " ::alloy_msl::subscript(";
+      out[close] = ")" + current(toks, out, close);
+    }
   }
 
   // Bounds checks: `name[i][j]` -> `name[(::alloy_msl::bounds_index<decltype(

@@ -113,6 +113,21 @@ TEST(MslDiagnostics, NvrtcWithoutEchoStillQuotesTheLine) {
             "     2 |   return x + undefined_in_header;\n");
 }
 
+// A static_assert of the runtime (Metal 4's matmul2d on a type combination
+// it lacks): NVRTC names the user's line only in its template context.
+TEST(MslDiagnostics, NvrtcInstantiationContextQuotesTheUsersLine) {
+  KernelSpec s = bad_kernel();
+  TranslatedKernel k = translate(s, Target::Cuda);
+  std::string log =
+      "metal_tensor.h(311): error: static assertion failed with \"not supported\"\n"
+      "        detected during instantiation of \"void f<T>() [with T=float]\" at line 3 of source\n";
+  EXPECT_EQ(map_diagnostics(k, log, s),
+            "metal_tensor.h(311): error: static assertion failed with \"not supported\"\n"
+            "        detected during instantiation of \"void f<T>() [with T=float]\" at line 3 of source\n"
+            "source:3: note: the instantiation above comes from here\n"
+            "     3 |   half h = 1.0h; float y = undefined_thing + h;\n");
+}
+
 TEST(MslDiagnostics, GeneratedLinesQuoteTheTranslation) {
   KernelSpec s = bad_kernel();
   TranslatedKernel k = translate(s, Target::Cpp);

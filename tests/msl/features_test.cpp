@@ -28,6 +28,18 @@ TEST(MslFeatures, PlainKernelNeedsOnlyTheCore) {
                f.mlx_utils);
 }
 
+// Metal 4 tensors: by the header's include or the API's names, even when an
+// unknown include puts every other part in; never by a kernel's own `tensor`.
+TEST(MslFeatures, TensorPartByIncludeOrNames) {
+  EXPECT_TRUE(features_of("out[0] = 1;", "#include <metal_tensor>\n").tensor);
+  EXPECT_TRUE(
+      features_of("out[0] = 1;", "#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n").tensor);
+  EXPECT_TRUE(features_of("tensor<device float, dextents<int, 1>> t(out, dextents<int, 1>(4)); t[0] = 1;").tensor);
+  EXPECT_TRUE(features_of("out[0] = 1;", "#include \"other.h\"\nusing namespace mpp::tensor_ops;\n").tensor);
+  EXPECT_FALSE(features_of("float tensor = inp[0]; out[0] = tensor;").tensor);
+  EXPECT_FALSE(features_of("out[0] = 1;", "#include \"other.h\"\n").tensor);
+}
+
 TEST(MslFeatures, MathNamesInBodyHeaderAndMacros) {
   EXPECT_TRUE(features_of("out[0] = floor(inp[0]);").math);
   EXPECT_TRUE(features_of("out[0] = metal::precise::sqrt(inp[0]);").math);

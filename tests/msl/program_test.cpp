@@ -97,6 +97,48 @@ TEST(MslProgram, InvalidVectorTypeInAProgramNamesTheLine) {
   EXPECT_NE(std::string(e.what()).find("half8"), std::string::npos);
 }
 
+// Metal 4 tensor parameters: the element type without its address space, the
+// rank, and the role (const elements are read, the others written).
+TEST(MslProgram, TensorParameters) {
+  ProgramInfo info = parse_program(
+      "template <typename T, typename S>\n"
+      "kernel void mm(tensor<device const half, dextents<int, 2>> a [[buffer(1)]],\n"
+      "               metal::tensor<constant float, extents<int, 4, 8, 2>> b [[buffer(0)]],\n"
+      "               tensor<device T, dextents<int, 3>, tensor_handle> c [[buffer(2)]]) { }\n"
+      "template [[host_name(\"mm_f\")]] kernel void mm<float, execution_simdgroups<4>>(\n"
+      "    tensor<device const half, dextents<int, 2>>, tensor<constant float, extents<int, 4, 8, 2>>,\n"
+      "    tensor<device float, dextents<int, 3>, tensor_handle>);\n");
+  ASSERT_EQ(info.kernels.size(), 1u);
+  const ProgramKernel& k = info.kernels[0];
+  EXPECT_EQ(k.template_args, "<float, execution_simdgroups<4>>");
+  ASSERT_EQ(k.params.size(), 3u);
+  EXPECT_EQ(k.params[0].role, Role::ReadBuffer);
+  EXPECT_EQ(k.params[0].type, "half");
+  EXPECT_EQ(k.params[0].tensor_rank, 2);
+  EXPECT_EQ(k.params[0].index, 1);
+  EXPECT_EQ(k.params[1].role, Role::ReadBuffer);
+  EXPECT_EQ(k.params[1].type, "float");
+  EXPECT_EQ(k.params[1].tensor_rank, 3);
+  EXPECT_EQ(k.params[2].role, Role::WriteBuffer);
+  EXPECT_EQ(k.params[2].type, "float");
+  EXPECT_EQ(k.params[2].tensor_rank, 3);
+  EXPECT_EQ(k.params[2].index, 2);
+  // A program-scope alias names the tensor type (the seed's `mxfp8_tensor`).
+  ProgramInfo aliased = parse_program(
+      "using matrix = metal::tensor<device half, dextents<int, 2>>;\n"
+      "kernel void g(matrix m [[buffer(0)]], uint i [[thread_position_in_grid]]) { }\n");
+  ASSERT_EQ(aliased.kernels.size(), 1u);
+  EXPECT_EQ(aliased.kernels[0].params[0].role, Role::WriteBuffer);
+  EXPECT_EQ(aliased.kernels[0].params[0].type, "half");
+  EXPECT_EQ(aliased.kernels[0].params[0].tensor_rank, 2);
+  CompileError tg = error_of("kernel void f(tensor<threadgroup float, dextents<int, 2>> t [[buffer(0)]]) { }\n");
+  EXPECT_NE(std::string(tg.what()).find("threadgroup tensors are made in the kernel with tensor_inline"),
+            std::string::npos)
+      << tg.what();
+  CompileError rank = error_of("kernel void f(tensor<device float, dextents<int, n>> t [[buffer(0)]]) { }\n");
+  EXPECT_NE(std::string(rank.what()).find("dextents<I, R> takes a rank R"), std::string::npos) << rank.what();
+}
+
 TEST(MslProgram, NoKernelAndDuplicateNamesAreErrors) {
   EXPECT_NE(std::string(error_of("float f(float x) { return x; }\n").what()).find("declares no kernel"),
             std::string::npos);

@@ -50,6 +50,21 @@ TEST(MslTranslate, AddressSpacesInTypesAreDropped) {
             "inline float f(const float& s, const float* p, float const* q) { return s; }");
 }
 
+// Metal 4 tensors: address spaces inside template arguments go like any
+// other, and a subscript with several indices becomes one C++20 can call.
+TEST(MslTranslate, TensorTypesAndMultiIndexSubscripts) {
+  EXPECT_EQ(body_line("tensor<device half, dextents<int, 2>> t(p, dextents<int, 2>(4, 4)); "
+                      "tensor<threadgroup float, extents<int, 8, 8>, tensor_inline> s(q, extents<int, 8, 8>());"),
+            "tensor<half, dextents<int, 2>> t(p, dextents<int, 2>(4, 4)); "
+            "tensor<float, extents<int, 8, 8>, tensor_inline> s(q, extents<int, 8, 8>());");
+  EXPECT_EQ(body_line("t[i, j + 1] = u[f(a, b), g[c, d]];"),
+            "t[ ::alloy_msl::subscript(i, j + 1)] = "
+            "u[ ::alloy_msl::subscript(f(a, b), g[ ::alloy_msl::subscript(c, d)])];");
+  // One index, a lambda's captures and structured bindings stay.
+  EXPECT_EQ(body_line("x[f(a, b)] = 1; auto l = [a, b](int k) { return k; }; auto [p, q] = pair;"),
+            "x[f(a, b)] = 1; auto l = [a, b](int k) { return k; }; auto [p, q] = pair;");
+}
+
 TEST(MslTranslate, ThreadgroupStorageVersusThreadgroupTypes) {
   EXPECT_EQ(body_line("threadgroup float buf[32]; threadgroup vec<float, 4> v[2][3];"),
             "ALLOY_THREADGROUP float buf[32]; ALLOY_THREADGROUP vec<float, 4> v[2][3];");

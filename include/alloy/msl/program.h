@@ -26,6 +26,10 @@ struct ProgramParam {
   std::string attribute;  // Attribute: "thread_position_in_grid"
   // Threadgroup array parameters: the dimensions as written (`32`, `TILE + 1`).
   std::vector<std::string> array_dims;
+  // A Metal 4 tensor, `tensor<device T, dextents<int, R>> t [[buffer(i)]]`:
+  // its rank (0 for every other parameter). `type` is then the element type
+  // T; the role is ReadBuffer for const elements, WriteBuffer otherwise.
+  int tensor_rank = 0;
   int line = 0, col = 0;  // of the parameter in the program (file "source")
 };
 

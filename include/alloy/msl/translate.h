@@ -114,7 +114,9 @@ struct GlueParam {
     Ndim      // input `index`'s ndim: an `int` by value / L->ndim[index]
   };
   Kind kind = Buffer;
-  int index = 0;  // Buffer/Scalar: position in inputs then outputs; else the input's index
+  // Buffer/Scalar: position in inputs then outputs; else the input's index
+  // (metal_library's tensor parameters: the buffer's position, outputs too).
+  int index = 0;
   std::string name;  // the glue parameter's name in the generated source
 };
 

@@ -79,9 +79,9 @@ void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, c
 OperandTables::OperandTables(size_t n_inputs, size_t n_outputs) : n_inputs_(n_inputs) {
   if (n_inputs + n_outputs > kInline) {
     buffers_heap_.resize(n_inputs + n_outputs);
-    shapes_heap_.resize(n_inputs);
-    strides_heap_.resize(n_inputs);
-    ndims_heap_.resize(n_inputs);
+    shapes_heap_.resize(n_inputs + n_outputs);
+    strides_heap_.resize(n_inputs + n_outputs);
+    ndims_heap_.resize(n_inputs + n_outputs);
     elements_heap_.resize(n_inputs + n_outputs);
     buffers_ = buffers_heap_.data();
     shapes_ = shapes_heap_.data();
@@ -119,6 +119,8 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
   if (ensure_row_contiguous()) {
     for (size_t i = 0; i < inputs_in.size(); ++i) {
       if (inputs_in[i].flags().row_contiguous) continue;
+      const std::vector<bool>& strided = launch().strided_inputs;
+      if (i < strided.size() && strided[i]) continue;
       if (copied.empty()) copied = inputs_in;
       array c = contiguous(inputs_in[i], false, stream());
       c.eval();
@@ -141,7 +143,9 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
     const array& in = inputs[i];
     tables.set_input(i, in.raw_data(), in.shape().data(), in.strides().data(), in.ndim(), in.data_size());
   }
-  for (size_t i = 0; i < outputs.size(); ++i) tables.set_output(i, outputs[i].raw_data(), outputs[i].size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    tables.set_output(i, outputs[i].raw_data(), outputs[i].size(), outputs[i].shape().data(),
+                      outputs[i].strides().data(), outputs[i].ndim());
   cpu::run_custom_kernel(variant(), tables.view(), grid(), threadgroup(), launch().timeout);
 }
 

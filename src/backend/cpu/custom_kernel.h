@@ -14,7 +14,8 @@
 namespace alloy::cpu {
 
 // A launch's operands, in the kernel's parameter order: every input, then
-// every output (buffers), with each input's shape, strides and ndim.
+// every output (buffers), with each one's shape, strides and ndim (an
+// output's where given: metal_library's tensor parameters read them).
 struct KernelOperands {
   void* const* buffers;
   const int* const* shapes;
@@ -41,9 +42,13 @@ class OperandTables {
     ndims_[i] = ndim;
     elements_[i] = elements;
   }
-  void set_output(size_t i, void* data, unsigned long long elements = kUnknownElements) {
+  void set_output(size_t i, void* data, unsigned long long elements = kUnknownElements, const int* shape = nullptr,
+                  const int64_t* strides = nullptr, int ndim = 0) {
     buffers_[n_inputs_ + i] = data;
     elements_[n_inputs_ + i] = elements;
+    shapes_[n_inputs_ + i] = shape;
+    strides_[n_inputs_ + i] = strides;
+    ndims_[n_inputs_ + i] = ndim;
   }
   KernelOperands view() const { return {buffers_, shapes_, strides_, ndims_, elements_}; }
 

@@ -45,13 +45,16 @@ struct FiberApi {
   void (*simd_exchange)(SyncSite site, const void* value, unsigned size, SimdView* out);
   // thread_index_in_simdgroup of the running fiber.
   unsigned (*lane)();
+  // thread_index_in_threadgroup of the running fiber, and the group's thread count.
+  void (*thread)(unsigned* index, unsigned* count);
 };
 
 struct Launch {
   void* const* buffers;            // kernel arguments in order: inputs, then outputs
-  const int* const* shapes;        // per input: name_shape (null where unused)
-  const int64_t* const* strides;   // per input: name_strides
-  const int* ndims;                // per input: name_ndim
+  // Per input, then per output where given (metal_library's tensors):
+  const int* const* shapes;        // name_shape (null where unused)
+  const int64_t* const* strides;   // name_strides
+  const int* ndims;                // name_ndim
   unsigned grid[3];                // threads, as dispatchThreads counts them
   unsigned threadgroup[3];         // requested size, already clamped to the grid
   uint64_t tg_begin, tg_end;       // linear threadgroup indices to run (x fastest)

@@ -367,3 +367,25 @@ template <class T> struct numeric_limits<const T> : numeric_limits<T> {};
 #define M_2_SQRTPI_H (::metal::half(M_2_SQRTPI_F))
 #define M_SQRT2_H (::metal::half(M_SQRT2_F))
 #define M_SQRT1_2_H (::metal::half(M_SQRT1_2_F))
+
+// ---- `a[i, j]`: the translator's spelling of a subscript with several
+// indices (Metal 4 tensors, metal_tensor.h). Under a pointer or an array it
+// is what the comma operator gives, the last index.
+namespace alloy_msl {
+template <size_t... K> struct index_seq {};
+template <size_t N, size_t... K> struct make_index_seq : make_index_seq<N - 1, N - 1, K...> {};
+template <size_t... K> struct make_index_seq<0, K...> { typedef index_seq<K...> type; };
+
+// The indices of `t[i, j, ...]`. Under a pointer or an array the subscript
+// is what the comma operator gives, the last index.
+template <class... I> struct subscript_pack {
+  long v[sizeof...(I)];
+  typedef typename make_index_seq<sizeof...(I)>::type seq;
+  template <size_t K> ALLOY_FUNC long get() const { return v[K]; }
+  ALLOY_FUNC operator long() const { return v[sizeof...(I) - 1]; }
+};
+template <class I> ALLOY_FUNC I subscript(I i) { return i; }
+template <class I0, class I1, class... I> ALLOY_FUNC subscript_pack<I0, I1, I...> subscript(I0 i0, I1 i1, I... is) {
+  return {{long(i0), long(i1), long(is)...}};
+}
+}  // namespace alloy_msl

@@ -603,6 +603,17 @@ template <bool uses_sync, class F> void run(const Launch* L, F&& thread_fn) {
 
 }  // namespace alloy_msl::cpu
 
+#if ALLOY_MSL_USE_TENSOR
+namespace alloy_msl {
+// The running fiber's place in its threadgroup (a tensor op at a SIMD-group
+// scope: the translator runs such kernels as fibers).
+ALLOY_FUNC void thread_in_threadgroup(unsigned& index, unsigned& count) {
+  cpu::detail::fiber_api()->thread(&index, &count);
+}
+}  // namespace alloy_msl
+#include "metal_tensor.h"
+#endif
+
 #if ALLOY_MSL_USE_MLX_UTILS
 #include "mlx_utils.h"
 #endif

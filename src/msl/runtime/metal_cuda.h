@@ -41,6 +41,16 @@
 #if ALLOY_MSL_USE_MATRIX
 #include "cuda_matrix.h"
 #endif
+#if ALLOY_MSL_USE_TENSOR
+namespace alloy_msl {
+// This thread's place in its threadgroup (1-D blocks, threads outside the grid gone).
+ALLOY_FUNC void thread_in_threadgroup(unsigned& index, unsigned& count) {
+  index = threadIdx.x;
+  count = cuda::threads_present_in_threadgroup;
+}
+}  // namespace alloy_msl
+#include "metal_tensor.h"
+#endif
 #include "cuda_dispatch.h"
 #if ALLOY_MSL_USE_MLX_UTILS && __has_include("mlx_utils.h")
 #include "mlx_utils.h"

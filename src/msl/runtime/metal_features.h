@@ -15,6 +15,7 @@
 //   ATOMICS     atomic<T> and the atomic_* functions (needs MATH, HALF_OPS)
 //   MATRIX      simdgroup_matrix (needs MATH, HALF_OPS)
 //   MLX_UTILS   MLX's utils: elem_to_loc*, ceildiv, Limits
+//   TENSOR      Metal 4 tensors and mpp::tensor_ops::matmul2d (needs HALF_OPS)
 #pragma once
 
 #ifndef ALLOY_MSL_SELECT
@@ -26,4 +27,5 @@
 #define ALLOY_MSL_USE_ATOMICS 1
 #define ALLOY_MSL_USE_MATRIX 1
 #define ALLOY_MSL_USE_MLX_UTILS 1
+#define ALLOY_MSL_USE_TENSOR 1
 #endif

@@ -1,0 +1,366 @@
+// Metal 4 tensors (<metal_tensor>) and the matmul2d tensor op of Metal
+// Performance Primitives (mpp::tensor_ops), shared by both targets.
+//
+// Dimension 0 is the innermost: a row-major R x C matrix is a tensor of
+// extents (C, R) with strides {1, C}, indexed t[col, row]. The translator
+// rewrites a subscript with several indices, `t[i, j]`, into
+// `t[ ::alloy_msl::subscript(i, j)]` (C++20 has no multi-index operator[];
+// metal_base.h).
+// Address spaces in the element type (`tensor<device half, ...>`) are dropped
+// by the translator as everywhere else; `constant` becomes const.
+//
+// matmul2d computes in float on a reference path: one thread computes the
+// whole tile at execution_thread scope; at SIMD-group scopes each thread of
+// the scope computes every S-th row of the tile (S = the scope's threads),
+// which needs the thread's place in its threadgroup (scope_thread below).
+#pragma once
+
+namespace alloy_msl {
+// A tensor kernel argument of metal_library: the array's data, and its shape
+// and strides outermost first (MLX's order), which the tensor reverses.
+template <class U, size_t R, class S, class T> struct tensor_binding {
+  U* data;
+  const S* shape;
+  const T* strides;
+};
+template <size_t R, class U, class S, class T>
+ALLOY_FUNC tensor_binding<U, R, S, T> bind_tensor(U* data, const S* shape, const T* strides) {
+  return {data, shape, strides};
+}
+}  // namespace alloy_msl
+
+namespace metal {
+
+// ---- extents
+inline constexpr size_t dynamic_extent = static_cast<size_t>(-1);
+
+template <class IndexType, size_t... E> struct extents {
+  static_assert(sizeof...(E) >= 1, "extents: a tensor has rank 1 or more");
+  typedef IndexType index_type;
+  static constexpr size_t rank_ = sizeof...(E);
+  static constexpr size_t statics_[rank_] = {E...};
+
+  IndexType e_[rank_];
+
+  ALLOY_FUNC constexpr extents() : e_{} {
+    for (size_t r = 0; r < rank_; ++r) e_[r] = statics_[r] == dynamic_extent ? IndexType(0) : IndexType(statics_[r]);
+  }
+  // Either every extent, or only the dynamic ones, in dimension order.
+  template <class... I> ALLOY_FUNC constexpr explicit extents(I... values) : e_{} {
+    static_assert(sizeof...(I) == rank_ || sizeof...(I) == rank_dynamic(),
+                  "extents: give every extent, or only the dynamic ones");
+    const IndexType given[] = {IndexType(values)...};
+    size_t next = 0;
+    for (size_t r = 0; r < rank_; ++r) {
+      if (sizeof...(I) == rank_) e_[r] = given[r];
+      else e_[r] = statics_[r] == dynamic_extent ? given[next++] : IndexType(statics_[r]);
+    }
+  }
+  ALLOY_FUNC static constexpr size_t rank() { return rank_; }
+  ALLOY_FUNC static constexpr size_t rank_dynamic() {
+    size_t n = 0;
+    for (size_t r = 0; r < rank_; ++r) n += statics_[r] == dynamic_extent;
+    return n;
+  }
+  ALLOY_FUNC static constexpr size_t static_extent(size_t r) { return statics_[r]; }
+  ALLOY_FUNC constexpr IndexType extent(size_t r) const {
+    return statics_[r] == dynamic_extent ? e_[r] : IndexType(statics_[r]);
+  }
+};
+
+namespace detail {
+template <class I, size_t R, size_t... E> struct all_dynamic : all_dynamic<I, R - 1, dynamic_extent, E...> {};
+template <class I, size_t... E> struct all_dynamic<I, 0, E...> { typedef extents<I, E...> type; };
+}  // namespace detail
+template <class IndexType, size_t Rank> using dextents = typename detail::all_dynamic<IndexType, Rank>::type;
+
+// ---- metal::array (the strides argument of a tensor)
+template <class T, size_t N> struct array {
+  T elems_[N];
+  ALLOY_FUNC constexpr T& operator[](size_t i) { return elems_[i]; }
+  ALLOY_FUNC constexpr const T& operator[](size_t i) const { return elems_[i]; }
+  ALLOY_FUNC static constexpr size_t size() { return N; }
+};
+
+// ---- descriptors: where a tensor's data comes from. Ours are all a pointer,
+// extents and strides; the tags only say how the program made the tensor.
+struct tensor_handle {};
+struct tensor_inline {};
+struct tensor_offset {};
+
+template <class ElementType, class Extents, class Descriptor = tensor_handle, class... Tags> struct tensor;
+
+namespace detail {
+template <class T> inline constexpr bool is_tensor_v = false;
+template <class E, class X, class D, class... T> inline constexpr bool is_tensor_v<tensor<E, X, D, T...>> = true;
+}  // namespace detail
+
+template <class ElementType, class Extents, class Descriptor, class... Tags> struct tensor {
+  typedef ElementType element_type;
+  typedef remove_cv_t<ElementType> value_type;
+  typedef Extents extents_type;
+  typedef typename Extents::index_type index_type;
+  typedef Descriptor descriptor_type;
+  static constexpr size_t rank_ = Extents::rank();
+  // slice() of a handle is an offset handle; of an inline tensor, inline.
+  typedef conditional_t<is_same_v<Descriptor, tensor_handle>, tensor_offset, Descriptor> slice_descriptor;
+
+  // The representation, public for the runtime's own use (slices of other
+  // extents, matmul2d).
+  ElementType* data_ = nullptr;
+  Extents extents_;
+  index_type strides_[rank_] = {};
+  // Per dimension, how many elements from the origin lie inside the memory
+  // the tensor was made over: the extent, except for a static slice that
+  // reaches past its parent's edge. load/store and matmul2d check against it.
+  index_type valid_[rank_] = {};
+
+  tensor() = default;
+  // Packed strides, dimension 0 contiguous.
+  ALLOY_FUNC tensor(ElementType* data, const Extents& e) : data_(data), extents_(e) {
+    index_type s = 1;
+    for (size_t r = 0; r < rank_; ++r) {
+      strides_[r] = s;
+      s *= e.extent(r);
+      valid_[r] = e.extent(r);
+    }
+  }
+  template <class S>
+  ALLOY_FUNC tensor(ElementType* data, const Extents& e, const array<S, rank_>& strides) : data_(data), extents_(e) {
+    for (size_t r = 0; r < rank_; ++r) {
+      strides_[r] = index_type(strides[r]);
+      valid_[r] = e.extent(r);
+    }
+  }
+  template <class U, class S, class T>
+  ALLOY_FUNC tensor(const ::alloy_msl::tensor_binding<U, rank_, S, T>& b) : data_(b.data) {
+    for (size_t r = 0; r < rank_; ++r) {
+      extents_.e_[r] = index_type(b.shape[rank_ - 1 - r]);
+      strides_[r] = index_type(b.strides[rank_ - 1 - r]);
+      valid_[r] = index_type(b.shape[rank_ - 1 - r]);
+    }
+  }
+  // A tensor of const elements from one of mutable elements.
+  template <class U, class D2, enable_if_t<is_same_v<const U, ElementType>, int> = 0>
+  ALLOY_FUNC tensor(const tensor<U, Extents, D2>& o) : data_(o.data_), extents_(o.extents_) {
+    for (size_t r = 0; r < rank_; ++r) {
+      strides_[r] = o.strides_[r];
+      valid_[r] = o.valid_[r];
+    }
+  }
+
+  ALLOY_FUNC static constexpr size_t get_rank() { return rank_; }
+  ALLOY_FUNC constexpr index_type get_extent(size_t r) const { return extents_.extent(r); }
+  ALLOY_FUNC static constexpr size_t get_static_extent(size_t r) { return Extents::static_extent(r); }
+  ALLOY_FUNC constexpr index_type get_stride(size_t r) const { return strides_[r]; }
+
+  // Element at the indices (dimension 0 first); out of bounds is undefined,
+  // as in Metal.
+  template <class... I> ALLOY_FUNC ElementType& operator()(I... idx) const {
+    static_assert(sizeof...(I) == rank_, "tensor: give one index per dimension");
+    return data_[offset_of(idx...)];
+  }
+  template <class I, enable_if_t<is_integral_v<I>, int> = 0>
+  ALLOY_FUNC ElementType& operator[](I i) const {
+    static_assert(rank_ == 1, "tensor: give one index per dimension (t[i, j])");
+    return data_[long(i) * long(strides_[0])];
+  }
+  template <class... I> ALLOY_FUNC ElementType& operator[](const ::alloy_msl::subscript_pack<I...>& s) const {
+    return apply_subscript(s, typename ::alloy_msl::subscript_pack<I...>::seq());
+  }
+
+  // 0 outside the tensor.
+  template <class... I> ALLOY_FUNC value_type load(I... idx) const {
+    static_assert(sizeof...(I) == rank_, "tensor::load: give one index per dimension");
+    return inside(idx...) ? value_type(data_[offset_of(idx...)]) : value_type(0);
+  }
+  // Dropped outside the tensor.
+  template <class V, class... I> ALLOY_FUNC void store(const V& v, I... idx) const {
+    static_assert(sizeof...(I) == rank_, "tensor::store: give one index per dimension");
+    static_assert(!is_same_v<const value_type, ElementType>, "tensor::store: the tensor's elements are const");
+    if (inside(idx...)) data_[offset_of(idx...)] = value_type(v);
+  }
+
+  // The tensor from `origin` on: dynamic extents, shrunk to what is left.
+  template <class... I>
+  ALLOY_FUNC tensor<ElementType, dextents<index_type, rank_>, slice_descriptor> slice(I... origin) const {
+    static_assert(sizeof...(I) == rank_, "tensor::slice: give one origin per dimension");
+    tensor<ElementType, dextents<index_type, rank_>, slice_descriptor> t;
+    const index_type o[] = {index_type(origin)...};
+    t.data_ = data_ + offset_of(origin...);
+    for (size_t r = 0; r < rank_; ++r) {
+      index_type left = get_extent(r) - o[r];
+      t.extents_.e_[r] = left > 0 ? left : index_type(0);
+      index_type valid = valid_[r] - o[r];
+      t.valid_[r] = valid > 0 ? valid : index_type(0);
+      t.strides_[r] = strides_[r];
+    }
+    return t;
+  }
+  // A tile of static extents E... (dimension 0 first) at `origin`. A tile
+  // reaching past the tensor's edge keeps its extents; load/store and
+  // matmul2d treat the part outside as out of bounds.
+  template <size_t E0, size_t... E, class... I>
+  ALLOY_FUNC tensor<ElementType, extents<index_type, E0, E...>, slice_descriptor> slice(I... origin) const {
+    static_assert(1 + sizeof...(E) == rank_ && sizeof...(I) == rank_,
+                  "tensor::slice<E...>(origin...): give one extent and one origin per dimension");
+    tensor<ElementType, extents<index_type, E0, E...>, slice_descriptor> t;
+    const index_type o[] = {index_type(origin)...};
+    t.data_ = data_ + offset_of(origin...);
+    for (size_t r = 0; r < rank_; ++r) {
+      index_type valid = valid_[r] - o[r];
+      valid = valid > 0 ? valid : index_type(0);
+      t.valid_[r] = valid < t.get_extent(r) ? valid : t.get_extent(r);
+      t.strides_[r] = strides_[r];
+    }
+    return t;
+  }
+
+  template <class... I> ALLOY_FUNC bool inside(I... idx) const {
+    const long i[] = {long(idx)...};
+    for (size_t r = 0; r < rank_; ++r)
+      if (i[r] < 0 || i[r] >= long(valid_[r])) return false;
+    return true;
+  }
+  template <class... I> ALLOY_FUNC long offset_of(I... idx) const {
+    const long i[] = {long(idx)...};
+    long off = 0;
+    for (size_t r = 0; r < rank_; ++r) off += i[r] * long(strides_[r]);
+    return off;
+  }
+
+ private:
+  template <class S, size_t... K>
+  ALLOY_FUNC ElementType& apply_subscript(const S& s, ::alloy_msl::index_seq<K...>) const {
+    static_assert(sizeof...(K) == rank_, "tensor: give one index per dimension");
+    return data_[offset_of(s.template get<K>()...)];
+  }
+};
+
+// ---- execution scopes
+template <int N> struct execution_threads {
+  static constexpr int threads = N;
+};
+template <int N> struct execution_simdgroups {
+  static constexpr int threads = 32 * N;
+};
+typedef execution_threads<1> execution_thread;
+typedef execution_simdgroups<1> execution_simdgroup;
+
+}  // namespace metal
+
+namespace mpp::tensor_ops {
+
+template <class T> inline constexpr T dynamic_length_v = metal::numeric_limits<T>::max();
+
+struct matmul2d_descriptor {
+  enum class mode { multiply, multiply_accumulate };
+  int m, n, k;
+  bool transpose_left, transpose_right, relaxed_precision;
+  mode matmul_mode;
+  constexpr matmul2d_descriptor(int m_, int n_, int k_ = dynamic_length_v<int>, bool transpose_left_ = false,
+                                bool transpose_right_ = false, bool relaxed_precision_ = false,
+                                mode matmul_mode_ = mode::multiply)
+      : m(m_), n(n_), k(k_), transpose_left(transpose_left_), transpose_right(transpose_right_),
+        relaxed_precision(relaxed_precision_), matmul_mode(matmul_mode_) {}
+};
+
+namespace detail {
+using namespace metal;
+template <class T>
+inline constexpr bool is_int8_v = is_same_v<T, char> || is_same_v<T, signed char> || is_same_v<T, unsigned char>;
+template <class T> inline constexpr bool is_float_v = is_same_v<T, half> || is_same_v<T, bfloat> || is_same_v<T, float>;
+// Apple's table (OS 26.1, and uint8 of OS 27): left x right -> destination.
+template <class L, class R, class D> constexpr bool supported() {
+  if (is_float_v<L> && is_float_v<R>) {
+    if (is_same_v<D, float>) return true;
+    if (is_same_v<L, R>) return is_same_v<D, L>;
+    if ((is_same_v<L, bfloat> && is_same_v<R, half>) || (is_same_v<L, half> && is_same_v<R, bfloat>))
+      return is_same_v<D, half> || is_same_v<D, bfloat>;
+    return false;
+  }
+  if (is_int8_v<L> && is_int8_v<R>) return is_same_v<D, int>;
+  if (is_float_v<L> && is_int8_v<R>) return is_same_v<D, L> || is_same_v<D, float>;
+  if (is_int8_v<L> && is_float_v<R>) return is_same_v<D, R> || is_same_v<D, float>;
+  return false;
+}
+template <class S> struct scope_info {
+  static constexpr bool valid = false;
+  static constexpr int threads = 1;
+};
+template <> struct scope_info<execution_threads<1>> {
+  static constexpr bool valid = true;
+  static constexpr int threads = 1;
+};
+template <int N> struct scope_info<execution_simdgroups<N>> {
+  static constexpr bool valid = N >= 1 && N <= 32;
+  static constexpr int threads = 32 * N;
+};
+template <class T> using acc_t = conditional_t<is_int8_v<T> || is_same_v<T, int>, int, float>;
+}  // namespace detail
+
+template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul2d {
+  static_assert(detail::scope_info<Scope>::valid,
+                "matmul2d: the scope must be execution_thread, execution_simdgroup or execution_simdgroups<N>");
+  static_assert(Desc.m > 0 && Desc.n > 0, "matmul2d_descriptor: m and n must be positive");
+  static_assert(Desc.k >= 0,
+                "matmul2d_descriptor: k must be positive, or dynamic_length_v<int> (or 0) for K from the operands");
+  // K from the operands: dynamic_length_v<int>, or 0 as some of Apple's examples write it.
+  static constexpr bool dynamic_k = Desc.k == 0 || Desc.k == dynamic_length_v<int>;
+
+  // destination = left * right (multiply) or destination + left * right
+  // (multiply_accumulate), over the descriptor's m x n tile, in float (int32
+  // for 8-bit integers). Operands out of their tensors' bounds read as 0;
+  // destination elements outside its tensor are not written.
+  template <class LT, class RT, class DT> ALLOY_FUNC void run(const LT& left, const RT& right, const DT& dest) const {
+    static_assert(metal::detail::is_tensor_v<LT> && metal::detail::is_tensor_v<RT> && metal::detail::is_tensor_v<DT>,
+                  "matmul2d::run: the operands must be tensors (cooperative tensors are not supported yet)");
+    static_assert(LT::rank_ == 2 && RT::rank_ == 2 && DT::rank_ == 2, "matmul2d::run: the operands must have rank 2");
+    typedef typename LT::value_type L;
+    typedef typename RT::value_type R;
+    typedef typename DT::value_type D;
+    static_assert(detail::supported<L, R, D>(),
+                  "matmul2d::run: this combination of left, right and destination types is not supported "
+                  "(half x half -> half|float, bfloat x bfloat -> bfloat|float, float x float -> float, "
+                  "mixed half/bfloat/float -> float, int8 x int8 -> int32, float types x int8 -> that type|float)");
+    typedef detail::acc_t<D> A;
+    // Left is (K, M), or (M, K) transposed; right is (N, K), or (K, N) transposed.
+    const long K = dynamic_k ? long(left.get_extent(Desc.transpose_left ? 1 : 0)) : long(Desc.k);
+    unsigned first = 0, step = 1;
+    scope_thread(first, step);
+    for (long m = first; m < Desc.m; m += step) {
+      if (m >= long(dest.valid_[1])) break;
+      for (long n = 0; n < Desc.n && n < long(dest.valid_[0]); ++n) {
+        A acc = 0;
+        for (long k = 0; k < K; ++k) {
+          A a = Desc.transpose_left ? A(left.load(m, k)) : A(left.load(k, m));
+          A b = Desc.transpose_right ? A(right.load(k, n)) : A(right.load(n, k));
+          acc += a * b;
+        }
+        if (Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate) acc += A(dest(n, m));
+        dest(n, m) = D(acc);
+      }
+    }
+  }
+
+ private:
+  // This thread's first row and the row step: rows are dealt round-robin
+  // over the threads of the scope.
+  ALLOY_FUNC static void scope_thread(unsigned& first, unsigned& step) {
+    if constexpr (detail::scope_info<Scope>::threads > 1) {
+      const unsigned S = detail::scope_info<Scope>::threads;
+      unsigned index = 0, count = 1;
+      ::alloy_msl::thread_in_threadgroup(index, count);
+      const unsigned base = index - index % S;
+      first = index % S;
+      step = count - base < S ? count - base : S;
+    }
+  }
+};
+
+}  // namespace mpp::tensor_ops
+
+namespace mpp {
+using tensor_ops::matmul2d;
+using tensor_ops::matmul2d_descriptor;
+}  // namespace mpp
