@@ -40,6 +40,10 @@ class Primitive {
   // Whether two nodes compute the same thing (used by graph simplification).
   virtual bool is_equivalent(const Primitive& other) const { return false; }
 
+  // Whether Ctrl-C, an alarm or a timeout can cut this node's work short
+  // (Metal kernels poll the stop flag): eval then marks its outputs lost.
+  virtual bool stoppable() const { return false; }
+
  private:
   Stream stream_;
 };

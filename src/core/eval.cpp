@@ -2,7 +2,6 @@
 // its stream's device, then drop the graph above results nobody traces.
 #include <cstdint>
 #include <stdexcept>
-#include <string_view>
 #include <vector>
 
 #include "alloy/errors.h"
@@ -129,7 +128,7 @@ void eval(std::vector<array> outputs) {
   // What this eval computed is not valid after a failure, and reading it says
   // why. A stop (Ctrl-C, an alarm, a timeout) cuts only Metal kernels (their
   // loops poll the stop flag): the requested outputs, the node that was
-  // stopped and the custom kernels beside it. A fault loses everything.
+  // stopped and the stoppable nodes beside it. A fault loses everything.
   auto mark_lost = [&](const std::exception& e, bool stop) {
     auto why = std::make_shared<const std::string>(
         std::string("[eval] this array's value was lost: the evaluation that computed it failed (") + e.what() + ")");
@@ -148,7 +147,7 @@ void eval(std::vector<array> outputs) {
     }
     for (const array& a : outputs) mark(a);
     for (const array& a : tape) {
-      if (!stop || (a.has_primitive() && std::string_view(a.primitive().name()) == "CustomKernel")) mark(a);
+      if (!stop || (a.has_primitive() && a.primitive().stoppable())) mark(a);
     }
   };
   try {

@@ -60,7 +60,6 @@ struct Api {
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext* ctx, CUdevice device);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
   CUresult (*cuDevicePrimaryCtxReset)(CUdevice device);
-  CUresult (*cuDevicePrimaryCtxGetState)(CUdevice device, unsigned* flags, int* active);
   CUresult (*cuCtxSetCurrent)(CUcontext ctx);
   CUresult (*cuCtxGetCurrent)(CUcontext* ctx);
   CUresult (*cuCtxSynchronize)();

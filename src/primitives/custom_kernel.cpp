@@ -2,7 +2,12 @@
 
 #include <stdexcept>
 
+#include "fast/kernel_cache.h"
+
 namespace alloy {
+
+// Metal bodies poll the stop flag in their loops; cuda_kernel bodies do not.
+bool CustomKernel::stoppable() const { return launch_.variant->spec.dialect == msl::Dialect::Metal; }
 
 std::vector<array> CustomKernel::vjp(const std::vector<array>&, const std::vector<array>&, const std::vector<int>&,
                                      const std::vector<array>&) {

@@ -16,6 +16,7 @@ class CustomKernel : public Primitive {
   CustomKernel(Stream s, fast::PreparedLaunch launch) : Primitive(s), launch_(std::move(launch)) {}
 
   const char* name() const override { return "CustomKernel"; }
+  bool stoppable() const override;
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

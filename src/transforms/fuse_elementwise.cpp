@@ -186,7 +186,6 @@ ExportedTrace fuse_elementwise(const ExportedTrace& t, int* fused) {
     for (uint32_t v : inputs) node.inputs.push_back(renumber[v]);
     node.shapes = n.shapes;
     node.dtypes = n.dtypes;
-    node.primitive = n.primitive;
     renumber[first_output[i]] = next++;
     out.nodes.push_back(std::move(node));
     if (fused) ++*fused;

@@ -27,11 +27,18 @@ std::mutex rebuild_mutex;  // one rebuild at a time; guards summary
 std::string summary;
 thread_local bool in_handler = false;
 
-// Set when a fault could not be recovered from: GPU work is refused.
+// Set when a fault could not be recovered from: GPU work is refused, and
+// `summary` (written before, never after) tells why.
 std::atomic<bool> unusable{false};
-std::string unusable_reason;  // written once, before `unusable` is set
 
-std::string describe_batch() {
+// What faulted, and whether custom kernels were in it (then bounds_check
+// can find the access).
+struct BatchStory {
+  std::string text;
+  bool custom = false;
+};
+
+BatchStory describe_batch() {
   std::vector<std::shared_ptr<fast::KernelVariant>> kernels;
   size_t more = 0;
   {
@@ -41,9 +48,9 @@ std::string describe_batch() {
     more = batch_more;
     batch_more = 0;
   }
-  if (kernels.empty()) return "in a built-in op (no custom kernel ran since the last wait)";
+  if (kernels.empty()) return {"in a built-in op (no custom kernel ran since the last wait)", false};
   std::string s = "in " + fast::kernel_label(*kernels[0]);
-  if (kernels.size() == 1 && more == 0) return s;
+  if (kernels.size() == 1 && more == 0) return {s, true};
   // The others once each, in launch order, with how often they ran.
   std::vector<std::pair<std::string, size_t>> others;
   for (size_t i = 1; i < kernels.size(); ++i) {
@@ -60,7 +67,7 @@ std::string describe_batch() {
     if (others[i].second > 1) s += " x" + std::to_string(others[i].second);
   }
   if (more) s += " and " + std::to_string(more) + " more launches";
-  return s + ")";
+  return {s + ")", true};
 }
 
 constexpr const char* kBoundsHint =
@@ -90,33 +97,31 @@ void on_fault(cuda_driver::CUresult result, const char* where, const char* call)
                              ", which has been rebuilt since: new GPU work runs; arrays that were in GPU memory are "
                              "lost.");
   }
-  const std::string what = describe_batch();
+  const BatchStory what = describe_batch();
   std::string outcome =
       "The GPU context was rebuilt: new GPU work runs; arrays that were in GPU memory are lost, arrays already "
       "copied to the host stay valid.";
-  {
-    summary = "after a GPU fault " + what + " (" + error + ")";
-    try {
-      cuda_driver::reset_primary_context(0);
-      generation.fetch_add(1, std::memory_order_acq_rel);
-    } catch (const std::exception& e) {
-      // Measured on H200s with driver 580: after an illegal address neither
-      // the reset primary context nor a context made with cuCtxCreate can be
-      // retained or made again (both return the fault), so the process's GPU
-      // is gone for good. Say so once, clearly, and refuse GPU work from now
-      // on rather than fail later with bare driver errors.
-      unusable_reason = summary;
-      unusable.store(true, std::memory_order_release);
-      outcome = std::string("The CUDA driver does not let this process recover its GPU (rebuilding the context "
-                            "failed: ") +
-                e.what() +
-                "): GPU work in this process now raises an error, while CPU work (mx.cpu) and arrays already copied "
-                "to the host stay valid. Restart the process to use the GPU again.";
-    }
+  summary = "after a GPU fault " + what.text + " (" + error + ")";
+  try {
+    cuda_driver::reset_primary_context(0);
+    generation.fetch_add(1, std::memory_order_acq_rel);
+  } catch (const std::exception& e) {
+    // Measured on H200s with driver 580 (scripts/probes/context_reset.sh):
+    // after an illegal address neither the reset primary context nor a
+    // context made with cuCtxCreate can be retained or made again (both
+    // return the fault), so the process's GPU is gone for good. Say so once,
+    // clearly, and refuse GPU work from now on rather than fail later with
+    // bare driver errors.
+    unusable.store(true, std::memory_order_release);
+    outcome = std::string("The CUDA driver does not let this process recover its GPU (rebuilding the context "
+                          "failed: ") +
+              e.what() +
+              "): GPU work in this process now raises an error, while CPU work (mx.cpu) and arrays already copied "
+              "to the host stay valid. Restart the process to use the GPU again.";
   }
-  if (what.rfind("in a built-in op", 0) != 0) outcome += kBoundsHint;
-  throw std::runtime_error(std::string("[") + where + "] GPU fault " + what + ": " + error + " (seen by " + call +
-                           "). " + outcome);
+  if (what.custom) outcome += kBoundsHint;
+  throw std::runtime_error(std::string("[") + where + "] GPU fault " + what.text + ": " + error + " (seen by " +
+                           call + "). " + outcome);
 }
 
 }  // namespace
@@ -147,7 +152,7 @@ void end_batch(uint64_t mark) {
 bool gpu_unusable() { return unusable.load(std::memory_order_acquire); }
 
 std::string gpu_unusable_message() {
-  return "the GPU cannot be used in this process " + unusable_reason +
+  return "the GPU cannot be used in this process " + summary +
          ", which the CUDA driver does not let a process recover from: restart the process to use the GPU again "
          "(CPU work and arrays copied to the host stay valid)";
 }
