@@ -15,18 +15,45 @@
 
 namespace alloy {
 
-bool gpu_is_available() {
-  const bool ok = cuda_driver::is_available();
-  if (ok) {
-    // Loading cuBLAS (and the cuBLASLt it pulls in) takes about 60 ms; on a
-    // thread of its own it overlaps the context's creation, which takes
-    // longer, so a program's first matmul does not wait for it. Only the
-    // library is loaded: no GPU work and no handle until a matmul asks.
-    static std::once_flag prefetch;
-    std::call_once(prefetch, [] { std::thread([] { cuda::cublas::available(); }).detach(); });
+namespace {
+
+// cuBLAS (and the cuBLASLt it pulls in) takes about 60 ms to load; on a
+// thread of its own, started by the first use of the GPU, it overlaps the
+// context's creation, which takes longer, so a program's first matmul does
+// not wait for it. Only the library is loaded: no GPU work and no handle
+// until a matmul asks. CPU-only programs never start it. The thread is
+// joined before the process tears anything down (Python's atexit, else this
+// static's destructor): a program that ended while cuBLASLt's initialisers
+// still ran inside dlopen crashed (SIGSEGV after its last line, H200).
+class CublasPrefetch {
+ public:
+  void start() {
+    std::call_once(started_, [this] {
+      std::lock_guard<std::mutex> lock(mutex_);
+      thread_ = std::thread([] { cuda::cublas::available(); });
+    });
   }
-  return ok;
+  void join() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (thread_.joinable()) thread_.join();
+  }
+  ~CublasPrefetch() { join(); }
+
+ private:
+  std::once_flag started_;
+  std::mutex mutex_;
+  std::thread thread_;
+};
+
+CublasPrefetch& cublas_prefetch() {
+  static CublasPrefetch p;
+  return p;
 }
+
+}  // namespace
+
+bool gpu_is_available() { return cuda_driver::is_available(); }
+void gpu_finish_background_loads() { cublas_prefetch().join(); }
 const std::string& gpu_arch() { return cuda::device_arch(); }
 std::string gpu_name() { return cuda_driver::device_name(0); }
 size_t gpu_total_memory() { return cuda_driver::device_total_memory(0); }
@@ -88,6 +115,7 @@ void ensure_context() {
   thread_local unsigned current = ~0u;  // the generation made current on this thread
   const unsigned now = context_generation();
   if (current != now) {
+    cublas_prefetch().start();
     install_fault_handler();
     cuda_driver::make_current(0);
     current = now;
