@@ -35,6 +35,13 @@ def pytest_configure(config):
         mx.set_default_device(mx.cpu)
 
 
+@pytest.fixture(autouse=True)
+def default_device_restored():
+    """A test that changes the default device does not change it for the next."""
+    yield
+    mx.set_default_device(mx.gpu if DEVICE == "gpu" else mx.cpu)
+
+
 def pytest_report_header(config):
     return f"alloy device: {DEVICE}, default_device={mx.default_device()}"
 
