@@ -245,8 +245,49 @@ class Rewriter {
     multi_index_subscripts(toks, out);
     if (checked_) check_subscripts(toks, out);
     poll_loops(toks, out);
+    if (origin_ == Origin::Source && !program_ && !in_define) reconverge_before_simd_calls(toks, out);
     wrap_literal_conditionals(toks, out);
     return out;
+  }
+
+  // Metal runs a SIMD-group function over the threads active at the call; in
+  // the kernel body's own scope (no enclosing branch or loop) and before any
+  // `return`, that is every thread present. CUDA does not promise that lanes
+  // which left a loop or a branch at different times are together again
+  // there, and a call then covers only part of the SIMD group: each such
+  // statement gets `::alloy_msl::simd_reconverge();` first (a warp barrier
+  // over the lanes present on the GPU, nothing on the CPU). After a
+  // `return`, the lanes that left could not join a barrier, so calls there
+  // keep the lanes active at the call.
+  static void reconverge_before_simd_calls(const std::vector<Token>& toks, Out& out) {
+    static const std::set<std::string> control = {"if", "else", "for", "while", "do", "switch"};
+    int braces = 0, parens = 0;
+    std::size_t statement = 0;  // first token of the current statement at the body's scope
+    bool statement_done = false;  // its reconvergence is already written
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      const Token& t = toks[i];
+      if (t.is_ident("return")) return;
+      if (opens(t)) t.is_punct("{") ? ++braces : ++parens;
+      if (closes(t)) t.is_punct("}") ? --braces : --parens;
+      if (braces == 0 && parens == 0 && (t.is_punct(";") || t.is_punct("}"))) {
+        statement = i + 1;
+        statement_done = false;
+        continue;
+      }
+      if (braces != 0 || statement_done || t.kind != TokenKind::Identifier || i + 1 >= toks.size() ||
+          !toks[i + 1].is_punct("(") || !is_simd_group_call(t.text)) {
+        continue;
+      }
+      std::size_t at = statement;
+      while (at < i && toks[at].kind == TokenKind::Directive) ++at;
+      statement_done = true;
+      if (control.count(toks[at].text)) continue;  // a branch or loop at the body's scope
+      out[at] = "::alloy_msl::simd_reconverge(); " + current(toks, out, at);
+    }
+  }
+
+  static bool is_simd_group_call(const std::string& name) {
+    return is_sync_function(name) && name != "threadgroup_barrier" && name != "simdgroup_barrier";
   }
 
   // Metal 4's subscript with several indices, `t[i, j]` (tensors): C++20 has

@@ -32,6 +32,13 @@ ALLOY_FUNC unsigned present_mask() {
 }
 
 }  // namespace cuda
+
+// Before a SIMD-group call at the kernel's own scope, before any return
+// (msl/rewrite.cpp): every lane present waits for the others, so lanes that
+// left a loop or a branch at different trips make the call together, as
+// Metal's threads do.
+ALLOY_FUNC void simd_reconverge() { __syncwarp(cuda::present_mask()); }
+
 }  // namespace alloy_msl
 
 namespace metal {

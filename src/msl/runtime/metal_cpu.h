@@ -27,6 +27,9 @@ namespace alloy_msl {
 // by interrupting its threads inside the kernel (jit/cpu_interrupt.h), so
 // its loops need none.
 constexpr bool keep_going() { return true; }
+// Lanes that took different paths meet again before a SIMD-group call at
+// the kernel's own scope (CUDA target: cuda_sync.h); fibers need nothing.
+constexpr void simd_reconverge() {}
 }  // namespace alloy_msl
 #define ALLOY_EXPORT __attribute__((visibility("default")))
 
