@@ -42,7 +42,7 @@ cp /tmp/build/plugin_mlx/*.so /tmp/pkg/alloy/mlx/ 2>/dev/null
 export PYTHONPATH=/tmp/pkg:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
-all_steps="cpp_jit cpp_core cpp_msl pytest_gpu cold guide extension bench bench_guide bench_faults host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
+all_steps="cpp_jit cpp_core cpp_msl pytest_gpu cold guide extension bench bench_guide bench_faults fusion host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
 steps=" ${STEPS:-$all_steps} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 want cpp_jit && step cpp_jit jit.log .gpu/alloy_jit_tests
@@ -80,6 +80,8 @@ want extension && step extension extension.log extension_check
 want bench && step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
 want bench_guide && step bench_guide bench_guide.log python3 benchmarks/bench_guide.py gpu --out "$out/bench_guide.md"
 want bench_faults && step bench_faults bench_faults.log python3 benchmarks/bench_fault_costs.py gpu --out "$out/bench_faults.md"
+# mx.compile's fused chains against the uncompiled ops and a device copy.
+want fusion && step fusion fusion.log python3 benchmarks/bench_compile_fusion.py --device gpu
 want host && step host host.log python3 benchmarks/host_cost_gpu.py
 want host && step host_cpp host_cpp.log .gpu/alloy_host_cost
 want host && ALLOY_EVAL_PROFILE=1 python3 benchmarks/host_cost_gpu.py > "$out/host_profile.log" 2>&1
@@ -112,6 +114,7 @@ for k in build $all_steps; do printf '%-11s %s\n' "$k" "${status[$k]:-not run}";
 echo
 [ -f "$out/bench.md" ] && cat "$out/bench.md"
 [ -f "$out/bench_faults.md" ] && { echo; echo "cost of bounds checks and the cancellation poll:"; cat "$out/bench_faults.md"; }
+[ -f "$out/fusion.log" ] && { echo; echo "mx.compile fusion:"; grep -E '^(\||device-to-device)' "$out/fusion.log"; }
 want pytest_gpu && { echo; echo "op kernels compiled at run time (not in the AOT archive): $(sort -u "$out/aot_misses.log" 2>/dev/null | wc -l)"; sort -u "$out/aot_misses.log" 2>/dev/null | head -20; }
 [ -f "$out/cold.md" ] && { echo; echo "cold start:"; cat "$out/cold.md"; }
 want host && { echo; echo "host cost of a tiny call (us):"; grep '^|' "$out/host.log"; grep '^|' "$out/host_cpp.log"; grep -A30 "eval profile" "$out/host_profile.log"; }

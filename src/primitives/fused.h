@@ -28,19 +28,27 @@ class FusedElementwise : public Primitive {
  public:
   // The last step is the output.
   FusedElementwise(Stream s, std::vector<FusedStep> steps) : Primitive(s), steps_(std::move(steps)) {}
-  // The last step's values (of shape `domain`) reduced by `op` over trailing
-  // axes: the output's size says how many runs; each run is reduced in the
-  // order the Reduce kernel uses, so the result is the unfused one.
-  FusedElementwise(Stream s, std::vector<FusedStep> steps, Shape domain, ReduceOp op)
-      : Primitive(s), steps_(std::move(steps)), domain_(std::move(domain)), reduce_(op), reduces_(true) {}
+  // The last step's values (of shape `domain`) reduced by `op` over the
+  // trailing `axes`: the output's size says how many runs; each run is
+  // reduced in the order the Reduce kernel uses, so the result is the
+  // unfused one.
+  FusedElementwise(Stream s, std::vector<FusedStep> steps, Shape domain, ReduceOp op, std::vector<int> axes)
+      : Primitive(s),
+        steps_(std::move(steps)),
+        domain_(std::move(domain)),
+        reduce_(op),
+        axes_(std::move(axes)),
+        reduces_(true) {}
   const char* name() const override { return "Compiled"; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   const std::vector<FusedStep>& steps() const { return steps_; }
 
  private:
   std::vector<FusedStep> steps_;
   Shape domain_;
   ReduceOp reduce_{};
+  std::vector<int> axes_;
   bool reduces_ = false;
 };
 

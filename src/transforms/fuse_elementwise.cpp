@@ -17,10 +17,10 @@ namespace {
 enum class Role { None, Compute, ScalarBroadcast };
 
 // What a node can be in a fused chain: an elementwise op (unary, binary,
-// cast, select) of one output on the CPU, or a broadcast of a one-element
-// value (a scalar operand).
+// cast, select) of one output, or a broadcast of a one-element value (a
+// scalar operand). Both devices fuse; a chain never crosses streams.
 Role role_of(const ExportedNode& n, const std::vector<Shape>& value_shapes) {
-  if (!n.live || n.shapes.size() != 1 || n.live->stream().device.type != Device::cpu) return Role::None;
+  if (!n.live || n.shapes.size() != 1) return Role::None;
   const Primitive* p = n.live.get();
   if (dynamic_cast<const Broadcast*>(p)) {
     return n.inputs.size() == 1 && shape_size(value_shapes[n.inputs[0]]) == 1 ? Role::ScalarBroadcast : Role::None;
@@ -63,23 +63,76 @@ ExportedTrace fuse_elementwise(const ExportedTrace& t, int* fused) {
     for (uint32_t v : n.inputs) ++uses[v];
   for (uint32_t v : t.outputs) uses[v] += 2;  // an output is always materialised
 
-  // A node joins the chain of each operand made by a chain node of the same
-  // shape that only it reads.
+  // Roles, and the nodes reading each value.
   std::vector<Role> roles(t.nodes.size());
-  std::vector<int> parent(t.nodes.size());
-  std::iota(parent.begin(), parent.end(), 0);
+  std::vector<std::vector<int>> readers(shapes.size());
   for (size_t i = 0; i < t.nodes.size(); ++i) {
     roles[i] = role_of(t.nodes[i], shapes);
-    if (roles[i] != Role::Compute) continue;
-    for (uint32_t v : t.nodes[i].inputs) {
-      const int p = producer[v];
-      if (p < 0 || roles[p] == Role::None || uses[v] != 1 || t.nodes[p].shapes[0] != t.nodes[i].shapes[0]) continue;
-      parent[find(parent, p)] = find(parent, static_cast<int>(i));
-    }
+    for (uint32_t v : t.nodes[i].inputs) readers[v].push_back(static_cast<int>(i));
   }
-  std::map<int, std::vector<int>> groups;  // root -> members in order
-  for (size_t i = 0; i < t.nodes.size(); ++i)
-    if (roles[i] != Role::None) groups[find(parent, static_cast<int>(i))].push_back(static_cast<int>(i));
+  // Whether operand `v` of compute node `i` can be computed inside i's chain:
+  // made by a chain node of the same shape on the same stream.
+  auto joinable = [&](uint32_t v, size_t i) {
+    const int p = producer[v];
+    return p >= 0 && roles[p] != Role::None && t.nodes[p].shapes[0] == t.nodes[i].shapes[0] &&
+           t.nodes[p].live->stream() == t.nodes[i].live->stream();
+  };
+  // A value every reader of which can take it into its chain (it is no
+  // output): those readers and its producer form one chain, which reads it
+  // as often as it likes without storing it.
+  auto shared_within = [&](uint32_t v) {
+    if (readers[v].empty()) return false;
+    for (uint32_t o : t.outputs)
+      if (o == v) return false;
+    for (int r : readers[v])
+      if (roles[r] != Role::Compute || !joinable(v, r)) return false;
+    return true;
+  };
+  std::vector<int> parent(t.nodes.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto join = [&](bool shared, const std::vector<bool>* only) {
+    for (size_t i = 0; i < t.nodes.size(); ++i) {
+      if (roles[i] != Role::Compute || (only && !(*only)[i])) continue;
+      for (uint32_t v : t.nodes[i].inputs) {
+        if (!joinable(v, i) || (only && !(*only)[producer[v]])) continue;
+        if (shared ? !shared_within(v) : uses[v] != 1) continue;
+        parent[find(parent, producer[v])] = find(parent, static_cast<int>(i));
+      }
+    }
+  };
+  auto grouped = [&] {
+    std::map<int, std::vector<int>> g;  // representative -> members in order
+    for (size_t i = 0; i < t.nodes.size(); ++i)
+      if (roles[i] != Role::None) g[find(parent, static_cast<int>(i))].push_back(static_cast<int>(i));
+    return g;
+  };
+  // First with shared values. A chain is one node placed at its last member,
+  // so only that member may be read from outside (or be an output): then
+  // everything outside that reads the chain comes after all of it. A chain
+  // where another member is read outside falls back to single readers
+  // (trees, whose last member is always the only one read outside).
+  join(/*shared=*/true, nullptr);
+  std::vector<bool> redo(t.nodes.size(), false);
+  bool any_redo = false;
+  for (const auto& [rep, members] : grouped()) {
+    bool valid = true;
+    for (size_t k = 0; k + 1 < members.size() && valid; ++k) {
+      const uint32_t v = first_output[members[k]];
+      valid = shared_within(v) || (uses[v] == 1 && find(parent, readers[v][0]) == rep);
+    }
+    if (valid) continue;
+    for (int m : members) redo[m] = true, parent[m] = m;
+    any_redo = true;
+  }
+  if (any_redo) join(/*shared=*/false, &redo);
+  std::map<int, std::vector<int>> chains = grouped();
+  // Each chain under its last member, which reads or is every other member's
+  // value (directly or through others).
+  std::map<int, std::vector<int>> groups;
+  for (auto& [rep, members] : chains) groups[members.back()] = std::move(members);
+  std::vector<int> root_of(t.nodes.size(), -1);
+  for (const auto& [root, members] : groups)
+    for (int m : members) root_of[m] = root;
   // A reduction over trailing axes (all axes included) of a chain's result
   // that nothing else reads ends the chain: the values are reduced as they
   // are made, never stored.
@@ -87,10 +140,13 @@ ExportedTrace fuse_elementwise(const ExportedTrace& t, int* fused) {
   for (size_t i = 0; i < t.nodes.size(); ++i) {
     const ExportedNode& n = t.nodes[i];
     auto* r = n.live ? dynamic_cast<const Reduce*>(n.live.get()) : nullptr;
-    if (!r || n.shapes.size() != 1 || r->stream().device.type != Device::cpu || n.inputs.size() != 1) continue;
+    if (!r || n.shapes.size() != 1 || n.inputs.size() != 1) continue;
     const uint32_t v = n.inputs[0];
     const int p = producer[v];
-    if (p < 0 || roles[p] != Role::Compute || uses[v] != 1 || find(parent, p) != p) continue;
+    if (p < 0 || roles[p] != Role::Compute || uses[v] != 1 || root_of[p] != p ||
+        t.nodes[p].live->stream() != r->stream()) {
+      continue;
+    }
     const int ndim = static_cast<int>(shapes[v].size());
     const std::vector<int>& axes = r->axes();
     bool trailing = !axes.empty();
@@ -179,7 +235,8 @@ ExportedTrace fuse_elementwise(const ExportedTrace& t, int* fused) {
     ExportedNode node;
     if (root != static_cast<int>(i)) {
       auto* r = static_cast<const Reduce*>(n.live.get());
-      node.live = std::make_shared<FusedElementwise>(n.live->stream(), std::move(steps), t.nodes[root].shapes[0], r->op());
+      node.live = std::make_shared<FusedElementwise>(n.live->stream(), std::move(steps), t.nodes[root].shapes[0],
+                                                     r->op(), r->axes());
     } else {
       node.live = std::make_shared<FusedElementwise>(n.live->stream(), std::move(steps));
     }

@@ -1,7 +1,8 @@
-"""mx.compile fuses elementwise chains on the CPU (issue 16, item 3): the
-traced graph's chains of unary and binary ops, casts and broadcast scalars
-whose intermediates nothing else reads run as one node over cache-sized
-blocks. The fused result must equal the uncompiled one bit for bit (the same
+"""mx.compile fuses elementwise chains (issue 16, item 3), on the device the
+suite runs on (ALLOY_TEST_DEVICE): the traced graph's chains of unary and
+binary ops, casts and broadcast scalars whose intermediates nothing else
+reads run as one node (cache-sized blocks on the CPU, one generated kernel
+on the GPU). The fused result must equal the uncompiled one bit for bit (the same
 functors, compute types and roundings), for every dtype, layout and
 broadcast; gradients and vmap through compiled functions replay unfused."""
 import os
@@ -14,6 +15,8 @@ import pytest
 import alloy.core as mx
 import mlx.core as mlx_core
 from mlx_oracle import assert_same_value
+
+DEVICE = os.environ.get("ALLOY_TEST_DEVICE", "cpu")
 
 FLOATS = ["float32", "float16", "bfloat16"]
 
@@ -45,7 +48,6 @@ def same_bits(got, want):
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_fused_float_chain_is_bit_exact(rng, dtype):
-    mx.set_default_device(mx.cpu)
     x = mx.array(rng.standard_normal((257, 129)).astype(np.float32)).astype(getattr(mx, dtype))
     y = mx.array(rng.standard_normal((257, 129)).astype(np.float32)).astype(getattr(mx, dtype))
     f = float_chain(mx)
@@ -58,7 +60,6 @@ def test_fused_float_chain_is_bit_exact(rng, dtype):
 
 
 def test_fused_integer_chain_with_casts_and_comparisons(rng):
-    mx.set_default_device(mx.cpu)
     x = mx.array(rng.integers(-50, 50, (1000, 37)).astype(np.int32))
     y = mx.array(rng.integers(-50, 50, (1000, 37)).astype(np.int32))
     f = int_chain(mx)
@@ -69,7 +70,6 @@ def test_fused_integer_chain_with_casts_and_comparisons(rng):
 
 
 def test_intermediates_that_are_outputs_or_read_twice(rng):
-    mx.set_default_device(mx.cpu)
     x = mx.array(rng.standard_normal(5000).astype(np.float32))
 
     def f(x):
@@ -84,7 +84,6 @@ def test_intermediates_that_are_outputs_or_read_twice(rng):
 
 
 def test_gradients_and_vmap_through_a_compiled_chain(rng):
-    mx.set_default_device(mx.cpu)
     x = mx.array(rng.standard_normal((64, 33)).astype(np.float32))
     y = mx.array(rng.standard_normal((64, 33)).astype(np.float32))
     f = float_chain(mx)
@@ -112,7 +111,7 @@ def test_the_chain_runs_as_one_node():
     # a single fused node ("Compiled") and none of the ops it replaced.
     code = (
         "import numpy as np, alloy.core as mx\n"
-        "mx.set_default_device(mx.cpu)\n"
+        f"mx.set_default_device(mx.{DEVICE})\n"
         "x = mx.array(np.linspace(-1, 1, 4096, dtype=np.float32))\n"
         "f = mx.compile(lambda x: mx.where(x > 0, mx.tanh(mx.exp(x * 0.5) + 1.0) * x, -x) - 2.0)\n"
         "mx.eval(f(x))\n")
@@ -122,11 +121,47 @@ def test_the_chain_runs_as_one_node():
         assert op not in rows, rows
 
 
+def test_values_read_twice_inside_the_chain_stay_in_it():
+    # `a` and `b` are each read by two ops of the chain and by nothing else:
+    # still one node, which reads each as often as it likes.
+    code = (
+        "import numpy as np, alloy.core as mx\n"
+        f"mx.set_default_device(mx.{DEVICE})\n"
+        "x = mx.array(np.linspace(-1, 1, 4096, dtype=np.float32))\n"
+        "y = mx.array(np.linspace(2, -3, 4096, dtype=np.float32))\n"
+        "def f(x, y):\n"
+        "    a = x * 1.5 + y\n"
+        "    b = a - x * 0.25\n"
+        "    c = mx.maximum(b, y) * a\n"
+        "    return (mx.minimum(c, 4.0) - b) ** 2\n"
+        "mx.eval(mx.compile(f)(x, y))\n")
+    rows = profiled_primitives(code)
+    assert rows.get("Compiled") == 1, rows
+    for op in ("Multiply", "Add", "Subtract", "Maximum", "Minimum", "Power"):
+        assert op not in rows, rows
+
+
+def test_a_shared_value_read_outside_the_chain_is_stored(rng):
+    # `a` is read by the chain and by a matmul (not elementwise), and `b` by
+    # the chain and returned: both are materialised, and every result is the
+    # uncompiled one bit for bit.
+    x = mx.array(rng.standard_normal((64, 64)).astype(np.float32))
+    y = mx.array(rng.standard_normal((64, 64)).astype(np.float32))
+
+    def f(x, y):
+        a = mx.exp(x * 0.5) + y
+        b = mx.sin(a) * a
+        m = a @ y
+        return mx.tanh(b + a) * m, b
+
+    for g, w in zip(mx.compile(f)(x, y), f(x, y)):
+        same_bits(g, w)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
 def test_a_trailing_reduction_ends_the_chain_bit_exact(rng, dtype):
     # Sums, products, max and min over all axes or trailing axes consume the
     # chain's values as they are made, in the Reduce kernel's order.
-    mx.set_default_device(mx.cpu)
     big = dtype == "float32"
     shape = (3, 70001) if big else (5, 33, 17)  # float32: enough for a part per thread
     gen = (lambda s: rng.integers(-9, 9, s)) if dtype == "int32" else (lambda s: rng.standard_normal(s))
@@ -154,7 +189,7 @@ def test_a_trailing_reduction_ends_the_chain_bit_exact(rng, dtype):
 def test_a_reduced_chain_runs_as_one_node():
     code = (
         "import numpy as np, alloy.core as mx\n"
-        "mx.set_default_device(mx.cpu)\n"
+        f"mx.set_default_device(mx.{DEVICE})\n"
         "x = mx.array(np.linspace(-1, 1, 4096, dtype=np.float32).reshape(64, 64))\n"
         "y = mx.array(np.linspace(2, -3, 4096, dtype=np.float32).reshape(64, 64))\n"
         "f = mx.compile(lambda x, y: mx.sum(mx.square(x - y) * 0.5, axis=-1))\n"

@@ -120,7 +120,9 @@ CUfunction kernel(const std::string& family_key, const std::string& name, const 
   static const jit::NvrtcOptions opts = kernel_compile_options(device_arch());
   std::string source = make_source(name);
   jit::Cache::Bytes image;
-  if (auto aot = aot_image(key, source, opts)) {
+  // Fused chains (mx.compile) are generated per program: never ahead of time.
+  const bool may_be_aot = family_key.rfind("fused/", 0) != 0;
+  if (auto aot = may_be_aot ? aot_image(key, source, opts) : std::nullopt) {
     image = std::make_shared<const std::string>(std::move(aot->bytes));
   } else {
     try {
