@@ -116,19 +116,31 @@ TEST(CudaOpsCompile, FusedChainsCompileForSm90) {
        2},
   };
   const alloy::jit::NvrtcOptions opts = alloy::cuda::kernel_compile_options("sm_90");
+  // The module compiles without warnings and defines kernel `name`.
+  auto expect_compiles = [&](const std::string& source, const std::string& name, const char* what) {
+    try {
+      alloy::jit::NvrtcOutput out = alloy::jit::nvrtc_compile(source, "test_fused.cu", opts);
+      EXPECT_NE(out.cubin.find(name), std::string::npos) << source;
+      EXPECT_EQ(out.log.find("warning"), std::string::npos) << out.log << "\n" << source;
+    } catch (const std::exception& ex) {
+      ADD_FAILURE() << what << " failed to compile:\n" << ex.what() << "\n--- source ---\n" << source;
+    }
+  };
   std::set<std::string> keys;
   for (const Program& p : programs) {
     EXPECT_EQ(alloy::cuda::fused_vector_width(p.steps, p.reads), p.vector_width);
     keys.insert(alloy::cuda::fused_family_key(p.steps, p.reads));
     for (const std::string name : {"fused_v", "fused_1"}) {
-      const std::string source = alloy::cuda::fused_module_source(p.steps, p.reads, name);
-      try {
-        alloy::jit::NvrtcOutput out = alloy::jit::nvrtc_compile(source, "test_fused.cu", opts);
-        EXPECT_NE(out.cubin.find(name), std::string::npos) << source;
-        EXPECT_EQ(out.log.find("warning"), std::string::npos) << out.log << "\n" << source;
-      } catch (const std::exception& ex) {
-        ADD_FAILURE() << "a fused chain failed to compile:\n" << ex.what() << "\n--- source ---\n" << source;
-      }
+      expect_compiles(alloy::cuda::fused_module_source(p.steps, p.reads, name), name, "a fused chain");
+    }
+    // The same chains folded by the Reduce kernels (a sum, or a max on
+    // integers; partial sums in the accumulator type).
+    const Dtype value_t = p.steps.back().dtype;
+    if (value_t == Dtype::complex64) continue;
+    const alloy::ReduceOp op = value_t == Dtype::int64 ? alloy::ReduceOp::Max : alloy::ReduceOp::Sum;
+    for (const std::string name : {"row_block", "row_warp"}) {
+      expect_compiles(alloy::cuda::fused_reduce_module_source(p.steps, p.reads, op, value_t, value_t, name), name,
+                      "a fused reduction");
     }
   }
   EXPECT_EQ(keys.size(), programs.size()) << "two programs share a module key";

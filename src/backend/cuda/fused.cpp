@@ -1,16 +1,16 @@
 // GPU evaluation of a fused elementwise chain: one generated kernel reads
 // each input once, computes every step in registers with the unfused
 // kernels' functors, compute types and roundings, and writes the last step.
-// A trailing reduction runs the Reduce kernel over the fused values, so its
-// order (and bits) are the unfused ones.
+// A trailing reduction runs the Reduce kernels with the chain computed where
+// they read their input (one pass, nothing stored), so its order (and bits)
+// are the unfused ones.
 #include "backend/cuda/fused.h"
 
 #include <stdexcept>
 
-#include "alloy/allocator.h"
 #include "backend/cuda/elementwise.h"
 #include "backend/cuda/kernels.h"
-#include "primitives/reduce.h"
+#include "backend/cuda/reduce.h"
 
 namespace alloy::cuda {
 
@@ -72,12 +72,15 @@ int fused_vector_width(const std::vector<FusedStep>& steps, const std::vector<Fu
   return widest >= 16 ? 1 : static_cast<int>(16 / widest);
 }
 
-std::string fused_module_source(const std::vector<FusedStep>& steps, const std::vector<FusedRead>& reads,
-                                const std::string& name) {
-  const int V = name == "fused_v" ? fused_vector_width(steps, reads) : 1;
+namespace {
+
+// What every fused module starts with: the headers, the kernel's Args, the
+// value type `Out` and `element(inputs...)`, which computes the chain.
+std::string prelude(const std::vector<FusedStep>& steps, const std::vector<FusedRead>& reads,
+                    const std::string& extra_include) {
   const size_t last = steps.size() - 1;
   std::string src =
-      "#include \"elementwise.cuh\"\n"
+      "#include \"elementwise.cuh\"\n" + extra_include +
       "#include \"backend/common/unary_ops.h\"\n"
       "#include \"backend/common/binary_ops.h\"\n"
       "#include \"backend/common/ternary_ops.h\"\n"
@@ -107,23 +110,10 @@ std::string fused_module_source(const std::vector<FusedStep>& steps, const std::
       "using Out = " +
       step_type(steps[last]) + ";\n";
   // The element function: inputs as parameters, each step a settled local.
-  std::string params, call_dense, call_tail, scalars, loads;
+  std::string params;
   for (size_t k = 0; k < steps.size(); ++k) {
-    const FusedStep& st = steps[k];
-    if (st.kind != FusedStep::Kind::Input) continue;
-    const std::string t = step_type(st), v = value(static_cast<int>(k)), in = "A.in[" + std::to_string(st.input) + "]";
-    params += (params.empty() ? "" : ", ") + t + " " + v;
-    const std::string sep = call_dense.empty() ? "" : ", ";
-    if (reads[st.input] == FusedRead::Scalar) {
-      scalars += "  const " + t + " " + v + " = *static_cast<const " + t + "*>(" + in + ");\n";
-      call_dense += sep + v;
-      call_tail += sep + v;
-    } else {
-      loads += "    const alloy::Vec<" + t + ", V> x" + std::to_string(k) + " = reinterpret_cast<const alloy::Vec<" + t +
-               ", V>*>(" + in + ")[i];\n";
-      call_dense += sep + "x" + std::to_string(k) + ".v[j]";
-      call_tail += sep + "static_cast<const " + t + "*>(" + in + ")[i]";
-    }
+    if (steps[k].kind != FusedStep::Kind::Input) continue;
+    params += (params.empty() ? "" : ", ") + step_type(steps[k]) + " " + value(static_cast<int>(k));
   }
   src += "__device__ __forceinline__ Out element(" + params + ") {\n";
   for (size_t k = 0; k < steps.size(); ++k) {
@@ -132,10 +122,49 @@ std::string fused_module_source(const std::vector<FusedStep>& steps, const std::
     src += "  const " + step_type(st) + " " + value(static_cast<int>(k)) + " = settle(" + step_expression(st, steps) +
            ");\n";
   }
-  src += "  return " + value(static_cast<int>(last)) + ";\n}\n}  // namespace alloy_fused\n";
-  src += "extern \"C\" __global__ void " + name + "(const alloy_fused::Args A) {\n  using Out = alloy_fused::Out;\n  constexpr int V = " +
-         std::to_string(V) + ";\n" +
-         scalars +
+  return src + "  return " + value(static_cast<int>(last)) + ";\n}\n";
+}
+
+// The arguments of element() for the value at index `i`, reading the inputs
+// through `args` ("A." or "A->"): dense inputs at i, scalar ones at 0.
+std::string element_arguments(const std::vector<FusedStep>& steps, const std::vector<FusedRead>& reads,
+                              const std::string& args) {
+  std::string call;
+  for (const FusedStep& st : steps) {
+    if (st.kind != FusedStep::Kind::Input) continue;
+    const std::string t = step_type(st);
+    call += (call.empty() ? "" : ", ") + std::string("static_cast<const ") + t + "*>(" + args + "in[" +
+            std::to_string(st.input) + "])[" + (reads[st.input] == FusedRead::Scalar ? "0" : "i") + "]";
+  }
+  return call;
+}
+
+}  // namespace
+
+std::string fused_module_source(const std::vector<FusedStep>& steps, const std::vector<FusedRead>& reads,
+                                const std::string& name) {
+  const int V = name == "fused_v" ? fused_vector_width(steps, reads) : 1;
+  std::string src = prelude(steps, reads, "") + "}  // namespace alloy_fused\n";
+  // The vector form loads V elements of each dense input at once; scalars
+  // are loaded once per thread.
+  std::string call_dense, scalars, loads;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const FusedStep& st = steps[k];
+    if (st.kind != FusedStep::Kind::Input) continue;
+    const std::string t = step_type(st), v = value(static_cast<int>(k)), in = "A.in[" + std::to_string(st.input) + "]";
+    const std::string sep = call_dense.empty() ? "" : ", ";
+    if (reads[st.input] == FusedRead::Scalar) {
+      scalars += "  const " + t + " " + v + " = *static_cast<const " + t + "*>(" + in + ");\n";
+      call_dense += sep + v;
+    } else {
+      loads += "    const alloy::Vec<" + t + ", V> x" + std::to_string(k) + " = reinterpret_cast<const alloy::Vec<" + t +
+               ", V>*>(" + in + ")[i];\n";
+      call_dense += sep + "x" + std::to_string(k) + ".v[j]";
+    }
+  }
+  src += "extern \"C\" __global__ void " + name +
+         "(const alloy_fused::Args A) {\n  using Out = alloy_fused::Out;\n  constexpr int V = " + std::to_string(V) +
+         ";\n" + scalars +
          "  Out* out = static_cast<Out*>(A.out);\n"
          "  const int64_t nv = A.n / V;\n"
          "  for (int64_t i = alloy::global_thread(); i < nv; i += alloy::grid_threads()) {\n" +
@@ -149,7 +178,30 @@ std::string fused_module_source(const std::vector<FusedStep>& steps, const std::
          "  }\n"
          "  for (int64_t i = nv * V + alloy::global_thread(); i < A.n; i += alloy::grid_threads()) {\n"
          "    out[i] = alloy_fused::element(" +
-         call_tail + ");\n  }\n}\n";
+         element_arguments(steps, reads, "A.") + ");\n  }\n}\n";
+  return src;
+}
+
+std::string fused_reduce_module_source(const std::vector<FusedStep>& steps, const std::vector<FusedRead>& reads,
+                                       ReduceOp op, Dtype acc, Dtype out, const std::string& name) {
+  // The Reduce kernel reads `in + k` and `p[j]`: Values computes the chain's
+  // value at each index it is asked for, so the reduction folds exactly the
+  // values the unfused chain would have stored, in the same order.
+  std::string src = prelude(steps, reads, "#include \"reduce.cuh\"\n") +
+                    "struct Values {\n"
+                    "  const Args* A;\n"
+                    "  int64_t base;\n"
+                    "  __device__ __forceinline__ Values operator+(int64_t k) const { return {A, base + k}; }\n"
+                    "  __device__ __forceinline__ Out operator[](int64_t j) const {\n"
+                    "    const int64_t i = base + j;\n"
+                    "    return element(" +
+                    element_arguments(steps, reads, "A->") +
+                    ");\n  }\n};\n}  // namespace alloy_fused\n";
+  const std::string template_args = std::string("alloy::ReduceOp::") + reduce_info(op).name +
+                                    ", alloy_fused::Values, " + device_type_name(acc) + ", " + device_type_name(out);
+  src += "extern \"C\" __global__ void __launch_bounds__(256) " + name + "(const __grid_constant__ alloy_fused::Args A, " +
+         device_type_name(out) + "* out, alloy::cuda::RowReduceArgs a) {\n  alloy::" + name + "<" + template_args +
+         ">(alloy_fused::Values{&A, 0}, out, a);\n}\n";
   return src;
 }
 
@@ -171,16 +223,33 @@ void FusedElementwise::eval_gpu(const std::vector<array>& inputs, std::vector<ar
     reads.push_back(scalar ? FusedRead::Scalar : FusedRead::Dense);
     dense.push_back(scalar ? in : row_contiguous(in, s, "compile"));
   }
-  // With a trailing reduction the fused values go to a scratch array the
-  // Reduce kernel then reads.
-  array values = outputs[0];
+  // The kernel's Args: input pointers, the output pointer, the count.
+  std::vector<uint64_t> args;
+  for (const array& in : dense) args.push_back(reinterpret_cast<uint64_t>(in.raw_data()));
+  array& values = outputs[0];
+  allocate_row_contiguous(values);
   if (reduces_) {
+    // The Reduce kernels' launches, reading the chain's values as they are
+    // computed (one pass, nothing stored).
+    args.push_back(0);
+    args.push_back(static_cast<uint64_t>(shape_size(domain_)));
+    if (values.size() == 0) return;
+    const std::string op = reduce_info(reduce_).name;
     const Dtype t = steps_.back().dtype;
-    Buffer b = allocator(Device(Device::gpu)).malloc(shape_size(domain_) * size_of(t));
-    values = array(std::make_shared<Data>(b), domain_, row_major_strides(domain_), t);
-  } else {
-    allocate_row_contiguous(outputs[0]);
-    values = outputs[0];
+    const Dtype acc_t = reduce_acc_dtype(reduce_, t, op.c_str());
+    ReduceSource source;
+    source.dtype = t;
+    source.param = args.data();
+    source.row_kernel = [&](const std::string& kernel_name, Dtype out_t) {
+      return kernel(fused_family_key(steps_, reads) + "/" + op + "/" + dtype_name(acc_t) + "/" + dtype_name(out_t),
+                    kernel_name, [&](const std::string& k) {
+                      return fused_reduce_module_source(steps_, reads, reduce_, acc_t, out_t, k);
+                    });
+    };
+    std::vector<array> keep_alive;
+    run_reduce(op, domain_, source, values, acc_t, axes_, s, keep_alive);
+    note_pending(stream());
+    return;
   }
   const int64_t n = static_cast<int64_t>(values.size());
   if (n > 0) {
@@ -192,19 +261,11 @@ void FusedElementwise::eval_gpu(const std::vector<array>& inputs, std::vector<ar
     const std::string name = vector_ok ? "fused_v" : "fused_1";
     CUfunction fn = kernel(fused_family_key(steps_, reads), name,
                            [&](const std::string& k) { return fused_module_source(steps_, reads, k); });
-    // The kernel's Args: input pointers, the output pointer, the count.
-    std::vector<uint64_t> args;
-    for (const array& in : dense) args.push_back(reinterpret_cast<uint64_t>(in.raw_data()));
     args.push_back(reinterpret_cast<uint64_t>(values.raw_data()));
     args.push_back(static_cast<uint64_t>(n));
     void* params[] = {args.data(), nullptr};
     const unsigned grid[3] = {grid_blocks(vector_ok ? n / V + 1 : n), 1, 1}, block[3] = {kBlock, 1, 1};
     cuda_driver::launch(fn, grid, block, 0, s, params);
-  }
-  if (reduces_) {
-    Reduce reduce(stream(), reduce_, axes_, /*keepdims=*/true);
-    std::vector<array> reduce_inputs{values};
-    reduce.eval_gpu(reduce_inputs, outputs);
   }
   note_pending(stream());
 }

@@ -27,4 +27,11 @@ int fused_vector_width(const std::vector<FusedStep>& steps, const std::vector<Fu
 std::string fused_module_source(const std::vector<FusedStep>& steps, const std::vector<FusedRead>& reads,
                                 const std::string& name);
 
+// The module holding the row reduction kernel `name` ("row_block" or
+// "row_warp" of device/reduce.cuh) that folds the chain's values by `op`
+// with accumulator `acc` into `out` values: one pass, the Reduce kernel's
+// order. Its first parameter is the kernel's Args (the output unused).
+std::string fused_reduce_module_source(const std::vector<FusedStep>& steps, const std::vector<FusedRead>& reads,
+                                       ReduceOp op, Dtype acc, Dtype out, const std::string& name);
+
 }  // namespace alloy::cuda

@@ -8,6 +8,7 @@
 #include "backend/cuda/elementwise.h"
 #include "backend/cuda/kernel_sources.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/reduce.h"
 #include "primitives/reduce.h"
 #include "primitives/scan.h"
 
@@ -60,22 +61,33 @@ array scratch(size_t n, Dtype d) {
   return array(std::make_shared<Data>(b), {static_cast<ShapeElem>(n)}, {1}, d);
 }
 
-void run_reduce(const std::string& op, const array& in, array& out, Dtype acc_t, const std::vector<int>& axes,
-                CUstream s, std::vector<array>& keep_alive) {
-  const Dtype in_t = in.dtype(), out_t = out.dtype();
+}  // namespace
+
+namespace cuda {
+
+void run_reduce(const std::string& op, const Shape& shape, const ReduceSource& source, array& out, Dtype acc_t,
+                const std::vector<int>& axes, CUstream s, std::vector<array>& keep_alive) {
+  const Dtype out_t = out.dtype();
   const int64_t n_out = static_cast<int64_t>(out.size());
-  std::vector<Group> groups = in.size() == 0 ? std::vector<Group>{} : reduce_groups(in.shape(), axes);
-  if (in.size() != 0 && groups.empty()) groups.push_back({1, true, 1});
-  const bool row = in.size() == 0 || groups.back().reduced;
+  const size_t size = shape_size(shape);
+  std::vector<Group> groups = size == 0 ? std::vector<Group>{} : reduce_groups(shape, axes);
+  if (size != 0 && groups.empty()) groups.push_back({1, true, 1});
+  const bool row = size == 0 || groups.back().reduced;
+  // A row pass's kernel and its first argument (the source's, or partials).
+  auto launch_row = [&](CUfunction fn, const unsigned (&grid)[3], const void* first, void* dst, RowReduceArgs& a) {
+    void* params[] = {const_cast<void*>(first), &dst, &a, nullptr};
+    const unsigned block[3] = {256, 1, 1};
+    cuda_driver::launch(fn, grid, block, 0, s, params);
+  };
   if (row) {
     RowReduceArgs a{};
     a.n_rows = n_out;
-    a.run = in.size() == 0 ? 0 : groups.back().size;
+    a.run = size == 0 ? 0 : groups.back().size;
     const size_t end = groups.empty() ? 0 : groups.size() - 1;
     int64_t n_kept = 1;
     a.kept = groups_layout(groups, end, [](const Group& g) { return !g.reduced; }, &n_kept);
     a.outer = groups_layout(groups, end, [](const Group& g) { return g.reduced; }, &a.n_outer);
-    if (in.size() == 0) a.n_outer = 0;
+    if (size == 0) a.n_outer = 0;
     // Few long rows: split each over several blocks, then reduce the partials.
     int64_t splits = 1;
     if (a.n_outer == 1 && n_out < 2 * sm_count() && a.run >= 8192) {
@@ -89,17 +101,14 @@ void run_reduce(const std::string& op, const array& in, array& out, Dtype acc_t,
       int64_t b = warp ? (rows + 7) / 8 : rows;
       return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(b, int64_t(sm_count()) * 64)));
     };
-    const void* src = in.raw_data();
     if (splits == 1) {
-      void* dst = out.raw_data();
-      launch3(reduce_kernel(op, in_t, acc_t, out_t, name), {blocks_for(n_out), 1, 1}, {256, 1, 1}, 0, s, src, dst, a);
+      launch_row(source.row_kernel(name, out_t), {blocks_for(n_out), 1, 1}, source.param, out.raw_data(), a);
       return;
     }
     array partial = scratch(static_cast<size_t>(n_out * splits), acc_t);
     keep_alive.push_back(partial);
-    void* pdst = partial.raw_data();
-    launch3(reduce_kernel(op, in_t, acc_t, acc_t, name), {blocks_for(n_out), static_cast<unsigned>(splits), 1},
-            {256, 1, 1}, 0, s, src, pdst, a);
+    launch_row(source.row_kernel(name, acc_t), {blocks_for(n_out), static_cast<unsigned>(splits), 1}, source.param,
+               partial.raw_data(), a);
     RowReduceArgs b{};
     b.n_rows = n_out;
     b.run = splits;
@@ -118,6 +127,8 @@ void run_reduce(const std::string& op, const array& in, array& out, Dtype acc_t,
     launch3(reduce_kernel(op, acc_t, acc_t, out_t, name2), {blocks2, 1, 1}, {256, 1, 1}, 0, s, psrc, dst, b);
     return;
   }
+  if (!source.data) throw std::logic_error("[reduce] a column reduction needs its input in memory");
+  const Dtype in_t = source.dtype;
   ColReduceArgs a{};
   a.inner = groups.back().size;
   const size_t end = groups.size() - 1;
@@ -131,7 +142,7 @@ void run_reduce(const std::string& op, const array& in, array& out, Dtype acc_t,
   }
   a.split_len = (a.n_red + splits - 1) / splits;
   const unsigned gy = static_cast<unsigned>(std::min<int64_t>(a.n_outer, 65535));
-  const void* src = in.raw_data();
+  const void* src = source.data;
   if (splits == 1) {
     void* dst = out.raw_data();
     launch3(reduce_kernel(op, in_t, acc_t, out_t, "col"), {static_cast<unsigned>(col_blocks), gy, 1}, {32, 8, 1}, 0, s,
@@ -162,28 +173,44 @@ void run_reduce(const std::string& op, const array& in, array& out, Dtype acc_t,
 
 }  // namespace
 
-void Reduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
-  const array& in_any = inputs[0];
-  array& out = outputs[0];
+namespace cuda {
+
+Dtype reduce_acc_dtype(ReduceOp op, Dtype in, const char* op_name) {
   Dtype acc_t = Dtype::float32;
-  dispatch_reduce_op(op_, [&](auto op_c) {
+  dispatch_reduce_op(op, [&](auto op_c) {
     constexpr ReduceOp Op = decltype(op_c)::value;
-    dispatch_dtype(in_any.dtype(), [&](auto tag) {
+    dispatch_dtype(in, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (reduce_legal<Op, T>) {
         acc_t = dtype_of<reduce_acc_t<Op, T>>;
       } else {
-        throw std::invalid_argument(std::string("[") + name() + "] not defined for dtype " +
-                                    dtype_name(in_any.dtype()) + ".");
+        throw std::invalid_argument(std::string("[") + op_name + "] not defined for dtype " + dtype_name(in) + ".");
       }
     });
   });
+  return acc_t;
+}
+
+}  // namespace cuda
+
+void Reduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const array& in_any = inputs[0];
+  array& out = outputs[0];
+  const Dtype acc_t = reduce_acc_dtype(op_, in_any.dtype(), name());
   allocate_row_contiguous(out);
   if (out.size() == 0) return;
   CUstream s = stream_for(stream());
   array in = row_contiguous(in_any, s, name());
   std::vector<array> keep_alive;
-  run_reduce(reduce_info(op_).name, in, out, acc_t, axes_, s, keep_alive);
+  const std::string op = reduce_info(op_).name;
+  ReduceSource source;
+  source.dtype = in.dtype();
+  source.data = in.raw_data();
+  source.param = &source.data;
+  source.row_kernel = [&](const std::string& kernel_name, Dtype out_t) {
+    return reduce_kernel(op, in.dtype(), acc_t, out_t, kernel_name);
+  };
+  run_reduce(op, in.shape(), source, out, acc_t, axes_, s, keep_alive);
   note_pending(stream());
 }
 

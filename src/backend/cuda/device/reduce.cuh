@@ -41,8 +41,10 @@ __device__ __forceinline__ Acc block_reduce(Acc v) {
 
 
 // Folds the part of row `row` that split `y` covers, threads [t0, t0 + nt).
-template <ReduceOp Op, typename In, typename Acc>
-__device__ __forceinline__ Acc row_partial(const In* in, const cuda::RowReduceArgs& a, int64_t row, int64_t y, int t0,
+// `Src` is the input pointer, or anything read like one (`in + k`, `p[j]`):
+// a fused chain (backend/cuda/fused.cpp) computes each value where it is read.
+template <ReduceOp Op, typename Src, typename Acc>
+__device__ __forceinline__ Acc row_partial(const Src& in, const cuda::RowReduceArgs& a, int64_t row, int64_t y, int t0,
                                            int nt) {
   const reduce::Fn<Op> fn;
   Acc acc = reduce::Fn<Op>::template identity<Acc>();
@@ -53,31 +55,31 @@ __device__ __forceinline__ Acc row_partial(const In* in, const cuda::RowReduceAr
   for (int64_t o = 0; o < a.n_outer; ++o) {
     int64_t ol[1];
     cuda::elem_to_locs<0>(o, a.outer, ol);
-    const In* p = in + kl[0] + ol[0];
+    const auto p = in + (kl[0] + ol[0]);
     for (int64_t j = lo + t0; j < hi; j += nt) acc = fn(acc, cast_value<Acc>(p[j]));
   }
   return acc;
 }
 
 // One block per (row, split); blockIdx.x strides over rows.
-template <ReduceOp Op, typename In, typename Acc, typename Out>
-__device__ __forceinline__ void row_block(const In* in, Out* out, const cuda::RowReduceArgs& a) {
+template <ReduceOp Op, typename Src, typename Acc, typename Out>
+__device__ __forceinline__ void row_block(const Src& in, Out* out, const cuda::RowReduceArgs& a) {
   const int64_t splits = gridDim.y;
   for (int64_t row = blockIdx.x; row < a.n_rows; row += gridDim.x) {
-    Acc acc = row_partial<Op, In, Acc>(in, a, row, blockIdx.y, threadIdx.x, blockDim.x);
+    Acc acc = row_partial<Op, Src, Acc>(in, a, row, blockIdx.y, threadIdx.x, blockDim.x);
     acc = block_reduce<Op>(acc);
     if (threadIdx.x == 0) out[row * splits + blockIdx.y] = cast_value<Out>(acc);
   }
 }
 
 // One warp per (row, split).
-template <ReduceOp Op, typename In, typename Acc, typename Out>
-__device__ __forceinline__ void row_warp(const In* in, Out* out, const cuda::RowReduceArgs& a) {
+template <ReduceOp Op, typename Src, typename Acc, typename Out>
+__device__ __forceinline__ void row_warp(const Src& in, Out* out, const cuda::RowReduceArgs& a) {
   const int64_t splits = gridDim.y;
   const int warps = blockDim.x / 32, lane = threadIdx.x % 32;
   for (int64_t row = int64_t(blockIdx.x) * warps + threadIdx.x / 32; row < a.n_rows;
        row += int64_t(gridDim.x) * warps) {
-    Acc acc = row_partial<Op, In, Acc>(in, a, row, blockIdx.y, lane, 32);
+    Acc acc = row_partial<Op, Src, Acc>(in, a, row, blockIdx.y, lane, 32);
     acc = warp_reduce<Op>(acc);
     if (lane == 0) out[row * splits + blockIdx.y] = cast_value<Out>(acc);
   }
@@ -119,11 +121,11 @@ __device__ __forceinline__ void col_reduce(const In* in, Out* out, const cuda::C
 
 #define ALLOY_KERNEL_row_block(OP, In, Acc, Out)                                                  \
   extern "C" __global__ void __launch_bounds__(256) row_block(const In* in, Out* out, alloy::cuda::RowReduceArgs a) { \
-    alloy::row_block<OP, In, Acc, Out>(in, out, a);                                               \
+    alloy::row_block<OP, const In*, Acc, Out>(in, out, a);                                        \
   }
 #define ALLOY_KERNEL_row_warp(OP, In, Acc, Out)                                                   \
   extern "C" __global__ void __launch_bounds__(256) row_warp(const In* in, Out* out, alloy::cuda::RowReduceArgs a) { \
-    alloy::row_warp<OP, In, Acc, Out>(in, out, a);                                                \
+    alloy::row_warp<OP, const In*, Acc, Out>(in, out, a);                                         \
   }
 #define ALLOY_KERNEL_col(OP, In, Acc, Out)                                                        \
   extern "C" __global__ void __launch_bounds__(256) col(const In* in, Out* out, alloy::cuda::ColReduceArgs a) { \
