@@ -29,6 +29,17 @@ int device_count(Device::DeviceType type);
 // first evaluates every dependency. Gradients flow to `inputs` only.
 std::vector<array> depends(const std::vector<array>& inputs, const std::vector<array>& dependencies);
 
+// How float32 matmuls run on the GPU, under PyTorch's names: "highest"
+// (the default: full float32 products and sums) or "high" (TF32 tensor
+// cores: inputs rounded to 10 mantissa bits, float32 sums; "medium" means
+// the same here). The CPU always computes in float32. The environment
+// variable ALLOY_FLOAT32_MATMUL_PRECISION sets the starting value.
+// Unknown names throw std::invalid_argument.
+void set_float32_matmul_precision(const std::string& precision);
+std::string get_float32_matmul_precision();
+// True when float32 GPU matmuls may use TF32.
+bool float32_matmul_uses_tf32();
+
 // Writes the unevaluated graph behind `outputs` in Graphviz's DOT language.
 // Each output may carry a name (empty: letters in the order met).
 void export_to_dot(std::ostream& os, const std::vector<std::pair<std::string, array>>& outputs);

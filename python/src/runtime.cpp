@@ -84,6 +84,12 @@ void init_runtime(nb::module_& m) {
         "The inputs, unchanged, made to depend on `dependencies` (evaluated first).");
   m.def("device_info", [](nb::handle d) { return device_info(device_of(d)); }, nb::arg("d") = nb::none(),
         "Properties of a device (default: the default device) under MLX's keys.");
+  m.def("set_float32_matmul_precision", &set_float32_matmul_precision, nb::arg("precision"),
+        "How float32 matmuls run on the GPU (PyTorch's names): \"highest\" (the default, full float32) or "
+        "\"high\" (TF32 tensor cores: inputs rounded to 10 mantissa bits, float32 sums; \"medium\" is the same). "
+        "The CPU always computes in float32. ALLOY_FLOAT32_MATMUL_PRECISION sets the starting value.");
+  m.def("get_float32_matmul_precision", &get_float32_matmul_precision,
+        "\"highest\" or \"high\": see set_float32_matmul_precision.");
   m.def("device_count", [](Device::DeviceType t) { return device_count(t); }, nb::arg("device_type"),
         "How many devices of a type this process can use.");
   def_memory_functions(m);

@@ -10,7 +10,7 @@ namespace alloy::cuda::cublas {
 
 // cudaDataType and cublasComputeType_t values (library_types.h, cublas_api.h).
 enum DataType : int { R_32F = 0, R_64F = 1, R_16F = 2, C_32F = 4, R_16BF = 14 };
-enum ComputeType : int { COMPUTE_32F = 68, COMPUTE_64F = 70 };
+enum ComputeType : int { COMPUTE_32F = 68, COMPUTE_64F = 70, COMPUTE_32F_FAST_TF32 = 77 };
 
 // True when libcublas loads and binds (never throws).
 bool available();

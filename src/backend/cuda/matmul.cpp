@@ -1,8 +1,9 @@
-// GPU matmul: cuBLAS (cublasGemmStridedBatchedEx) for float32 (full fp32,
-// no TF32), float16/bfloat16 (fp32 accumulation, as the CPU's float path),
+// GPU matmul: cuBLAS (cublasGemmStridedBatchedEx) for float32 (full fp32;
+// TF32 on request, alloy/runtime.h), float16/bfloat16 (fp32 accumulation, as the CPU's float path),
 // float64 and complex64; the naive kernel of device/gemm.cuh otherwise.
 #include <algorithm>
 
+#include "alloy/runtime.h"
 #include "backend/common/blas_layout.h"
 #include "backend/cpu/strided.h"
 #include "backend/cuda/cublas.h"
@@ -19,7 +20,11 @@ namespace {
 
 bool cublas_type(Dtype d, cublas::DataType& t, cublas::ComputeType& c) {
   switch (d) {
-    case Dtype::float32: t = cublas::R_32F; c = cublas::COMPUTE_32F; return true;
+    case Dtype::float32:
+      // TF32 tensor cores only when the user asked (set_float32_matmul_precision).
+      t = cublas::R_32F;
+      c = float32_matmul_uses_tf32() ? cublas::COMPUTE_32F_FAST_TF32 : cublas::COMPUTE_32F;
+      return true;
     case Dtype::float16: t = cublas::R_16F; c = cublas::COMPUTE_32F; return true;
     case Dtype::bfloat16: t = cublas::R_16BF; c = cublas::COMPUTE_32F; return true;
     case Dtype::float64: t = cublas::R_64F; c = cublas::COMPUTE_64F; return true;
