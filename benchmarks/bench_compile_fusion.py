@@ -9,11 +9,11 @@ the compiled result equals the uncompiled one bit for bit.
 Usage: python benchmarks/bench_compile_fusion.py [--device cpu|gpu] [--n 67108864] [--reps 3]
 """
 import argparse
-import time
 
 import numpy as np
 
 import alloy.core as mx
+from timing import best_ms
 
 
 def arithmetic(x, y):  # 10 cheap ops: memory-bound unfused
@@ -47,14 +47,6 @@ def arithmetic_np(x, y):
     return d * d + np.float32(1.0)
 
 
-def best_ms(fn, reps):
-    fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return min(ts)
 
 
 def copy_ms(x, n, reps):

@@ -11,24 +11,15 @@ Usage: python benchmarks/bench_cpu_kernels.py [--quick]
 """
 import argparse
 import pathlib
-import statistics
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "seeds"))
 import alloy.core as mx  # noqa: E402
+from timing import median_ms  # noqa: E402
 
 
-def median_ms(fn, reps=5):
-    fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ts)
 
 
 def grid_sample_numpy(x, grid):
