@@ -124,8 +124,9 @@ RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysi
   for (const TemplateArg& t : spec.template_args)
     if (t.kind == TemplateArg::Type) f.half_ops |= names_half(t.value);
   if (analysis.uses_atomics) f.atomics = true;
-  // Dependencies between the parts (metal_features.h).
-  if (f.matrix) f.simd = true;
+  // Dependencies between the parts (metal_features.h). Cooperative tensors
+  // reduce and gather across a SIMD group.
+  if (f.matrix || f.tensor) f.simd = true;
   if (f.simd || f.atomics || f.matrix) f.math = f.half_ops = true;
   if (f.math_extra || f.fast_math) f.math = true;
   if (f.tensor) f.half_ops = true;

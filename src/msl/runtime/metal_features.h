@@ -15,7 +15,8 @@
 //   ATOMICS     atomic<T> and the atomic_* functions (needs MATH, HALF_OPS)
 //   MATRIX      simdgroup_matrix (needs MATH, HALF_OPS)
 //   MLX_UTILS   MLX's utils: elem_to_loc*, ceildiv, Limits
-//   TENSOR      Metal 4 tensors and mpp::tensor_ops::matmul2d (needs HALF_OPS)
+//   TENSOR      Metal 4 tensors, cooperative tensors and mpp::tensor_ops::matmul2d
+//               (needs HALF_OPS, SIMD)
 #pragma once
 
 #ifndef ALLOY_MSL_SELECT

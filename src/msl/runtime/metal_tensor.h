@@ -299,6 +299,8 @@ template <int N> struct scope_info<execution_simdgroups<N>> {
 template <class T> using acc_t = conditional_t<is_int8_v<T> || is_same_v<T, int>, int, float>;
 }  // namespace detail
 
+#include "metal_cooperative_tensor.h"
+
 template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul2d {
   static_assert(detail::scope_info<Scope>::valid,
                 "matmul2d: the scope must be execution_thread, execution_simdgroup or execution_simdgroups<N>");
@@ -308,42 +310,138 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   // K from the operands: dynamic_length_v<int>, or 0 as some of Apple's examples write it.
   static constexpr bool dynamic_k = Desc.k == 0 || Desc.k == dynamic_length_v<int>;
 
+  static constexpr int scope_threads = detail::scope_info<Scope>::threads;
+  // The K extent of an input tile: the descriptor's (a cooperative input
+  // holds its operand whole, so K must be known when it is made).
+  static constexpr int static_k() {
+    static_assert(!dynamic_k, "matmul2d: a cooperative input tensor needs the descriptor's K (not dynamic_length_v)");
+    return Desc.k;
+  }
+
+  // ---- cooperative tensors (metal_cooperative_tensor.h)
+  // The m x n destination tile, spread over the scope's threads.
+  template <class LT, class RT, class E> ALLOY_FUNC static auto get_destination_cooperative_tensor() {
+    return cooperative_tensor<E, Desc.n, Desc.m, scope_threads, detail::tile_kind::spread>();
+  }
+  // One value per row (column) of the destination, for reduce_rows (reduce_columns).
+  template <class LT, class RT, class E> ALLOY_FUNC static auto get_row_reduction_destination_cooperative_tensor() {
+    return cooperative_tensor<E, 1, Desc.m, scope_threads, detail::tile_kind::replicated_rows>();
+  }
+  template <class LT, class RT, class E> ALLOY_FUNC static auto get_column_reduction_destination_cooperative_tensor() {
+    return cooperative_tensor<E, Desc.n, 1, scope_threads, detail::tile_kind::replicated_columns>();
+  }
+  // The left (right) operand tile, in the operand's own dimension order: the
+  // left is (K, M), or (M, K) transposed; the right (N, K), or (K, N).
+  template <class L, class R, class E> ALLOY_FUNC static auto get_left_input_cooperative_tensor() {
+    constexpr int K = static_k();
+    if constexpr (Desc.transpose_left)
+      return cooperative_tensor<L, Desc.m, K, scope_threads, detail::tile_kind::replicated>();
+    else
+      return cooperative_tensor<L, K, Desc.m, scope_threads, detail::tile_kind::replicated>();
+  }
+  template <class L, class R, class E> ALLOY_FUNC static auto get_right_input_cooperative_tensor() {
+    constexpr int K = static_k();
+    if constexpr (Desc.transpose_right)
+      return cooperative_tensor<R, K, Desc.n, scope_threads, detail::tile_kind::replicated>();
+    else
+      return cooperative_tensor<R, Desc.n, K, scope_threads, detail::tile_kind::replicated>();
+  }
+  // A destination tile (of an op whose m x k matches this op's left operand)
+  // as this op's left input: every thread gathers the whole tile from the
+  // threads holding it. Compatible without a copy only within one thread.
+  template <class L, class R, class E, class CT> ALLOY_FUNC static bool is_compatible_as_left_input(const CT&) {
+    return CT::scope_ == 1;
+  }
+  template <class L, class R, class E, class CT> ALLOY_FUNC static auto get_left_input_cooperative_tensor(const CT& src) {
+    auto in = get_left_input_cooperative_tensor<L, R, E>();
+    static_assert(decltype(in)::size_ == CT::size_ && decltype(in)::cols_ == CT::cols_,
+                  "matmul2d::get_left_input_cooperative_tensor: the tile's shape is not this op's left operand");
+    gather(src, in);
+    return in;
+  }
+
   // destination = left * right (multiply) or destination + left * right
   // (multiply_accumulate), over the descriptor's m x n tile, in float (int32
   // for 8-bit integers). Operands out of their tensors' bounds read as 0;
-  // destination elements outside its tensor are not written.
-  template <class LT, class RT, class DT> ALLOY_FUNC void run(const LT& left, const RT& right, const DT& dest) const {
-    static_assert(metal::detail::is_tensor_v<LT> && metal::detail::is_tensor_v<RT> && metal::detail::is_tensor_v<DT>,
-                  "matmul2d::run: the operands must be tensors (cooperative tensors are not supported yet)");
-    static_assert(LT::rank_ == 2 && RT::rank_ == 2 && DT::rank_ == 2, "matmul2d::run: the operands must have rank 2");
+  // destination elements outside its tensor are not written. Each operand
+  // is a tensor or a cooperative tensor of the op.
+  template <class LT, class RT, class DT> ALLOY_FUNC void run(const LT& left, const RT& right, DT&& dest) const {
+    typedef metal::remove_cv_t<metal::remove_reference_t<DT>> Dest;
+    constexpr bool coop_left = detail::is_cooperative_v<LT>, coop_right = detail::is_cooperative_v<RT>;
+    constexpr bool coop_dest = detail::is_cooperative_v<Dest>;
+    static_assert((metal::detail::is_tensor_v<LT> || coop_left) && (metal::detail::is_tensor_v<RT> || coop_right) &&
+                      (metal::detail::is_tensor_v<Dest> || coop_dest),
+                  "matmul2d::run: the operands must be tensors or cooperative tensors");
+    if constexpr (!coop_left) static_assert(LT::rank_ == 2, "matmul2d::run: the operands must have rank 2");
+    if constexpr (!coop_right) static_assert(RT::rank_ == 2, "matmul2d::run: the operands must have rank 2");
+    if constexpr (!coop_dest) static_assert(Dest::rank_ == 2, "matmul2d::run: the operands must have rank 2");
     typedef typename LT::value_type L;
     typedef typename RT::value_type R;
-    typedef typename DT::value_type D;
+    typedef typename Dest::value_type D;
     static_assert(detail::supported<L, R, D>(),
                   "matmul2d::run: this combination of left, right and destination types is not supported "
                   "(half x half -> half|float, bfloat x bfloat -> bfloat|float, float x float -> float, "
                   "mixed half/bfloat/float -> float, int8 x int8 -> int32, float types x int8 -> that type|float)");
     typedef detail::acc_t<D> A;
     // Left is (K, M), or (M, K) transposed; right is (N, K), or (K, N) transposed.
-    const long K = dynamic_k ? long(left.get_extent(Desc.transpose_left ? 1 : 0)) : long(Desc.k);
-    unsigned first = 0, step = 1;
-    scope_thread(first, step);
-    for (long m = first; m < Desc.m; m += step) {
-      if (m >= long(dest.valid_[1])) break;
-      for (long n = 0; n < Desc.n && n < long(dest.valid_[0]); ++n) {
-        A acc = 0;
-        for (long k = 0; k < K; ++k) {
-          A a = Desc.transpose_left ? A(left.load(m, k)) : A(left.load(k, m));
-          A b = Desc.transpose_right ? A(right.load(k, n)) : A(right.load(n, k));
-          acc += a * b;
+    long K = Desc.k;
+    if constexpr (coop_left) K = Desc.transpose_left ? LT::rows_ : LT::cols_;
+    else if (dynamic_k) K = long(left.get_extent(Desc.transpose_left ? 1 : 0));
+    auto element = [&](long m, long n) {
+      A acc = 0;
+      for (long k = 0; k < K; ++k) {
+        A a, b;
+        if constexpr (coop_left) a = Desc.transpose_left ? A(left.at(m, k)) : A(left.at(k, m));
+        else a = Desc.transpose_left ? A(left.load(m, k)) : A(left.load(k, m));
+        if constexpr (coop_right) b = Desc.transpose_right ? A(right.at(k, n)) : A(right.at(n, k));
+        else b = Desc.transpose_right ? A(right.load(k, n)) : A(right.load(n, k));
+        acc += a * b;
+      }
+      return acc;
+    };
+    constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
+    if constexpr (coop_dest) {
+      static_assert(Dest::spread_ && Dest::cols_ == Desc.n && Dest::rows_ == Desc.m && Dest::scope_ == scope_threads,
+                    "matmul2d::run: a cooperative destination must come from this op's "
+                    "get_destination_cooperative_tensor");
+      // Each thread computes the elements it holds.
+      for (int i = 0; i < dest.valid_count(); ++i) {
+        const metal::array<int, 2> idx = dest.get_multidimensional_index(i);
+        A acc = element(idx[1], idx[0]);
+        if (accumulate) acc += A(dest.v_[i]);
+        dest.v_[i] = D(acc);
+      }
+    } else {
+      unsigned first = 0, step = 1;
+      scope_thread(first, step);
+      for (long m = first; m < Desc.m; m += step) {
+        if (m >= long(dest.valid_[1])) break;
+        for (long n = 0; n < Desc.n && n < long(dest.valid_[0]); ++n) {
+          A acc = element(m, n);
+          if (accumulate) acc += A(dest(n, m));
+          dest(n, m) = D(acc);
         }
-        if (Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate) acc += A(dest(n, m));
-        dest(n, m) = D(acc);
       }
     }
   }
 
  private:
+  // Every thread gets every element of `src` (spread over the scope's
+  // threads): element f is held by lane f % S at its index f / S, which is
+  // the same for all lanes, so each step is one SIMD-group shuffle.
+  template <class CT, class In> ALLOY_FUNC static void gather(const CT& src, In& in) {
+    if constexpr (CT::scope_ == 1 || !CT::spread_) {
+      for (int f = 0; f < CT::size_; ++f) in.v_[f] = typename In::value_type(src.v_[f]);
+    } else {
+      static_assert(CT::scope_ == 32, "matmul2d: a cooperative tile moves between threads of one SIMD group only");
+      for (int f = 0; f < CT::size_; ++f) {
+        const int i = f / CT::scope_;
+        const typename CT::value_type mine = i < CT::capacity_ ? src.v_[i] : typename CT::value_type(0);
+        in.v_[f] = typename In::value_type(metal::simd_shuffle(mine, (unsigned short)(f % CT::scope_)));
+      }
+    }
+  }
+
   // This thread's first row and the row step: rows are dealt round-robin
   // over the threads of the scope.
   ALLOY_FUNC static void scope_thread(unsigned& first, unsigned& step) {
