@@ -326,7 +326,6 @@ std::string LibraryKernel::buffer_name(int index) const {
 
 std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
   const msl::ProgramKernel& k = *state_->kernel;
-  const MetalLibrary::State& lib = *state_->library;
   const std::string label = "[metal_library] kernel '" + k.name + "'";
   auto bad = [&](const std::string& what) { return std::invalid_argument(label + ": " + what); };
   auto wrong_type = [&](const std::string& what) { return ArgumentTypeError(label + ": " + what); };
