@@ -41,6 +41,7 @@ void reset_peak_memory() {
 }
 size_t get_cache_memory() { return both([](Allocator& a) { return a.cache_memory(); }); }
 void clear_cache() {
+  cpu_allocator().clear_cache();
   if (Allocator* g = gpu_allocator()) g->clear_cache();
 }
 
@@ -74,6 +75,7 @@ size_t set_memory_limit(size_t bytes) {
   std::lock_guard<std::mutex> lock(limits_mutex());
   size_t previous = limits().memory;
   limits().memory = bytes;
+  cpu_allocator().set_memory_limit(bytes);
   if (Allocator* g = gpu_allocator()) g->set_memory_limit(bytes);
   return previous;
 }
@@ -81,6 +83,7 @@ size_t set_cache_limit(size_t bytes) {
   std::lock_guard<std::mutex> lock(limits_mutex());
   size_t previous = limits().cache;
   limits().cache = bytes;
+  cpu_allocator().set_cache_limit(bytes);
   if (Allocator* g = gpu_allocator()) g->set_cache_limit(bytes);
   return previous;
 }

@@ -178,6 +178,38 @@ def test_cache_limit_zero_empties_the_cache(rng):
     assert_same_value(mx.array(3.0) * 2, mlx_core.array(3.0) * 2)
 
 
+def test_the_cpu_keeps_large_freed_blocks_for_reuse(rng):
+    # Blocks of 4 MB and more freed on the CPU stay cached (their pages
+    # mapped) for the next array of the same size; clear_cache and a cache
+    # limit of 0 give them back; results are unchanged.
+    with mx.stream(mx.cpu):
+        mx.clear_cache()
+        n = (8 << 20) // 4 + int(rng.integers(0, 1000))  # 8 MB and a little: a size no other test frees
+        x_np = rng.standard_normal(n).astype(np.float32)
+        x = mx.array(x_np)
+        mx.eval(x)
+        before = mx.get_cache_memory()
+        y = x * 2.0
+        mx.eval(y)
+        del y  # its block goes to the cache
+        assert mx.get_cache_memory() >= before + 4 * n
+        z = x * 3.0  # the same size: the cached block is taken again
+        mx.eval(z)
+        assert mx.get_cache_memory() == before
+        np.testing.assert_array_equal(np.array(z), x_np * np.float32(3.0))
+        del z
+        mx.clear_cache()
+        assert mx.get_cache_memory() == 0
+        previous = mx.set_cache_limit(0)
+        try:
+            w = x + 1.0
+            mx.eval(w)
+            del w
+            assert mx.get_cache_memory() == 0
+        finally:
+            mx.set_cache_limit(previous)
+
+
 def test_export_to_dot_writes_the_unevaluated_graph(tmp_path, rng):
     x = random_array(rng, (3,))
     texts = {}
