@@ -6,7 +6,7 @@ bandwidth (inputs read + output written, per second) is also given as a
 fraction of a device-to-device copy's, measured in the same run. Also checks
 the compiled result equals the uncompiled one bit for bit.
 
-Usage: python benchmarks/bench_compile_fusion.py [--device cpu|gpu] [--n 67108864] [--reps 3]
+Usage: python benchmarks/bench_compile_fusion.py [--device cpu|gpu] [--n 67108864] [--reps 3] [--no-cache]
 """
 import argparse
 
@@ -71,7 +71,10 @@ def main():
     ap.add_argument("--n", type=int, default=1 << 26)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
+    ap.add_argument("--no-cache", action="store_true", help="cache no freed buffer (mx.set_cache_limit(0))")
     args = ap.parse_args()
+    if args.no_cache:
+        mx.set_cache_limit(0)
     gpu = args.device == "gpu"
     mx.set_default_device(mx.gpu if gpu else mx.cpu)
     reps = args.reps * 5 if gpu else args.reps
