@@ -90,6 +90,21 @@ kernel void reuse_tile(in_t Q [[buffer(0)]], in_t K [[buffer(1)]], in_t V [[buff
 template [[host_name("reuse_direct")]] kernel void reuse_tile<true>(in_t, in_t, in_t, out_t, uint);
 template [[host_name("reuse_staged")]] kernel void reuse_tile<false>(in_t, in_t, in_t, out_t, uint);
 
+// C = A B with B loaded into the op's right-input tile first (B is K x N
+// row-major, or N x K with transpose_right).
+template <bool TR>
+kernel void right_tile(in_t A [[buffer(0)]], in_t B [[buffer(1)]], out_t C [[buffer(2)]]) {
+  constexpr auto desc = matmul2d_descriptor(16, 16, 16, false, TR);
+  matmul2d<desc, execution_simdgroup> op;
+  auto b = op.template get_right_input_cooperative_tensor<float, float, float>();
+  b.load(B);
+  auto ct = op.template get_destination_cooperative_tensor<decltype(A), decltype(B), float>();
+  op.run(A, b, ct);
+  ct.store(C);
+}
+template [[host_name("right_tile")]] kernel void right_tile<false>(in_t, in_t, out_t);
+template [[host_name("right_tile_t")]] kernel void right_tile<true>(in_t, in_t, out_t);
+
 // C + A B into a cooperative tile loaded from C (multiply_accumulate), its
 // column sums and minima (reduce_columns), and a row of B broadcast by load.
 kernel void accumulate_tile(in_t A [[buffer(0)]], in_t B [[buffer(1)]], in_t C [[buffer(2)]],
@@ -157,6 +172,15 @@ def test_a_destination_tile_as_the_next_left_input(lib, rng, name):
     ref = (q.astype(np.float64) @ k.astype(np.float64).T) @ v.astype(np.float64)
     mag = (np.abs(q).astype(np.float64) @ np.abs(k).astype(np.float64).T) @ np.abs(v).astype(np.float64)
     assert np.all(np.abs(np.array(o) - ref) <= 1e-5 * mag + 1e-6)
+
+
+@pytest.mark.parametrize("name,transposed", [("right_tile", False), ("right_tile_t", True)])
+def test_a_loaded_right_input_tile(lib, rng, name, transposed):
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    b = rng.standard_normal((16, 16)).astype(np.float32)  # K x N
+    b_arg = b.T.copy() if transposed else b
+    (c,) = run(lib, name, {"A": mx.array(a), "B": mx.array(b_arg), "C": poisoned((16, 16))}, 32)
+    np.testing.assert_allclose(np.array(c), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
 
 
 def test_accumulate_load_store_and_column_reductions(lib, rng):
