@@ -3,6 +3,7 @@
 #include <map>
 #include <numeric>
 
+#include "jit/nvrtc.h"
 #include "primitives/binary.h"
 #include "primitives/fused.h"
 #include "primitives/layout.h"
@@ -18,9 +19,12 @@ enum class Role { None, Compute, ScalarBroadcast };
 
 // What a node can be in a fused chain: an elementwise op (unary, binary,
 // cast, select) of one output, or a broadcast of a one-element value (a
-// scalar operand). Both devices fuse; a chain never crosses streams.
+// scalar operand). Both devices fuse; a chain never crosses streams. A GPU
+// chain is a kernel NVRTC compiles: where NVRTC is missing (built-in ops
+// run ahead-of-time kernels), GPU nodes replay unfused.
 Role role_of(const ExportedNode& n, const std::vector<Shape>& value_shapes) {
   if (!n.live || n.shapes.size() != 1) return Role::None;
+  if (n.live->stream().device.type == Device::gpu && !jit::nvrtc_available()) return Role::None;
   const Primitive* p = n.live.get();
   if (dynamic_cast<const Broadcast*>(p)) {
     return n.inputs.size() == 1 && shape_size(value_shapes[n.inputs[0]]) == 1 ? Role::ScalarBroadcast : Role::None;
