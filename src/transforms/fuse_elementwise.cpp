@@ -19,12 +19,9 @@ enum class Role { None, Compute, ScalarBroadcast };
 
 // What a node can be in a fused chain: an elementwise op (unary, binary,
 // cast, select) of one output, or a broadcast of a one-element value (a
-// scalar operand). Both devices fuse; a chain never crosses streams. A GPU
-// chain is a kernel NVRTC compiles: where NVRTC is missing (built-in ops
-// run ahead-of-time kernels), GPU nodes replay unfused.
+// scalar operand). Both devices fuse; a chain never crosses streams.
 Role role_of(const ExportedNode& n, const std::vector<Shape>& value_shapes) {
   if (!n.live || n.shapes.size() != 1) return Role::None;
-  if (n.live->stream().device.type == Device::gpu && !jit::nvrtc_available()) return Role::None;
   const Primitive* p = n.live.get();
   if (dynamic_cast<const Broadcast*>(p)) {
     return n.inputs.size() == 1 && shape_size(value_shapes[n.inputs[0]]) == 1 ? Role::ScalarBroadcast : Role::None;
@@ -164,6 +161,10 @@ ExportedTrace fuse_elementwise(const ExportedTrace& t, int* fused) {
     for (int m : members) computing += roles[m] == Role::Compute;
     const bool reduced = reduction_of.count(root) > 0;
     if (computing < (reduced ? 1 : 2)) continue;  // one op alone: nothing to gain
+    // A GPU chain is a kernel NVRTC compiles. Asked only here, so tracing
+    // loads NVRTC only when there is a GPU chain to fuse; where it is
+    // missing (built-in ops run ahead-of-time kernels) the chain replays unfused.
+    if (t.nodes[root].live->stream().device.type == Device::gpu && !jit::nvrtc_available()) continue;
     for (int m : members) group_of[m] = root;
     emitted_at[root] = reduced ? reduction_of[root] : root;
     if (reduced) group_of[reduction_of[root]] = root;
