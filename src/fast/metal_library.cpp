@@ -350,10 +350,6 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
 
   Stream stream = to_stream(call.stream);
   const bool gpu = stream.device.type == Device::gpu;
-  for (const msl::ProgramParam& p : k.params)
-    if (gpu && p.tensor_rank > 0)
-      throw bad("tensor parameter '" + p.name + "' (" + declared(p) + "): tensor arguments run on the CPU only "
-                "for now; launch with stream=mx.cpu.");
   std::vector<array> inputs, in_out_sources;
   std::vector<Shape> out_shapes;
   std::vector<Dtype> out_dtypes;

@@ -1,15 +1,19 @@
-"""Metal 4 cooperative tensors (issue 15) in mx.fast.metal_library, on the
-CPU: matmul2d into a destination cooperative tensor, reduce_rows /
+"""Metal 4 cooperative tensors (issue 15) in mx.fast.metal_library:
+matmul2d into a destination cooperative tensor, reduce_rows /
 reduce_columns with map_iterator (the WWDC softmax), element access and
 multidimensional indices, load/store, multiply_accumulate, and the tile
 reused as the next matmul's left input directly or through threadgroup
 memory, at execution_simdgroup and execution_thread scope. Checked against
-numpy float64 on fresh random inputs (stream=mx.cpu: tensor arguments run on
-the CPU only so far)."""
+numpy float64 on fresh random inputs. Every launch runs on the test device
+(ALLOY_TEST_DEVICE: the CPU by default, the GPU in gpu_check)."""
 import numpy as np
 import pytest
 
 import alloy.core as mx
+
+from conftest import DEVICE
+
+STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
 
 M, N, D, DV = 16, 16, 32, 24
 
@@ -139,7 +143,7 @@ def lib():
 
 
 def run(lib, name, args, threads):
-    return lib.kernel(name)(args=args, grid=(threads, 1, 1), threadgroup=(threads, 1, 1), stream=mx.cpu)
+    return lib.kernel(name)(args=args, grid=(threads, 1, 1), threadgroup=(threads, 1, 1), stream=STREAM)
 
 
 def poisoned(shape):
@@ -222,7 +226,7 @@ def test_a_reduction_over_several_simd_groups_is_a_compile_error_on_the_users_li
     lib = mx.fast.metal_library(BAD_REDUCTION)
     with pytest.raises(RuntimeError) as e:
         mx.eval(lib.kernel("bad")(args={"a": mx.zeros((8, 8)), "c": ((8, 1), mx.float32)}, grid=(64, 1, 1),
-                                  threadgroup=(64, 1, 1), stream=mx.cpu))
+                                  threadgroup=(64, 1, 1), stream=STREAM))
     text = str(e.value)
     assert "reductions run at execution_thread or execution_simdgroup scope" in text, text
     assert "source:12" in text and "reduce_rows(ct, rows);" in text, text

@@ -1,13 +1,17 @@
-"""Metal 4 tensors and MPP's matmul2d in mx.fast.metal_library, on the CPU
+"""Metal 4 tensors and MPP's matmul2d in mx.fast.metal_library
 (issue 15's first slice): tensor kernel arguments bound to arrays (extents
 innermost first, the arrays' own strides), indexing, load/store bounds,
 slices, and matmul2d in every transpose and mode, checked against numpy
-float64 on fresh random inputs. Tensor arguments run on the CPU only so far:
-every launch here passes stream=mx.cpu."""
+float64 on fresh random inputs. Every launch runs on the test device
+(ALLOY_TEST_DEVICE: the CPU by default, the GPU in gpu_check)."""
 import numpy as np
 import pytest
 
 import alloy.core as mx
+
+from conftest import DEVICE
+
+STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
 
 HEADER = r"""
 #include <metal_stdlib>
@@ -186,7 +190,7 @@ def f64(a):
 
 
 def run(lib, name, args, grid, threadgroup, dispatch="threads"):
-    return lib.kernel(name)(args=args, grid=grid, threadgroup=threadgroup, dispatch=dispatch, stream=mx.cpu)
+    return lib.kernel(name)(args=args, grid=grid, threadgroup=threadgroup, dispatch=dispatch, stream=STREAM)
 
 
 def test_extents_and_strides_follow_the_array_innermost_first(lib, rng):
@@ -342,7 +346,7 @@ def test_bad_type_combination_or_scope_is_a_compile_error_on_the_users_line(left
     dtype = DTYPES[left]
     args = {"a": mx.zeros((8, 8), dtype=dtype), "b": mx.zeros((8, 8)), "c": ((8, 8), dtype)}
     with pytest.raises(RuntimeError) as e:
-        mx.eval(lib.kernel("bad")(args=args, grid=(1, 1, 1), threadgroup=(1, 1, 1), stream=mx.cpu))
+        mx.eval(lib.kernel("bad")(args=args, grid=(1, 1, 1), threadgroup=(1, 1, 1), stream=STREAM))
     text = str(e.value)
     assert message in text, text
     # The error names the user's line and quotes it.

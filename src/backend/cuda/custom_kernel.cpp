@@ -140,7 +140,7 @@ namespace cuda {
 
 CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const KernelInput* inputs, size_t n_inputs,
                                        void* const* outputs, size_t n_outputs,
-                                       const unsigned long long* output_elements)
+                                       const unsigned long long* output_elements, const KernelInput* output_views)
     : variant_(p.variant.get()) {
   fast::KernelVariant& v = *p.variant;
   const CudaBinary* bin = compiled_for(v);
@@ -171,8 +171,12 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
       }
       case msl::GlueParam::Shape:
       case msl::GlueParam::Strides: {
-        // By value, in the fixed-size arrays the glue reads.
-        const KernelInput& in = inputs[q.index];
+        // By value, in the fixed-size arrays the glue reads; an output's
+        // (a tensor parameter's) from its view.
+        const bool of_input = q.index < static_cast<int>(n_inputs);
+        if (!of_input && !output_views)
+          throw std::logic_error(fast::kernel_label(v) + ": an output's shape is read but none was given");
+        const KernelInput& in = of_input ? inputs[q.index] : output_views[q.index - n_inputs];
         check_dims(v, in, q.index);
         if (q.kind == msl::GlueParam::Shape) {
           args_[i] = &(shapes_[meta] = {});
@@ -320,6 +324,9 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
   if (ensure_row_contiguous()) {
     for (size_t i = 0; i < inputs_in.size(); ++i) {
       if (inputs_in[i].flags().row_contiguous) continue;
+      // Tensor parameters read their arrays through the arrays' own strides.
+      const std::vector<bool>& strided = launch().strided_inputs;
+      if (i < strided.size() && strided[i]) continue;
       if (copied.empty()) copied = inputs_in;
       copied[i] = cuda::row_contiguous(inputs_in[i], cs, "metal_kernel");
     }
@@ -352,16 +359,20 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
   outs.resize(outputs.size());
   cuda::ArgBuffer<unsigned long long, 8> out_elements;
   out_elements.resize(outputs.size());
+  cuda::ArgBuffer<cuda::KernelInput, 8> out_views;
+  out_views.resize(outputs.size());
   for (size_t i = 0; i < n_kernel_inputs; ++i) {
     const array& in = inputs[i];
     views[i] = {in.raw_data(), in.shape().data(), in.strides().data(), static_cast<int>(in.ndim()), in.data_size()};
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    outs[i] = outputs[i].raw_data();
-    out_elements[i] = outputs[i].size();
+    const array& o = outputs[i];
+    outs[i] = o.raw_data();
+    out_elements[i] = o.size();
+    out_views[i] = {o.raw_data(), o.shape().data(), o.strides().data(), static_cast<int>(o.ndim()), o.size()};
   }
   cuda::CustomKernelLaunch l(launch(), views.data(), n_kernel_inputs, outs.data(), outputs.size(),
-                             out_elements.data());
+                             out_elements.data(), out_views.data());
   if (l.bounds_checked()) {
     // Zeroed on the stream, ahead of the launch that may write it.
     cuda::check(cuda_driver::api().cuMemsetD8Async(l.bounds_report(), 0, sizeof(alloy_msl::BoundsReport), cs),

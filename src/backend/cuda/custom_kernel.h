@@ -56,9 +56,12 @@ struct KernelInput {
 class CustomKernelLaunch {
  public:
   // `output_elements`: each output's elements (a bounds-checked kernel's
-  // limit; null when not known, then unchecked).
+  // limit; null when not known, then unchecked). `output_views`: the
+  // outputs' shapes and strides, for a kernel that takes them (a
+  // metal_library tensor output); null when none does.
   CustomKernelLaunch(const fast::PreparedLaunch& p, const KernelInput* inputs, size_t n_inputs,
-                     void* const* outputs, size_t n_outputs, const unsigned long long* output_elements = nullptr);
+                     void* const* outputs, size_t n_outputs, const unsigned long long* output_elements = nullptr,
+                     const KernelInput* output_views = nullptr);
   CustomKernelLaunch(const CustomKernelLaunch&) = delete;
   CustomKernelLaunch& operator=(const CustomKernelLaunch&) = delete;
 
