@@ -22,6 +22,7 @@
 #include "primitives/reduce.h"
 #include "primitives/scan.h"
 #include "primitives/shape.h"
+#include "primitives/softmax.h"
 #include "primitives/sort.h"
 #include "primitives/ternary.h"
 #include "primitives/unary.h"
@@ -119,6 +120,8 @@ const Registry& registry() {
     g.add<Scatter>("Scatter");
     g.add<Reduce>("Reduce");
     g.add<ArgReduce>("ArgReduce");
+    g.add<Softmax>("Softmax");
+    g.add<LogSumExp>("LogSumExp");
     g.add<Scan>("Scan");
     g.add<Sort>("Sort");
     g.add<ArgSort>("ArgSort");
@@ -189,8 +192,13 @@ std::optional<std::vector<Shape>> infer_output_shapes(const EncodedPrimitive& e,
   if (t == "Unary" || t == "Binary" || t == "Select" || t == "AsType" || t == "Identity" || t == "StopGradient") {
     return std::vector<Shape>{broadcast_all(in)};
   }
-  if (t == "Scan" || t == "Sort" || t == "ArgSort" || t == "Partition" || t == "ArgPartition") {
+  if (t == "Scan" || t == "Softmax" || t == "Sort" || t == "ArgSort" || t == "Partition" || t == "ArgPartition") {
     return std::vector<Shape>{in.at(0)};
+  }
+  if (t == "LogSumExp") {
+    Shape out = in.at(0);
+    out.back() = 1;
+    return std::vector<Shape>{out};
   }
   if (t == "Reduce" || t == "ArgReduce") {
     std::vector<int> axes;

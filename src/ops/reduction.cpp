@@ -1,5 +1,6 @@
 // Reductions: sum prod max min all any (Reduce primitive), argmax/argmin
-// (ArgReduce), and the composites mean var std logsumexp softmax.
+// (ArgReduce), softmax and logsumexp over trailing axes (Softmax, LogSumExp),
+// and the composites mean var std (and softmax/logsumexp over other axes).
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include "alloy/ops.h"
 #include "ops/op_utils.h"
 #include "primitives/reduce.h"
+#include "primitives/softmax.h"
 
 namespace alloy {
 
@@ -34,6 +36,22 @@ double reduced_count(const array& a, const std::vector<int>& axes) {
   double n = 1;
   for (int ax : axes) n *= a.shape()[ax];
   return n;
+}
+
+// Whether `axes` (sorted) are the last axes.size() axes of an ndim array.
+bool are_trailing_axes(const std::vector<int>& axes, int ndim) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] != ndim - static_cast<int>(axes.size() - i)) return false;
+  }
+  return true;
+}
+
+// `x` as a matrix: one row per position of its leading axes, holding the
+// `trailing` last axes.
+array flatten_to_rows(const array& x, size_t trailing, Stream s) {
+  ShapeElem outer = 1, inner = 1;
+  for (int d = 0; d < x.ndim(); ++d) (d < x.ndim() - static_cast<int>(trailing) ? outer : inner) *= x.shape()[d];
+  return reshape(x, {outer, inner}, s);
 }
 
 array reduce_node(ReduceOp op, const char* name, const array& a, const Axes& axes_in, bool keepdims, SD s) {
@@ -108,6 +126,13 @@ array logsumexp(const array& a, const Axes& axes_in, bool keepdims, SD s) {
   }
   array x = astype(a, to_float_dtype(a.dtype()), s);
   if (axes.empty()) return x;
+  if (is_floating(x.dtype()) && are_trailing_axes(axes, x.ndim())) {
+    // One node over rows of the trailing axes (primitives/softmax.h).
+    Stream st = to_stream(s);
+    array rows = flatten_to_rows(x, axes.size(), st);
+    array lse({rows.shape()[0], 1}, x.dtype(), std::make_shared<LogSumExp>(st), {rows});
+    return reshape(lse, reduced_shape(x.shape(), axes, keepdims), st);
+  }
   // Shift by the max for range; an infinite max would make inf - inf, so the
   // shift is 0 there (the sum of exps then gives the right inf or 0).
   array m = stop_gradient(max(x, axes, true, s), s);
@@ -121,6 +146,14 @@ array softmax(const array& a, const Axes& axes_in, bool precise, SD s) {
   std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "softmax");
   Dtype d = to_float_dtype(a.dtype());
   array x = astype(a, d, s);
+  if (is_floating(d) && !axes.empty() && a.size() > 0 && are_trailing_axes(axes, x.ndim())) {
+    // One node over rows of the trailing axes (primitives/softmax.h); it
+    // computes in float32 and rounds once, as `precise` asks, either way.
+    Stream st = to_stream(s);
+    array rows = flatten_to_rows(x, axes.size(), st);
+    array y(rows.shape(), d, std::make_shared<Softmax>(st), {rows});
+    return reshape(y, x.shape(), st);
+  }
   // precise: 16-bit inputs compute in float32 and round once at the end.
   if (precise && (d == Dtype::float16 || d == Dtype::bfloat16)) x = astype(x, Dtype::float32, s);
   array m = stop_gradient(max(x, axes, true, s), s);

@@ -14,6 +14,7 @@
 #include "backend/common/unary_ops.h"
 #include "backend/cuda/elementwise.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/softmax.h"
 #include "jit/cuda_libraries.h"
 #include "jit/digest.h"
 #include "jit/embedded_headers.h"
@@ -135,6 +136,17 @@ void add_reductions(SetBuilder& set) {
       for (const char* k : {"arg_row", "arg_col"}) {
         set.add(std::string("arg_reduce/") + op + "/" + dtype_name(d), k, arg_reduce_source(op, d, k));
       }
+    }
+  }
+  // Every row softmax form the launch plan (backend/cuda/softmax.h) picks.
+  for (const char* op : {"Softmax", "LogSumExp"}) {
+    for (Dtype d : {Dtype::float16, Dtype::bfloat16, Dtype::float32, Dtype::float64}) {
+      const std::string key = std::string("softmax/") + op + "/" + dtype_name(d) + "/";
+      for (int k = 1; k <= kRowSoftmaxMaxK; k *= 2) {
+        set.add(key + std::to_string(k), "softmax_warp", row_softmax_source(op, d, k, "softmax_warp"));
+        if (k >= 2) set.add(key + std::to_string(k), "softmax_block", row_softmax_source(op, d, k, "softmax_block"));
+      }
+      set.add(key + "0", "softmax_loop", row_softmax_source(op, d, 0, "softmax_loop"));
     }
   }
   static const char* const kScanNames[] = {"Sum", "Prod", "Max", "Min", "LogAddExp"};

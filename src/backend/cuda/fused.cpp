@@ -189,6 +189,7 @@ std::string fused_reduce_module_source(const std::vector<FusedStep>& steps, cons
   // values the unfused chain would have stored, in the same order.
   std::string src = prelude(steps, reads, "#include \"reduce.cuh\"\n") +
                     "struct Values {\n"
+                    "  using value_type = Out;\n"
                     "  const Args* A;\n"
                     "  int64_t base;\n"
                     "  __device__ __forceinline__ Values operator+(int64_t k) const { return {A, base + k}; }\n"

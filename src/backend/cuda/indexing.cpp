@@ -40,13 +40,7 @@ IndexArgs index_args(const std::vector<array>& idx, const std::vector<int>& axes
   return a;
 }
 
-int sm_blocks() {
-  static const int n = [] {
-    ensure_context();
-    return cuda_driver::device_attribute(cuda_driver::kMultiprocessorCount) * 64;
-  }();
-  return n;
-}
+int sm_blocks() { return sm_count() * 64; }
 
 }  // namespace
 

@@ -24,6 +24,12 @@ std::string reduce_source(const std::string& op, Dtype in, Dtype acc, Dtype out,
 std::string arg_reduce_source(const std::string& op, Dtype t, const std::string& name) {
   return instantiate("arg_reduce.cuh", name, "alloy::ArgReduceOp::" + op + ", " + device_type_name(t));
 }
+std::string row_softmax_source(const std::string& op, Dtype t, int k, const std::string& name) {
+  const char* acc = t == Dtype::float64 ? "double" : "float";
+  std::string args = "alloy::RowSoftmaxOp::" + op + ", " + device_type_name(t) + ", " + acc;
+  if (k > 0) args += ", " + std::to_string(k);
+  return instantiate("softmax.cuh", name, args);
+}
 std::string scan_source(const std::string& op, Dtype t, const std::string& name) {
   return instantiate("scan.cuh", name, "alloy::ScanOp::" + op + ", " + device_type_name(t));
 }
@@ -148,6 +154,17 @@ std::vector<CatalogEntry> kernel_catalog() {
         add(std::string("arg_reduce/") + op + "/" + dtype_name(d), k, arg_reduce_source(op, d, k));
       }
     }
+  }
+  // Every form of the row softmax on one dtype, and each dtype once.
+  for (const char* op : {"Softmax", "LogSumExp"}) {
+    add(std::string("softmax/") + op + "/float32/1", "softmax_warp", row_softmax_source(op, Dtype::float32, 1, "softmax_warp"));
+    add(std::string("softmax/") + op + "/float32/32", "softmax_block",
+        row_softmax_source(op, Dtype::float32, 32, "softmax_block"));
+    add(std::string("softmax/") + op + "/float32/0", "softmax_loop", row_softmax_source(op, Dtype::float32, 0, "softmax_loop"));
+  }
+  for (Dtype d : {Dtype::float16, Dtype::bfloat16, Dtype::float64}) {
+    add(std::string("softmax/Softmax/") + dtype_name(d) + "/4", "softmax_warp",
+        row_softmax_source("Softmax", d, 4, "softmax_warp"));
   }
   for (const char* op : {"Sum", "Prod", "Max", "Min", "LogAddExp"}) {
     for (const char* k : {"scan_row", "scan_col"}) add(std::string("scan/") + op, k, scan_source(op, Dtype::float32, k));

@@ -14,6 +14,9 @@ namespace alloy::cuda {
 std::string creation_source(Dtype t, const std::string& name);
 std::string reduce_source(const std::string& op, Dtype in, Dtype acc, Dtype out, const std::string& name);
 std::string arg_reduce_source(const std::string& op, Dtype t, const std::string& name);
+// Softmax or LogSumExp (`op`) over rows of `t`, K elements per thread in
+// registers (0: the looping kernel).
+std::string row_softmax_source(const std::string& op, Dtype t, int k, const std::string& name);
 std::string scan_source(const std::string& op, Dtype t, const std::string& name);
 std::string gather_source(Dtype t, Dtype index, const std::string& name);
 // `type` as spelled in CUDA ("uint32_t", or "alloy::bits128" for 16-byte words).

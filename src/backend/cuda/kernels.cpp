@@ -146,11 +146,16 @@ CUfunction kernel(const std::string& family_key, const std::string& name, const 
   return fn;
 }
 
-unsigned grid_blocks(int64_t work, unsigned block) {
-  static const int64_t max_blocks = [] {
+int sm_count() {
+  static const int n = [] {
     ensure_context();
-    return int64_t(cuda_driver::device_attribute(cuda_driver::kMultiprocessorCount)) * 32;
+    return cuda_driver::device_attribute(cuda_driver::kMultiprocessorCount);
   }();
+  return n;
+}
+
+unsigned grid_blocks(int64_t work, unsigned block) {
+  const int64_t max_blocks = int64_t(sm_count()) * 32;
   int64_t need = (work + block - 1) / block;
   if (need < 1) need = 1;
   return static_cast<unsigned>(need < max_blocks ? need : max_blocks);

@@ -41,6 +41,9 @@ using SourceFn = std::function<std::string(const std::string& name)>;
 // errors throw std::runtime_error with NVRTC's log and the source.
 CUfunction kernel(const std::string& family_key, const std::string& name, const SourceFn& make_source);
 
+// The device's streaming multiprocessors (grids are sized from it).
+int sm_count();
+
 // Threads per block of the 1-D grid-stride kernels.
 inline constexpr unsigned kBlock = 256;
 // Blocks for a grid-stride loop over `work` items: enough to fill the device

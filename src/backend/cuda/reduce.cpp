@@ -40,14 +40,6 @@ StridedLayout<1> groups_layout(const std::vector<Group>& groups, size_t end, Pic
   return L;
 }
 
-int sm_count() {
-  static const int n = [] {
-    ensure_context();
-    return cuda_driver::device_attribute(cuda_driver::kMultiprocessorCount);
-  }();
-  return n;
-}
-
 CUfunction reduce_kernel(const std::string& op, Dtype in, Dtype acc, Dtype out, const std::string& name) {
   return kernel("reduce/" + op + "/" + dtype_name(in) + "/" + dtype_name(acc) + "/" + dtype_name(out), name,
                 [=](const std::string& k) { return reduce_source(op, in, acc, out, k); });
@@ -94,7 +86,8 @@ void run_reduce(const std::string& op, const Shape& shape, const ReduceSource& s
       splits = std::min<int64_t>((a.run + 4095) / 4096, (4 * sm_count() + n_out - 1) / std::max<int64_t>(n_out, 1));
       splits = std::max<int64_t>(std::min<int64_t>(splits, 65535), 1);
     }
-    a.split_len = (a.run + splits - 1) / splits;
+    // A multiple of 16 elements: every split starts on a whole chunk (reduce.cuh).
+    a.split_len = splits == 1 ? a.run : ((a.run + splits - 1) / splits + 15) / 16 * 16;
     const bool warp = a.run * a.n_outer <= 512;
     const std::string name = warp ? "row_warp" : "row_block";
     auto blocks_for = [&](int64_t rows) {

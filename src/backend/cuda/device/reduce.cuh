@@ -40,23 +40,82 @@ __device__ __forceinline__ Acc block_reduce(Acc v) {
 }
 
 
+// The values a row source yields (T for a `const T*`, else Src::value_type),
+// and whether they lie in memory.
+template <typename Src>
+struct SourceValue {
+  using type = typename Src::value_type;
+  static constexpr bool in_memory = false;
+};
+template <typename T>
+struct SourceValue<const T*> {
+  using type = T;
+  static constexpr bool in_memory = true;
+};
+
+// Elements per chunk: a row is folded in chunks of 16 bytes of values.
+template <typename V>
+inline constexpr int kChunk = sizeof(V) >= 16 ? 1 : int(16 / sizeof(V));
+
+// Folds whole chunks c, c + nt, ... below `whole` from 16-byte loads, four
+// in flight; returns the first chunk it left.
+template <ReduceOp Op, typename V, int W, typename Acc>
+__device__ __forceinline__ int64_t fold_chunks(const Vec<V, W>* chunks, int64_t c, int64_t whole, int nt, Acc& acc) {
+  const reduce::Fn<Op> fn;
+  for (; c + 3 * nt < whole; c += 4 * nt) {
+    const Vec<V, W> v[4] = {chunks[c], chunks[c + nt], chunks[c + 2 * nt], chunks[c + 3 * nt]};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#pragma unroll
+      for (int w = 0; w < W; ++w) acc = fn(acc, cast_value<Acc>(v[i].v[w]));
+    }
+  }
+  for (; c < whole; c += nt) {
+    const Vec<V, W> v = chunks[c];
+#pragma unroll
+    for (int w = 0; w < W; ++w) acc = fn(acc, cast_value<Acc>(v.v[w]));
+  }
+  return c;
+}
+
 // Folds the part of row `row` that split `y` covers, threads [t0, t0 + nt).
 // `Src` is the input pointer, or anything read like one (`in + k`, `p[j]`):
 // a fused chain (backend/cuda/fused.cpp) computes each value where it is read.
+// Thread t folds chunks t, t + nt, ... in order, each chunk's elements in
+// order; from memory a whole chunk is one 16-byte load, four chunks in
+// flight per thread. A computed source folds the same chunks in the same
+// order, so a fused reduction equals the stored one bit for bit. (The host
+// makes `split_len` a multiple of every chunk length.)
 template <ReduceOp Op, typename Src, typename Acc>
 __device__ __forceinline__ Acc row_partial(const Src& in, const cuda::RowReduceArgs& a, int64_t row, int64_t y, int t0,
                                            int nt) {
+  using V = typename SourceValue<Src>::type;
+  constexpr int W = kChunk<V>;
   const reduce::Fn<Op> fn;
   Acc acc = reduce::Fn<Op>::template identity<Acc>();
   int64_t kl[1];
   cuda::elem_to_locs<0>(row, a.kept, kl);
   const int64_t lo = y * a.split_len;
   const int64_t hi = lo + a.split_len < a.run ? lo + a.split_len : a.run;
+  if (lo >= hi) return acc;
+  const int64_t n_chunks = (hi - lo + W - 1) / W, whole = (hi - lo) / W;
   for (int64_t o = 0; o < a.n_outer; ++o) {
     int64_t ol[1];
     cuda::elem_to_locs<0>(o, a.outer, ol);
-    const auto p = in + (kl[0] + ol[0]);
-    for (int64_t j = lo + t0; j < hi; j += nt) acc = fn(acc, cast_value<Acc>(p[j]));
+    const auto p = in + (kl[0] + ol[0] + lo);
+    int64_t c = t0;
+    if constexpr (SourceValue<Src>::in_memory && sizeof(V) * W == 16) {
+      if (reinterpret_cast<uintptr_t>(p) % 16 == 0)
+        c = fold_chunks<Op>(reinterpret_cast<const Vec<V, W>*>(p), c, whole, nt, acc);
+    }
+    // Elementwise: a computed or misaligned row, and the last partial chunk.
+    for (; c < n_chunks; c += nt) {
+      const int64_t j0 = c * W;
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        if (j0 + w < hi - lo) acc = fn(acc, cast_value<Acc>(p[j0 + w]));
+      }
+    }
   }
   return acc;
 }
@@ -101,6 +160,8 @@ __device__ __forceinline__ void col_reduce(const In* in, Out* out, const cuda::C
       int64_t kl[1];
       cuda::elem_to_locs<0>(p, a.kept, kl);
       const In* base = in + kl[0] + k;
+      // Unrolled so that several rows' loads are in flight at once.
+#pragma unroll 4
       for (int64_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
         int64_t rl[1];
         cuda::elem_to_locs<0>(r, a.red, rl);
