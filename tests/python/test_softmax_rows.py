@@ -130,3 +130,14 @@ def test_same_as_real_mlx(rng, n):
     same(lambda m, v: m.softmax(v, axis=-1, precise=True), x.astype(np.float16))
     same(lambda m, v: m.logsumexp(v, axis=-1, keepdims=True), x)
     same(lambda m, v: m.logsumexp(v), x)
+
+
+@pytest.mark.parametrize("shape", [(300, 33000), (3, 100000), (1, 3000000)], ids=str)
+def test_long_rows_loop_and_split(rng, shape):
+    # Many long rows loop in one block each; few long rows split over blocks.
+    x = random_values(rng, shape, "float32", -20, 20)
+    X = wide(x)
+    a = to_mx(x)
+    check_close(mx.softmax(a, axis=-1), softmax_ref(X), "float32", scale=8)
+    check_close(mx.logsumexp(a, axis=-1), lse_ref(X), "float32", scale=8)
+    check_close(mx.logsumexp(a), lse_ref(X.reshape(-1), axis=0), "float32", scale=8)

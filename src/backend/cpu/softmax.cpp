@@ -2,7 +2,8 @@
 // the pool's threads; each row is read for its max, then its exponentials are
 // summed (and, for softmax, kept in the output or a float row) and scaled.
 // The same arithmetic as the GPU kernels (backend/cuda/device/softmax.cuh):
-// float32 (float64 for float64), one rounding at the end, the max folded with
+// float32 (float64 for float64; the sum of exponentials in float64, where
+// the GPU's tree of partial sums keeps float32 accurate), one rounding at the end, the max folded with
 // the Reduce kernels' rule (NaN wins), logsumexp shifted by 0 where the max
 // is infinite.
 #include <cmath>
@@ -39,8 +40,9 @@ void softmax_rows(const array& in_any, array& out, const char* op) {
           Acc m = reduce::Fn<ReduceOp::Max>::template identity<Acc>();
           for (int64_t j = 0; j < n; ++j) m = max_fn(m, cast_value<Acc>(xr[j]));
           const Acc shift = LogSumExpOut && std::isinf(m) ? Acc(0) : m;
-          Acc s = 0;
-          for (int64_t j = 0; j < n; ++j) s += (e[j] = std::exp(cast_value<Acc>(xr[j]) - shift));
+          double sum = 0;
+          for (int64_t j = 0; j < n; ++j) sum += (e[j] = std::exp(cast_value<Acc>(xr[j]) - shift));
+          const Acc s = static_cast<Acc>(sum);
           if constexpr (LogSumExpOut) {
             y[r] = cast_value<T>(std::log(s) + shift);
           } else {

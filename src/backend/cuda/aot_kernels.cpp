@@ -133,7 +133,7 @@ void add_reductions(SetBuilder& set) {
   for (const char* op : {"ArgMax", "ArgMin"}) {
     for (Dtype d : kAll) {
       if (d == Dtype::complex64) continue;
-      for (const char* k : {"arg_row", "arg_col"}) {
+      for (const char* k : {"arg_row", "arg_col", "arg_merge"}) {
         set.add(std::string("arg_reduce/") + op + "/" + dtype_name(d), k, arg_reduce_source(op, d, k));
       }
     }
@@ -141,12 +141,10 @@ void add_reductions(SetBuilder& set) {
   // Every row softmax form the launch plan (backend/cuda/softmax.h) picks.
   for (const char* op : {"Softmax", "LogSumExp"}) {
     for (Dtype d : {Dtype::float16, Dtype::bfloat16, Dtype::float32, Dtype::float64}) {
-      const std::string key = std::string("softmax/") + op + "/" + dtype_name(d) + "/";
-      for (int k = 1; k <= kRowSoftmaxMaxK; k *= 2) {
-        set.add(key + std::to_string(k), "softmax_warp", row_softmax_source(op, d, k, "softmax_warp"));
-        if (k >= 2) set.add(key + std::to_string(k), "softmax_block", row_softmax_source(op, d, k, "softmax_block"));
+      for (const RowSoftmaxPlan& plan : row_softmax_forms()) {
+        const std::string key = std::string("softmax/") + op + "/" + dtype_name(d) + "/" + plan.variant();
+        for (const std::string& k : row_softmax_kernels(plan)) set.add(key, k, row_softmax_source(op, d, plan, k));
       }
-      set.add(key + "0", "softmax_loop", row_softmax_source(op, d, 0, "softmax_loop"));
     }
   }
   static const char* const kScanNames[] = {"Sum", "Prod", "Max", "Min", "LogAddExp"};

@@ -24,10 +24,10 @@ std::string reduce_source(const std::string& op, Dtype in, Dtype acc, Dtype out,
 std::string arg_reduce_source(const std::string& op, Dtype t, const std::string& name) {
   return instantiate("arg_reduce.cuh", name, "alloy::ArgReduceOp::" + op + ", " + device_type_name(t));
 }
-std::string row_softmax_source(const std::string& op, Dtype t, int k, const std::string& name) {
+std::string row_softmax_source(const std::string& op, Dtype t, const RowSoftmaxPlan& plan, const std::string& name) {
   const char* acc = t == Dtype::float64 ? "double" : "float";
   std::string args = "alloy::RowSoftmaxOp::" + op + ", " + device_type_name(t) + ", " + acc;
-  if (k > 0) args += ", " + std::to_string(k);
+  if (plan.form == RowSoftmaxForm::Registers) args += ", " + std::to_string(plan.group) + ", " + std::to_string(plan.k);
   return instantiate("softmax.cuh", name, args);
 }
 std::string scan_source(const std::string& op, Dtype t, const std::string& name) {
@@ -150,21 +150,23 @@ std::vector<CatalogEntry> kernel_catalog() {
   }
   for (const char* op : {"ArgMax", "ArgMin"}) {
     for (Dtype d : {Dtype::float32, Dtype::float16, Dtype::int64}) {
-      for (const char* k : {"arg_row", "arg_col"}) {
+      for (const char* k : {"arg_row", "arg_col", "arg_merge"}) {
         add(std::string("arg_reduce/") + op + "/" + dtype_name(d), k, arg_reduce_source(op, d, k));
       }
     }
   }
-  // Every form of the row softmax on one dtype, and each dtype once.
+  // Every form of the row softmax on float32, and one form of each other dtype.
   for (const char* op : {"Softmax", "LogSumExp"}) {
-    add(std::string("softmax/") + op + "/float32/1", "softmax_warp", row_softmax_source(op, Dtype::float32, 1, "softmax_warp"));
-    add(std::string("softmax/") + op + "/float32/32", "softmax_block",
-        row_softmax_source(op, Dtype::float32, 32, "softmax_block"));
-    add(std::string("softmax/") + op + "/float32/0", "softmax_loop", row_softmax_source(op, Dtype::float32, 0, "softmax_loop"));
+    for (const RowSoftmaxPlan& plan : row_softmax_forms()) {
+      for (const std::string& k : row_softmax_kernels(plan)) {
+        add(std::string("softmax/") + op + "/float32/" + plan.variant(), k, row_softmax_source(op, Dtype::float32, plan, k));
+      }
+    }
   }
   for (Dtype d : {Dtype::float16, Dtype::bfloat16, Dtype::float64}) {
-    add(std::string("softmax/Softmax/") + dtype_name(d) + "/4", "softmax_warp",
-        row_softmax_source("Softmax", d, 4, "softmax_warp"));
+    const RowSoftmaxPlan plan = row_softmax_plan(1, 100, 1);
+    add(std::string("softmax/Softmax/") + dtype_name(d) + "/" + plan.variant(), "softmax_rows",
+        row_softmax_source("Softmax", d, plan, "softmax_rows"));
   }
   for (const char* op : {"Sum", "Prod", "Max", "Min", "LogAddExp"}) {
     for (const char* k : {"scan_row", "scan_col"}) add(std::string("scan/") + op, k, scan_source(op, Dtype::float32, k));

@@ -8,15 +8,16 @@
 #include <vector>
 
 #include "alloy/dtype.h"
+#include "backend/cuda/softmax.h"
 
 namespace alloy::cuda {
 
 std::string creation_source(Dtype t, const std::string& name);
 std::string reduce_source(const std::string& op, Dtype in, Dtype acc, Dtype out, const std::string& name);
 std::string arg_reduce_source(const std::string& op, Dtype t, const std::string& name);
-// Softmax or LogSumExp (`op`) over rows of `t`, K elements per thread in
-// registers (0: the looping kernel).
-std::string row_softmax_source(const std::string& op, Dtype t, int k, const std::string& name);
+// Kernel `name` of a row softmax `plan`, for Softmax or LogSumExp (`op`)
+// over rows of `t` (a float dtype).
+std::string row_softmax_source(const std::string& op, Dtype t, const RowSoftmaxPlan& plan, const std::string& name);
 std::string scan_source(const std::string& op, Dtype t, const std::string& name);
 std::string gather_source(Dtype t, Dtype index, const std::string& name);
 // `type` as spelled in CUDA ("uint32_t", or "alloy::bits128" for 16-byte words).

@@ -224,14 +224,46 @@ void ArgReduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& o
   const Dtype t = in.dtype();
   SourceFn source = [=](const std::string& k) { return arg_reduce_source(op, t, k); };
   const std::string key = "arg_reduce/" + op + "/" + dtype_name(t);
+  const int64_t n_out = outer * inner;
+  // Few outputs over a long axis: the axis is split over gridDim.z, each
+  // split's best (value, index) kept, and arg_merge combines them in order.
+  const int64_t parallel = inner == 1 ? outer : (inner + 31) / 32 * outer;
+  int64_t splits = 1;
+  if (parallel < 2 * sm_count() && n >= 4096) {
+    splits = std::min<int64_t>(n / 2048, 4 * sm_count() / std::max<int64_t>(parallel, 1));
+    splits = std::max<int64_t>(std::min<int64_t>(splits, 65535), 1);
+  }
+  int64_t split_len = (n + splits - 1) / splits;
+  splits = (n + split_len - 1) / split_len;  // none empty
+  // The compute type's partial values (float for 16-bit floats).
+  const Dtype part_t = (t == Dtype::float16 || t == Dtype::bfloat16) ? Dtype::float32 : t;
+  std::vector<array> keep_alive;
+  struct {
+    void* out;
+    void* part_val;
+    void* part_idx;
+  } dst{out.raw_data(), nullptr, nullptr};
+  if (splits > 1) {
+    keep_alive.push_back(scratch(static_cast<size_t>(n_out * splits), part_t));
+    keep_alive.push_back(scratch(static_cast<size_t>(n_out * splits), Dtype::uint32));
+    dst.part_val = keep_alive[0].raw_data();
+    dst.part_idx = keep_alive[1].raw_data();
+  }
   const void* src = in.raw_data();
-  void* dst = out.raw_data();
+  const unsigned z = static_cast<unsigned>(splits);
   if (inner == 1) {
-    unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outer, int64_t(sm_count()) * 64));
-    launch(kernel(key, "arg_row", source), blocks, 256, 0, s, src, dst, outer, n);
+    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outer, int64_t(sm_count()) * 64));
+    launch3(kernel(key, "arg_row", source), {blocks, 1, z}, {256, 1, 1}, 0, s, src, dst, outer, n, split_len);
   } else {
-    int64_t n_out = outer * inner;
-    launch(kernel(key, "arg_col", source), grid_blocks(n_out), kBlock, 0, s, src, dst, n_out, n, inner);
+    const unsigned gy = static_cast<unsigned>(std::min<int64_t>(outer, 65535));
+    launch3(kernel(key, "arg_col", source), {static_cast<unsigned>((inner + 31) / 32), gy, z}, {32, 8, 1}, 0, s, src,
+            dst, outer, n, inner, split_len);
+  }
+  if (splits > 1) {
+    const void* pv = dst.part_val;
+    const void* pi = dst.part_idx;
+    void* o = out.raw_data();
+    launch(kernel(key, "arg_merge", source), grid_blocks(n_out), kBlock, 0, s, pv, pi, o, n_out, splits);
   }
   note_pending(stream());
 }

@@ -1,14 +1,15 @@
 // GPU evaluation of Softmax and LogSumExp over the last axis
-// (device/softmax.cuh). Rows of up to 1024 elements go one per warp, rows of
-// up to 32768 one per block of 1024 threads, both held in registers (one
-// read, one write); longer rows loop over memory.
+// (device/softmax.cuh): rows held in registers by a warp or a block (one
+// read, one write), longer rows looped over, few long rows split over
+// several blocks each.
+#include "backend/cuda/softmax.h"
+
 #include <algorithm>
 #include <stdexcept>
 
 #include "backend/cuda/elementwise.h"
 #include "backend/cuda/kernel_sources.h"
 #include "backend/cuda/kernels.h"
-#include "backend/cuda/softmax.h"
 #include "primitives/softmax.h"
 
 namespace alloy {
@@ -17,20 +18,64 @@ using namespace cuda;
 
 namespace cuda {
 
-RowSoftmaxPlan row_softmax_plan(int64_t n) {
-  auto pow2_at_least = [](int64_t v) {
+std::string RowSoftmaxPlan::variant() const {
+  switch (form) {
+    case RowSoftmaxForm::Registers: return std::to_string(group) + "x" + std::to_string(k);
+    case RowSoftmaxForm::Loop: return "loop";
+    default: return "split";
+  }
+}
+
+namespace {
+// (threads per row, most elements per thread) of the register forms, in
+// the order the plan tries them.
+constexpr struct {
+  int group, max_k;
+} kGroups[] = {{32, 16}, {256, 16}, {1024, 32}};
+}  // namespace
+
+RowSoftmaxPlan row_softmax_plan(int64_t rows, int64_t n, int sm_count) {
+  for (const auto& g : kGroups) {
+    if (n > int64_t(g.group) * g.max_k) continue;
     int k = 1;
-    while (k < v) k *= 2;
-    return k;
-  };
-  if (n <= 32 * kRowSoftmaxMaxK) return {"softmax_warp", std::max(1, pow2_at_least((n + 31) / 32)), 256, 8};
-  if (n <= 1024 * kRowSoftmaxMaxK) return {"softmax_block", std::max(2, pow2_at_least((n + 1023) / 1024)), 1024, 1};
-  return {"softmax_loop", 0, 1024, 1};
+    while (int64_t(g.group) * k < n) k *= 2;
+    return {RowSoftmaxForm::Registers, g.group, k};
+  }
+  if (rows >= 2 * sm_count) return {RowSoftmaxForm::Loop};
+  // A split of at least 8192 elements, about four blocks per SM in all.
+  const int64_t splits = std::max<int64_t>(1, std::min<int64_t>(n / 8192, 4 * sm_count / std::max<int64_t>(rows, 1)));
+  return {RowSoftmaxForm::Split, 0, 0, splits};
+}
+
+std::vector<RowSoftmaxPlan> row_softmax_forms() {
+  // The plan itself over every power-of-two row length it holds in
+  // registers (each register form's longest row), then the other two.
+  std::vector<RowSoftmaxPlan> forms;
+  for (int64_t n = 1; n <= int64_t(kGroups[2].group) * kGroups[2].max_k; n *= 2) {
+    RowSoftmaxPlan p = row_softmax_plan(1 << 20, n, 1);
+    if (forms.empty() || forms.back().variant() != p.variant()) forms.push_back(p);
+  }
+  forms.push_back({RowSoftmaxForm::Loop});
+  forms.push_back({RowSoftmaxForm::Split});
+  return forms;
+}
+
+std::vector<std::string> row_softmax_kernels(const RowSoftmaxPlan& plan) {
+  switch (plan.form) {
+    case RowSoftmaxForm::Registers: return {"softmax_rows"};
+    case RowSoftmaxForm::Loop: return {"softmax_loop"};
+    default: return {"split_max", "split_sum", "split_finish"};
+  }
 }
 
 }  // namespace cuda
 
 namespace {
+
+array scratch_floats(size_t n, Dtype d) {
+  Buffer b = allocator(Device(Device::gpu)).malloc(std::max<size_t>(n, 1) * size_of(d));
+  return array(std::make_shared<Data>(b), {static_cast<ShapeElem>(n)}, {1}, d);
+}
 
 void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& stream, const char* op) {
   const Dtype t = in_any.dtype();
@@ -42,20 +87,42 @@ void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& 
   if (out.size() == 0) return;
   CUstream s = stream_for(stream);
   array in = row_contiguous(in_any, s, op);
-  const int64_t n = in.shape().back();
-  const int64_t rows = static_cast<int64_t>(in.size()) / n;
-  const RowSoftmaxPlan plan = row_softmax_plan(n);
+  int64_t n = in.shape().back();
+  int64_t rows = static_cast<int64_t>(in.size()) / n;
+  const RowSoftmaxPlan plan = row_softmax_plan(rows, n, sm_count());
   const std::string op_name = log_sum_exp ? "LogSumExp" : "Softmax";
-  const std::string key = "softmax/" + op_name + "/" + dtype_name(t) + "/" + std::to_string(plan.k);
-  CUfunction fn = kernel(key, plan.kernel,
-                         [=](const std::string& k) { return row_softmax_source(op_name, t, plan.k, k); });
-  const int64_t blocks = std::min<int64_t>((rows + plan.rows_per_block - 1) / plan.rows_per_block,
-                                           int64_t(sm_count()) * (plan.threads == 1024 ? 2 : 16));
-  const unsigned grid = static_cast<unsigned>(std::max<int64_t>(blocks, 1));
+  const std::string key = "softmax/" + op_name + "/" + dtype_name(t) + "/" + plan.variant();
+  auto fn = [&](const std::string& name) {
+    return kernel(key, name, [=](const std::string& k) { return row_softmax_source(op_name, t, plan, k); });
+  };
   const void* src = in.raw_data();
   void* dst = out.raw_data();
-  int64_t n_rows = rows, len = n;
-  launch(fn, grid, plan.threads, 0, s, src, dst, n_rows, len);
+  if (plan.form == RowSoftmaxForm::Registers) {
+    const int64_t per_block = plan.group == 32 ? 8 : 1;
+    const unsigned threads = plan.group == 32 ? 256 : plan.group;
+    const unsigned grid = static_cast<unsigned>(
+        std::max<int64_t>(1, std::min<int64_t>((rows + per_block - 1) / per_block, int64_t(sm_count()) * 64)));
+    launch(fn("softmax_rows"), grid, threads, 0, s, src, dst, rows, n);
+  } else if (plan.form == RowSoftmaxForm::Loop) {
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, int64_t(sm_count()) * 16));
+    launch(fn("softmax_loop"), grid, 1024, 0, s, src, dst, rows, n);
+  } else {
+    int64_t splits = plan.splits;
+    int64_t split_len = (n + splits - 1) / splits;
+    splits = (n + split_len - 1) / split_len;  // none empty
+    const Dtype acc = t == Dtype::float64 ? Dtype::float64 : Dtype::float32;
+    array part_max = scratch_floats(static_cast<size_t>(rows * splits), acc);
+    array part_sum = scratch_floats(static_cast<size_t>(rows * splits), acc);
+    void* pm = part_max.raw_data();
+    void* ps = part_sum.raw_data();
+    const unsigned gx = static_cast<unsigned>(rows), gy = static_cast<unsigned>(splits);
+    launch3(fn("split_max"), {gx, gy, 1}, {256, 1, 1}, 0, s, src, pm, rows, n, split_len);
+    launch3(fn("split_sum"), {gx, gy, 1}, {256, 1, 1}, 0, s, src, pm, ps, rows, n, split_len);
+    // Softmax writes each split; logsumexp finishes each row once.
+    const unsigned fy = log_sum_exp ? 1 : gy;
+    int64_t finish_len = log_sum_exp ? n : split_len;
+    launch3(fn("split_finish"), {gx, fy, 1}, {256, 1, 1}, 0, s, src, pm, ps, dst, rows, n, finish_len, splits);
+  }
   note_pending(stream);
 }
 

@@ -18,19 +18,40 @@ __device__ __forceinline__ void arg_combine(C& v, uint32_t& i, C ov, uint32_t oi
   }
 }
 
-// inner == 1: one block per row.
+// Where a pass writes: the final indices, or (a split axis) each split's
+// best value and index, [split][output], merged by arg_merge.
+template <typename C>
+struct ArgOut {
+  uint32_t* out;
+  C* part_val;
+  uint32_t* part_idx;
+  __device__ __forceinline__ void put(int64_t e, int64_t n_out, C v, uint32_t i) const {
+    if (part_val == nullptr) {
+      out[e] = i;
+    } else {
+      part_val[int64_t(blockIdx.z) * n_out + e] = v;
+      part_idx[int64_t(blockIdx.z) * n_out + e] = i;
+    }
+  }
+};
+
+// inner == 1: one block per (row, split of the row, gridDim.z splits of
+// `split_len` elements); four loads in flight per thread.
 template <ArgReduceOp Op, typename T>
-__device__ __forceinline__ void arg_row(const T* in, uint32_t* out, int64_t n_rows, int64_t n) {
+__device__ __forceinline__ void arg_row(const T* in, ArgOut<math::compute_t<T>> o, int64_t n_rows, int64_t n,
+                                        int64_t split_len) {
   using C = math::compute_t<T>;
   __shared__ alignas(16) unsigned char raw[32 * sizeof(C)];
   __shared__ uint32_t idx[32];
   C* vals = reinterpret_cast<C*>(raw);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  const int64_t lo = int64_t(blockIdx.z) * split_len, hi = lo + split_len < n ? lo + split_len : n;
   for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
     const T* p = in + row * n;
-    C v = C(p[0]);
-    uint32_t i = 0;
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) arg_combine<Op>(v, i, C(p[j]), uint32_t(j));
+    C v = C(p[lo]);
+    uint32_t i = uint32_t(lo);
+#pragma unroll 4
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) arg_combine<Op>(v, i, C(p[j]), uint32_t(j));
     for (int d = 16; d > 0; d /= 2) arg_combine<Op>(v, i, shfl_down(v, d), shfl_down(i, d));
     if (lane == 0) {
       vals[warp] = v;
@@ -39,40 +60,85 @@ __device__ __forceinline__ void arg_row(const T* in, uint32_t* out, int64_t n_ro
     __syncthreads();
     if (threadIdx.x == 0) {
       for (int w = 1; w < warps; ++w) arg_combine<Op>(v, i, vals[w], idx[w]);
-      out[row] = i;
+      o.put(row, n_rows, v, i);
     }
     __syncthreads();
   }
 }
 
-// inner > 1: one thread per output, walking n.
+// inner > 1: blocks of (32, 8): 32 consecutive outputs of one outer position
+// (blockIdx.y strides over them), 8 thread rows walking the axis, combined in
+// shared memory; gridDim.z splits the axis.
 template <ArgReduceOp Op, typename T>
-__device__ __forceinline__ void arg_col(const T* in, uint32_t* out, int64_t n_out, int64_t n, int64_t inner) {
+__device__ __forceinline__ void arg_col(const T* in, ArgOut<math::compute_t<T>> o, int64_t n_outer, int64_t n,
+                                        int64_t inner, int64_t split_len) {
   using C = math::compute_t<T>;
-  const reduce::ArgBetter<Op> better;
-  for (int64_t e = global_thread(); e < n_out; e += grid_threads()) {
-    const int64_t o = e / inner, k = e - o * inner;
-    const T* p = in + o * n * inner + k;
-    C best = C(p[0]);
-    uint32_t bi = 0;
-    for (int64_t j = 1; j < n; ++j) {
-      C v = C(p[j * inner]);
-      if (better(v, best)) {
-        best = v;
-        bi = uint32_t(j);
+  __shared__ alignas(16) unsigned char raw[8 * 33 * sizeof(C)];
+  __shared__ uint32_t idx[8 * 33];
+  C* vals = reinterpret_cast<C*>(raw);
+  const int64_t k = int64_t(blockIdx.x) * 32 + threadIdx.x;
+  const int64_t lo = int64_t(blockIdx.z) * split_len, hi = lo + split_len < n ? lo + split_len : n;
+  for (int64_t q = blockIdx.y; q < n_outer; q += gridDim.y) {
+    C v{};
+    uint32_t i = 0xffffffffu;  // no element yet: any real one wins
+    if (k < inner) {
+      const T* p = in + q * n * inner + k;
+      const int64_t first = lo + threadIdx.y;
+      if (first < hi) {
+        v = C(p[first * inner]);
+        i = uint32_t(first);
       }
+#pragma unroll 4
+      for (int64_t j = first + blockDim.y; j < hi; j += blockDim.y) arg_combine<Op>(v, i, C(p[j * inner]), uint32_t(j));
     }
-    out[e] = bi;
+    vals[threadIdx.y * 33 + threadIdx.x] = v;
+    idx[threadIdx.y * 33 + threadIdx.x] = i;
+    __syncthreads();
+    if (threadIdx.y == 0 && k < inner) {
+      for (int r = 1; r < blockDim.y; ++r) {
+        const uint32_t ri = idx[r * 33 + threadIdx.x];
+        if (ri == 0xffffffffu) continue;
+        if (i == 0xffffffffu) {
+          v = vals[r * 33 + threadIdx.x];
+          i = ri;
+        } else {
+          arg_combine<Op>(v, i, vals[r * 33 + threadIdx.x], ri);
+        }
+      }
+      o.put(q * inner + k, n_outer * inner, v, i);
+    }
+    __syncthreads();
+  }
+}
+
+// The splits' partial results of each output, combined in split order.
+template <ArgReduceOp Op, typename T>
+__device__ __forceinline__ void arg_merge(const math::compute_t<T>* part_val, const uint32_t* part_idx, uint32_t* out,
+                                          int64_t n_out, int64_t splits) {
+  using C = math::compute_t<T>;
+  for (int64_t e = global_thread(); e < n_out; e += grid_threads()) {
+    C v = part_val[e];
+    uint32_t i = part_idx[e];
+    for (int64_t s = 1; s < splits; ++s) arg_combine<Op>(v, i, part_val[s * n_out + e], part_idx[s * n_out + e]);
+    out[e] = i;
   }
 }
 
 }  // namespace alloy
 
-#define ALLOY_KERNEL_arg_row(OP, T)                                                                   \
-  extern "C" __global__ void arg_row(const T* in, uint32_t* out, int64_t n_rows, int64_t n) {         \
-    alloy::arg_row<OP, T>(in, out, n_rows, n);                                                        \
+#define ALLOY_KERNEL_arg_row(OP, T)                                                                              \
+  extern "C" __global__ void __launch_bounds__(256) arg_row(const T* in, alloy::ArgOut<alloy::math::compute_t<T>> o, \
+                                                            int64_t n_rows, int64_t n, int64_t split_len) {       \
+    alloy::arg_row<OP, T>(in, o, n_rows, n, split_len);                                                          \
   }
-#define ALLOY_KERNEL_arg_col(OP, T)                                                                   \
-  extern "C" __global__ void arg_col(const T* in, uint32_t* out, int64_t n_out, int64_t n, int64_t inner) { \
-    alloy::arg_col<OP, T>(in, out, n_out, n, inner);                                                  \
+#define ALLOY_KERNEL_arg_col(OP, T)                                                                              \
+  extern "C" __global__ void __launch_bounds__(256) arg_col(const T* in, alloy::ArgOut<alloy::math::compute_t<T>> o, \
+                                                            int64_t n_outer, int64_t n, int64_t inner,            \
+                                                            int64_t split_len) {                                  \
+    alloy::arg_col<OP, T>(in, o, n_outer, n, inner, split_len);                                                  \
+  }
+#define ALLOY_KERNEL_arg_merge(OP, T)                                                                        \
+  extern "C" __global__ void arg_merge(const alloy::math::compute_t<T>* part_val, const uint32_t* part_idx,   \
+                                       uint32_t* out, int64_t n_out, int64_t splits) {                       \
+    alloy::arg_merge<OP, T>(part_val, part_idx, out, n_out, splits);                                         \
   }

@@ -1,17 +1,17 @@
 // Softmax and logsumexp over the last axis of a row-contiguous input.
-//   row_warp:  one warp per row, K elements per lane held in registers
-//              (rows of up to 32 * K elements);
-//   row_block: one block of 1024 threads per row, K elements per thread in
-//              registers (rows of up to 1024 * K elements);
-//   row_loop:  one block per row, any length: the row is read once for its
-//              max, once for its sum of exponentials, and (softmax) once more
-//              to write, so long rows cost three reads instead of one.
-// The first two read each element once and write it once: softmax at the
-// memory's speed. All compute in Acc (float, or double for float64) and round
-// once at the end. The max is the Reduce kernels' (NaN wins), and the shift
-// is the composite ops' (src/ops/reduction.cpp), so the results agree with
-// the unfused graph up to rounding: a row holding +inf or NaN gives NaN
-// (softmax); logsumexp shifts by 0 where the max is infinite.
+//   softmax_rows<G, K>: a group of G threads per row (a warp, G = 32, eight
+//     rows per block; or a block of G = 256 or 1024), K elements per thread
+//     held in registers: each element is read once and written once;
+//   softmax_loop: one block per row of any length, reading the row for its
+//     max, for its sum of exponentials and (softmax) to write;
+//   softmax_split_*: few long rows, each split over gridDim.y blocks: the
+//     splits' maxima, then their sums of exponentials, then the finish
+//     (logsumexp) or the write (softmax), every partial folded in order.
+// All compute in Acc (float, or double for float64) and round once at the
+// end. The max is the Reduce kernels' (NaN wins) and the shift the composite
+// ops' (src/ops/reduction.cpp), so the results agree with the unfused graph
+// up to rounding: a row holding +inf or NaN gives NaN (softmax); logsumexp
+// shifts by 0 where the max is infinite.
 #pragma once
 
 #include "backend/common/reduce_ops.h"
@@ -77,37 +77,45 @@ __device__ __forceinline__ Acc lse_shift(Acc m) {
   return math::isinf(m) ? Acc(0) : m;
 }
 
+// Folds one value per thread of the block with `fn`, every thread getting the result.
+template <typename F, typename Acc>
+__device__ __forceinline__ Acc fold_partials(const Acc* part, int64_t count, Acc init, F fn) {
+  Acc v = init;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) v = fn(v, part[i]);
+  return block_all(v, fn);
+}
+
 // One row held in registers by a group of G threads (a warp or the block):
-// element j = lane + G * k lives in v[k].
-template <RowSoftmaxOp Op, bool Warp, int K, typename T, typename Acc>
-__device__ __forceinline__ void row_in_registers(const T* in, T* out, int64_t row, int64_t n, int lane, int G) {
-  const T* x = in + row * n;
+// element j = lane + G * k lives in v[k]. G is a constant, so each element's
+// address is the lane's plus an immediate offset.
+template <RowSoftmaxOp Op, int G, int K, typename T, typename Acc>
+__device__ __forceinline__ void row_in_registers(const T* in, T* out, int64_t row, int64_t n, int lane) {
+  constexpr bool kWarp = G == 32;
+  const T* x = in + row * n + lane;
+  const int64_t left = n - lane;  // elements k with G * k < left are this thread's
   Acc v[K];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const int64_t j = lane + int64_t(G) * k;
-    v[k] = j < n ? cast_value<Acc>(x[j]) : reduce::Fn<ReduceOp::Max>::template identity<Acc>();
+    v[k] = G * k < left ? cast_value<Acc>(x[G * k]) : reduce::Fn<ReduceOp::Max>::template identity<Acc>();
   }
   Acc m = reduce::Fn<ReduceOp::Max>::template identity<Acc>();
 #pragma unroll
   for (int k = 0; k < K; ++k) m = MaxOf()(m, v[k]);
-  m = group_all<Warp>(m, MaxOf());
+  m = group_all<kWarp>(m, MaxOf());
   const Acc shift = Op == RowSoftmaxOp::Softmax ? m : lse_shift(m);
   Acc s = 0;
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const int64_t j = lane + int64_t(G) * k;
     v[k] = exp_acc(v[k] - shift);
-    if (j < n) s += v[k];
+    if (G * k < left) s += v[k];
   }
-  s = group_all<Warp>(s, SumOf());
+  s = group_all<kWarp>(s, SumOf());
   if constexpr (Op == RowSoftmaxOp::Softmax) {
-    T* y = out + row * n;
+    T* y = out + row * n + lane;
     const Acc r = Acc(1) / s;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const int64_t j = lane + int64_t(G) * k;
-      if (j < n) y[j] = cast_value<T>(v[k] * r);
+      if (G * k < left) y[G * k] = cast_value<T>(v[k] * r);
     }
   } else if (lane == 0) {
     out[row] = cast_value<T>(log_acc(s) + shift);
@@ -116,19 +124,14 @@ __device__ __forceinline__ void row_in_registers(const T* in, T* out, int64_t ro
 
 }  // namespace softmax_detail
 
-// Blocks of 256 threads, one row per warp.
-template <RowSoftmaxOp Op, typename T, typename Acc, int K>
-__device__ __forceinline__ void softmax_row_warp(const T* in, T* out, int64_t n_rows, int64_t n) {
-  const int warps = blockDim.x / 32;
-  for (int64_t row = int64_t(blockIdx.x) * warps + threadIdx.x / 32; row < n_rows; row += int64_t(gridDim.x) * warps)
-    softmax_detail::row_in_registers<Op, true, K, T, Acc>(in, out, row, n, threadIdx.x % 32, 32);
-}
-
-// Blocks of 1024 threads, one row per block.
-template <RowSoftmaxOp Op, typename T, typename Acc, int K>
-__device__ __forceinline__ void softmax_row_block(const T* in, T* out, int64_t n_rows, int64_t n) {
-  for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x)
-    softmax_detail::row_in_registers<Op, false, K, T, Acc>(in, out, row, n, threadIdx.x, blockDim.x);
+// G == 32: blocks of 256 threads, one row per warp; else blocks of G
+// threads, one row per block.
+template <RowSoftmaxOp Op, typename T, typename Acc, int G, int K>
+__device__ __forceinline__ void softmax_rows(const T* in, T* out, int64_t n_rows, int64_t n) {
+  constexpr int kRowsPerBlock = G == 32 ? 8 : 1;
+  for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / G; row < n_rows;
+       row += int64_t(gridDim.x) * kRowsPerBlock)
+    softmax_detail::row_in_registers<Op, G, K, T, Acc>(in, out, row, n, threadIdx.x % G);
 }
 
 // Blocks of 1024 threads, one row per block, rows of any length.
@@ -154,17 +157,94 @@ __device__ __forceinline__ void softmax_row_loop(const T* in, T* out, int64_t n_
   }
 }
 
+// Few long rows: row `blockIdx.x` (striding), split `blockIdx.y` of
+// `split_len` elements; partials are [row][split].
+template <typename T, typename Acc>
+__device__ __forceinline__ void softmax_split_max(const T* in, Acc* part_max, int64_t n_rows, int64_t n,
+                                                  int64_t split_len) {
+  using namespace softmax_detail;
+  const int64_t lo = int64_t(blockIdx.y) * split_len, hi = lo + split_len < n ? lo + split_len : n;
+  for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
+    const T* x = in + row * n;
+    Acc m = reduce::Fn<ReduceOp::Max>::template identity<Acc>();
+#pragma unroll 4
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) m = MaxOf()(m, cast_value<Acc>(x[j]));
+    m = block_all(m, MaxOf());
+    if (threadIdx.x == 0) part_max[row * gridDim.y + blockIdx.y] = m;
+  }
+}
+
+template <RowSoftmaxOp Op, typename Acc>
+__device__ __forceinline__ Acc split_shift(const Acc* part_max, int64_t row, int64_t splits) {
+  using namespace softmax_detail;
+  const Acc m = fold_partials(part_max + row * splits, splits, reduce::Fn<ReduceOp::Max>::template identity<Acc>(),
+                              MaxOf());
+  return Op == RowSoftmaxOp::Softmax ? m : lse_shift(m);
+}
+
+template <RowSoftmaxOp Op, typename T, typename Acc>
+__device__ __forceinline__ void softmax_split_sum(const T* in, const Acc* part_max, Acc* part_sum, int64_t n_rows,
+                                                  int64_t n, int64_t split_len) {
+  using namespace softmax_detail;
+  const int64_t lo = int64_t(blockIdx.y) * split_len, hi = lo + split_len < n ? lo + split_len : n;
+  for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
+    const T* x = in + row * n;
+    const Acc shift = split_shift<Op>(part_max, row, gridDim.y);
+    Acc s = 0;
+#pragma unroll 4
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) s += exp_acc(cast_value<Acc>(x[j]) - shift);
+    s = block_all(s, SumOf());
+    if (threadIdx.x == 0) part_sum[row * gridDim.y + blockIdx.y] = s;
+  }
+}
+
+// Softmax: each split writes its elements; logsumexp: block `blockIdx.x`
+// (gridDim.y == 1) finishes its rows from the `splits` partials.
+template <RowSoftmaxOp Op, typename T, typename Acc>
+__device__ __forceinline__ void softmax_split_finish(const T* in, const Acc* part_max, const Acc* part_sum, T* out,
+                                                     int64_t n_rows, int64_t n, int64_t split_len, int64_t splits) {
+  using namespace softmax_detail;
+  const int64_t lo = int64_t(blockIdx.y) * split_len, hi = lo + split_len < n ? lo + split_len : n;
+  for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
+    const Acc shift = split_shift<Op>(part_max, row, splits);
+    const Acc s = fold_partials(part_sum + row * splits, splits, Acc(0), SumOf());
+    if constexpr (Op == RowSoftmaxOp::Softmax) {
+      const T* x = in + row * n;
+      T* y = out + row * n;
+      const Acc r = Acc(1) / s;
+#pragma unroll 4
+      for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x)
+        y[j] = cast_value<T>(exp_acc(cast_value<Acc>(x[j]) - shift) * r);
+    } else if (threadIdx.x == 0) {
+      out[row] = cast_value<T>(log_acc(s) + shift);
+    }
+  }
+}
+
 }  // namespace alloy
 
-#define ALLOY_KERNEL_softmax_warp(OP, T, Acc, K)                                                               \
-  extern "C" __global__ void __launch_bounds__(256) softmax_warp(const T* in, T* out, int64_t rows, int64_t n) { \
-    alloy::softmax_row_warp<OP, T, Acc, K>(in, out, rows, n);                                                   \
-  }
-#define ALLOY_KERNEL_softmax_block(OP, T, Acc, K)                                                                \
-  extern "C" __global__ void __launch_bounds__(1024) softmax_block(const T* in, T* out, int64_t rows, int64_t n) { \
-    alloy::softmax_row_block<OP, T, Acc, K>(in, out, rows, n);                                                    \
+#define ALLOY_KERNEL_softmax_rows(OP, T, Acc, G, K)                                                       \
+  extern "C" __global__ void __launch_bounds__(G == 32 ? 256 : G)                                         \
+      softmax_rows(const T* in, T* out, int64_t rows, int64_t n) {                                        \
+    alloy::softmax_rows<OP, T, Acc, G, K>(in, out, rows, n);                                              \
   }
 #define ALLOY_KERNEL_softmax_loop(OP, T, Acc)                                                                   \
   extern "C" __global__ void __launch_bounds__(1024) softmax_loop(const T* in, T* out, int64_t rows, int64_t n) { \
     alloy::softmax_row_loop<OP, T, Acc>(in, out, rows, n);                                                       \
+  }
+#define ALLOY_KERNEL_split_max(OP, T, Acc)                                                                     \
+  extern "C" __global__ void __launch_bounds__(256)                                                           \
+      split_max(const T* in, Acc* part_max, int64_t rows, int64_t n, int64_t split_len) {                     \
+    alloy::softmax_split_max<T, Acc>(in, part_max, rows, n, split_len);                                       \
+  }
+#define ALLOY_KERNEL_split_sum(OP, T, Acc)                                                                     \
+  extern "C" __global__ void __launch_bounds__(256) split_sum(const T* in, const Acc* part_max, Acc* part_sum, \
+                                                              int64_t rows, int64_t n, int64_t split_len) {   \
+    alloy::softmax_split_sum<OP, T, Acc>(in, part_max, part_sum, rows, n, split_len);                         \
+  }
+#define ALLOY_KERNEL_split_finish(OP, T, Acc)                                                                 \
+  extern "C" __global__ void __launch_bounds__(256)                                                          \
+      split_finish(const T* in, const Acc* part_max, const Acc* part_sum, T* out, int64_t rows, int64_t n,   \
+                   int64_t split_len, int64_t splits) {                                                      \
+    alloy::softmax_split_finish<OP, T, Acc>(in, part_max, part_sum, out, rows, n, split_len, splits);        \
   }
