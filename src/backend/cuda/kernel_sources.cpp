@@ -157,14 +157,14 @@ std::vector<CatalogEntry> kernel_catalog() {
   }
   // Every form of the row softmax on float32, and one form of each other dtype.
   for (const char* op : {"Softmax", "LogSumExp"}) {
-    for (const RowSoftmaxPlan& plan : row_softmax_forms()) {
+    for (const RowSoftmaxPlan& plan : row_softmax_forms(std::string(op) == "LogSumExp")) {
       for (const std::string& k : row_softmax_kernels(plan)) {
         add(std::string("softmax/") + op + "/float32/" + plan.variant(), k, row_softmax_source(op, Dtype::float32, plan, k));
       }
     }
   }
   for (Dtype d : {Dtype::float16, Dtype::bfloat16, Dtype::float64}) {
-    const RowSoftmaxPlan plan = row_softmax_plan(1, 100, 1);
+    const RowSoftmaxPlan plan = row_softmax_plan(false, 1, 100, 1);
     add(std::string("softmax/Softmax/") + dtype_name(d) + "/" + plan.variant(), "softmax_rows",
         row_softmax_source("Softmax", d, plan, "softmax_rows"));
   }

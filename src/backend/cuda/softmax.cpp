@@ -1,7 +1,7 @@
 // GPU evaluation of Softmax and LogSumExp over the last axis
 // (device/softmax.cuh): rows held in registers by a warp or a block (one
-// read, one write), longer rows looped over, few long rows split over
-// several blocks each.
+// read, one write); longer softmax rows looped over, or split over several
+// blocks each when few; longer logsumexp rows streamed (read once).
 #include "backend/cuda/softmax.h"
 
 #include <algorithm>
@@ -22,41 +22,50 @@ std::string RowSoftmaxPlan::variant() const {
   switch (form) {
     case RowSoftmaxForm::Registers: return std::to_string(group) + "x" + std::to_string(k);
     case RowSoftmaxForm::Loop: return "loop";
+    case RowSoftmaxForm::Stream: return "stream";
     default: return "split";
   }
 }
 
 namespace {
 // (threads per row, most elements per thread) of the register forms, in
-// the order the plan tries them.
+// the order the plan tries them. Small groups with many elements each keep
+// several rows in flight per SM (a block of 256 holding 64 floats a thread
+// leaves room for three); only rows beyond 16384 take a whole 1024.
 constexpr struct {
   int group, max_k;
-} kGroups[] = {{32, 16}, {256, 16}, {1024, 32}};
+} kGroups[] = {{32, 16}, {256, 64}, {1024, 32}};
 }  // namespace
 
-RowSoftmaxPlan row_softmax_plan(int64_t rows, int64_t n, int sm_count) {
+RowSoftmaxPlan row_softmax_plan(bool log_sum_exp, int64_t rows, int64_t n, int sm_count) {
+  // A split of at least 8192 elements, about four blocks per SM in all.
+  const int64_t splits =
+      rows >= 2 * sm_count ? 1 : std::max<int64_t>(1, std::min<int64_t>(n / 8192, 4 * sm_count / std::max<int64_t>(rows, 1)));
+  if (log_sum_exp && n > 1024) return {RowSoftmaxForm::Stream, 0, 0, splits};
   for (const auto& g : kGroups) {
     if (n > int64_t(g.group) * g.max_k) continue;
     int k = 1;
     while (int64_t(g.group) * k < n) k *= 2;
     return {RowSoftmaxForm::Registers, g.group, k};
   }
-  if (rows >= 2 * sm_count) return {RowSoftmaxForm::Loop};
-  // A split of at least 8192 elements, about four blocks per SM in all.
-  const int64_t splits = std::max<int64_t>(1, std::min<int64_t>(n / 8192, 4 * sm_count / std::max<int64_t>(rows, 1)));
+  if (splits == 1) return {RowSoftmaxForm::Loop};
   return {RowSoftmaxForm::Split, 0, 0, splits};
 }
 
-std::vector<RowSoftmaxPlan> row_softmax_forms() {
-  // The plan itself over every power-of-two row length it holds in
-  // registers (each register form's longest row), then the other two.
+std::vector<RowSoftmaxPlan> row_softmax_forms(bool log_sum_exp) {
+  // The plan itself over every power-of-two row length up to the longest a
+  // register form holds, then the forms of long rows, many and few.
   std::vector<RowSoftmaxPlan> forms;
-  for (int64_t n = 1; n <= int64_t(kGroups[2].group) * kGroups[2].max_k; n *= 2) {
-    RowSoftmaxPlan p = row_softmax_plan(1 << 20, n, 1);
-    if (forms.empty() || forms.back().variant() != p.variant()) forms.push_back(p);
-  }
-  forms.push_back({RowSoftmaxForm::Loop});
-  forms.push_back({RowSoftmaxForm::Split});
+  const int64_t longest = int64_t(kGroups[2].group) * kGroups[2].max_k;
+  auto add = [&](const RowSoftmaxPlan& p) {
+    for (const RowSoftmaxPlan& f : forms) {
+      if (f.variant() == p.variant()) return;
+    }
+    forms.push_back(p);
+  };
+  for (int64_t n = 1; n <= longest; n *= 2) add(row_softmax_plan(log_sum_exp, 1 << 20, n, 1));
+  add(row_softmax_plan(log_sum_exp, 1 << 20, 2 * longest, 1));
+  add(row_softmax_plan(log_sum_exp, 1, 2 * longest, 1 << 10));
   return forms;
 }
 
@@ -64,6 +73,7 @@ std::vector<std::string> row_softmax_kernels(const RowSoftmaxPlan& plan) {
   switch (plan.form) {
     case RowSoftmaxForm::Registers: return {"softmax_rows"};
     case RowSoftmaxForm::Loop: return {"softmax_loop"};
+    case RowSoftmaxForm::Stream: return {"lse_stream", "lse_merge"};
     default: return {"split_max", "split_sum", "split_finish"};
   }
 }
@@ -89,7 +99,7 @@ void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& 
   array in = row_contiguous(in_any, s, op);
   int64_t n = in.shape().back();
   int64_t rows = static_cast<int64_t>(in.size()) / n;
-  const RowSoftmaxPlan plan = row_softmax_plan(rows, n, sm_count());
+  const RowSoftmaxPlan plan = row_softmax_plan(log_sum_exp, rows, n, sm_count());
   const std::string op_name = log_sum_exp ? "LogSumExp" : "Softmax";
   const std::string key = "softmax/" + op_name + "/" + dtype_name(t) + "/" + plan.variant();
   auto fn = [&](const std::string& name) {
@@ -103,6 +113,19 @@ void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& 
     const unsigned grid = static_cast<unsigned>(
         std::max<int64_t>(1, std::min<int64_t>((rows + per_block - 1) / per_block, int64_t(sm_count()) * 64)));
     launch(fn("softmax_rows"), grid, threads, 0, s, src, dst, rows, n);
+  } else if (plan.form == RowSoftmaxForm::Stream) {
+    int64_t splits = plan.splits;
+    int64_t split_len = (n + splits - 1) / splits;
+    splits = (n + split_len - 1) / split_len;  // none empty
+    const Dtype acc = t == Dtype::float64 ? Dtype::float64 : Dtype::float32;
+    array part_m = scratch_floats(static_cast<size_t>(splits > 1 ? rows * splits : 0), acc);
+    array part_s = scratch_floats(static_cast<size_t>(splits > 1 ? rows * splits : 0), acc);
+    void* pm = part_m.raw_data();
+    void* ps = part_s.raw_data();
+    const unsigned gx = static_cast<unsigned>(std::min<int64_t>(rows, int64_t(sm_count()) * 64));
+    launch3(fn("lse_stream"), {gx, static_cast<unsigned>(splits), 1}, {256, 1, 1}, 0, s, src, dst, pm, ps, rows, n,
+            split_len);
+    if (splits > 1) launch(fn("lse_merge"), grid_blocks(rows), kBlock, 0, s, pm, ps, dst, rows, splits);
   } else if (plan.form == RowSoftmaxForm::Loop) {
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, int64_t(sm_count()) * 16));
     launch(fn("softmax_loop"), grid, 1024, 0, s, src, dst, rows, n);
@@ -118,10 +141,7 @@ void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& 
     const unsigned gx = static_cast<unsigned>(rows), gy = static_cast<unsigned>(splits);
     launch3(fn("split_max"), {gx, gy, 1}, {256, 1, 1}, 0, s, src, pm, rows, n, split_len);
     launch3(fn("split_sum"), {gx, gy, 1}, {256, 1, 1}, 0, s, src, pm, ps, rows, n, split_len);
-    // Softmax writes each split; logsumexp finishes each row once.
-    const unsigned fy = log_sum_exp ? 1 : gy;
-    int64_t finish_len = log_sum_exp ? n : split_len;
-    launch3(fn("split_finish"), {gx, fy, 1}, {256, 1, 1}, 0, s, src, pm, ps, dst, rows, n, finish_len, splits);
+    launch3(fn("split_finish"), {gx, gy, 1}, {256, 1, 1}, 0, s, src, pm, ps, dst, rows, n, split_len, splits);
   }
   note_pending(stream);
 }

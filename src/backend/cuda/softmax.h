@@ -9,25 +9,26 @@
 
 namespace alloy::cuda {
 
-enum class RowSoftmaxForm { Registers, Loop, Split };
+enum class RowSoftmaxForm { Registers, Loop, Split, Stream };
 
 struct RowSoftmaxPlan {
   RowSoftmaxForm form;
   int group = 0;     // Registers: threads per row (32: a warp, 256, 1024)
   int k = 0;         // Registers: elements per thread
-  int64_t splits = 1;  // Split: blocks per row
-  // The module key's tail ("32x4", "loop", "split") and its kernels.
+  int64_t splits = 1;  // Split, Stream: blocks per row
+  // The module key's tail ("32x4", "loop", "split", "stream").
   std::string variant() const;
 };
 
-// Rows in registers as long as a group of at most 1024 threads holds them
-// with at most 32 elements each; longer rows split when there are few of
-// them, else loop.
-RowSoftmaxPlan row_softmax_plan(int64_t rows, int64_t n, int sm_count);
+// Softmax: rows in registers as long as a group of at most 1024 threads
+// holds them; longer rows split over blocks when there are few of them, else
+// loop. Logsumexp: rows of up to 1024 in registers, longer ones streamed
+// (split when few).
+RowSoftmaxPlan row_softmax_plan(bool log_sum_exp, int64_t rows, int64_t n, int sm_count);
 
 // Every plan the launch can make (the AOT set builds each), and the kernels
 // a plan launches.
-std::vector<RowSoftmaxPlan> row_softmax_forms();
+std::vector<RowSoftmaxPlan> row_softmax_forms(bool log_sum_exp);
 std::vector<std::string> row_softmax_kernels(const RowSoftmaxPlan& plan);
 
 }  // namespace alloy::cuda

@@ -18,6 +18,39 @@ __device__ __forceinline__ void arg_combine(C& v, uint32_t& i, C ov, uint32_t oi
   }
 }
 
+// One thread's share of [lo, hi): elements t, t + nt, ... in rising order,
+// so a strictly better value replaces the best and a tie keeps the earlier.
+// Float rows that lie 16-byte aligned are read four elements at a time
+// (thread t takes chunks t, t + nt, ...: still rising).
+template <ArgReduceOp Op, typename T, typename C>
+__device__ __forceinline__ void arg_scan(const T* p, int64_t lo, int64_t hi, int t, int nt, C& v, uint32_t& i) {
+  const reduce::ArgBetter<Op> better;
+  auto take = [&](C x, int64_t j) {
+    if (better(x, v)) {
+      v = x;
+      i = uint32_t(j);
+    }
+  };
+  int64_t j = lo + t;
+  if constexpr (sizeof(T) == 4) {
+    if (reinterpret_cast<uintptr_t>(p + lo) % 16 == 0) {
+      const Vec<T, 4>* chunks = reinterpret_cast<const Vec<T, 4>*>(p + lo);
+      const int64_t whole = (hi - lo) / 4;
+      int64_t c = t;
+#pragma unroll 2
+      for (; c < whole; c += nt) {
+        const Vec<T, 4> q = chunks[c];
+#pragma unroll
+        for (int w = 0; w < 4; ++w) take(C(q.v[w]), lo + 4 * c + w);
+      }
+      // The tail after the whole chunks, one element per thread.
+      j = lo + 4 * whole + t;
+    }
+  }
+#pragma unroll 4
+  for (; j < hi; j += nt) take(C(p[j]), j);
+}
+
 // Where a pass writes: the final indices, or (a split axis) each split's
 // best value and index, [split][output], merged by arg_merge.
 template <typename C>
@@ -50,8 +83,7 @@ __device__ __forceinline__ void arg_row(const T* in, ArgOut<math::compute_t<T>> 
     const T* p = in + row * n;
     C v = C(p[lo]);
     uint32_t i = uint32_t(lo);
-#pragma unroll 4
-    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) arg_combine<Op>(v, i, C(p[j]), uint32_t(j));
+    arg_scan<Op>(p, lo, hi, threadIdx.x, blockDim.x, v, i);
     for (int d = 16; d > 0; d /= 2) arg_combine<Op>(v, i, shfl_down(v, d), shfl_down(i, d));
     if (lane == 0) {
       vals[warp] = v;
@@ -88,8 +120,15 @@ __device__ __forceinline__ void arg_col(const T* in, ArgOut<math::compute_t<T>> 
         v = C(p[first * inner]);
         i = uint32_t(first);
       }
+      const reduce::ArgBetter<Op> better;
 #pragma unroll 4
-      for (int64_t j = first + blockDim.y; j < hi; j += blockDim.y) arg_combine<Op>(v, i, C(p[j * inner]), uint32_t(j));
+      for (int64_t j = first + blockDim.y; j < hi; j += blockDim.y) {
+        const C x = C(p[j * inner]);
+        if (better(x, v)) {  // a thread's indices rise: a tie keeps the earlier
+          v = x;
+          i = uint32_t(j);
+        }
+      }
     }
     vals[threadIdx.y * 33 + threadIdx.x] = v;
     idx[threadIdx.y * 33 + threadIdx.x] = i;

@@ -4,9 +4,11 @@
 //     held in registers: each element is read once and written once;
 //   softmax_loop: one block per row of any length, reading the row for its
 //     max, for its sum of exponentials and (softmax) to write;
-//   softmax_split_*: few long rows, each split over gridDim.y blocks: the
-//     splits' maxima, then their sums of exponentials, then the finish
-//     (logsumexp) or the write (softmax), every partial folded in order.
+//   softmax_split_*: (softmax) few long rows, each split over gridDim.y
+//     blocks: the splits' maxima, then their sums of exponentials, then the
+//     write;
+//   lse_stream: logsumexp of longer rows read once, a running max and sum
+//     per thread (split over blocks when rows are few, lse_merge combining).
 // All compute in Acc (float, or double for float64) and round once at the
 // end. The max is the Reduce kernels' (NaN wins) and the shift the composite
 // ops' (src/ops/reduction.cpp), so the results agree with the unfused graph
@@ -198,26 +200,125 @@ __device__ __forceinline__ void softmax_split_sum(const T* in, const Acc* part_m
   }
 }
 
-// Softmax: each split writes its elements; logsumexp: block `blockIdx.x`
-// (gridDim.y == 1) finishes its rows from the `splits` partials.
+// Softmax: each split writes its elements.
 template <RowSoftmaxOp Op, typename T, typename Acc>
 __device__ __forceinline__ void softmax_split_finish(const T* in, const Acc* part_max, const Acc* part_sum, T* out,
                                                      int64_t n_rows, int64_t n, int64_t split_len, int64_t splits) {
   using namespace softmax_detail;
+  static_assert(Op == RowSoftmaxOp::Softmax, "logsumexp streams its long rows (lse_stream)");
   const int64_t lo = int64_t(blockIdx.y) * split_len, hi = lo + split_len < n ? lo + split_len : n;
   for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
     const Acc shift = split_shift<Op>(part_max, row, splits);
-    const Acc s = fold_partials(part_sum + row * splits, splits, Acc(0), SumOf());
-    if constexpr (Op == RowSoftmaxOp::Softmax) {
-      const T* x = in + row * n;
-      T* y = out + row * n;
-      const Acc r = Acc(1) / s;
+    const Acc r = Acc(1) / fold_partials(part_sum + row * splits, splits, Acc(0), SumOf());
+    const T* x = in + row * n;
+    T* y = out + row * n;
 #pragma unroll 4
-      for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x)
-        y[j] = cast_value<T>(exp_acc(cast_value<Acc>(x[j]) - shift) * r);
-    } else if (threadIdx.x == 0) {
-      out[row] = cast_value<T>(log_acc(s) + shift);
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x)
+      y[j] = cast_value<T>(exp_acc(cast_value<Acc>(x[j]) - shift) * r);
+  }
+}
+
+// ---- logsumexp streamed: each thread keeps a running max and the sum of
+// exp(x - max), rescaled when the max grows, so a row is read once with no
+// registers held per element (many rows in flight per SM).
+namespace softmax_detail {
+
+// Adds x to a running (m, s). -inf adds nothing; NaN makes m NaN; once m is
+// +inf or NaN, s no longer matters (lse_finish returns m).
+template <typename Acc>
+__device__ __forceinline__ void online_add(Acc& m, Acc& s, Acc x) {
+  if (math::isinf(x) && x < Acc(0)) return;
+  if (x > m) {
+    s = s * exp_acc(m - x) + Acc(1);
+    m = x;
+  } else if (math::isnan(x)) {
+    m = x;
+  } else {
+    s += exp_acc(x - m);
+  }
+}
+
+template <typename Acc>
+__device__ __forceinline__ void online_merge(Acc& m, Acc& s, Acc m2, Acc s2) {
+  if (math::isnan(m)) return;
+  if (math::isnan(m2)) {
+    m = m2;
+    return;
+  }
+  if (math::isinf(m2) && m2 < Acc(0)) return;
+  if (math::isinf(m) && m < Acc(0)) {
+    m = m2;
+    s = s2;
+  } else if (m2 > m) {
+    s = s * exp_acc(m - m2) + s2;
+    m = m2;
+  } else {
+    s += s2 * exp_acc(m2 - m);
+  }
+}
+
+// The composite's value: NaN or an infinite max is the result itself.
+template <typename Acc>
+__device__ __forceinline__ Acc lse_finish(Acc m, Acc s) {
+  return math::isnan(m) || math::isinf(m) ? m : log_acc(s) + m;
+}
+
+// Thread 0 of the block gets the merge of every thread's (m, s), in thread order.
+template <typename Acc>
+__device__ __forceinline__ void block_merge(Acc& m, Acc& s) {
+  __shared__ Acc pm[32], ps[32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const Acc m2 = __shfl_down_sync(0xffffffffu, m, d), s2 = __shfl_down_sync(0xffffffffu, s, d);
+    if (lane + d < 32) online_merge(m, s, m2, s2);
+  }
+  if (lane == 0) {
+    pm[warp] = m;
+    ps[warp] = s;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < warps; ++w) online_merge(m, s, pm[w], ps[w]);
+  }
+  __syncthreads();
+}
+
+}  // namespace softmax_detail
+
+// One block per (row, split `blockIdx.y` of `split_len`): the row's
+// logsumexp when gridDim.y == 1, else the split's (m, s) into the partials
+// [row][split] that lse_merge combines.
+template <typename T, typename Acc>
+__device__ __forceinline__ void lse_stream(const T* in, T* out, Acc* part_m, Acc* part_s, int64_t n_rows, int64_t n,
+                                           int64_t split_len) {
+  using namespace softmax_detail;
+  const int64_t lo = int64_t(blockIdx.y) * split_len, hi = lo + split_len < n ? lo + split_len : n;
+  for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
+    const T* x = in + row * n;
+    Acc m = math::lowest<Acc>(), s = 0;  // -inf: nothing yet
+#pragma unroll 4
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) online_add(m, s, cast_value<Acc>(x[j]));
+    block_merge(m, s);
+    if (threadIdx.x == 0) {
+      if (gridDim.y == 1) {
+        out[row] = cast_value<T>(lse_finish(m, s));
+      } else {
+        part_m[row * gridDim.y + blockIdx.y] = m;
+        part_s[row * gridDim.y + blockIdx.y] = s;
+      }
     }
+  }
+}
+
+// One thread per row: its splits' partials merged in order.
+template <typename T, typename Acc>
+__device__ __forceinline__ void lse_merge(const Acc* part_m, const Acc* part_s, T* out, int64_t n_rows, int64_t splits) {
+  using namespace softmax_detail;
+  for (int64_t row = global_thread(); row < n_rows; row += grid_threads()) {
+    Acc m = part_m[row * splits], s = part_s[row * splits];
+    for (int64_t k = 1; k < splits; ++k) online_merge(m, s, part_m[row * splits + k], part_s[row * splits + k]);
+    out[row] = cast_value<T>(lse_finish(m, s));
   }
 }
 
@@ -247,4 +348,13 @@ __device__ __forceinline__ void softmax_split_finish(const T* in, const Acc* par
       split_finish(const T* in, const Acc* part_max, const Acc* part_sum, T* out, int64_t rows, int64_t n,   \
                    int64_t split_len, int64_t splits) {                                                      \
     alloy::softmax_split_finish<OP, T, Acc>(in, part_max, part_sum, out, rows, n, split_len, splits);        \
+  }
+#define ALLOY_KERNEL_lse_stream(OP, T, Acc)                                                                  \
+  extern "C" __global__ void __launch_bounds__(256) lse_stream(const T* in, T* out, Acc* part_m, Acc* part_s, \
+                                                               int64_t rows, int64_t n, int64_t split_len) { \
+    alloy::lse_stream<T, Acc>(in, out, part_m, part_s, rows, n, split_len);                                  \
+  }
+#define ALLOY_KERNEL_lse_merge(OP, T, Acc)                                                                     \
+  extern "C" __global__ void lse_merge(const Acc* part_m, const Acc* part_s, T* out, int64_t rows, int64_t splits) { \
+    alloy::lse_merge<T, Acc>(part_m, part_s, out, rows, splits);                                               \
   }
