@@ -1,9 +1,9 @@
 """Softmax and logsumexp over trailing axes as single nodes (primitives/
-softmax.h): every kernel form the GPU launch picks (a row per warp with 1 to
-32 elements per lane, a row per block with 2 to 32 per thread, the looping
-kernel and the split kernels for longer softmax rows, the streamed logsumexp) on every float dtype, strided inputs, infinities and
-NaN, derivatives (grad, jvp, vmap), export, and real MLX as the oracle.
-References are numpy float64 on fresh random inputs."""
+softmax.h): every kernel form the GPU launch picks (rows in registers of a
+warp or a block of 256 or 1024 threads, the looping and the split kernels
+for longer softmax rows, the streamed logsumexp, split or not) on every
+float dtype, strided inputs, infinities and NaN, derivatives (grad, jvp,
+vmap), export, and real MLX as the oracle. References are numpy float64 on fresh random inputs."""
 import numpy as np
 import pytest
 
