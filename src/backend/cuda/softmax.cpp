@@ -41,7 +41,8 @@ RowSoftmaxPlan row_softmax_plan(bool log_sum_exp, int64_t rows, int64_t n, int s
   // A split of at least 8192 elements, about four blocks per SM in all.
   const int64_t splits =
       rows >= 2 * sm_count ? 1 : std::max<int64_t>(1, std::min<int64_t>(n / 8192, 4 * sm_count / std::max<int64_t>(rows, 1)));
-  if (log_sum_exp && n > 1024) return {RowSoftmaxForm::Stream, 0, 0, splits};
+  const int64_t longest = int64_t(kGroups[2].group) * kGroups[2].max_k;
+  if (log_sum_exp && (n > longest || splits > 1)) return {RowSoftmaxForm::Stream, 0, 0, splits};
   for (const auto& g : kGroups) {
     if (n > int64_t(g.group) * g.max_k) continue;
     int k = 1;

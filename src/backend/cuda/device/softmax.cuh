@@ -223,19 +223,22 @@ __device__ __forceinline__ void softmax_split_finish(const T* in, const Acc* par
 // registers held per element (many rows in flight per SM).
 namespace softmax_detail {
 
-// Adds x to a running (m, s). -inf adds nothing; NaN makes m NaN; once m is
-// +inf or NaN, s no longer matters (lse_finish returns m).
-template <typename Acc>
-__device__ __forceinline__ void online_add(Acc& m, Acc& s, Acc x) {
-  if (math::isinf(x) && x < Acc(0)) return;
-  if (x > m) {
-    s = s * exp_acc(m - x) + Acc(1);
-    m = x;
-  } else if (math::isnan(x)) {
-    m = x;
-  } else {
-    s += exp_acc(x - m);
+// Adds B values to a running (m, s): one new max per batch, so the B
+// exponentials are independent of each other. -inf adds nothing; NaN makes
+// m NaN; once m is +inf or NaN, s no longer matters (lse_finish returns m).
+template <int B, typename Acc>
+__device__ __forceinline__ void online_add(Acc& m, Acc& s, const Acc (&x)[B]) {
+  Acc mb = m;
+#pragma unroll
+  for (int b = 0; b < B; ++b) mb = MaxOf()(mb, x[b]);
+  if (math::isnan(mb) || math::isinf(mb)) {  // NaN, +inf, or nothing but -inf yet
+    m = mb;
+    return;
   }
+  s = math::isinf(m) ? Acc(0) : s * exp_acc(m - mb);
+#pragma unroll
+  for (int b = 0; b < B; ++b) s += exp_acc(x[b] - mb);
+  m = mb;
 }
 
 template <typename Acc>
@@ -297,8 +300,16 @@ __device__ __forceinline__ void lse_stream(const T* in, T* out, Acc* part_m, Acc
   for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
     const T* x = in + row * n;
     Acc m = math::lowest<Acc>(), s = 0;  // -inf: nothing yet
-#pragma unroll 4
-    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) online_add(m, s, cast_value<Acc>(x[j]));
+    constexpr int B = 8;
+    for (int64_t j = lo + threadIdx.x; j < hi; j += B * int64_t(blockDim.x)) {
+      Acc xs[B];
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        const int64_t i = j + b * int64_t(blockDim.x);
+        xs[b] = i < hi ? cast_value<Acc>(x[i]) : math::lowest<Acc>();
+      }
+      online_add(m, s, xs);
+    }
     block_merge(m, s);
     if (threadIdx.x == 0) {
       if (gridDim.y == 1) {
