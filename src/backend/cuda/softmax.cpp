@@ -38,11 +38,16 @@ constexpr struct {
 }  // namespace
 
 RowSoftmaxPlan row_softmax_plan(bool log_sum_exp, int64_t rows, int64_t n, int sm_count) {
-  // A split of at least 8192 elements, about four blocks per SM in all.
-  const int64_t splits =
-      rows >= 2 * sm_count ? 1 : std::max<int64_t>(1, std::min<int64_t>(n / 8192, 4 * sm_count / std::max<int64_t>(rows, 1)));
-  const int64_t longest = int64_t(kGroups[2].group) * kGroups[2].max_k;
-  if (log_sum_exp && (n > longest || splits > 1)) return {RowSoftmaxForm::Stream, 0, 0, splits};
+  // Few rows split, at least 8192 elements a split: about four blocks per
+  // SM in all (eight for the lighter streamed logsumexp).
+  const int64_t per_sm = log_sum_exp ? 8 : 4;
+  const int64_t splits = rows >= 2 * sm_count ? 1
+                                              : std::max<int64_t>(1, std::min<int64_t>(n / 8192, per_sm * sm_count /
+                                                                                               std::max<int64_t>(rows, 1)));
+  // Logsumexp keeps no element, so it streams whatever would need a whole
+  // block of 1024 in registers (one row per SM).
+  const int64_t held = int64_t(kGroups[1].group) * kGroups[1].max_k;
+  if (log_sum_exp && (n > held || splits > 1)) return {RowSoftmaxForm::Stream, 0, 0, splits};
   for (const auto& g : kGroups) {
     if (n > int64_t(g.group) * g.max_k) continue;
     int k = 1;

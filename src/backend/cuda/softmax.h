@@ -22,8 +22,8 @@ struct RowSoftmaxPlan {
 
 // Softmax: rows in registers as long as a group of at most 1024 threads
 // holds them; longer rows split over blocks when there are few of them, else
-// loop. Logsumexp: the same register forms for many rows, longer rows (and
-// few long rows) streamed.
+// loop. Logsumexp: the same register forms for many rows of up to 16384,
+// longer rows (and few long rows) streamed.
 RowSoftmaxPlan row_softmax_plan(bool log_sum_exp, int64_t rows, int64_t n, int sm_count);
 
 // Every plan the launch can make (the AOT set builds each), and the kernels
