@@ -129,8 +129,10 @@ void run_reduce(const std::string& op, const Shape& shape, const ReduceSource& s
   a.red = groups_layout(groups, end, [](const Group& g) { return g.reduced; }, &a.n_red);
   const int64_t col_blocks = (a.inner + 31) / 32;
   int64_t splits = 1;
-  if (col_blocks * a.n_outer < 2 * sm_count() && a.n_red >= 1024) {
-    splits = std::min<int64_t>((a.n_red + 255) / 256, (4 * sm_count()) / std::max<int64_t>(col_blocks * a.n_outer, 1));
+  // Fewer blocks than fill the device (eight of 256 threads per SM): split
+  // the reduced range too.
+  if (col_blocks * a.n_outer < 8 * sm_count() && a.n_red >= 1024) {
+    splits = std::min<int64_t>((a.n_red + 255) / 256, (8 * sm_count()) / std::max<int64_t>(col_blocks * a.n_outer, 1));
     splits = std::max<int64_t>(std::min<int64_t>(splits, 65535), 1);
   }
   a.split_len = (a.n_red + splits - 1) / splits;
@@ -226,11 +228,11 @@ void ArgReduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& o
   const std::string key = "arg_reduce/" + op + "/" + dtype_name(t);
   const int64_t n_out = outer * inner;
   // Few outputs over a long axis: the axis is split over gridDim.z, each
-  // split's best (value, index) kept, and arg_merge combines them in order.
+  // split's best (value, index) kept, and arg_merge combines them.
   const int64_t parallel = inner == 1 ? outer : (inner + 31) / 32 * outer;
   int64_t splits = 1;
-  if (parallel < 2 * sm_count() && n >= 4096) {
-    splits = std::min<int64_t>(n / 2048, 4 * sm_count() / std::max<int64_t>(parallel, 1));
+  if (parallel < 8 * sm_count() && n >= 4096) {
+    splits = std::min<int64_t>(n / 2048, 8 * sm_count() / std::max<int64_t>(parallel, 1));
     splits = std::max<int64_t>(std::min<int64_t>(splits, 65535), 1);
   }
   int64_t split_len = (n + splits - 1) / splits;
@@ -263,7 +265,8 @@ void ArgReduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& o
     const void* pv = dst.part_val;
     const void* pi = dst.part_idx;
     void* o = out.raw_data();
-    launch(kernel(key, "arg_merge", source), grid_blocks(n_out), kBlock, 0, s, pv, pi, o, n_out, splits);
+    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(n_out, int64_t(sm_count()) * 64));
+    launch(kernel(key, "arg_merge", source), blocks, 256, 0, s, pv, pi, o, n_out, splits);
   }
   note_pending(stream());
 }

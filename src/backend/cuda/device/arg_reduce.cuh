@@ -150,16 +150,33 @@ __device__ __forceinline__ void arg_col(const T* in, ArgOut<math::compute_t<T>> 
   }
 }
 
-// The splits' partial results of each output, combined in split order.
+// The splits' partial results, one block per output (blockIdx.x strides):
+// arg_combine keeps the better value or, on a tie, the lower index, so the
+// partials combine in any grouping to the sequential scan's answer.
 template <ArgReduceOp Op, typename T>
 __device__ __forceinline__ void arg_merge(const math::compute_t<T>* part_val, const uint32_t* part_idx, uint32_t* out,
                                           int64_t n_out, int64_t splits) {
   using C = math::compute_t<T>;
-  for (int64_t e = global_thread(); e < n_out; e += grid_threads()) {
+  __shared__ alignas(16) unsigned char raw[32 * sizeof(C)];
+  __shared__ uint32_t idx[32];
+  C* vals = reinterpret_cast<C*>(raw);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int64_t e = blockIdx.x; e < n_out; e += gridDim.x) {
+    // Every thread starts from split 0 (a real partial), then folds its share.
     C v = part_val[e];
     uint32_t i = part_idx[e];
-    for (int64_t s = 1; s < splits; ++s) arg_combine<Op>(v, i, part_val[s * n_out + e], part_idx[s * n_out + e]);
-    out[e] = i;
+    for (int64_t s = threadIdx.x; s < splits; s += blockDim.x) arg_combine<Op>(v, i, part_val[s * n_out + e], part_idx[s * n_out + e]);
+    for (int d = 16; d > 0; d /= 2) arg_combine<Op>(v, i, shfl_down(v, d), shfl_down(i, d));
+    if (lane == 0) {
+      vals[warp] = v;
+      idx[warp] = i;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < warps; ++w) arg_combine<Op>(v, i, vals[w], idx[w]);
+      out[e] = i;
+    }
+    __syncthreads();
   }
 }
 
@@ -177,7 +194,7 @@ __device__ __forceinline__ void arg_merge(const math::compute_t<T>* part_val, co
     alloy::arg_col<OP, T>(in, o, n_outer, n, inner, split_len);                                                  \
   }
 #define ALLOY_KERNEL_arg_merge(OP, T)                                                                        \
-  extern "C" __global__ void arg_merge(const alloy::math::compute_t<T>* part_val, const uint32_t* part_idx,   \
+  extern "C" __global__ void __launch_bounds__(256) arg_merge(const alloy::math::compute_t<T>* part_val, const uint32_t* part_idx,   \
                                        uint32_t* out, int64_t n_out, int64_t splits) {                       \
     alloy::arg_merge<OP, T>(part_val, part_idx, out, n_out, splits);                                         \
   }
