@@ -129,10 +129,8 @@ void run_reduce(const std::string& op, const Shape& shape, const ReduceSource& s
   a.red = groups_layout(groups, end, [](const Group& g) { return g.reduced; }, &a.n_red);
   const int64_t col_blocks = (a.inner + 31) / 32;
   int64_t splits = 1;
-  // Fewer blocks than fill the device (eight of 256 threads per SM): split
-  // the reduced range too.
-  if (col_blocks * a.n_outer < 8 * sm_count() && a.n_red >= 1024) {
-    splits = std::min<int64_t>((a.n_red + 255) / 256, (8 * sm_count()) / std::max<int64_t>(col_blocks * a.n_outer, 1));
+  if (col_blocks * a.n_outer < 2 * sm_count() && a.n_red >= 1024) {
+    splits = std::min<int64_t>((a.n_red + 255) / 256, (4 * sm_count()) / std::max<int64_t>(col_blocks * a.n_outer, 1));
     splits = std::max<int64_t>(std::min<int64_t>(splits, 65535), 1);
   }
   a.split_len = (a.n_red + splits - 1) / splits;
@@ -231,8 +229,11 @@ void ArgReduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& o
   // split's best (value, index) kept, and arg_merge combines them.
   const int64_t parallel = inner == 1 ? outer : (inner + 31) / 32 * outer;
   int64_t splits = 1;
-  if (parallel < 8 * sm_count() && n >= 4096) {
-    splits = std::min<int64_t>(n / 2048, 8 * sm_count() / std::max<int64_t>(parallel, 1));
+  // (Rows split until eight blocks per SM run; along a leading axis a split
+  // paid only below two: measured on an H200, docs/benchmarks.md.)
+  const int64_t fill = int64_t(inner == 1 ? 8 : 2) * sm_count();
+  if (parallel < fill && n >= 4096) {
+    splits = std::min<int64_t>(n / 2048, fill / std::max<int64_t>(parallel, 1));
     splits = std::max<int64_t>(std::min<int64_t>(splits, 65535), 1);
   }
   int64_t split_len = (n + splits - 1) / splits;
