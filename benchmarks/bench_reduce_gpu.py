@@ -39,16 +39,8 @@ def peers():
     return out
 
 
-def alloy_call(op, a, axis):
-    fn = getattr(mx, op)
-    if op in ("argmax", "argmin"):
-        return (lambda: fn(a, axis=axis)) if axis is not None else (lambda: fn(mx.reshape(a, (-1,))))
-    if op == "softmax":
-        return lambda: fn(a, axis=-1 if axis is None else axis)
-    return lambda: fn(a, axis=axis)
-
-
-def mlx_call(m, op, a, axis):
+def call(m, op, a, axis):
+    """The op through module m (alloy.core or mlx.core: the same names)."""
     fn = getattr(m, op)
     if op in ("argmax", "argmin"):
         return (lambda: fn(a, axis=axis)) if axis is not None else (lambda: fn(m.reshape(a, (-1,))))
@@ -145,7 +137,7 @@ def main():
                 if op in ("all", "any"):
                     src = a > 0
                 mx.eval(src)
-                f = alloy_call(op, src, axis)
+                f = call(mx, op, src, axis)
                 t = best_ms(lambda: mx.eval(f()), args.reps)
                 n_out = 1 if axis is None else (shape[0] if axis == -1 else shape[1])
                 pct = 100 * moved_bytes(op, n, n_out) / t / copy_bw
@@ -157,7 +149,7 @@ def main():
                         if op in ("all", "any"):
                             h = h > 0
                         m.eval(h)
-                        g = mlx_call(m, op, h, axis)
+                        g = call(m, op, h, axis)
                         tp = best_ms(lambda: m.eval(g()), args.reps)
                     else:
                         h = m.from_numpy(x_np_prod).cuda() if op == "prod" else h

@@ -119,7 +119,8 @@ void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& 
     launch(fn("softmax_rows"), grid, threads, 0, s, src, dst, rows, n);
   } else if (plan.form == RowSoftmaxForm::Stream) {
     int64_t splits = plan.splits;
-    int64_t split_len = (n + splits - 1) / splits;
+    // Splits start on 16-byte chunks (lse_stream reads aligned rows by them).
+    int64_t split_len = splits == 1 ? n : ((n + splits - 1) / splits + 15) / 16 * 16;
     splits = (n + split_len - 1) / split_len;  // none empty
     const Dtype acc = t == Dtype::float64 ? Dtype::float64 : Dtype::float32;
     array part_m = scratch_floats(static_cast<size_t>(splits > 1 ? rows * splits : 0), acc);

@@ -51,6 +51,25 @@ __device__ __forceinline__ void arg_scan(const T* p, int64_t lo, int64_t hi, int
   for (; j < hi; j += nt) take(C(p[j]), j);
 }
 
+// Combines every thread's (v, i) of the block; thread 0 gets the result.
+template <ArgReduceOp Op, typename C>
+__device__ __forceinline__ void arg_block_combine(C& v, uint32_t& i) {
+  __shared__ alignas(16) unsigned char raw[32 * sizeof(C)];
+  __shared__ uint32_t idx[32];
+  C* vals = reinterpret_cast<C*>(raw);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int d = 16; d > 0; d /= 2) arg_combine<Op>(v, i, shfl_down(v, d), shfl_down(i, d));
+  if (lane == 0) {
+    vals[warp] = v;
+    idx[warp] = i;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < warps; ++w) arg_combine<Op>(v, i, vals[w], idx[w]);
+  }
+  __syncthreads();  // the arrays are reused by the next call
+}
+
 // Where a pass writes: the final indices, or (a split axis) each split's
 // best value and index, [split][output], merged by arg_merge.
 template <typename C>
@@ -74,27 +93,14 @@ template <ArgReduceOp Op, typename T>
 __device__ __forceinline__ void arg_row(const T* in, ArgOut<math::compute_t<T>> o, int64_t n_rows, int64_t n,
                                         int64_t split_len) {
   using C = math::compute_t<T>;
-  __shared__ alignas(16) unsigned char raw[32 * sizeof(C)];
-  __shared__ uint32_t idx[32];
-  C* vals = reinterpret_cast<C*>(raw);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int64_t lo = int64_t(blockIdx.z) * split_len, hi = lo + split_len < n ? lo + split_len : n;
   for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
     const T* p = in + row * n;
     C v = C(p[lo]);
     uint32_t i = uint32_t(lo);
     arg_scan<Op>(p, lo, hi, threadIdx.x, blockDim.x, v, i);
-    for (int d = 16; d > 0; d /= 2) arg_combine<Op>(v, i, shfl_down(v, d), shfl_down(i, d));
-    if (lane == 0) {
-      vals[warp] = v;
-      idx[warp] = i;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < warps; ++w) arg_combine<Op>(v, i, vals[w], idx[w]);
-      o.put(row, n_rows, v, i);
-    }
-    __syncthreads();
+    arg_block_combine<Op>(v, i);
+    if (threadIdx.x == 0) o.put(row, n_rows, v, i);
   }
 }
 
@@ -157,26 +163,14 @@ template <ArgReduceOp Op, typename T>
 __device__ __forceinline__ void arg_merge(const math::compute_t<T>* part_val, const uint32_t* part_idx, uint32_t* out,
                                           int64_t n_out, int64_t splits) {
   using C = math::compute_t<T>;
-  __shared__ alignas(16) unsigned char raw[32 * sizeof(C)];
-  __shared__ uint32_t idx[32];
-  C* vals = reinterpret_cast<C*>(raw);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   for (int64_t e = blockIdx.x; e < n_out; e += gridDim.x) {
     // Every thread starts from split 0 (a real partial), then folds its share.
     C v = part_val[e];
     uint32_t i = part_idx[e];
-    for (int64_t s = threadIdx.x; s < splits; s += blockDim.x) arg_combine<Op>(v, i, part_val[s * n_out + e], part_idx[s * n_out + e]);
-    for (int d = 16; d > 0; d /= 2) arg_combine<Op>(v, i, shfl_down(v, d), shfl_down(i, d));
-    if (lane == 0) {
-      vals[warp] = v;
-      idx[warp] = i;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < warps; ++w) arg_combine<Op>(v, i, vals[w], idx[w]);
-      out[e] = i;
-    }
-    __syncthreads();
+    for (int64_t s = threadIdx.x; s < splits; s += blockDim.x)
+      arg_combine<Op>(v, i, part_val[s * n_out + e], part_idx[s * n_out + e]);
+    arg_block_combine<Op>(v, i);
+    if (threadIdx.x == 0) out[e] = i;
   }
 }
 

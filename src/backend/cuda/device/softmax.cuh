@@ -300,8 +300,34 @@ __device__ __forceinline__ void lse_stream(const T* in, T* out, Acc* part_m, Acc
   for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
     const T* x = in + row * n;
     Acc m = math::lowest<Acc>(), s = 0;  // -inf: nothing yet
+    int64_t from = lo;
+    // An aligned row: two 16-byte chunks per thread and step (chunks c and
+    // c + blockDim.x), then the elements after the whole chunks one by one.
+    constexpr int W = 16 / sizeof(T);
+    if constexpr (W > 1 && sizeof(T) * W == 16) {
+      if (reinterpret_cast<uintptr_t>(x + lo) % 16 == 0) {
+        const Vec<T, W>* chunks = reinterpret_cast<const Vec<T, W>*>(x + lo);
+        const int64_t whole = (hi - lo) / W, nt = blockDim.x;
+        for (int64_t c = threadIdx.x; c < whole; c += 2 * nt) {
+          const Vec<T, W> q0 = chunks[c];
+          Acc xs[2 * W];
+#pragma unroll
+          for (int w = 0; w < W; ++w) xs[w] = cast_value<Acc>(q0.v[w]);
+          if (c + nt < whole) {
+            const Vec<T, W> q1 = chunks[c + nt];
+#pragma unroll
+            for (int w = 0; w < W; ++w) xs[W + w] = cast_value<Acc>(q1.v[w]);
+          } else {
+#pragma unroll
+            for (int w = 0; w < W; ++w) xs[W + w] = math::lowest<Acc>();
+          }
+          online_add(m, s, xs);
+        }
+        from = lo + whole * W;
+      }
+    }
     constexpr int B = 8;
-    for (int64_t j = lo + threadIdx.x; j < hi; j += B * int64_t(blockDim.x)) {
+    for (int64_t j = from + threadIdx.x; j < hi; j += B * int64_t(blockDim.x)) {
       Acc xs[B];
 #pragma unroll
       for (int b = 0; b < B; ++b) {
