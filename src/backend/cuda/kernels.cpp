@@ -1,5 +1,6 @@
 #include "backend/cuda/kernels.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -144,6 +145,11 @@ CUfunction kernel(const std::string& family_key, const std::string& name, const 
   CUfunction fn = m->function;
   mods.emplace(key, std::move(m));
   return fn;
+}
+
+array scratch(size_t n, Dtype d) {
+  Buffer b = allocator(Device(Device::gpu)).malloc(std::max<size_t>(n, 1) * size_of(d));
+  return array(std::make_shared<Data>(b), {static_cast<ShapeElem>(n)}, {1}, d);
 }
 
 int sm_count() {

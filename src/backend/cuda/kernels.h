@@ -80,6 +80,10 @@ std::string strided_suffix(const StridedLayout<N>& layout, const std::vector<siz
 
 // ---- memory
 
+// Temporary GPU memory of `n` elements for a kernel's partial results,
+// freed when the array goes away (the allocator reuses a block only for
+// later launches, so the stream order keeps it valid while they run).
+array scratch(size_t n, Dtype d);
 // Gives `out` fresh row-contiguous GPU memory.
 void allocate_row_contiguous(array& out);
 // Fresh GPU memory laid out like the dense array `like` (same strides).

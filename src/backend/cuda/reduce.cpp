@@ -45,14 +45,6 @@ CUfunction reduce_kernel(const std::string& op, Dtype in, Dtype acc, Dtype out, 
                 [=](const std::string& k) { return reduce_source(op, in, acc, out, k); });
 }
 
-// Temporary GPU memory for partial results (freed when the array goes away;
-// the allocator reuses a block only for later launches, so the stream order
-// keeps it valid).
-array scratch(size_t n, Dtype d) {
-  Buffer b = allocator(Device(Device::gpu)).malloc(std::max<size_t>(n, 1) * size_of(d));
-  return array(std::make_shared<Data>(b), {static_cast<ShapeElem>(n)}, {1}, d);
-}
-
 }  // namespace
 
 namespace cuda {

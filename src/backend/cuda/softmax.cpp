@@ -86,11 +86,6 @@ std::vector<std::string> row_softmax_kernels(const RowSoftmaxPlan& plan) {
 
 namespace {
 
-array scratch_floats(size_t n, Dtype d) {
-  Buffer b = allocator(Device(Device::gpu)).malloc(std::max<size_t>(n, 1) * size_of(d));
-  return array(std::make_shared<Data>(b), {static_cast<ShapeElem>(n)}, {1}, d);
-}
-
 void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& stream, const char* op) {
   const Dtype t = in_any.dtype();
   if (!is_floating(t)) {
@@ -123,8 +118,8 @@ void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& 
     int64_t split_len = splits == 1 ? n : ((n + splits - 1) / splits + 15) / 16 * 16;
     splits = (n + split_len - 1) / split_len;  // none empty
     const Dtype acc = t == Dtype::float64 ? Dtype::float64 : Dtype::float32;
-    array part_m = scratch_floats(static_cast<size_t>(splits > 1 ? rows * splits : 0), acc);
-    array part_s = scratch_floats(static_cast<size_t>(splits > 1 ? rows * splits : 0), acc);
+    array part_m = scratch(static_cast<size_t>(splits > 1 ? rows * splits : 0), acc);
+    array part_s = scratch(static_cast<size_t>(splits > 1 ? rows * splits : 0), acc);
     void* pm = part_m.raw_data();
     void* ps = part_s.raw_data();
     const unsigned gx = static_cast<unsigned>(std::min<int64_t>(rows, int64_t(sm_count()) * 64));
@@ -139,8 +134,8 @@ void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& 
     int64_t split_len = (n + splits - 1) / splits;
     splits = (n + split_len - 1) / split_len;  // none empty
     const Dtype acc = t == Dtype::float64 ? Dtype::float64 : Dtype::float32;
-    array part_max = scratch_floats(static_cast<size_t>(rows * splits), acc);
-    array part_sum = scratch_floats(static_cast<size_t>(rows * splits), acc);
+    array part_max = scratch(static_cast<size_t>(rows * splits), acc);
+    array part_sum = scratch(static_cast<size_t>(rows * splits), acc);
     void* pm = part_max.raw_data();
     void* ps = part_sum.raw_data();
     const unsigned gx = static_cast<unsigned>(rows), gy = static_cast<unsigned>(splits);
