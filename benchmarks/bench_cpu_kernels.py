@@ -10,6 +10,7 @@
 Usage: python benchmarks/bench_cpu_kernels.py [--quick]
 """
 import argparse
+import os
 import pathlib
 import sys
 
@@ -91,6 +92,16 @@ def main():
         rows.append(("grid_sample fwd: grid_sample_ref (mlx-cpu)", t_mlx,
                      f"ours/mlx = {t_ref / t_mlx:.2f}; max|diff|={diff:.1e} where MLX's is finite "
                      f"({int((~finite).sum())} of {theirs.size} are not)"))
+
+    # The VJP kernel alone (it synchronises: simd_sum), its threads as
+    # coroutines (the default) and as fibers (ALLOY_CPU_SYNC=fibers).
+    vjp_kernel = lambda: mx.eval(mx.vjp(seed.grid_sample, [x, g], [cot])[1])
+    os.environ["ALLOY_CPU_SYNC"] = "fibers"
+    t_fib = median_ms(vjp_kernel, reps=3)
+    os.environ["ALLOY_CPU_SYNC"] = "auto"
+    t_coro = median_ms(vjp_kernel, reps=3)
+    rows.append(("grid_sample VJP kernel alone: threads as coroutines", t_coro, ""))
+    rows.append(("grid_sample VJP kernel alone: threads as fibers", t_fib, f"coroutines are {t_fib / t_coro:.2f}x faster"))
 
     loss_k = lambda x, g: mx.sum(seed.grid_sample(x, g) * cot)
     loss_r = lambda x, g: mx.sum(seed.grid_sample_ref(x, g) * cot)

@@ -5,6 +5,7 @@
 // running happen in the backends' eval.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -98,7 +99,15 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
                                             : "[metal_library] kernel '" + spec.program_entry + "'");
 }
 
+bool cpu_fibers_requested() {
+  const char* e = std::getenv("ALLOY_CPU_SYNC");
+  if (!e || !*e || std::strcmp(e, "auto") == 0) return false;
+  if (std::strcmp(e, "fibers") == 0) return true;
+  throw std::invalid_argument(std::string("ALLOY_CPU_SYNC must be 'auto' or 'fibers', not '") + e + "'.");
+}
+
 void translate_variant(KernelVariant& v, msl::Target target) {
+  v.spec.cpu_fibers = target == msl::Target::Cpp && cpu_fibers_requested();
   if (target == msl::Target::Cuda && !v.spec.bounds_check) {
     // Built by an earlier process: its launch plan needs no translation
     // (a bounds-checked one does: its messages name what the translation found).
@@ -306,7 +315,7 @@ PreparedLaunch CustomKernelFunction::prepare(const std::vector<OperandDesc>& ope
   // kernels it needs no allocation.
   thread_local std::string call_key;
   call_key.clear();
-  call_key += target == msl::Target::Cuda ? 'g' : 'c';
+  call_key += target == msl::Target::Cuda ? 'g' : (cpu_fibers_requested() ? 'f' : 'c');
   for (auto& in : operands) {
     call_key += static_cast<char>('A' + static_cast<int>(in.dtype));
     call_key += in.ndim == 0 ? 's' : (in.size < kConstantMemoryElements ? 'c' : 'd');

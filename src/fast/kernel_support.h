@@ -84,6 +84,12 @@ void check_cuda_translation(const msl::KernelSpec& spec);
 // `target`. Front-end errors surface here, at the call.
 void translate_variant(KernelVariant& v, msl::Target target);
 
+// $ALLOY_CPU_SYNC: "fibers" runs every synchronising kernel's threads on the
+// CPU as fibers (msl::KernelSpec::cpu_fibers); unset or "auto" lets the
+// translation make them coroutines where it can. Read at each launch, so a
+// program (or a test) may switch; the variant keys carry the choice.
+bool cpu_fibers_requested();
+
 // The seconds a launch may run: `requested`, else $ALLOY_KERNEL_TIMEOUT; 0
 // for no limit. A non-positive value is an error naming `label`. On the GPU
 // a Metal kernel's loops poll the cancellation flag (backend/cuda/cancel.cpp);

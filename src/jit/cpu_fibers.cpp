@@ -15,12 +15,18 @@
 //     every lane once the branch's lanes have caught up).
 // When nothing can run and nothing can complete, the group is deadlocked: the
 // error names the threads and where each waits, and the run stops.
+// The same scheduler runs threads that are C++20 coroutines (a kernel whose
+// synchronising calls the translator turned into `co_await`s): a coroutine
+// arrives at a barrier or exchange, then returns here by suspending, and is
+// resumed where a fiber would be switched to. No stack per thread: what lives
+// across a barrier is in the coroutine's frame.
 #include "jit/cpu_fibers.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <boost/context/detail/fcontext.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -86,6 +92,7 @@ enum class State : unsigned char { Ready, Running, Barrier, Simd, Done };
 
 struct Fiber {
   bctx::fcontext_t ctx;
+  void* coroutine;  // the thread's coroutine handle, when threads are coroutines
   State state;
   SyncSite site;
   const unsigned char* simd_slots;  // result of the last exchange
@@ -100,12 +107,15 @@ struct SimdGroup {
   // Two buffers: a lane may deposit for the next exchange while others still
   // read this one's values (they cannot be two exchanges behind).
   unsigned char slots[2][kLanes][kSimdSlotBytes];
+  // What lanes of a completed exchange share (SimdView::results).
+  unsigned char results[2][kLanes][kSimdSlotBytes];
+  unsigned results_ready[2];
 };
 
 // Source order of two sites (file, then line, then column): the earlier
 // one's lanes are the ones a SIMT machine would run first.
 bool site_before(const SyncSite& a, const SyncSite& b) {
-  int f = std::strcmp(a.file ? a.file : "", b.file ? b.file : "");
+  int f = a.file == b.file ? 0 : std::strcmp(a.file ? a.file : "", b.file ? b.file : "");
   if (f != 0) return f < 0;
   if (a.line != b.line) return a.line < b.line;
   return a.column < b.column;
@@ -139,12 +149,67 @@ std::string ranges_text(const std::vector<unsigned>& ids) {
   return out;
 }
 
+// Coroutine frames of one threadgroup: bump-allocated, all released when
+// the next group starts (a frame outlives its thread's return until then).
+class FrameArena {
+ public:
+  void* take(size_t bytes) {
+    bytes = (bytes + 15) / 16 * 16;
+    if (chunks_.empty() || used_ + bytes > chunks_.back().size) {
+      size_t size = std::max<size_t>(bytes, 64 * 1024);
+      if (!chunks_.empty()) size = std::max(size, 2 * chunks_.back().size);
+      Chunk c{static_cast<char*>(std::aligned_alloc(16, size)), size};
+      if (!c.base) return nullptr;
+      chunks_.push_back(c);
+      used_ = 0;
+    }
+    void* p = chunks_.back().base + used_;
+    used_ += bytes;
+    return p;
+  }
+  // Keeps the largest chunk; the next group of the same kernel then fits in it.
+  void reset() {
+    if (chunks_.size() > 1) {
+      Chunk keep = chunks_.back();
+      for (size_t i = 0; i + 1 < chunks_.size(); ++i) std::free(chunks_[i].base);
+      chunks_.assign(1, keep);
+    }
+    used_ = 0;
+  }
+  ~FrameArena() {
+    for (Chunk& c : chunks_) std::free(c.base);
+  }
+
+ private:
+  struct Chunk {
+    char* base;
+    size_t size;
+  };
+  std::vector<Chunk> chunks_;
+  size_t used_ = 0;
+};
+
 class Group {
  public:
   int run(unsigned count, const unsigned pos[3], void (*entry)(void*, unsigned), void* arg, char* err, size_t err_size);
+  int run_coroutines(unsigned count, const unsigned pos[3], const alloy_msl::cpu::CoroutineThreads* threads, char* err,
+                     size_t err_size);
 
-  void barrier(const SyncSite& site);
-  void simd_exchange(const SyncSite& site, const void* value, unsigned size, SimdView* out);
+  // A fiber waits (arrives, then switches to the scheduler); a coroutine
+  // arrives and then suspends itself.
+  void barrier(const SyncSite& site) {
+    arrive_barrier(site);
+    suspend();
+  }
+  void simd_exchange(const SyncSite& site, const void* value, unsigned size, SimdView* out) {
+    arrive_simd(site, value, size);
+    suspend();
+    simd_result(out);
+  }
+  void arrive_barrier(const SyncSite& site);
+  void arrive_simd(const SyncSite& site, const void* value, unsigned size);
+  void simd_result(SimdView* out);
+  void* frame_alloc(size_t bytes) { return frames_.take(bytes); }
   unsigned lane() const { return current_ % kLanes; }
   void thread(unsigned* index, unsigned* count) const {
     *index = current_;
@@ -152,6 +217,9 @@ class Group {
   }
 
  private:
+  void start(unsigned count, const unsigned pos[3], char* err, size_t err_size);
+  // Runs ready threads until all have returned, the group fails or deadlocks.
+  void schedule();
   static void fiber_main(bctx::transfer_t t);
   void suspend() {
     bctx::transfer_t t = bctx::jump_fcontext(sched_, nullptr);
@@ -172,6 +240,8 @@ class Group {
   unsigned count_ = 0, pos_[3] = {0, 0, 0};
   void (*entry_)(void*, unsigned) = nullptr;
   void* arg_ = nullptr;
+  const alloy_msl::cpu::CoroutineThreads* coroutines_ = nullptr;  // null: threads are fibers
+  FrameArena frames_;
   char* err_ = nullptr;
   size_t err_size_ = 0;
   std::vector<Fiber> fibers_;
@@ -196,18 +266,15 @@ void Group::fiber_main(bctx::transfer_t t) {
   __builtin_unreachable();
 }
 
-int Group::run(unsigned count, const unsigned pos[3], void (*entry)(void*, unsigned), void* arg, char* err,
-               size_t err_size) {
+void Group::start(unsigned count, const unsigned pos[3], char* err, size_t err_size) {
   count_ = count;
   for (int d = 0; d < 3; ++d) pos_[d] = pos[d];
-  entry_ = entry;
-  arg_ = arg;
   err_ = err;
   err_size_ = err_size;
   failed_ = false;
   living_ = count;
   at_barrier_ = 0;
-  fibers_.assign(count, Fiber{nullptr, State::Ready, SyncSite{}, nullptr, 0});
+  fibers_.assign(count, Fiber{nullptr, nullptr, State::Ready, SyncSite{}, nullptr, 0});
   ready_.clear();
   ready_head_ = 0;
   for (unsigned i = 0; i < count; ++i) ready_.push_back(i);
@@ -219,8 +286,35 @@ int Group::run(unsigned count, const unsigned pos[3], void (*entry)(void*, unsig
     simd_[s].living = width == kLanes ? 0xffffffffu : ((1u << width) - 1u);
     simd_[s].waiting = 0;
     simd_[s].gen = 0;
+    simd_[s].results_ready[0] = simd_[s].results_ready[1] = 0;
   }
+}
 
+int Group::run(unsigned count, const unsigned pos[3], void (*entry)(void*, unsigned), void* arg, char* err,
+               size_t err_size) {
+  start(count, pos, err, err_size);
+  entry_ = entry;
+  arg_ = arg;
+  coroutines_ = nullptr;
+  schedule();
+  return failed_ ? 1 : 0;
+}
+
+int Group::run_coroutines(unsigned count, const unsigned pos[3], const alloy_msl::cpu::CoroutineThreads* threads,
+                          char* err, size_t err_size) {
+  start(count, pos, err, err_size);
+  coroutines_ = threads;
+  frames_.reset();
+  schedule();
+  // Threads stopped by a failure are suspended mid-kernel: destroying their
+  // frames runs the destructors of what they hold.
+  for (Fiber& f : fibers_)
+    if (f.coroutine) threads->destroy(f.coroutine);
+  coroutines_ = nullptr;
+  return failed_ ? 1 : 0;
+}
+
+void Group::schedule() {
   while (living_ > 0 && !failed_) {
     if (ready_head_ == ready_.size()) {
       ready_.clear();
@@ -230,6 +324,16 @@ int Group::run(unsigned count, const unsigned pos[3], void (*entry)(void*, unsig
     }
     unsigned i = ready_[ready_head_++];
     Fiber& f = fibers_[i];
+    current_ = i;
+    if (coroutines_) {
+      if (!f.coroutine && !(f.coroutine = coroutines_->start(coroutines_->arg, this, i))) {
+        fail("cannot allocate the coroutine frame of thread " + std::to_string(i));
+        break;
+      }
+      f.state = State::Running;
+      if (coroutines_->resume(f.coroutine)) finish(i);
+      continue;
+    }
     if (!f.ctx) {
       void* top = stacks_.top(i);
       if (!top) {
@@ -239,7 +343,6 @@ int Group::run(unsigned count, const unsigned pos[3], void (*entry)(void*, unsig
       }
       f.ctx = bctx::make_fcontext(top, fiber_stack_bytes(), &Group::fiber_main);
     }
-    current_ = i;
     f.state = State::Running;
     bctx::transfer_t t = bctx::jump_fcontext(f.ctx, reinterpret_cast<void*>(static_cast<uintptr_t>(i)));
     fibers_[i].ctx = t.fctx;
@@ -248,7 +351,6 @@ int Group::run(unsigned count, const unsigned pos[3], void (*entry)(void*, unsig
     fail("deadlock: no thread can proceed; " + waiting_text(State::Barrier, 0, count_, "threads") + "; " +
          waiting_text(State::Simd, 0, count_, "threads"));
   }
-  return failed_ ? 1 : 0;
 }
 
 void Group::finish(unsigned i) {
@@ -260,13 +362,12 @@ void Group::finish(unsigned i) {
   if (!failed_ && sg.waiting != 0 && sg.waiting == sg.living) resolve_simd(i / kLanes);
 }
 
-void Group::barrier(const SyncSite& site) {
+void Group::arrive_barrier(const SyncSite& site) {
   Fiber& f = fibers_[current_];
   f.state = State::Barrier;
   f.site = site;
   ++at_barrier_;
   if (at_barrier_ == living_) release_barrier();
-  suspend();
 }
 
 void Group::release_barrier() {
@@ -286,7 +387,7 @@ void Group::release_barrier() {
   at_barrier_ = 0;
 }
 
-void Group::simd_exchange(const SyncSite& site, const void* value, unsigned size, SimdView* out) {
+void Group::arrive_simd(const SyncSite& site, const void* value, unsigned size) {
   unsigned i = current_, s = i / kLanes, lane = i % kLanes;
   SimdGroup& sg = simd_[s];
   if (size) std::memcpy(sg.slots[sg.gen & 1][lane], value, size);
@@ -295,11 +396,19 @@ void Group::simd_exchange(const SyncSite& site, const void* value, unsigned size
   f.site = site;
   sg.waiting |= 1u << lane;
   if (sg.waiting == sg.living) resolve_simd(s);
-  suspend();
+}
+
+void Group::simd_result(SimdView* out) {
+  const Fiber& f = fibers_[current_];
+  SimdGroup& sg = simd_[current_ / kLanes];
   out->slots = f.simd_slots;
   out->mask = f.simd_mask;
-  out->lane = lane;
+  out->lane = current_ % kLanes;
   out->width = sg.width;
+  // The buffer of the exchange this lane returns from.
+  const unsigned buffer = f.simd_slots == &sg.slots[1][0][0] ? 1 : 0;
+  out->results = &sg.results[buffer][0][0];
+  out->results_ready = &sg.results_ready[buffer];
 }
 
 void Group::resolve_simd(unsigned s) {
@@ -316,6 +425,7 @@ void Group::resolve_simd(unsigned s) {
   for (unsigned l = 0; l < kLanes; ++l)
     if (((sg.waiting >> l) & 1u) && same_site(*first, fibers_[s * kLanes + l].site)) active |= 1u << l;
   const unsigned char* slots = &sg.slots[sg.gen & 1][0][0];
+  sg.results_ready[sg.gen & 1] = 0;
   for (unsigned l = 0; l < kLanes; ++l) {
     if (!((active >> l) & 1u)) continue;
     Fiber& f = fibers_[s * kLanes + l];
@@ -385,8 +495,21 @@ void api_simd_exchange(SyncSite site, const void* value, unsigned size, SimdView
 }
 unsigned api_lane() { return t_group.lane(); }
 void api_thread(unsigned* index, unsigned* count) { t_group.thread(index, count); }
+int api_run_group_coroutines(unsigned count, const unsigned group[3], const alloy_msl::cpu::CoroutineThreads* threads,
+                             char* err, size_t err_size) {
+  return t_group.run_coroutines(count, group, threads, err, err_size);
+}
+void api_arrive_barrier(void* group, SyncSite site) { static_cast<Group*>(group)->arrive_barrier(site); }
+void api_arrive_simd(void* group, SyncSite site, const void* value, unsigned size) {
+  static_cast<Group*>(group)->arrive_simd(site, value, size);
+}
+void api_simd_result(void* group, SimdView* out) { static_cast<Group*>(group)->simd_result(out); }
+void* api_frame_alloc(size_t bytes) { return t_group.frame_alloc(bytes); }
 
-const alloy_msl::cpu::FiberApi kApi = {&api_run_group, &api_barrier, &api_simd_exchange, &api_lane, &api_thread};
+const alloy_msl::cpu::FiberApi kApi = {&api_run_group,   &api_barrier,       &api_simd_exchange,
+                                       &api_lane,        &api_thread,        &api_run_group_coroutines,
+                                       &api_arrive_barrier, &api_arrive_simd, &api_simd_result,
+                                       &api_frame_alloc};
 
 }  // namespace
 

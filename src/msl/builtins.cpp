@@ -59,6 +59,23 @@ bool is_sync_function(std::string_view name) {
   return starts_with(name, "simdgroup_") && !find_attribute(name);
 }
 
+bool is_awaitable_sync_function(std::string_view name) {
+  static constexpr std::array<std::string_view, 26> kSimdGroupFunctions = {
+      "sum", "product", "min", "max", "and", "or", "xor",
+      "prefix_inclusive_sum", "prefix_exclusive_sum", "prefix_inclusive_product", "prefix_exclusive_product",
+      "shuffle", "broadcast", "shuffle_up", "shuffle_down", "shuffle_xor", "shuffle_rotate_up",
+      "shuffle_rotate_down", "shuffle_and_fill_up", "shuffle_and_fill_down", "broadcast_first", "is_first",
+      "all", "any", "ballot", "active_threads_mask"};
+  if (name == "threadgroup_barrier" || name == "simdgroup_barrier") return true;
+  std::string_view rest;
+  if (starts_with(name, "simd_")) rest = name.substr(5);
+  else if (starts_with(name, "quad_")) rest = name.substr(5);
+  else return false;
+  for (std::string_view f : kSimdGroupFunctions)
+    if (rest == f) return true;
+  return false;
+}
+
 bool is_sync_name(std::string_view name) {
   // A tensor op at a SIMD-group scope deals its rows over the scope's threads.
   if (name == "execution_simdgroup" || name == "execution_simdgroups") return true;

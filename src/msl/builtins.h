@@ -22,6 +22,10 @@ const AttributeInfo* find_attribute(std::string_view name);
 // the threadgroup's threads to run together: barriers, simd_*/quad_*
 // functions, simdgroup_matrix operations.
 bool is_sync_function(std::string_view name);
+// The sync functions the CPU target can run on coroutine threads (barriers
+// and the simd_/quad_ SIMD-group functions, whose runtime forms return an
+// awaiter there); simdgroup matrix operations are not among them.
+bool is_awaitable_sync_function(std::string_view name);
 // Whether an identifier is a type that needs the threads together wherever
 // it appears: the simdgroup matrix types, the SIMD-group execution scopes. (`threadgroup` counts only where it
 // declares storage: see declares_threadgroup_storage.)

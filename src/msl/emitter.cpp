@@ -50,6 +50,16 @@ void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const std::st
   }
 }
 
+CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target,
+                            RuntimeFeatures& features, TranslatedKernel& k) {
+  if (target.target() != Target::Cpp) return {};
+  CpuThreadsPlan plan = plan_cpu_threads(spec, lexed, k.analysis, features);
+  features.cpu_coroutines = plan.coroutines;
+  if (plan.coroutines) k.cpu_threads = "coroutines";
+  else if (!plan.fibers_because.empty()) k.cpu_threads = "fibers: " + plan.fibers_because;
+  return plan;
+}
+
 std::set<std::string> all_user_names(const LexedKernel& lexed) {
   std::set<std::string> user_names = user_declared_names(lexed.header);
   for (const std::string& n : user_declared_names(lexed.source)) user_names.insert(n);
@@ -85,16 +95,22 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
   const std::set<std::string> user_names = all_user_names(lexed);
 
   Writer w;
-  emit_prelude(spec, target, k.kernel_name, runtime_features(spec, k.analysis, lexed), w);
+  RuntimeFeatures features = runtime_features(spec, k.analysis, lexed);
+  const CpuThreadsPlan threads = plan_threads(spec, lexed, target, features, k);
+  emit_prelude(spec, target, k.kernel_name, features, w);
   emit_header_texts(spec, lexed, user_names, w);
 
   std::string tmpl = template_header(spec);
   if (!tmpl.empty()) w.generated(tmpl + "\n");
-  w.generated("ALLOY_KERNEL_FN void " + k.kernel_name + "(");
+  // A coroutine thread returns its coroutine; its arguments are copied into
+  // its frame, so the bounds check is taken by value (the glue's is a temporary).
+  w.generated(std::string("ALLOY_KERNEL_FN ") + (threads.coroutines ? "::alloy_msl::cpu::thread_task " : "void ") +
+              k.kernel_name + "(");
   for (std::size_t i = 0; i < params.size(); ++i)
     w.generated((i ? ",\n    " : "\n    ") + kernel_param(spec, params[i]));
   if (spec.bounds_check) w.generated(std::string(params.empty() ? "\n    " : ",\n    ") +
-                                     "const ::alloy_msl::BoundsCheck& alloy_bc");
+                                     (threads.coroutines ? "::alloy_msl::BoundsCheck alloy_bc"
+                                                         : "const ::alloy_msl::BoundsCheck& alloy_bc"));
   w.generated(") {\n");
   const auto storage =
       target.target() == Target::Cuda ? spec.threadgroup_storage : KernelSpec::ThreadgroupStorage::Static;
@@ -106,14 +122,17 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
     // threadgroup arrays the body declares.
     for (const ParamSpec& p : spec.inputs) k.bounds_names.push_back(p.name);
     for (const ParamSpec& p : spec.outputs) k.bounds_names.push_back(p.name);
-    k.kernel_scope_threadgroup_arrays = rewrite_checked_body(lexed.source, user_names, w, storage, k.bounds_names);
+    k.kernel_scope_threadgroup_arrays =
+        rewrite_checked_body(lexed.source, user_names, w, storage, k.bounds_names, &threads);
   } else {
-    k.kernel_scope_threadgroup_arrays = rewrite_user_code(lexed.source, Origin::Source, user_names, w, storage);
+    k.kernel_scope_threadgroup_arrays = rewrite_user_code(lexed.source, Origin::Source, user_names, w, storage,
+                                                          /*whole_program=*/false, &threads);
   }
   w.line_directive(Origin::Generated);
-  w.generated("}\n\n");
+  // A body with no synchronising call or `return` is still a coroutine.
+  w.generated(threads.coroutines ? "co_return;\n}\n\n" : "}\n\n");
 
-  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync};
+  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync, threads.coroutines};
   std::string call = k.kernel_name + template_values(spec, /*cpp_bools=*/true) + "(";
   std::size_t g = 0;
   for (std::size_t i = 0; i < params.size(); ++i) {

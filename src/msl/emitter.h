@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "alloy/msl/translate.h"
+#include "msl/cpu_threads.h"
 #include "msl/features.h"
 #include "msl/lexer.h"
 #include "msl/signature.h"
@@ -24,6 +25,7 @@ struct GlueContext {
   const std::vector<KernelParam>& params;  // the kernel function's parameters
   const std::vector<GlueParam>& glue;      // one per non-attribute parameter, same order
   bool uses_sync;
+  bool coroutines = false;  // CPU target: threads are coroutines (msl/cpu_threads.h)
 };
 
 class CxxTarget {
@@ -53,6 +55,10 @@ const CxxTarget& cuda_target();
 // The TU's first lines: what it is, the math mode, the runtime header.
 void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const std::string& name,
                   const RuntimeFeatures& features, Writer& w);
+// How the target runs a synchronising kernel's threads (CPU: fibers or
+// coroutines; CUDA: as CUDA does), recorded in k.cpu_threads and `features`.
+CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target,
+                            RuntimeFeatures& features, TranslatedKernel& k);
 // Names the user's texts declare (never taken for invalid vector types).
 std::set<std::string> all_user_names(const LexedKernel& lexed);
 // The MLX headers the kernel includes, then its header, translated.

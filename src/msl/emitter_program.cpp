@@ -52,11 +52,13 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
   const std::set<std::string> user_names = all_user_names(lexed);
 
   Writer w;
-  emit_prelude(spec, target, k.kernel_name, runtime_features(spec, k.analysis, lexed), w);
+  RuntimeFeatures features = runtime_features(spec, k.analysis, lexed);
+  const CpuThreadsPlan threads = plan_threads(spec, lexed, target, features, k);
+  emit_prelude(spec, target, k.kernel_name, features, w);
   emit_header_texts(spec, lexed, user_names, w);
   w.line_directive(Origin::Source, 1);
   rewrite_user_code(lexed.source, Origin::Source, user_names, w, KernelSpec::ThreadgroupStorage::Static,
-                    /*whole_program=*/true);
+                    /*whole_program=*/true, &threads);
   w.end_line();
   w.line_directive(Origin::Generated);
 
@@ -110,7 +112,7 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
   k.threadgroup_parameter_bytes = total;
   if (total > 0) w.generated(target.threadgroup_memory(total) + "\n");
 
-  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync};
+  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync, threads.coroutines};
   std::string call = entry.function + entry.template_args + "(";
   std::size_t in = 0, out = 0, tg = 0;
   for (std::size_t i = 0; i < entry.params.size(); ++i) {
@@ -127,9 +129,11 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
       case R::ConstantValue: {
         // A copy, which the `constant T&` binds to: the kernel then reads a
         // value the compiler knows no store can change (a reference into
-        // the buffer is reloaded in loops whose stores might alias it).
+        // the buffer is reloaded in loops whose stores might alias it). A
+        // coroutine outlives the call's temporaries: it binds to the buffer.
         const std::size_t g = in++;
-        call += "static_cast<" + p.type + ">(" + target.argument(c, params[g], k.params[g]) + ")";
+        call += c.coroutines ? target.argument(c, params[g], k.params[g])
+                             : "static_cast<" + p.type + ">(" + target.argument(c, params[g], k.params[g]) + ")";
         break;
       }
       case R::WriteBuffer: {

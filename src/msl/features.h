@@ -26,6 +26,8 @@ struct RuntimeFeatures {
   // code this scan cannot see): the CUDA target then keeps Apple's
   // element-to-lane layout; otherwise it may use the tensor cores' own.
   bool matrix_elements = false;
+  // CPU target: the kernel's threads run as coroutines (msl/cpu_threads.h).
+  bool cpu_coroutines = false;
 };
 
 RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysis, const LexedKernel& lexed);

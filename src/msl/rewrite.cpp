@@ -144,8 +144,9 @@ class Rewriter {
  public:
   Rewriter(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names,
            Writer& w, KernelSpec::ThreadgroupStorage storage, bool whole_program,
-           std::vector<std::string>* checked = nullptr)
+           std::vector<std::string>* checked = nullptr, const CpuThreadsPlan* threads = nullptr)
       : checked_(checked),
+        threads_(threads && threads->coroutines && origin == Origin::Source ? threads : nullptr),
         lexed_(lexed),
         text_(lexed.text),
         origin_(origin),
@@ -245,6 +246,7 @@ class Rewriter {
     multi_index_subscripts(toks, out);
     if (checked_) check_subscripts(toks, out);
     poll_loops(toks, out);
+    if (threads_ && !in_define) await_sync_calls(*threads_, toks, out);
     if (origin_ == Origin::Source && !program_ && !in_define) reconverge_before_simd_calls(toks, out);
     wrap_literal_conditionals(toks, out);
     return out;
@@ -629,6 +631,7 @@ class Rewriter {
   }
 
   std::vector<std::string>* checked_;  // bounds checks: the checked names, by slot
+  const CpuThreadsPlan* threads_;      // coroutine threads: the bodies to rewrite for them
   std::map<std::string, int> slots_;
   const LexedText& lexed_;
   std::string_view text_;
@@ -733,13 +736,14 @@ void check_brackets(const LexedText& lexed) {
 }
 
 int rewrite_user_code(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names, Writer& w,
-                      KernelSpec::ThreadgroupStorage storage, bool whole_program) {
-  return Rewriter(lexed, origin, user_names, w, storage, whole_program).run();
+                      KernelSpec::ThreadgroupStorage storage, bool whole_program, const CpuThreadsPlan* threads) {
+  return Rewriter(lexed, origin, user_names, w, storage, whole_program, nullptr, threads).run();
 }
 
 int rewrite_checked_body(const LexedText& lexed, const std::set<std::string>& user_names, Writer& w,
-                         KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names) {
-  return Rewriter(lexed, Origin::Source, user_names, w, storage, /*whole_program=*/false, &names).run();
+                         KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names,
+                         const CpuThreadsPlan* threads) {
+  return Rewriter(lexed, Origin::Source, user_names, w, storage, /*whole_program=*/false, &names, threads).run();
 }
 
 }  // namespace alloy::msl

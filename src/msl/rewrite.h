@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "alloy/msl/translate.h"
+#include "msl/cpu_threads.h"
 #include "msl/lexer.h"
 #include "msl/writer.h"
 
@@ -29,14 +30,17 @@ void check_brackets(const LexedText& text);
 // `whole_program`: `text` is a metal_library program, whose program-scope
 // `kernel` functions become functions the glue calls and whose explicit
 // instantiations are dropped (the glue instantiates what it calls).
+// `threads`: the CPU target runs the kernel's threads as coroutines
+// (msl/cpu_threads.h); its bodies in `text` are rewritten for that.
 int rewrite_user_code(const LexedText& text, Origin origin, const std::set<std::string>& user_names, Writer& w,
                       KernelSpec::ThreadgroupStorage storage = KernelSpec::ThreadgroupStorage::Static,
-                      bool whole_program = false);
+                      bool whole_program = false, const CpuThreadsPlan* threads = nullptr);
 
 // A kernel body (Origin::Source) with bounds checks (runtime/metal_bounds.h):
 // every subscript of a name in `names` (the buffers, by slot) or of a
 // threadgroup array the body declares (appended to `names`) checks its index.
 int rewrite_checked_body(const LexedText& text, const std::set<std::string>& user_names, Writer& w,
-                         KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names);
+                         KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names,
+                         const CpuThreadsPlan* threads = nullptr);
 
 }  // namespace alloy::msl

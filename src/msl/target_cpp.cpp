@@ -43,6 +43,12 @@ class CppTarget final : public CxxTarget {
 
   void glue(const GlueContext& c, const std::string& call, Writer& w) const override {
     w.generated("extern \"C\" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {\n");
+    if (c.coroutines) {
+      w.generated("  alloy_msl::cpu::run_coroutines(L, [&](const alloy_msl::ThreadIds& t) {\n");
+      w.generated("    return " + call + ";\n");
+      w.generated("  });\n}\n");
+      return;
+    }
     w.generated(std::string("  alloy_msl::cpu::run</*uses_sync=*/") +
                 (c.uses_sync ? "true" : "false") +
                 ">(L, [&](const alloy_msl::ThreadIds& t) {\n");

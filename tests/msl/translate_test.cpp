@@ -309,11 +309,17 @@ TEST(MslTranslate, PreludeAndMathMode) {
   }
 }
 
-TEST(MslTranslate, SyncSelectsTheFiberRun) {
-  EXPECT_TRUE(contains(translate(test::threadgroup_reduce(), Target::Cpp).source,
-                       "alloy_msl::cpu::run</*uses_sync=*/true>"));
-  EXPECT_TRUE(contains(translate(test::grid_sample_grad(), Target::Cpp).source,
-                       "alloy_msl::cpu::run</*uses_sync=*/true>"));
+TEST(MslTranslate, SyncSelectsTheCoroutineOrFiberRun) {
+  for (KernelSpec s : {test::threadgroup_reduce(), test::grid_sample_grad()}) {
+    TranslatedKernel k = translate(s, Target::Cpp);
+    EXPECT_TRUE(contains(k.source, "alloy_msl::cpu::run_coroutines(L,")) << k.source;
+    EXPECT_EQ(k.cpu_threads, "coroutines");
+    s.cpu_fibers = true;
+    k = translate(s, Target::Cpp);
+    EXPECT_TRUE(contains(k.source, "alloy_msl::cpu::run</*uses_sync=*/true>"));
+    EXPECT_FALSE(contains(k.source, "co_await"));
+    EXPECT_EQ(k.cpu_threads, "fibers: fibers were asked for (ALLOY_CPU_SYNC=fibers)");
+  }
   EXPECT_TRUE(contains(translate(test::grid_sample(), Target::Cpp).source,
                        "alloy_msl::cpu::run</*uses_sync=*/false>"));
   // On CUDA a kernel with sync keeps one threadgroup per block.

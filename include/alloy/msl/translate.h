@@ -61,6 +61,10 @@ struct KernelSpec {
   // checks its index (runtime/metal_bounds.h); the launch then raises
   // naming the buffer, the index and the thread. metal_kernel bodies only.
   bool bounds_check = false;
+  // CPU target: a kernel that synchronises its threads runs them as fibers
+  // even where the translation could make them coroutines
+  // (msl/cpu_threads.h; $ALLOY_CPU_SYNC=fibers sets it for a run).
+  bool cpu_fibers = false;
 };
 
 // What the body uses, found on tokens (never substrings).
@@ -137,6 +141,9 @@ struct TranslatedKernel {
   // A bounds-checked translation: what each slot of its BoundsReport names
   // (the inputs, then the outputs, then the body's threadgroup arrays).
   std::vector<std::string> bounds_names;
+  // CPU target, a kernel that synchronises: "coroutines", or "fibers: "
+  // and why (msl/cpu_threads.h); "" otherwise.
+  std::string cpu_threads;
 };
 
 // An error in the user's MSL found by the front end; what() quotes the

@@ -28,7 +28,15 @@ struct SimdView {
   unsigned mask;               // lanes taking part (bit i = lane i)
   unsigned lane;               // the caller's lane
   unsigned width;              // lanes that exist in the caller's SIMD group
+  // Results shared by the lanes of this exchange (kSimdSlotBytes per lane):
+  // the first lane of a segment to return computes a reduction or scan for
+  // all of them and sets its segment's bit in *results_ready (cleared when
+  // the exchange completes).
+  unsigned char* results;
+  unsigned* results_ready;
 };
+
+struct CoroutineThreads;
 
 struct FiberApi {
   // Runs threads [0, count) of one threadgroup as fibers, entry(arg, i), until all
@@ -47,6 +55,33 @@ struct FiberApi {
   unsigned (*lane)();
   // thread_index_in_threadgroup of the running fiber, and the group's thread count.
   void (*thread)(unsigned* index, unsigned* count);
+
+  // The same scheduler with each thread a C++20 coroutine instead of a fiber
+  // (a kernel whose barriers and SIMD-group calls are all `co_await`s in its
+  // own body): `threads` makes, resumes and frees them. Same result and
+  // messages as run_group.
+  int (*run_group_coroutines)(unsigned count, const unsigned group[3], const CoroutineThreads* threads,
+                              char* err, size_t err_size);
+  // From a coroutine thread of `group` (the scheduler's, given to
+  // CoroutineThreads::start) about to suspend: it waits at a threadgroup
+  // barrier, or deposits `size` bytes of `value` for a SIMD-group exchange.
+  void (*arrive_barrier)(void* group, SyncSite site);
+  void (*arrive_simd)(void* group, SyncSite site, const void* value, unsigned size);
+  // After a coroutine thread resumes from a SIMD-group exchange: what it returns.
+  void (*simd_result)(void* group, SimdView* out);
+  // Memory for a coroutine frame, valid until the group's run ends (null
+  // when memory ran out).
+  void* (*frame_alloc)(size_t bytes);
+};
+
+// One threadgroup's threads as coroutines, made by the kernel's own code (the
+// coroutine ABI stays inside the kernel's shared object).
+struct CoroutineThreads {
+  // Thread `thread`'s coroutine, suspended at its start, knowing `group`; null: out of memory.
+  void* (*start)(void* arg, void* group, unsigned thread);
+  int (*resume)(void* handle);                 // runs it to its next suspension; nonzero once it has returned
+  void (*destroy)(void* handle);
+  void* arg;
 };
 
 struct Launch {

@@ -14,13 +14,25 @@
 #include "metal_math_extra.h"
 #endif
 #include "metal_thread_ids.h"
+#if ALLOY_MSL_CPU_COROUTINES
+// The translator made each synchronising call of the kernel a `co_await`:
+// threads are coroutines (run_coroutines below) instead of fibers.
+#include <coroutine>
+#if ALLOY_MSL_USE_MATRIX || ALLOY_MSL_USE_TENSOR
+#error "simdgroup matrices and tensor ops synchronise inside the runtime: such kernels run as fibers"
+#endif
+#endif
 
 // Threadgroup memory: one instance per OS thread, shared by the fibers of the
 // threadgroup that thread is running (an OS thread runs one group at a time).
 #define ALLOY_THREADGROUP static thread_local
 #define ALLOY_PROGRAM_CONSTANT static constexpr
 #define METAL_FUNC inline __attribute__((always_inline))
+#if ALLOY_MSL_CPU_COROUTINES
+#define ALLOY_KERNEL_FN inline  // a coroutine is resumed, not inlined
+#else
 #define ALLOY_KERNEL_FN inline __attribute__((always_inline))
+#endif
 
 namespace alloy_msl {
 // The loop poll of the CUDA target (cuda_cancel.h). A CPU launch is stopped
@@ -62,6 +74,33 @@ template <class T> struct exchanged {
     return r;
   }
   ALLOY_FUNC bool has(unsigned lane) const { return lane < 32 && ((v.mask >> lane) & 1u); }
+  // A result every lane of segment `seg` shares (a reduction): computed by
+  // the first of them to ask, read by the others, so a SIMD group costs one
+  // pass over its lanes, not one per lane.
+  template <class R, class F> ALLOY_FUNC R shared(unsigned seg, F compute) const {
+    static_assert(sizeof(R) <= kSimdSlotBytes, "a shared SIMD-group result fits a slot");
+    unsigned char* slot = v.results + seg * kSimdSlotBytes;
+    if (!((*v.results_ready >> seg) & 1u)) {
+      R r = compute();
+      __builtin_memcpy(slot, &r, sizeof(R));
+      *v.results_ready |= 1u << seg;
+    }
+    R r;
+    __builtin_memcpy(&r, slot, sizeof(R));
+    return r;
+  }
+  // Per-lane results computed at once for a segment's lanes (a scan):
+  // compute(store) calls store(lane, value) for each of them.
+  template <class R, class F> ALLOY_FUNC R per_lane(unsigned seg, F compute) const {
+    static_assert(sizeof(R) <= kSimdSlotBytes, "a SIMD-group result fits a slot");
+    if (!((*v.results_ready >> seg) & 1u)) {
+      compute([&](unsigned lane, const R& r) { __builtin_memcpy(v.results + lane * kSimdSlotBytes, &r, sizeof(R)); });
+      *v.results_ready |= 1u << seg;
+    }
+    R r;
+    __builtin_memcpy(&r, v.results + v.lane * kSimdSlotBytes, sizeof(R));
+    return r;
+  }
 };
 template <class T> ALLOY_FUNC exchanged<T> exchange(const T& x, SyncSite site, const char* what) {
   static_assert(sizeof(T) <= kSimdSlotBytes, "SIMD-group functions take scalars and vectors up to 32 bytes");
@@ -71,6 +110,45 @@ template <class T> ALLOY_FUNC exchanged<T> exchange(const T& x, SyncSite site, c
   memory_clobber();
   return e;
 }
+
+// A SIMD-group function: deposit `x`, then `then(exchanged)` computes the
+// caller's result from every lane's deposit. A fiber waits inside the call;
+// a coroutine thread gets an awaiter, which the translator `co_await`s.
+#if ALLOY_MSL_CPU_COROUTINES
+template <class T, class F> struct exchange_awaiter {
+  T value;
+  SyncSite site;
+  F then;
+  void* group = nullptr;  // the scheduler's, from the thread's promise
+  bool await_ready() const noexcept { return false; }
+  template <class P> void await_suspend(std::coroutine_handle<P> h) noexcept {
+    group = h.promise().group;
+    fiber_api()->arrive_simd(group, site, &value, sizeof(T));
+  }
+  ALLOY_FUNC auto await_resume() {
+    exchanged<T> e;
+    fiber_api()->simd_result(group, &e.v);
+    return then(e);
+  }
+};
+template <class T, class F> ALLOY_FUNC exchange_awaiter<T, F> exchange_then(const T& x, SyncSite site, const char* what, F then) {
+  static_assert(sizeof(T) <= kSimdSlotBytes, "SIMD-group functions take scalars and vectors up to 32 bytes");
+  site.what = what;
+  return {x, site, then};
+}
+struct barrier_awaiter {
+  SyncSite site;
+  bool await_ready() const noexcept { return false; }
+  template <class P> void await_suspend(std::coroutine_handle<P> h) noexcept {
+    fiber_api()->arrive_barrier(h.promise().group, site);
+  }
+  void await_resume() const noexcept {}
+};
+#else
+template <class T, class F> ALLOY_FUNC auto exchange_then(const T& x, SyncSite site, const char* what, F then) {
+  return then(exchange(x, site, what));
+}
+#endif
 }  // namespace alloy_msl::cpu::detail
 
 namespace metal {
@@ -86,13 +164,20 @@ enum mem_flags : unsigned {
 };
 ALLOY_FUNC constexpr mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(unsigned(a) | unsigned(b)); }
 
+#if ALLOY_MSL_CPU_COROUTINES
+ALLOY_FUNC alloy_msl::cpu::detail::barrier_awaiter threadgroup_barrier(mem_flags = mem_none, ALLOY_SYNC_SITE) {
+  site.what = "threadgroup_barrier";
+  return {site};
+}
+#else
 ALLOY_FUNC void threadgroup_barrier(mem_flags = mem_none, ALLOY_SYNC_SITE) {
   site.what = "threadgroup_barrier";
   alloy_msl::cpu::detail::fiber_api()->barrier(site);
   alloy_msl::cpu::detail::memory_clobber();
 }
-ALLOY_FUNC void simdgroup_barrier(mem_flags = mem_none, ALLOY_SYNC_SITE) {
-  alloy_msl::cpu::detail::exchange(0, site, "simdgroup_barrier");
+#endif
+ALLOY_FUNC auto simdgroup_barrier(mem_flags = mem_none, ALLOY_SYNC_SITE) {
+  return alloy_msl::cpu::detail::exchange_then(0, site, "simdgroup_barrier", [](const auto&) {});
 }
 
 #if ALLOY_MSL_USE_SIMD
@@ -112,28 +197,37 @@ template <unsigned W> struct segment {
   }
   ALLOY_FUNC bool has(unsigned lane) const { return lane < 32 && ((mask >> lane) & 1u); }
 };
+using alloy_msl::cpu::detail::exchange_then;
 template <unsigned W, class T, class Op>
-ALLOY_FUNC T seg_reduce(const T& x, alloy_msl::cpu::SyncSite site, const char* what, Op op) {
-  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
-  segment<W> s(e);
-  T r = x;
-  bool first = true;
-  for (unsigned l = s.base; l < s.base + W; ++l) {
-    if (!s.has(l)) continue;
-    r = first ? e.at(l) : op(r, e.at(l));
-    first = false;
-  }
-  return r;
+ALLOY_FUNC auto seg_reduce(const T& x, alloy_msl::cpu::SyncSite site, const char* what, Op op) {
+  return exchange_then(x, site, what, [x, op](const exchanged<T>& e) {
+    segment<W> s(e);
+    return e.template shared<T>(s.base / W, [&] {
+      T r = x;
+      bool first = true;
+      for (unsigned l = s.base; l < s.base + W; ++l) {
+        if (!s.has(l)) continue;
+        r = first ? e.at(l) : op(r, e.at(l));
+        first = false;
+      }
+      return r;
+    });
+  });
 }
 template <unsigned W, bool Inclusive, class T, class Op>
-ALLOY_FUNC T seg_scan(const T& x, T identity, alloy_msl::cpu::SyncSite site, const char* what, Op op) {
-  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
-  segment<W> s(e);
-  T r = identity;
-  unsigned end = Inclusive ? e.v.lane + 1 : e.v.lane;
-  for (unsigned l = s.base; l < end; ++l)
-    if (s.has(l)) r = op(r, e.at(l));
-  return r;
+ALLOY_FUNC auto seg_scan(const T& x, T identity, alloy_msl::cpu::SyncSite site, const char* what, Op op) {
+  return exchange_then(x, site, what, [identity, op](const exchanged<T>& e) {
+    segment<W> s(e);
+    // One pass gives every lane of the segment its prefix, in lane order.
+    return e.template per_lane<T>(s.base / W, [&](auto store) {
+      T r = identity;
+      for (unsigned l = s.base; l < s.base + W && l < 32; ++l) {
+        if (!Inclusive && s.has(l)) store(l, r);
+        if (s.has(l)) r = op(r, e.at(l));
+        if (Inclusive && s.has(l)) store(l, r);
+      }
+    });
+  });
 }
 // Value of lane `src` (relative to the segment base); the caller's own value
 // where that lane does not take part.
@@ -149,78 +243,89 @@ struct op_and { template <class T> ALLOY_FUNC T operator()(const T& a, const T& 
 struct op_or { template <class T> ALLOY_FUNC T operator()(const T& a, const T& b) const { return a | b; } };
 struct op_xor { template <class T> ALLOY_FUNC T operator()(const T& a, const T& b) const { return a ^ b; } };
 
-template <unsigned W, class T> ALLOY_FUNC T shuffle(const T& x, unsigned src_in_seg, alloy_msl::cpu::SyncSite site, const char* what) {
-  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
-  segment<W> s(e);
-  return seg_read(e, s, s.base + (src_in_seg & (W - 1)), x);
+template <unsigned W, class T> ALLOY_FUNC auto shuffle(const T& x, unsigned src_in_seg, alloy_msl::cpu::SyncSite site, const char* what) {
+  return exchange_then(x, site, what, [x, src_in_seg](const exchanged<T>& e) {
+    segment<W> s(e);
+    return seg_read(e, s, s.base + (src_in_seg & (W - 1)), x);
+  });
 }
-template <unsigned W, class T> ALLOY_FUNC T shuffle_up(const T& x, unsigned delta, alloy_msl::cpu::SyncSite site, const char* what) {
-  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
-  segment<W> s(e);
-  unsigned me = e.v.lane - s.base;
-  return me < delta ? x : seg_read(e, s, e.v.lane - delta, x);  // no wrap: the first lanes keep their value
+template <unsigned W, class T> ALLOY_FUNC auto shuffle_up(const T& x, unsigned delta, alloy_msl::cpu::SyncSite site, const char* what) {
+  return exchange_then(x, site, what, [x, delta](const exchanged<T>& e) {
+    segment<W> s(e);
+    unsigned me = e.v.lane - s.base;
+    return me < delta ? x : seg_read(e, s, e.v.lane - delta, x);  // no wrap: the first lanes keep their value
+  });
 }
-template <unsigned W, class T> ALLOY_FUNC T shuffle_down(const T& x, unsigned delta, alloy_msl::cpu::SyncSite site, const char* what) {
-  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
-  segment<W> s(e);
-  unsigned me = e.v.lane - s.base;
-  return me + delta >= W ? x : seg_read(e, s, e.v.lane + delta, x);  // no wrap: the last lanes keep their value
+template <unsigned W, class T> ALLOY_FUNC auto shuffle_down(const T& x, unsigned delta, alloy_msl::cpu::SyncSite site, const char* what) {
+  return exchange_then(x, site, what, [x, delta](const exchanged<T>& e) {
+    segment<W> s(e);
+    unsigned me = e.v.lane - s.base;
+    return me + delta >= W ? x : seg_read(e, s, e.v.lane + delta, x);  // no wrap: the last lanes keep their value
+  });
 }
-template <unsigned W, class T> ALLOY_FUNC T shuffle_xor(const T& x, unsigned m, alloy_msl::cpu::SyncSite site, const char* what) {
-  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
-  segment<W> s(e);
-  return seg_read(e, s, s.base + ((e.v.lane - s.base) ^ (m & (W - 1))), x);
+template <unsigned W, class T> ALLOY_FUNC auto shuffle_xor(const T& x, unsigned m, alloy_msl::cpu::SyncSite site, const char* what) {
+  return exchange_then(x, site, what, [x, m](const exchanged<T>& e) {
+    segment<W> s(e);
+    return seg_read(e, s, s.base + ((e.v.lane - s.base) ^ (m & (W - 1))), x);
+  });
 }
 // Rotations wrap around the lanes that exist in the segment.
 template <unsigned W, class T>
-ALLOY_FUNC T shuffle_rotate(const T& x, unsigned delta, bool down, alloy_msl::cpu::SyncSite site, const char* what) {
-  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
-  segment<W> s(e);
-  if (s.width == 0) return x;
-  unsigned me = e.v.lane - s.base, d = delta % s.width;
-  unsigned src = down ? (me + d) % s.width : (me + s.width - d) % s.width;
-  return seg_read(e, s, s.base + src, x);
+ALLOY_FUNC auto shuffle_rotate(const T& x, unsigned delta, bool down, alloy_msl::cpu::SyncSite site, const char* what) {
+  return exchange_then(x, site, what, [x, delta, down](const exchanged<T>& e) {
+    segment<W> s(e);
+    if (s.width == 0) return x;
+    unsigned me = e.v.lane - s.base, d = delta % s.width;
+    unsigned src = down ? (me + d) % s.width : (me + s.width - d) % s.width;
+    return seg_read(e, s, s.base + src, x);
+  });
 }
 // Shifts within segments of `modulo` lanes (W by default), taking lanes
 // shifted in from the neighbouring segment's `fill` values.
+template <class T> struct fill_pair { T d, f; };
 template <unsigned W, class T>
-ALLOY_FUNC T shuffle_fill(const T& x, const T& fill, unsigned delta, unsigned modulo, bool down,
-                          alloy_msl::cpu::SyncSite site, const char* what) {
-  struct pair { T d, f; };
-  auto e = alloy_msl::cpu::detail::exchange(pair{x, fill}, site, what);
-  segment<W> s(e);
-  const unsigned me = e.v.lane - s.base, j = me % modulo;
-  if (!down) {
-    if (j >= delta) return s.has(e.v.lane - delta) ? e.at(e.v.lane - delta).d : x;
-    unsigned src = e.v.lane + modulo - delta;
+ALLOY_FUNC auto shuffle_fill(const T& x, const T& fill, unsigned delta, unsigned modulo, bool down,
+                             alloy_msl::cpu::SyncSite site, const char* what) {
+  return exchange_then(fill_pair<T>{x, fill}, site, what, [x, delta, modulo, down](const exchanged<fill_pair<T>>& e) {
+    segment<W> s(e);
+    const unsigned me = e.v.lane - s.base, j = me % modulo;
+    if (!down) {
+      if (j >= delta) return s.has(e.v.lane - delta) ? e.at(e.v.lane - delta).d : x;
+      unsigned src = e.v.lane + modulo - delta;
+      return s.has(src) ? e.at(src).f : x;
+    }
+    if (j + delta < modulo) return s.has(e.v.lane + delta) ? e.at(e.v.lane + delta).d : x;
+    unsigned src = e.v.lane + delta - modulo;
     return s.has(src) ? e.at(src).f : x;
-  }
-  if (j + delta < modulo) return s.has(e.v.lane + delta) ? e.at(e.v.lane + delta).d : x;
-  unsigned src = e.v.lane + delta - modulo;
-  return s.has(src) ? e.at(src).f : x;
+  });
 }
-template <unsigned W> ALLOY_FUNC unsigned long long ballot(bool b, alloy_msl::cpu::SyncSite site, const char* what) {
-  auto e = alloy_msl::cpu::detail::exchange(b, site, what);
-  segment<W> s(e);
-  unsigned long long r = 0;
-  for (unsigned l = s.base; l < s.base + W; ++l)
-    if (s.has(l) && e.at(l)) r |= 1ull << (W == 32 ? l : l - s.base);
-  return r;
+// `Vote(bits)`: simd_vote or quad_vote.
+template <unsigned W, class Vote> ALLOY_FUNC auto ballot(bool b, alloy_msl::cpu::SyncSite site, const char* what) {
+  return exchange_then(b, site, what, [](const exchanged<bool>& e) {
+    segment<W> s(e);
+    unsigned long long r = 0;
+    for (unsigned l = s.base; l < s.base + W; ++l)
+      if (s.has(l) && e.at(l)) r |= 1ull << (W == 32 ? l : l - s.base);
+    return Vote(typename Vote::vote_t(r));
+  });
 }
-template <unsigned W> ALLOY_FUNC unsigned long long active_mask(alloy_msl::cpu::SyncSite site, const char* what) {
-  auto e = alloy_msl::cpu::detail::exchange(true, site, what);
-  segment<W> s(e);
-  return W == 32 ? s.mask : (s.mask >> s.base);
+template <unsigned W, class Vote> ALLOY_FUNC auto active_mask(alloy_msl::cpu::SyncSite site, const char* what) {
+  return exchange_then(true, site, what, [](const exchanged<bool>& e) {
+    segment<W> s(e);
+    return Vote(typename Vote::vote_t(W == 32 ? s.mask : (s.mask >> s.base)));
+  });
 }
-template <unsigned W> ALLOY_FUNC bool is_first(alloy_msl::cpu::SyncSite site, const char* what) {
-  auto e = alloy_msl::cpu::detail::exchange(true, site, what);
-  segment<W> s(e);
-  return s.mask != 0 && unsigned(__builtin_ctz(s.mask)) == e.v.lane;
+template <unsigned W> ALLOY_FUNC auto is_first(alloy_msl::cpu::SyncSite site, const char* what) {
+  return exchange_then(true, site, what, [](const exchanged<bool>& e) {
+    segment<W> s(e);
+    return s.mask != 0 && unsigned(__builtin_ctz(s.mask)) == e.v.lane;
+  });
 }
-template <unsigned W, class T> ALLOY_FUNC T broadcast_first(const T& x, alloy_msl::cpu::SyncSite site, const char* what) {
-  auto e = alloy_msl::cpu::detail::exchange(x, site, what);
-  segment<W> s(e);
-  return s.mask ? e.at(unsigned(__builtin_ctz(s.mask))) : x;
+template <unsigned W, class T> ALLOY_FUNC auto broadcast_first(const T& x, alloy_msl::cpu::SyncSite site, const char* what) {
+  return exchange_then(x, site, what, [x](const exchanged<T>& e) {
+    segment<W> s(e);
+    return s.mask ? e.at(unsigned(__builtin_ctz(s.mask))) : x;
+  });
 }
 }  // namespace detail
 
@@ -243,82 +348,82 @@ struct quad_vote {
 };
 
 #define ALLOY_SEG_FUNCS(prefix, W)                                                                          \
-  template <class T> ALLOY_FUNC T prefix##_sum(T x, ALLOY_SYNC_SITE) {                                      \
+  template <class T> ALLOY_FUNC auto prefix##_sum(T x, ALLOY_SYNC_SITE) {                                      \
     return detail::seg_reduce<W>(x, site, #prefix "_sum", detail::op_add());                               \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_product(T x, ALLOY_SYNC_SITE) {                                  \
+  template <class T> ALLOY_FUNC auto prefix##_product(T x, ALLOY_SYNC_SITE) {                                  \
     return detail::seg_reduce<W>(x, site, #prefix "_product", detail::op_mul());                           \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_min(T x, ALLOY_SYNC_SITE) {                                      \
+  template <class T> ALLOY_FUNC auto prefix##_min(T x, ALLOY_SYNC_SITE) {                                      \
     return detail::seg_reduce<W>(x, site, #prefix "_min", detail::op_min());                               \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_max(T x, ALLOY_SYNC_SITE) {                                      \
+  template <class T> ALLOY_FUNC auto prefix##_max(T x, ALLOY_SYNC_SITE) {                                      \
     return detail::seg_reduce<W>(x, site, #prefix "_max", detail::op_max());                               \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_and(T x, ALLOY_SYNC_SITE) {                                      \
+  template <class T> ALLOY_FUNC auto prefix##_and(T x, ALLOY_SYNC_SITE) {                                      \
     return detail::seg_reduce<W>(x, site, #prefix "_and", detail::op_and());                               \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_or(T x, ALLOY_SYNC_SITE) {                                       \
+  template <class T> ALLOY_FUNC auto prefix##_or(T x, ALLOY_SYNC_SITE) {                                       \
     return detail::seg_reduce<W>(x, site, #prefix "_or", detail::op_or());                                 \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_xor(T x, ALLOY_SYNC_SITE) {                                      \
+  template <class T> ALLOY_FUNC auto prefix##_xor(T x, ALLOY_SYNC_SITE) {                                      \
     return detail::seg_reduce<W>(x, site, #prefix "_xor", detail::op_xor());                               \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_prefix_inclusive_sum(T x, ALLOY_SYNC_SITE) {                     \
+  template <class T> ALLOY_FUNC auto prefix##_prefix_inclusive_sum(T x, ALLOY_SYNC_SITE) {                     \
     return detail::seg_scan<W, true>(x, T(0), site, #prefix "_prefix_inclusive_sum", detail::op_add());    \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_prefix_exclusive_sum(T x, ALLOY_SYNC_SITE) {                     \
+  template <class T> ALLOY_FUNC auto prefix##_prefix_exclusive_sum(T x, ALLOY_SYNC_SITE) {                     \
     return detail::seg_scan<W, false>(x, T(0), site, #prefix "_prefix_exclusive_sum", detail::op_add());   \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_prefix_inclusive_product(T x, ALLOY_SYNC_SITE) {                 \
+  template <class T> ALLOY_FUNC auto prefix##_prefix_inclusive_product(T x, ALLOY_SYNC_SITE) {                 \
     return detail::seg_scan<W, true>(x, T(1), site, #prefix "_prefix_inclusive_product", detail::op_mul()); \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_prefix_exclusive_product(T x, ALLOY_SYNC_SITE) {                 \
+  template <class T> ALLOY_FUNC auto prefix##_prefix_exclusive_product(T x, ALLOY_SYNC_SITE) {                 \
     return detail::seg_scan<W, false>(x, T(1), site, #prefix "_prefix_exclusive_product", detail::op_mul());\
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_shuffle(T x, ushort lane, ALLOY_SYNC_SITE) {                     \
+  template <class T> ALLOY_FUNC auto prefix##_shuffle(T x, ushort lane, ALLOY_SYNC_SITE) {                     \
     return detail::shuffle<W>(x, lane, site, #prefix "_shuffle");                                          \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_broadcast(T x, ushort lane, ALLOY_SYNC_SITE) {                   \
+  template <class T> ALLOY_FUNC auto prefix##_broadcast(T x, ushort lane, ALLOY_SYNC_SITE) {                   \
     return detail::shuffle<W>(x, lane, site, #prefix "_broadcast");                                        \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_shuffle_up(T x, ushort delta, ALLOY_SYNC_SITE) {                 \
+  template <class T> ALLOY_FUNC auto prefix##_shuffle_up(T x, ushort delta, ALLOY_SYNC_SITE) {                 \
     return detail::shuffle_up<W>(x, delta, site, #prefix "_shuffle_up");                                   \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_shuffle_down(T x, ushort delta, ALLOY_SYNC_SITE) {               \
+  template <class T> ALLOY_FUNC auto prefix##_shuffle_down(T x, ushort delta, ALLOY_SYNC_SITE) {               \
     return detail::shuffle_down<W>(x, delta, site, #prefix "_shuffle_down");                               \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_shuffle_xor(T x, ushort mask, ALLOY_SYNC_SITE) {                 \
+  template <class T> ALLOY_FUNC auto prefix##_shuffle_xor(T x, ushort mask, ALLOY_SYNC_SITE) {                 \
     return detail::shuffle_xor<W>(x, mask, site, #prefix "_shuffle_xor");                                  \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_shuffle_rotate_up(T x, ushort delta, ALLOY_SYNC_SITE) {          \
+  template <class T> ALLOY_FUNC auto prefix##_shuffle_rotate_up(T x, ushort delta, ALLOY_SYNC_SITE) {          \
     return detail::shuffle_rotate<W>(x, delta, false, site, #prefix "_shuffle_rotate_up");                 \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_shuffle_rotate_down(T x, ushort delta, ALLOY_SYNC_SITE) {        \
+  template <class T> ALLOY_FUNC auto prefix##_shuffle_rotate_down(T x, ushort delta, ALLOY_SYNC_SITE) {        \
     return detail::shuffle_rotate<W>(x, delta, true, site, #prefix "_shuffle_rotate_down");                \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_shuffle_and_fill_up(T x, T fill, ushort delta, ALLOY_SYNC_SITE) { \
+  template <class T> ALLOY_FUNC auto prefix##_shuffle_and_fill_up(T x, T fill, ushort delta, ALLOY_SYNC_SITE) { \
     return detail::shuffle_fill<W>(x, fill, delta, W, false, site, #prefix "_shuffle_and_fill_up");        \
   }                                                                                                         \
   template <class T>                                                                                        \
-  ALLOY_FUNC T prefix##_shuffle_and_fill_up(T x, T fill, ushort delta, ushort modulo, ALLOY_SYNC_SITE) {    \
+  ALLOY_FUNC auto prefix##_shuffle_and_fill_up(T x, T fill, ushort delta, ushort modulo, ALLOY_SYNC_SITE) {    \
     return detail::shuffle_fill<W>(x, fill, delta, modulo, false, site, #prefix "_shuffle_and_fill_up");   \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_shuffle_and_fill_down(T x, T fill, ushort delta, ALLOY_SYNC_SITE) { \
+  template <class T> ALLOY_FUNC auto prefix##_shuffle_and_fill_down(T x, T fill, ushort delta, ALLOY_SYNC_SITE) { \
     return detail::shuffle_fill<W>(x, fill, delta, W, true, site, #prefix "_shuffle_and_fill_down");       \
   }                                                                                                         \
   template <class T>                                                                                        \
-  ALLOY_FUNC T prefix##_shuffle_and_fill_down(T x, T fill, ushort delta, ushort modulo, ALLOY_SYNC_SITE) {  \
+  ALLOY_FUNC auto prefix##_shuffle_and_fill_down(T x, T fill, ushort delta, ushort modulo, ALLOY_SYNC_SITE) {  \
     return detail::shuffle_fill<W>(x, fill, delta, modulo, true, site, #prefix "_shuffle_and_fill_down");  \
   }                                                                                                         \
-  template <class T> ALLOY_FUNC T prefix##_broadcast_first(T x, ALLOY_SYNC_SITE) {                          \
+  template <class T> ALLOY_FUNC auto prefix##_broadcast_first(T x, ALLOY_SYNC_SITE) {                          \
     return detail::broadcast_first<W>(x, site, #prefix "_broadcast_first");                                \
   }                                                                                                         \
-  ALLOY_FUNC bool prefix##_is_first(ALLOY_SYNC_SITE) { return detail::is_first<W>(site, #prefix "_is_first"); } \
-  ALLOY_FUNC bool prefix##_all(bool b, ALLOY_SYNC_SITE) {                                                   \
+  ALLOY_FUNC auto prefix##_is_first(ALLOY_SYNC_SITE) { return detail::is_first<W>(site, #prefix "_is_first"); } \
+  ALLOY_FUNC auto prefix##_all(bool b, ALLOY_SYNC_SITE) {                                                   \
     return detail::seg_reduce<W>(b, site, #prefix "_all", detail::op_and());                               \
   }                                                                                                         \
-  ALLOY_FUNC bool prefix##_any(bool b, ALLOY_SYNC_SITE) {                                                   \
+  ALLOY_FUNC auto prefix##_any(bool b, ALLOY_SYNC_SITE) {                                                   \
     return detail::seg_reduce<W>(b, site, #prefix "_any", detail::op_or());                                \
   }
 
@@ -326,15 +431,13 @@ ALLOY_SEG_FUNCS(simd, 32)
 ALLOY_SEG_FUNCS(quad, 4)
 #undef ALLOY_SEG_FUNCS
 
-ALLOY_FUNC simd_vote simd_ballot(bool b, ALLOY_SYNC_SITE) { return simd_vote(detail::ballot<32>(b, site, "simd_ballot")); }
-ALLOY_FUNC quad_vote quad_ballot(bool b, ALLOY_SYNC_SITE) {
-  return quad_vote(quad_vote::vote_t(detail::ballot<4>(b, site, "quad_ballot")));
+ALLOY_FUNC auto simd_ballot(bool b, ALLOY_SYNC_SITE) { return detail::ballot<32, simd_vote>(b, site, "simd_ballot"); }
+ALLOY_FUNC auto quad_ballot(bool b, ALLOY_SYNC_SITE) { return detail::ballot<4, quad_vote>(b, site, "quad_ballot"); }
+ALLOY_FUNC auto simd_active_threads_mask(ALLOY_SYNC_SITE) {
+  return detail::active_mask<32, simd_vote>(site, "simd_active_threads_mask");
 }
-ALLOY_FUNC simd_vote simd_active_threads_mask(ALLOY_SYNC_SITE) {
-  return simd_vote(detail::active_mask<32>(site, "simd_active_threads_mask"));
-}
-ALLOY_FUNC quad_vote quad_active_threads_mask(ALLOY_SYNC_SITE) {
-  return quad_vote(quad_vote::vote_t(detail::active_mask<4>(site, "quad_active_threads_mask")));
+ALLOY_FUNC auto quad_active_threads_mask(ALLOY_SYNC_SITE) {
+  return detail::active_mask<4, quad_vote>(site, "quad_active_threads_mask");
 }
 
 #endif  // ALLOY_MSL_USE_SIMD
@@ -603,6 +706,66 @@ template <bool uses_sync, class F> void run(const Launch* L, F&& thread_fn) {
     }
   }
 }
+
+#if ALLOY_MSL_CPU_COROUTINES
+// What a kernel translated for coroutine threads returns: its coroutine,
+// suspended at its start. Frames come from the group's arena (released when
+// the next group starts), so making 1024 threads costs no malloc.
+struct thread_task {
+  struct promise_type {
+    thread_task get_return_object() noexcept {
+      return {std::coroutine_handle<promise_type>::from_promise(*this).address()};
+    }
+    static thread_task get_return_object_on_allocation_failure() noexcept { return {nullptr}; }
+    std::suspend_always initial_suspend() const noexcept { return {}; }
+    std::suspend_always final_suspend() const noexcept { return {}; }
+    void return_void() const noexcept {}
+    void unhandled_exception() const noexcept { __builtin_trap(); }
+    static void* operator new(size_t bytes) noexcept { return detail::fiber_api()->frame_alloc(bytes); }
+    static void operator delete(void*) noexcept {}
+    void* group = nullptr;  // the scheduler running this thread (set by coroutine_start)
+  };
+  void* handle;
+};
+
+namespace detail {
+template <class F> void* coroutine_start(void* arg, void* group, unsigned thread) {
+  auto* call = static_cast<group_call<F>*>(arg);
+  ThreadIds t;
+  fill_thread_ids(t, *call->geometry, thread);
+  void* handle = (*call->fn)(static_cast<const ThreadIds&>(t)).handle;
+  if (handle) std::coroutine_handle<thread_task::promise_type>::from_address(handle).promise().group = group;
+  return handle;
+}
+inline int coroutine_resume(void* handle) {
+  auto h = std::coroutine_handle<>::from_address(handle);
+  h.resume();
+  return h.done() ? 1 : 0;
+}
+inline void coroutine_destroy(void* handle) { std::coroutine_handle<>::from_address(handle).destroy(); }
+}  // namespace detail
+
+// run<true>'s contract, with thread_fn(const ThreadIds&) returning the
+// thread's thread_task: each group's threads run as coroutines, scheduled by
+// liballoy exactly as fibers would be.
+template <class F> void run_coroutines(const Launch* L, F&& thread_fn) {
+  if (!L->fibers || !L->fibers->run_group_coroutines) {
+    detail::write_error(L, "[alloy_msl::cpu::run] this kernel synchronises threads but the launch has no coroutine services");
+    return;
+  }
+  __atomic_store_n(&detail::g_fiber_api, L->fibers, __ATOMIC_RELAXED);
+  using Fn = metal::remove_reference_t<F>;
+  for (unsigned long long g = L->tg_begin; g < L->tg_end; ++g) {
+    if (L->cancel && __atomic_load_n(L->cancel, __ATOMIC_RELAXED)) return;
+    const GroupGeometry geo = group_geometry(L->grid, L->threadgroup, g);
+    detail::group_call<Fn> call{&thread_fn, &geo};
+    const CoroutineThreads threads{&detail::coroutine_start<Fn>, &detail::coroutine_resume, &detail::coroutine_destroy,
+                                   &call};
+    unsigned pos[3] = {geo.position.x, geo.position.y, geo.position.z};
+    if (L->fibers->run_group_coroutines(geo.count, pos, &threads, L->error, L->error_size) != 0) return;
+  }
+}
+#endif
 
 }  // namespace alloy_msl::cpu
 

@@ -114,6 +114,17 @@ template <class T> ALLOY_FUNC T reverse_bits_of(T x) {
   for (int i = 0; i < bits_of<T>(); ++i) r |= ((u >> i) & 1ull) << (bits_of<T>() - 1 - i);
   return T(r);
 }
+// Bit counts of a 64-bit word: the device's intrinsics under CUDA, whose
+// compilers lack the __builtin_ forms.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+ALLOY_FUNC int popcount64(unsigned long long u) { return __popcll(u); }
+ALLOY_FUNC int clz64(unsigned long long u) { return __clzll(static_cast<long long>(u)); }
+ALLOY_FUNC int ctz64(unsigned long long u) { return __ffsll(static_cast<long long>(u)) - 1; }
+#else
+ALLOY_FUNC int popcount64(unsigned long long u) { return __builtin_popcountll(u); }
+ALLOY_FUNC int clz64(unsigned long long u) { return __builtin_clzll(u); }
+ALLOY_FUNC int ctz64(unsigned long long u) { return __builtin_ctzll(u); }
+#endif
 }  // namespace detail
 #define ALLOY_INT1(name, expr)                                                       \
   template <class T, enable_if_t<is_integral_v<T>, int> = 0> ALLOY_FUNC T name(T x) { \
@@ -127,9 +138,9 @@ template <class T> ALLOY_FUNC T reverse_bits_of(T x) {
     for (int i = 0; i < N; ++i) v.at(i) = name(v.at(i));                             \
     return v;                                                                        \
   }
-ALLOY_INT1(popcount, __builtin_popcountll(u))
-ALLOY_INT1(clz, u == 0 ? B : __builtin_clzll(u) - (64 - B))
-ALLOY_INT1(ctz, u == 0 ? B : __builtin_ctzll(u))
+ALLOY_INT1(popcount, detail::popcount64(u))
+ALLOY_INT1(clz, u == 0 ? B : detail::clz64(u) - (64 - B))
+ALLOY_INT1(ctz, u == 0 ? B : detail::ctz64(u))
 ALLOY_INT1(reverse_bits, detail::reverse_bits_of(x))
 #undef ALLOY_INT1
 

@@ -6,11 +6,12 @@
 #define ALLOY_MSL_USE_SIMD 1
 #define ALLOY_MSL_USE_ATOMICS 1
 #define ALLOY_MSL_USE_MLX_UTILS 1
+#define ALLOY_MSL_CPU_COROUTINES 1
 #include "metal_cpu.h"
 #include "mlx_utils.h"
 using namespace metal;
 template <typename T>
-ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_float_float(
+ALLOY_KERNEL_FN ::alloy_msl::cpu::thread_task custom_kernel_grid_sample_grad_float_float_float_float_float_float(
     const float* x,
     const int* x_shape,
     const float* grid,
@@ -106,20 +107,21 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
 
         // Reduce across each simdgroup first.
         // This is much faster than relying purely on atomics.
-        ::alloy_msl::simd_reconverge(); gix = simd_sum(gix);
-        ::alloy_msl::simd_reconverge(); giy = simd_sum(giy);
+        ::alloy_msl::simd_reconverge(); gix = (co_await simd_sum(gix));
+        ::alloy_msl::simd_reconverge(); giy = (co_await simd_sum(giy));
 
         if (thread_index_in_simdgroup == 0) {
             atomic_fetch_add_explicit(&grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
             atomic_fetch_add_explicit(&grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
         }
     
-#line 118 "generated"
+#line 119 "generated"
+co_return;
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {
-  alloy_msl::cpu::run</*uses_sync=*/true>(L, [&](const alloy_msl::ThreadIds& t) {
-    custom_kernel_grid_sample_grad_float_float_float_float_float_float<float>(
+  alloy_msl::cpu::run_coroutines(L, [&](const alloy_msl::ThreadIds& t) {
+    return custom_kernel_grid_sample_grad_float_float_float_float_float_float<float>(
         static_cast<const float*>(L->buffers[0]),
         L->shapes[0],
         static_cast<const float*>(L->buffers[1]),

@@ -1,10 +1,11 @@
 // custom_kernel_tg_reduce_float_256_float_float: MLX metal_kernel 'tg_reduce' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
 #define ALLOY_MSL_SELECT 1
+#define ALLOY_MSL_CPU_COROUTINES 1
 #include "metal_cpu.h"
 using namespace metal;
 template <typename T, int N>
-ALLOY_KERNEL_FN void custom_kernel_tg_reduce_float_256_float_float(
+ALLOY_KERNEL_FN ::alloy_msl::cpu::thread_task custom_kernel_tg_reduce_float_256_float_float(
     const float* inp,
     float* out,
     uint3 thread_position_in_grid,
@@ -20,21 +21,22 @@ ALLOY_KERNEL_FN void custom_kernel_tg_reduce_float_256_float_float(
     uint gid = thread_position_in_grid.x;
     partial[lid] = inp[gid];
     tile[lid % TILE][lid / TILE] = 0.0f;
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+    (co_await threadgroup_barrier(mem_flags::mem_threadgroup));
     T* p = partial;
     for (uint s = threads_per_threadgroup.x / 2; s > 0; s /= 2) {
         if (lid < s) p[lid] += p[lid + s];
-        threadgroup_barrier(mem_flags::mem_threadgroup);
+        (co_await threadgroup_barrier(mem_flags::mem_threadgroup));
     }
     if (lid == 0) {
         out[threadgroup_position_in_grid.x] = ((T*)partial)[0];
     }
-#line 33 "generated"
+#line 34 "generated"
+co_return;
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {
-  alloy_msl::cpu::run</*uses_sync=*/true>(L, [&](const alloy_msl::ThreadIds& t) {
-    custom_kernel_tg_reduce_float_256_float_float<float, 256>(
+  alloy_msl::cpu::run_coroutines(L, [&](const alloy_msl::ThreadIds& t) {
+    return custom_kernel_tg_reduce_float_256_float_float<float, 256>(
         static_cast<const float*>(L->buffers[0]),
         static_cast<float*>(L->buffers[1]),
         t.thread_position_in_grid,

@@ -1,0 +1,218 @@
+"""How the CPU runs kernels whose threads synchronise (msl/cpu_threads.h).
+
+Where every barrier and SIMD-group call is in a kernel's own body, the CPU
+runs the group's threads as coroutines; elsewhere as fibers. Both must give
+the same numbers, bit for bit (they share the scheduler and the SIMD-group
+arithmetic), and the same errors. ALLOY_CPU_SYNC=fibers forces fibers; CI
+also runs the synchronising kernels' suites that way (Makefile).
+"""
+import numpy as np
+import pytest
+
+import alloy.core as mx
+
+pytestmark = pytest.mark.usefixtures("on_cpu")
+
+
+@pytest.fixture
+def on_cpu():
+    mx.set_default_device(mx.cpu)
+
+
+def run_both(monkeypatch, fn):
+    """fn() with coroutine threads, then with fibers."""
+    out = {}
+    for mode in ("auto", "fibers"):
+        monkeypatch.setenv("ALLOY_CPU_SYNC", mode)
+        out[mode] = fn()
+    return out["auto"], out["fibers"]
+
+
+# A loop with barriers, an early return of part of the group, threadgroup
+# memory, SIMD and quad reductions and scans, shuffles and a ballot, in
+# partial threadgroups (grid 1000, groups of 96: the last has 40 threads).
+BODY = """
+    uint gid = thread_position_in_grid.x;
+    uint lid = thread_position_in_threadgroup.x;
+    uint tg = threads_per_threadgroup.x;
+    threadgroup float buf[128];
+    float v = x[gid];
+    float acc = 0.0f;
+    for (uint r = 0; r < rounds; ++r) {
+        buf[lid] = v * float(r + 1);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        acc += buf[(lid + r + 1) % tg];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    float s = simd_sum(acc);
+    float q = quad_max(v);
+    float p = simd_prefix_exclusive_sum(v);
+    float up = simd_shuffle_up(v, 3);
+    float ix = simd_shuffle_xor(acc, 5);
+    uint votes = uint(uint64_t(simd_ballot(v > 0.0f)) & 0xffffffffu);
+    if (v < -1.0f) {
+        out[gid * 8] = -1.0f;
+        return;
+    }
+    float w = simd_max(v);  // over the lanes still here
+    out[gid * 8 + 0] = s;
+    out[gid * 8 + 1] = q;
+    out[gid * 8 + 2] = p;
+    out[gid * 8 + 3] = up;
+    out[gid * 8 + 4] = ix;
+    out[gid * 8 + 5] = float(popcount(votes));
+    out[gid * 8 + 6] = w;
+    out[gid * 8 + 7] = acc;
+"""
+
+
+def reference(x, rounds, n, tg):
+    """float64 model of BODY."""
+    out = np.full((n, 8), np.nan)
+    for g0 in range(0, n, tg):
+        size = min(tg, n - g0)
+        v = x[g0:g0 + size].astype(np.float64)
+        lid = np.arange(size)
+        acc = np.zeros(size)
+        for r in range(rounds):
+            buf = v * (r + 1)
+            acc += buf[(lid + r + 1) % size]
+        for w0 in range(0, size, 32):
+            lanes = np.arange(w0, min(w0 + 32, size))
+            k = len(lanes)
+            vv, aa = v[lanes], acc[lanes]
+            o = out[g0 + lanes]
+            o[:, 0] = aa.sum()
+            for q0 in range(0, k, 4):
+                o[q0:q0 + 4, 1] = vv[q0:q0 + 4].max()
+            o[:, 2] = np.concatenate([[0], np.cumsum(vv)[:-1]])
+            o[:, 3] = [vv[i - 3] if i >= 3 else vv[i] for i in range(k)]
+            o[:, 4] = [aa[i ^ 5] if (i ^ 5) < k else aa[i] for i in range(k)]
+            o[:, 5] = (vv > 0).sum()
+            stay = vv >= -1.0
+            o[:, 6] = vv[stay].max() if stay.any() else np.nan
+            o[:, 7] = aa
+            o[~stay] = np.nan
+            o[~stay, 0] = -1.0
+            out[g0 + lanes] = o
+    return out
+
+
+def test_coroutines_and_fibers_agree_bit_for_bit(monkeypatch, rng):
+    n, tg, rounds = 1000, 96, 3
+    x = (rng.standard_normal(n) * 1.5).astype(np.float32)
+    k = mx.fast.metal_kernel(name="sync_mix", input_names=["x", "rounds"], output_names=["out"], source=BODY)
+
+    def run():
+        (o,) = k(inputs=[mx.array(x), mx.array(np.uint32(rounds))], grid=(n, 1, 1), threadgroup=(tg, 1, 1),
+                 output_shapes=[(n * 8,)], output_dtypes=[mx.float32], init_value=np.nan)
+        return np.array(o).reshape(n, 8)
+
+    coro, fib = run_both(monkeypatch, run)
+    np.testing.assert_array_equal(coro.view(np.uint32), fib.view(np.uint32))
+    ref = reference(x, rounds, n, tg)
+    left = x < -1.0
+    assert np.all(coro[left, 0] == -1.0) and np.all(np.isnan(coro[left, 1:]))
+    np.testing.assert_allclose(coro[~left], ref[~left], rtol=1e-5, atol=1e-4)
+
+
+def translation(capfd, kernel_call):
+    """The CPU translation a launch prints with verbose=True."""
+    capfd.readouterr()
+    kernel_call()
+    text = capfd.readouterr().out
+    return text.split("translated for the CPU")[-1]
+
+
+def test_the_translation_awaits_only_where_it_can(monkeypatch, capfd, rng):
+    x = rng.standard_normal(64).astype(np.float32)
+    body = "uint i = thread_position_in_grid.x; out[i] = simd_sum(x[i]);"
+    in_body = mx.fast.metal_kernel(name="sum_in_body", input_names=["x"], output_names=["out"], source=body)
+    # The same call inside a header helper: the helper would have to suspend,
+    # so the kernel runs on fibers (and still gives the same numbers).
+    in_helper = mx.fast.metal_kernel(
+        name="sum_in_helper", input_names=["x"], output_names=["out"],
+        header="float lane_total(float v) { return simd_sum(v); }",
+        source="uint i = thread_position_in_grid.x; out[i] = lane_total(x[i]);")
+    results = {}
+    for name, k in (("body", in_body), ("helper", in_helper)):
+        for mode in ("auto", "fibers"):
+            monkeypatch.setenv("ALLOY_CPU_SYNC", mode)
+
+            def call():
+                (o,) = k(inputs=[mx.array(x)], grid=(64, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(64,)],
+                         output_dtypes=[mx.float32], verbose=True)
+                results[name, mode] = np.array(o)
+            text = translation(capfd, call)
+            assert ("co_await" in text) == (name == "body" and mode == "auto"), text
+            assert ("run_coroutines" in text) == (name == "body" and mode == "auto"), text
+    want = np.repeat([x[:32].astype(np.float64).sum(), x[32:].astype(np.float64).sum()], 32)
+    for got in results.values():
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(got, results["body", "fibers"])
+
+
+def test_a_program_with_barriers_runs_as_coroutines(monkeypatch, capfd, rng):
+    src = """
+    constant uint TILE = 8;
+    kernel void tiled_sum(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+                          constant uint& n [[buffer(2)]], threadgroup float* tile [[threadgroup(0)]],
+                          uint gid [[thread_position_in_grid]], uint lid [[thread_position_in_threadgroup]],
+                          uint tg [[threadgroup_position_in_grid]]) {
+        tile[lid] = gid < n ? a[gid] : 0.0f;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        for (uint s = TILE / 2; s > 0; s /= 2) {
+            if (lid < s) tile[lid] += tile[lid + s];
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+        }
+        if (lid != 0) return;
+        out[tg] = tile[0];
+    }
+    """
+    lib = mx.fast.metal_library(src)
+    k = lib.kernel("tiled_sum")
+    n = 100
+    a = rng.standard_normal(n).astype(np.float32)
+
+    def run():
+        text = translation(capfd, lambda: mx.eval(k(args={"a": mx.array(a), "out": ((13,), mx.float32), "n": n,
+                                                          "tile": 8 * 4},
+                                                    grid=(13, 1, 1), threadgroup=(8, 1, 1),
+                                                    dispatch="threadgroups", verbose=True)[0]))
+        (o,) = k(args={"a": mx.array(a), "out": ((13,), mx.float32), "n": n, "tile": 32}, grid=(13, 1, 1),
+                 threadgroup=(8, 1, 1), dispatch="threadgroups")
+        return text, np.array(o)
+
+    (t_coro, coro), (t_fib, fib) = run_both(monkeypatch, run)
+    assert "co_return" in t_coro and "thread_task tiled_sum" in t_coro
+    assert "co_await" not in t_fib
+    np.testing.assert_array_equal(coro, fib)
+    padded = np.zeros(13 * 8)
+    padded[:n] = a
+    np.testing.assert_allclose(coro, padded.reshape(13, 8).sum(1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["auto", "fibers"])
+def test_divergent_barriers_raise_the_same_error(monkeypatch, mode):
+    monkeypatch.setenv("ALLOY_CPU_SYNC", mode)
+    body = """
+        uint i = thread_position_in_grid.x;
+        if (i % 2 == 0) { threadgroup_barrier(mem_flags::mem_threadgroup); }
+        else { threadgroup_barrier(mem_flags::mem_device); }
+        out[i] = 1.0f;
+    """
+    k = mx.fast.metal_kernel(name=f"diverge_{mode}", input_names=["x"], output_names=["out"], source=body)
+    with pytest.raises(RuntimeError, match="barrier divergence"):
+        mx.eval(k(inputs=[mx.zeros((8,))], grid=(8, 1, 1), threadgroup=(8, 1, 1), output_shapes=[(8,)],
+                  output_dtypes=[mx.float32])[0])
+    # The process and the next launch are fine.
+    assert float(mx.sum(mx.ones((4,))).item()) == 4.0
+
+
+def test_an_unknown_mode_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("ALLOY_CPU_SYNC", "threads")
+    k = mx.fast.metal_kernel(name="mode_err", input_names=["x"], output_names=["out"],
+                             source="uint i = thread_position_in_grid.x; out[i] = simd_sum(x[i]);")
+    with pytest.raises(ValueError, match="ALLOY_CPU_SYNC must be 'auto' or 'fibers', not 'threads'"):
+        k(inputs=[mx.zeros((4,))], grid=(4, 1, 1), threadgroup=(4, 1, 1), output_shapes=[(4,)],
+          output_dtypes=[mx.float32])
