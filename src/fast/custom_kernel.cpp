@@ -99,15 +99,27 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
                                             : "[metal_library] kernel '" + spec.program_entry + "'");
 }
 
-bool cpu_fibers_requested() {
+msl::KernelSpec::CpuSync cpu_sync_requested() {
+  using S = msl::KernelSpec::CpuSync;
   const char* e = std::getenv("ALLOY_CPU_SYNC");
-  if (!e || !*e || std::strcmp(e, "auto") == 0) return false;
-  if (std::strcmp(e, "fibers") == 0) return true;
-  throw std::invalid_argument(std::string("ALLOY_CPU_SYNC must be 'auto' or 'fibers', not '") + e + "'.");
+  if (!e || !*e || std::strcmp(e, "auto") == 0) return S::Auto;
+  if (std::strcmp(e, "coroutines") == 0) return S::Coroutines;
+  if (std::strcmp(e, "fibers") == 0) return S::Fibers;
+  throw std::invalid_argument(std::string("ALLOY_CPU_SYNC must be 'auto', 'coroutines' or 'fibers', not '") + e +
+                              "'.");
+}
+
+char cpu_sync_key(msl::Target target) {
+  if (target == msl::Target::Cuda) return 'g';
+  switch (cpu_sync_requested()) {
+    case msl::KernelSpec::CpuSync::Coroutines: return 'k';
+    case msl::KernelSpec::CpuSync::Fibers: return 'f';
+    default: return 'c';
+  }
 }
 
 void translate_variant(KernelVariant& v, msl::Target target) {
-  v.spec.cpu_fibers = target == msl::Target::Cpp && cpu_fibers_requested();
+  if (target == msl::Target::Cpp) v.spec.cpu_sync = cpu_sync_requested();
   if (target == msl::Target::Cuda && !v.spec.bounds_check) {
     // Built by an earlier process: its launch plan needs no translation
     // (a bounds-checked one does: its messages name what the translation found).
@@ -315,7 +327,7 @@ PreparedLaunch CustomKernelFunction::prepare(const std::vector<OperandDesc>& ope
   // kernels it needs no allocation.
   thread_local std::string call_key;
   call_key.clear();
-  call_key += target == msl::Target::Cuda ? 'g' : (cpu_fibers_requested() ? 'f' : 'c');
+  call_key += cpu_sync_key(target);
   for (auto& in : operands) {
     call_key += static_cast<char>('A' + static_cast<int>(in.dtype));
     call_key += in.ndim == 0 ? 's' : (in.size < kConstantMemoryElements ? 'c' : 'd');

@@ -84,11 +84,13 @@ void check_cuda_translation(const msl::KernelSpec& spec);
 // `target`. Front-end errors surface here, at the call.
 void translate_variant(KernelVariant& v, msl::Target target);
 
-// $ALLOY_CPU_SYNC: "fibers" runs every synchronising kernel's threads on the
-// CPU as fibers (msl::KernelSpec::cpu_fibers); unset or "auto" lets the
-// translation make them coroutines where it can. Read at each launch, so a
-// program (or a test) may switch; the variant keys carry the choice.
-bool cpu_fibers_requested();
+// $ALLOY_CPU_SYNC: how the CPU runs synchronising kernels
+// (msl::KernelSpec::cpu_sync): unset or "auto" (regions where the kernel
+// allows, else coroutines, else fibers), "coroutines" or "fibers". Read at
+// each launch, so a program (or a test) may switch; variant keys carry it.
+msl::KernelSpec::CpuSync cpu_sync_requested();
+// The variant key's device letter: 'g' for the GPU; for the CPU one per mode.
+char cpu_sync_key(msl::Target target);
 
 // The seconds a launch may run: `requested`, else $ALLOY_KERNEL_TIMEOUT; 0
 // for no limit. A non-positive value is an error naming `label`. On the GPU

@@ -222,7 +222,7 @@ static PreparedLaunch prepare_library_launch(LibraryKernel::State& st, const std
   const std::string label = "[metal_library] kernel '" + k.name + "'";
   auto bad = [&](const std::string& what) { return std::invalid_argument(label + ": " + what); };
   const msl::Target target = gpu ? msl::Target::Cuda : msl::Target::Cpp;
-  std::string call_key(1, gpu ? 'g' : (cpu_fibers_requested() ? 'f' : 'c'));
+  std::string call_key(1, cpu_sync_key(target));
   // Geometry.
   std::array<int, 3> g{std::get<0>(grid_in), std::get<1>(grid_in), std::get<2>(grid_in)};
   std::array<int, 3> t{std::get<0>(threadgroup_in), std::get<1>(threadgroup_in), std::get<2>(threadgroup_in)};

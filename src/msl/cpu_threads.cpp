@@ -73,7 +73,7 @@ CpuThreadsPlan plan_cpu_threads(const KernelSpec& spec, const LexedKernel& lexed
     plan.bodies.clear();
     return plan;
   };
-  if (spec.cpu_fibers) return fibers("fibers were asked for (ALLOY_CPU_SYNC=fibers)");
+  if (spec.cpu_sync == KernelSpec::CpuSync::Fibers) return fibers("fibers were asked for (ALLOY_CPU_SYNC=fibers)");
   if (features.matrix) return fibers("simdgroup matrix operations synchronise inside the runtime");
   if (features.tensor) return fibers("tensor operations at a SIMD-group scope synchronise inside the runtime");
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "alloy/msl/translate.h"
+#include "msl/cpu_regions.h"
 #include "msl/features.h"
 #include "msl/lexer.h"
 
@@ -30,6 +31,9 @@ struct CpuThreadsPlan {
   // metal_kernel's whole source; each kernel function's `{...}` of a program.
   std::vector<std::pair<std::size_t, std::size_t>> bodies;
   bool whole_program = false;
+  // Set where the body is split into regions instead (msl/cpu_regions.h).
+  std::optional<RegionsPlan> regions;
+  std::string regions_why_not;
 };
 
 // Decided on the tokens the translation already has.

@@ -54,9 +54,19 @@ CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, co
                             RuntimeFeatures& features, TranslatedKernel& k) {
   if (target.target() != Target::Cpp) return {};
   CpuThreadsPlan plan = plan_cpu_threads(spec, lexed, k.analysis, features);
-  features.cpu_coroutines = plan.coroutines;
-  if (plan.coroutines) k.cpu_threads = "coroutines";
-  else if (!plan.fibers_because.empty()) k.cpu_threads = "fibers: " + plan.fibers_because;
+  if (plan.coroutines && spec.cpu_sync == KernelSpec::CpuSync::Auto)
+    plan.regions = plan_regions(spec, lexed.source.tokens, k.analysis.attributes, plan.regions_why_not);
+  if (plan.regions) {
+    plan.coroutines = false;
+    features.cpu_regions = true;
+    k.cpu_threads = "regions";
+  } else if (plan.coroutines) {
+    features.cpu_coroutines = true;
+    k.cpu_threads = "coroutines";
+    if (!plan.regions_why_not.empty()) k.cpu_threads += ": not regions, as " + plan.regions_why_not;
+  } else if (!plan.fibers_because.empty()) {
+    k.cpu_threads = "fibers: " + plan.fibers_because;
+  }
   return plan;
 }
 
@@ -106,11 +116,18 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
   // its frame, so the bounds check is taken by value (the glue's is a temporary).
   w.generated(std::string("ALLOY_KERNEL_FN ") + (threads.coroutines ? "::alloy_msl::cpu::thread_task " : "void ") +
               k.kernel_name + "(");
+  // Split into regions, the kernel runs once per group: each region reads
+  // its thread's attributes from the group's state.
+  const bool regions = threads.regions.has_value();
+  auto passed = [&](const KernelParam& p) { return !(regions && p.kind == KernelParam::Kind::Attribute); };
+  std::size_t written = 0;
   for (std::size_t i = 0; i < params.size(); ++i)
-    w.generated((i ? ",\n    " : "\n    ") + kernel_param(spec, params[i]));
-  if (spec.bounds_check) w.generated(std::string(params.empty() ? "\n    " : ",\n    ") +
-                                     (threads.coroutines ? "::alloy_msl::BoundsCheck alloy_bc"
-                                                         : "const ::alloy_msl::BoundsCheck& alloy_bc"));
+    if (passed(params[i])) w.generated((written++ ? ",\n    " : "\n    ") + kernel_param(spec, params[i]));
+  if (regions) w.generated(std::string(written++ ? ",\n    " : "\n    ") + "::alloy_msl::cpu::GroupThreads& alloy_g");
+  if (spec.bounds_check) w.generated(std::string(written == 0 ? "\n    " : ",\n    ") +
+                                     (regions ? "const ::alloy_msl::BoundsCheck& alloy_bc_group"
+                                      : threads.coroutines ? "::alloy_msl::BoundsCheck alloy_bc"
+                                                           : "const ::alloy_msl::BoundsCheck& alloy_bc"));
   w.generated(") {\n");
   const auto storage =
       target.target() == Target::Cuda ? spec.threadgroup_storage : KernelSpec::ThreadgroupStorage::Static;
@@ -132,19 +149,22 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
   // A body with no synchronising call or `return` is still a coroutine.
   w.generated(threads.coroutines ? "co_return;\n}\n\n" : "}\n\n");
 
-  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync, threads.coroutines};
+  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync, threads.coroutines, regions};
   std::string call = k.kernel_name + template_values(spec, /*cpp_bools=*/true) + "(";
-  std::size_t g = 0;
+  std::size_t g = 0, args = 0;
   for (std::size_t i = 0; i < params.size(); ++i) {
-    call += i ? ",\n" : "\n";
+    if (!passed(params[i])) continue;
+    call += args++ ? ",\n" : "\n";
     call += target.call_indent();
     if (params[i].kind == KernelParam::Kind::Attribute)
       call += "t." + params[i].name;
     else
       call += target.argument(c, params[i], k.params[g++]);
   }
-  if (spec.bounds_check) call += std::string(params.empty() ? "\n" : ",\n") + target.call_indent() +
-                                 target.bounds_check_argument();
+  if (regions) call += std::string(args++ ? ",\n" : "\n") + target.call_indent() + "alloy_g";
+  // Split into regions, each region sets its thread in a copy of the group's check.
+  if (spec.bounds_check) call += std::string(args == 0 ? "\n" : ",\n") + target.call_indent() +
+                                 (regions ? target.bounds_check_group_argument() : target.bounds_check_argument());
   call += ")";
   target.glue(c, call, w);
 

@@ -26,6 +26,7 @@ struct GlueContext {
   const std::vector<GlueParam>& glue;      // one per non-attribute parameter, same order
   bool uses_sync;
   bool coroutines = false;  // CPU target: threads are coroutines (msl/cpu_threads.h)
+  bool regions = false;     // CPU target: the kernel runs once per group, split into regions
 };
 
 class CxxTarget {
@@ -44,6 +45,9 @@ class CxxTarget {
   // A bounds-checked kernel's alloy_msl::BoundsCheck, built in the glue for
   // the thread `t` (runtime/metal_bounds.h).
   virtual std::string bounds_check_argument() const = 0;
+  // The same for a kernel split into regions, which runs once per group
+  // (CPU only; msl/cpu_regions.h).
+  virtual std::string bounds_check_group_argument() const { return ""; }
   // metal_library: declares `alloy_tg_memory`, the `bytes` of threadgroup
   // memory behind a program's [[threadgroup(i)]] parameters (16-aligned).
   virtual std::string threadgroup_memory(unsigned bytes) const = 0;

@@ -150,6 +150,7 @@ std::string feature_defines(const RuntimeFeatures& f) {
   // No lane's elements are named: the matrices may live in mma.sync's layout.
   if (f.matrix && !f.matrix_elements) s += "#define ALLOY_MSL_MATRIX_MMA_LAYOUT 1\n";
   if (f.cpu_coroutines) s += "#define ALLOY_MSL_CPU_COROUTINES 1\n";
+  if (f.cpu_regions) s += "#define ALLOY_MSL_CPU_REGIONS 1\n";
   return s;
 }
 

@@ -28,6 +28,8 @@ struct RuntimeFeatures {
   bool matrix_elements = false;
   // CPU target: the kernel's threads run as coroutines (msl/cpu_threads.h).
   bool cpu_coroutines = false;
+  // CPU target: the kernel is split into regions (msl/cpu_regions.h).
+  bool cpu_regions = false;
 };
 
 RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysis, const LexedKernel& lexed);

@@ -146,7 +146,7 @@ class Rewriter {
            Writer& w, KernelSpec::ThreadgroupStorage storage, bool whole_program,
            std::vector<std::string>* checked = nullptr, const CpuThreadsPlan* threads = nullptr)
       : checked_(checked),
-        threads_(threads && threads->coroutines && origin == Origin::Source ? threads : nullptr),
+        threads_(threads && (threads->coroutines || threads->regions) && origin == Origin::Source ? threads : nullptr),
         lexed_(lexed),
         text_(lexed.text),
         origin_(origin),
@@ -246,7 +246,10 @@ class Rewriter {
     multi_index_subscripts(toks, out);
     if (checked_) check_subscripts(toks, out);
     poll_loops(toks, out);
-    if (threads_ && !in_define) await_sync_calls(*threads_, toks, out);
+    if (threads_ && !in_define) {
+      if (threads_->regions) split_regions(*threads_->regions, toks, out);
+      else await_sync_calls(*threads_, toks, out);
+    }
     if (origin_ == Origin::Source && !program_ && !in_define) reconverge_before_simd_calls(toks, out);
     wrap_literal_conditionals(toks, out);
     return out;

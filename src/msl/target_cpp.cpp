@@ -36,6 +36,10 @@ class CppTarget final : public CxxTarget {
     return "::alloy_msl::BoundsCheck{L->bounds_sizes, L->bounds_report, t.thread_position_in_grid, L->cancel}";
   }
 
+  std::string bounds_check_group_argument() const override {
+    return "::alloy_msl::BoundsCheck{L->bounds_sizes, L->bounds_report, metal::uint3(0u), L->cancel}";
+  }
+
   std::string threadgroup_memory(unsigned bytes) const override {
     // One per worker thread: a threadgroup's fibers all run on one.
     return "alignas(16) static thread_local unsigned char alloy_tg_memory[" + std::to_string(bytes) + "];";
@@ -43,6 +47,12 @@ class CppTarget final : public CxxTarget {
 
   void glue(const GlueContext& c, const std::string& call, Writer& w) const override {
     w.generated("extern \"C\" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {\n");
+    if (c.regions) {
+      w.generated("  alloy_msl::cpu::run_regions(L, [&](alloy_msl::cpu::GroupThreads& alloy_g) {\n");
+      w.generated("    " + call + ";\n");
+      w.generated("  });\n}\n");
+      return;
+    }
     if (c.coroutines) {
       w.generated("  alloy_msl::cpu::run_coroutines(L, [&](const alloy_msl::ThreadIds& t) {\n");
       w.generated("    return " + call + ";\n");

@@ -312,9 +312,13 @@ TEST(MslTranslate, PreludeAndMathMode) {
 TEST(MslTranslate, SyncSelectsTheCoroutineOrFiberRun) {
   for (KernelSpec s : {test::threadgroup_reduce(), test::grid_sample_grad()}) {
     TranslatedKernel k = translate(s, Target::Cpp);
+    EXPECT_TRUE(contains(k.source, "alloy_msl::cpu::run_regions(L,")) << k.source;
+    EXPECT_EQ(k.cpu_threads, "regions");
+    s.cpu_sync = KernelSpec::CpuSync::Coroutines;
+    k = translate(s, Target::Cpp);
     EXPECT_TRUE(contains(k.source, "alloy_msl::cpu::run_coroutines(L,")) << k.source;
     EXPECT_EQ(k.cpu_threads, "coroutines");
-    s.cpu_fibers = true;
+    s.cpu_sync = KernelSpec::CpuSync::Fibers;
     k = translate(s, Target::Cpp);
     EXPECT_TRUE(contains(k.source, "alloy_msl::cpu::run</*uses_sync=*/true>"));
     EXPECT_FALSE(contains(k.source, "co_await"));

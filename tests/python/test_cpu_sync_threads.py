@@ -1,10 +1,13 @@
-"""How the CPU runs kernels whose threads synchronise (msl/cpu_threads.h).
+"""How the CPU runs kernels whose threads synchronise (msl/cpu_regions.h,
+msl/cpu_threads.h).
 
-Where every barrier and SIMD-group call is in a kernel's own body, the CPU
-runs the group's threads as coroutines; elsewhere as fibers. Both must give
-the same numbers, bit for bit (they share the scheduler and the SIMD-group
-arithmetic), and the same errors. ALLOY_CPU_SYNC=fibers forces fibers; CI
-also runs the synchronising kernels' suites that way (Makefile).
+Where the control flow allows, a kernel is split at its barriers and
+SIMD-group calls into regions, each a loop over the group's threads; where
+every such call is still in the kernel's own body, its threads are
+coroutines; elsewhere fibers. All three must give the same numbers, bit for
+bit (they share the SIMD-group arithmetic and run threads in the same
+order), and the same errors. ALLOY_CPU_SYNC=coroutines|fibers stops at that
+model; CI also runs the synchronising kernels' suites those ways (Makefile).
 """
 import numpy as np
 import pytest
@@ -19,13 +22,16 @@ def on_cpu():
     mx.set_default_device(mx.cpu)
 
 
-def run_both(monkeypatch, fn):
-    """fn() with coroutine threads, then with fibers."""
+MODES = ("auto", "coroutines", "fibers")
+
+
+def run_modes(monkeypatch, fn):
+    """fn() under each ALLOY_CPU_SYNC mode: {mode: result}."""
     out = {}
-    for mode in ("auto", "fibers"):
+    for mode in MODES:
         monkeypatch.setenv("ALLOY_CPU_SYNC", mode)
         out[mode] = fn()
-    return out["auto"], out["fibers"]
+    return out
 
 
 # A loop with barriers, an early return of part of the group, threadgroup
@@ -108,12 +114,14 @@ def test_coroutines_and_fibers_agree_bit_for_bit(monkeypatch, rng):
                  output_shapes=[(n * 8,)], output_dtypes=[mx.float32], init_value=np.nan)
         return np.array(o).reshape(n, 8)
 
-    coro, fib = run_both(monkeypatch, run)
-    np.testing.assert_array_equal(coro.view(np.uint32), fib.view(np.uint32))
+    got = run_modes(monkeypatch, run)
+    for mode in MODES:
+        np.testing.assert_array_equal(got[mode].view(np.uint32), got["fibers"].view(np.uint32), err_msg=mode)
     ref = reference(x, rounds, n, tg)
     left = x < -1.0
-    assert np.all(coro[left, 0] == -1.0) and np.all(np.isnan(coro[left, 1:]))
-    np.testing.assert_allclose(coro[~left], ref[~left], rtol=1e-5, atol=1e-4)
+    out = got["auto"]
+    assert np.all(out[left, 0] == -1.0) and np.all(np.isnan(out[left, 1:]))
+    np.testing.assert_allclose(out[~left], ref[~left], rtol=1e-5, atol=1e-4)
 
 
 def translation(capfd, kernel_call):
@@ -124,7 +132,16 @@ def translation(capfd, kernel_call):
     return text.split("translated for the CPU")[-1]
 
 
-def test_the_translation_awaits_only_where_it_can(monkeypatch, capfd, rng):
+RUNNERS = {"regions": "run_regions(", "coroutines": "run_coroutines(", "fibers": "run</*uses_sync=*/true>("}
+
+
+def runner(text):
+    found = [name for name, call in RUNNERS.items() if call in text]
+    assert len(found) == 1, text
+    return found[0]
+
+
+def test_each_kernel_runs_on_the_fastest_model_it_allows(monkeypatch, capfd, rng):
     x = rng.standard_normal(64).astype(np.float32)
     body = "uint i = thread_position_in_grid.x; out[i] = simd_sum(x[i]);"
     in_body = mx.fast.metal_kernel(name="sum_in_body", input_names=["x"], output_names=["out"], source=body)
@@ -134,9 +151,19 @@ def test_the_translation_awaits_only_where_it_can(monkeypatch, capfd, rng):
         name="sum_in_helper", input_names=["x"], output_names=["out"],
         header="float lane_total(float v) { return simd_sum(v); }",
         source="uint i = thread_position_in_grid.x; out[i] = lane_total(x[i]);")
+    # Under an `if`: not provably every thread's call, so not regions.
+    under_if = mx.fast.metal_kernel(
+        name="sum_under_if", input_names=["x"], output_names=["out"],
+        source="uint i = thread_position_in_grid.x; float s = 0.0f;\n"
+               "if (threads_per_threadgroup.x > 1) { s = simd_sum(x[i]); }\nout[i] = s;")
+    expected = {
+        "body": {"auto": "regions", "coroutines": "coroutines", "fibers": "fibers"},
+        "under_if": {"auto": "coroutines", "coroutines": "coroutines", "fibers": "fibers"},
+        "helper": {"auto": "fibers", "coroutines": "fibers", "fibers": "fibers"},
+    }
     results = {}
-    for name, k in (("body", in_body), ("helper", in_helper)):
-        for mode in ("auto", "fibers"):
+    for name, k in (("body", in_body), ("under_if", under_if), ("helper", in_helper)):
+        for mode in MODES:
             monkeypatch.setenv("ALLOY_CPU_SYNC", mode)
 
             def call():
@@ -144,8 +171,8 @@ def test_the_translation_awaits_only_where_it_can(monkeypatch, capfd, rng):
                          output_dtypes=[mx.float32], verbose=True)
                 results[name, mode] = np.array(o)
             text = translation(capfd, call)
-            assert ("co_await" in text) == (name == "body" and mode == "auto"), text
-            assert ("run_coroutines" in text) == (name == "body" and mode == "auto"), text
+            assert runner(text) == expected[name][mode], (name, mode, text)
+            assert ("co_await" in text) == (runner(text) == "coroutines"), text
     want = np.repeat([x[:32].astype(np.float64).sum(), x[32:].astype(np.float64).sum()], 32)
     for got in results.values():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
@@ -183,16 +210,81 @@ def test_a_program_with_barriers_runs_as_coroutines(monkeypatch, capfd, rng):
                  threadgroup=(8, 1, 1), dispatch="threadgroups")
         return text, np.array(o)
 
-    (t_coro, coro), (t_fib, fib) = run_both(monkeypatch, run)
-    assert "co_return" in t_coro and "thread_task tiled_sum" in t_coro
-    assert "co_await" not in t_fib
-    np.testing.assert_array_equal(coro, fib)
+    got = run_modes(monkeypatch, run)
+    # A whole program's kernels are not split into regions (yet): coroutines.
+    assert runner(got["auto"][0]) == "coroutines" and runner(got["coroutines"][0]) == "coroutines"
+    assert "co_return" in got["auto"][0] and "thread_task tiled_sum" in got["auto"][0]
+    assert runner(got["fibers"][0]) == "fibers" and "co_await" not in got["fibers"][0]
+    for mode in MODES:
+        np.testing.assert_array_equal(got[mode][1], got["fibers"][1])
     padded = np.zeros(13 * 8)
     padded[:n] = a
-    np.testing.assert_allclose(coro, padded.reshape(13, 8).sum(1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got["auto"][1], padded.reshape(13, 8).sum(1), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("mode", ["auto", "fibers"])
+LOOP_BODY = """
+    uint lid = thread_position_in_threadgroup.x;
+    uint tg = threads_per_threadgroup.x;
+    threadgroup float buf[256];
+    buf[lid] = x[thread_position_in_grid.x];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint s = tg / 2; s > 0; s /= 2) {
+        if (lid < s) buf[lid] += buf[lid + s];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    if (lid == 0) out[threadgroup_position_in_grid.x] = buf[0];
+"""
+
+
+def test_a_loop_with_barriers_is_split_into_regions(monkeypatch, capfd, rng):
+    x = rng.standard_normal(1024).astype(np.float32)
+    k = mx.fast.metal_kernel(name="tree_sum", input_names=["x"], output_names=["out"], source=LOOP_BODY)
+
+    def run():
+        text = translation(capfd, lambda: mx.eval(
+            k(inputs=[mx.array(x)], grid=(1024, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(4,)],
+              output_dtypes=[mx.float32], verbose=True)[0]))
+        (o,) = k(inputs=[mx.array(x)], grid=(1024, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(4,)],
+                 output_dtypes=[mx.float32])
+        return runner(text), np.array(o)
+
+    got = run_modes(monkeypatch, run)
+    assert [got[m][0] for m in MODES] == ["regions", "coroutines", "fibers"]
+    for mode in MODES:
+        np.testing.assert_array_equal(got[mode][1], got["fibers"][1])
+    np.testing.assert_allclose(got["auto"][1], x.astype(np.float64).reshape(4, 256).sum(1), rtol=1e-5, atol=1e-4)
+
+
+def test_threads_that_leave_a_loop_with_barriers_early_wait_for_the_others(monkeypatch, rng):
+    """Threads run a loop with a barrier 0, 1 or 2 times: the barrier counts
+    the threads still in the loop (fibers: the others have moved on and
+    returned; regions: they wait after the loop), and each thread's work is
+    done once per trip."""
+    body = """
+        uint lid = thread_position_in_threadgroup.x;
+        threadgroup float trips[64];
+        trips[lid] = 0.0f;
+        for (uint r = 0; r < lid % 3; ++r) {
+            trips[lid] += x[lid];
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+        }
+        out[thread_position_in_grid.x] = trips[lid];
+    """
+    x = rng.standard_normal(64).astype(np.float32)
+    k = mx.fast.metal_kernel(name="uneven_loop", input_names=["x"], output_names=["out"], source=body)
+
+    def run():
+        (o,) = k(inputs=[mx.array(x)], grid=(64, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(64,)],
+                 output_dtypes=[mx.float32])
+        return np.array(o)
+
+    got = run_modes(monkeypatch, run)
+    want = x * (np.arange(64) % 3)
+    for mode in MODES:
+        np.testing.assert_allclose(got[mode], want, rtol=1e-6, atol=1e-6, err_msg=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_divergent_barriers_raise_the_same_error(monkeypatch, mode):
     monkeypatch.setenv("ALLOY_CPU_SYNC", mode)
     body = """
@@ -213,6 +305,6 @@ def test_an_unknown_mode_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("ALLOY_CPU_SYNC", "threads")
     k = mx.fast.metal_kernel(name="mode_err", input_names=["x"], output_names=["out"],
                              source="uint i = thread_position_in_grid.x; out[i] = simd_sum(x[i]);")
-    with pytest.raises(ValueError, match="ALLOY_CPU_SYNC must be 'auto' or 'fibers', not 'threads'"):
+    with pytest.raises(ValueError, match="ALLOY_CPU_SYNC must be 'auto', 'coroutines' or 'fibers', not 'threads'"):
         k(inputs=[mx.zeros((4,))], grid=(4, 1, 1), threadgroup=(4, 1, 1), output_shapes=[(4,)],
           output_dtypes=[mx.float32])

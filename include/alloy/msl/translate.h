@@ -61,10 +61,12 @@ struct KernelSpec {
   // checks its index (runtime/metal_bounds.h); the launch then raises
   // naming the buffer, the index and the thread. metal_kernel bodies only.
   bool bounds_check = false;
-  // CPU target: a kernel that synchronises its threads runs them as fibers
-  // even where the translation could make them coroutines
-  // (msl/cpu_threads.h; $ALLOY_CPU_SYNC=fibers sets it for a run).
-  bool cpu_fibers = false;
+  // CPU target, a kernel that synchronises its threads: Auto splits it into
+  // regions where it can (msl/cpu_regions.h), else makes its threads
+  // coroutines where it can, else fibers (msl/cpu_threads.h); the others
+  // stop at coroutines or use fibers only. $ALLOY_CPU_SYNC sets it for a run.
+  enum class CpuSync { Auto, Coroutines, Fibers };
+  CpuSync cpu_sync = CpuSync::Auto;
 };
 
 // What the body uses, found on tokens (never substrings).
@@ -141,8 +143,9 @@ struct TranslatedKernel {
   // A bounds-checked translation: what each slot of its BoundsReport names
   // (the inputs, then the outputs, then the body's threadgroup arrays).
   std::vector<std::string> bounds_names;
-  // CPU target, a kernel that synchronises: "coroutines", or "fibers: "
-  // and why (msl/cpu_threads.h); "" otherwise.
+  // CPU target, a kernel that synchronises: "regions", "coroutines" or
+  // "fibers", then ": " and why not the one before where it was asked for
+  // (msl/cpu_threads.h); "" otherwise.
   std::string cpu_threads;
 };
 

@@ -18,9 +18,9 @@
 // The translator made each synchronising call of the kernel a `co_await`:
 // threads are coroutines (run_coroutines below) instead of fibers.
 #include <coroutine>
-#if ALLOY_MSL_USE_MATRIX || ALLOY_MSL_USE_TENSOR
-#error "simdgroup matrices and tensor ops synchronise inside the runtime: such kernels run as fibers"
 #endif
+#if (ALLOY_MSL_CPU_COROUTINES || ALLOY_MSL_CPU_REGIONS) && (ALLOY_MSL_USE_MATRIX || ALLOY_MSL_USE_TENSOR)
+#error "simdgroup matrices and tensor ops synchronise inside the runtime: such kernels run as fibers"
 #endif
 
 // Threadgroup memory: one instance per OS thread, shared by the fibers of the
@@ -28,8 +28,8 @@
 #define ALLOY_THREADGROUP static thread_local
 #define ALLOY_PROGRAM_CONSTANT static constexpr
 #define METAL_FUNC inline __attribute__((always_inline))
-#if ALLOY_MSL_CPU_COROUTINES
-#define ALLOY_KERNEL_FN inline  // a coroutine is resumed, not inlined
+#if ALLOY_MSL_CPU_COROUTINES || ALLOY_MSL_CPU_REGIONS
+#define ALLOY_KERNEL_FN inline  // a coroutine is resumed, not inlined; regions run once per group
 #else
 #define ALLOY_KERNEL_FN inline __attribute__((always_inline))
 #endif
@@ -144,6 +144,18 @@ struct barrier_awaiter {
   }
   void await_resume() const noexcept {}
 };
+#elif ALLOY_MSL_CPU_REGIONS
+// Regions (msl/cpu_regions.h): the translation deposits every lane's value
+// in one loop over the group's threads and computes each lane's result in
+// the next; a call is the pending pair of value and computation.
+template <class T, class F> struct exchange_pending {
+  T value;
+  F then;
+};
+template <class T, class F> ALLOY_FUNC exchange_pending<T, F> exchange_then(const T& x, SyncSite, const char*, F then) {
+  static_assert(sizeof(T) <= kSimdSlotBytes, "SIMD-group functions take scalars and vectors up to 32 bytes");
+  return {x, then};
+}
 #else
 template <class T, class F> ALLOY_FUNC auto exchange_then(const T& x, SyncSite site, const char* what, F then) {
   return then(exchange(x, site, what));
@@ -763,6 +775,110 @@ template <class F> void run_coroutines(const Launch* L, F&& thread_fn) {
                                    &call};
     unsigned pos[3] = {geo.position.x, geo.position.y, geo.position.z};
     if (L->fibers->run_group_coroutines(geo.count, pos, &threads, L->error, L->error_size) != 0) return;
+  }
+}
+#endif
+
+#if ALLOY_MSL_CPU_REGIONS
+// A kernel split into regions (msl/cpu_regions.h) runs once per threadgroup:
+// each region is a loop over the group's threads, what lives across regions
+// is in per-thread arrays, and the group's state is this.
+inline constexpr unsigned kRegionMaxThreads = 1024;  // Metal's limit
+// SIMD-group calls in one statement, twice: the loop that reads one
+// statement's results deposits the next statement's values.
+inline constexpr unsigned kRegionCallsPerStatement = 4;
+inline constexpr unsigned kRegionExchangeSlots = 2 * kRegionCallsPerStatement;
+struct GroupThreads {
+  unsigned count;
+  ThreadIds base;  // the group's own ids (those of its thread 0)
+  unsigned short local[kRegionMaxThreads][3];
+  // 1: running; 0: returned; 2 + d: waiting after the loop at depth d it
+  // has left while others run on (as a SIMT machine reconverges there).
+  unsigned char alive[kRegionMaxThreads];
+  unsigned simd_mask[kRegionMaxThreads / kSimdWidth];  // living lanes at the current exchange
+  unsigned results_ready[kRegionExchangeSlots][kRegionMaxThreads / kSimdWidth];
+  alignas(16) unsigned char slots[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
+  alignas(16) unsigned char results[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
+};
+
+// Thread `tid`'s ids: the group's, with the per-thread ones set (the
+// compiler keeps only those the region reads).
+ALLOY_FUNC ThreadIds thread_ids_of(const GroupThreads& g, unsigned tid) {
+  ThreadIds t = g.base;
+  const metal::uint3 local(g.local[tid][0], g.local[tid][1], g.local[tid][2]);
+  t.thread_position_in_threadgroup = local;
+  t.thread_position_in_grid = g.base.thread_position_in_grid + local;
+  t.thread_index_in_threadgroup = tid;
+  t.thread_index_in_simdgroup = tid % kSimdWidth;
+  t.simdgroup_index_in_threadgroup = tid / kSimdWidth;
+  t.thread_index_in_quadgroup = tid % 4;
+  t.quadgroup_index_in_threadgroup = tid / 4;
+  return t;
+}
+
+template <class P> ALLOY_FUNC void region_deposit(GroupThreads& g, unsigned slot, unsigned tid, const P& pending) {
+  __builtin_memcpy(g.slots[slot][tid], &pending.value, sizeof(pending.value));
+}
+// Between the loop that deposits and the loop that reads: the lanes taking
+// part are those still living.
+ALLOY_FUNC void region_exchange(GroupThreads& g, unsigned first_slot, unsigned slots) {
+  const unsigned groups = (g.count + kSimdWidth - 1) / kSimdWidth;
+  for (unsigned s = 0; s < groups; ++s) {
+    unsigned m = 0;
+    for (unsigned l = 0; l < kSimdWidth && s * kSimdWidth + l < g.count; ++l)
+      m |= unsigned(g.alive[s * kSimdWidth + l] == 1) << l;
+    g.simd_mask[s] = m;
+    for (unsigned k = first_slot; k < first_slot + slots; ++k) g.results_ready[k][s] = 0;
+  }
+}
+template <class P> ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot, unsigned tid, const P& pending) {
+  const unsigned s = tid / kSimdWidth, first = s * kSimdWidth;
+  detail::exchanged<decltype(pending.value)> e;
+  e.v.slots = g.slots[slot][first];
+  e.v.mask = g.simd_mask[s];
+  e.v.lane = tid % kSimdWidth;
+  e.v.width = g.count - first < kSimdWidth ? g.count - first : kSimdWidth;
+  e.v.results = g.results[slot][first];
+  e.v.results_ready = &g.results_ready[slot][s];
+  return pending.then(e);
+}
+// A loop whose body has barriers runs for the group as a whole, while any
+// running thread's condition holds; a thread whose condition fails waits
+// after the loop (at nesting depth `depth`) until the last one leaves. (In
+// Metal every thread must reach a barrier; where some leave early, the
+// others' barriers count the threads still in the loop, as fibers do.)
+template <class F> ALLOY_FUNC bool region_loop(GroupThreads& g, F cond, unsigned depth) {
+  bool any = false;
+  for (unsigned tid = 0; tid < g.count; ++tid) {
+    if (g.alive[tid] != 1) continue;
+    if (cond(tid)) any = true;
+    else g.alive[tid] = static_cast<unsigned char>(2 + depth);
+  }
+  if (!any)
+    for (unsigned tid = 0; tid < g.count; ++tid)
+      if (g.alive[tid] == 2 + depth) g.alive[tid] = 1;
+  return any;
+}
+
+// run<true>'s contract for a kernel split into regions: group_fn(GroupThreads&)
+// runs one whole threadgroup.
+template <class F> void run_regions(const Launch* L, F&& group_fn) {
+  static thread_local GroupThreads g;
+  for (unsigned long long n = L->tg_begin; n < L->tg_end; ++n) {
+    if (L->cancel && __atomic_load_n(L->cancel, __ATOMIC_RELAXED)) return;
+    const GroupGeometry geo = group_geometry(L->grid, L->threadgroup, n);
+    fill_thread_ids(g.base, geo, metal::uint3(0u), 0u);
+    g.count = geo.count;
+    unsigned tid = 0;
+    for (unsigned z = 0; z < geo.actual.z; ++z)
+      for (unsigned y = 0; y < geo.actual.y; ++y)
+        for (unsigned x = 0; x < geo.actual.x; ++x, ++tid) {
+          g.local[tid][0] = (unsigned short)x;
+          g.local[tid][1] = (unsigned short)y;
+          g.local[tid][2] = (unsigned short)z;
+          g.alive[tid] = 1;
+        }
+    group_fn(g);
   }
 }
 #endif

@@ -6,12 +6,12 @@
 #define ALLOY_MSL_USE_SIMD 1
 #define ALLOY_MSL_USE_ATOMICS 1
 #define ALLOY_MSL_USE_MLX_UTILS 1
-#define ALLOY_MSL_CPU_COROUTINES 1
+#define ALLOY_MSL_CPU_REGIONS 1
 #include "metal_cpu.h"
 #include "mlx_utils.h"
 using namespace metal;
 template <typename T>
-ALLOY_KERNEL_FN ::alloy_msl::cpu::thread_task custom_kernel_grid_sample_grad_float_float_float_float_float_float(
+ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_float_float(
     const float* x,
     const int* x_shape,
     const float* grid,
@@ -19,12 +19,10 @@ ALLOY_KERNEL_FN ::alloy_msl::cpu::thread_task custom_kernel_grid_sample_grad_flo
     const float* cotangent,
     atomic<float>* x_grad,
     atomic<float>* grid_grad,
-    uint thread_index_in_simdgroup,
-    uint3 thread_position_in_grid,
-    uint threads_per_simdgroup) {
+    ::alloy_msl::cpu::GroupThreads& alloy_g) {
 #line 1 "source"
 
-        uint elem = thread_position_in_grid.x;
+        alignas(64) static thread_local T alloy_fv_gix[::alloy_msl::cpu::kRegionMaxThreads]; alignas(64) static thread_local T alloy_fv_gix_mult[::alloy_msl::cpu::kRegionMaxThreads]; alignas(64) static thread_local T alloy_fv_giy[::alloy_msl::cpu::kRegionMaxThreads]; alignas(64) static thread_local T alloy_fv_giy_mult[::alloy_msl::cpu::kRegionMaxThreads]; alignas(64) static thread_local uint alloy_fv_grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_index_in_simdgroup = alloy_ids.thread_index_in_simdgroup; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto threads_per_simdgroup = alloy_ids.threads_per_simdgroup; { uint elem = thread_position_in_grid.x;
         int H = x_shape[1];
         int W = x_shape[2];
         int C = x_shape[3];
@@ -38,9 +36,9 @@ ALLOY_KERNEL_FN ::alloy_msl::cpu::thread_task custom_kernel_grid_sample_grad_flo
         int h_stride = W * w_stride;
         int b_stride = H * h_stride;
 
-        uint grid_idx = elem / C_padded * 2;
-        float ix = ((grid[grid_idx] + 1) * W - 1) / 2;
-        float iy = ((grid[grid_idx + 1] + 1) * H - 1) / 2;
+        alloy_fv_grid_idx[alloy_tid] = elem / C_padded * 2;
+        float ix = ((grid[alloy_fv_grid_idx[alloy_tid]] + 1) * W - 1) / 2;
+        float iy = ((grid[alloy_fv_grid_idx[alloy_tid] + 1] + 1) * H - 1) / 2;
 
         int ix_nw = floor(ix);
         int iy_nw = floor(iy);
@@ -63,8 +61,8 @@ ALLOY_KERNEL_FN ::alloy_msl::cpu::thread_task custom_kernel_grid_sample_grad_flo
         int channel_idx = elem % C_padded;
         int base_idx = batch_idx + channel_idx;
 
-        T gix = T(0);
-        T giy = T(0);
+        alloy_fv_gix[alloy_tid] = T(0);
+        alloy_fv_giy[alloy_tid] = T(0);
         if (channel_idx < C) {
             int cot_index = elem / C_padded * C + channel_idx;
             T cot = cotangent[cot_index];
@@ -73,55 +71,54 @@ ALLOY_KERNEL_FN ::alloy_msl::cpu::thread_task custom_kernel_grid_sample_grad_flo
                 atomic_fetch_add_explicit(&x_grad[offset], nw * cot, memory_order_relaxed);
 
                 T I_nw = x[offset];
-                gix -= I_nw * (iy_se - iy) * cot;
-                giy -= I_nw * (ix_se - ix) * cot;
+                alloy_fv_gix[alloy_tid] -= I_nw * (iy_se - iy) * cot;
+                alloy_fv_giy[alloy_tid] -= I_nw * (ix_se - ix) * cot;
             }
             if (iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1) {
                 int offset = base_idx + iy_ne * h_stride + ix_ne * w_stride;
                 atomic_fetch_add_explicit(&x_grad[offset], ne * cot, memory_order_relaxed);
 
                 T I_ne = x[offset];
-                gix += I_ne * (iy_sw - iy) * cot;
-                giy -= I_ne * (ix - ix_sw) * cot;
+                alloy_fv_gix[alloy_tid] += I_ne * (iy_sw - iy) * cot;
+                alloy_fv_giy[alloy_tid] -= I_ne * (ix - ix_sw) * cot;
             }
             if (iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1) {
                 int offset = base_idx + iy_sw * h_stride + ix_sw * w_stride;
                 atomic_fetch_add_explicit(&x_grad[offset], sw * cot, memory_order_relaxed);
 
                 T I_sw = x[offset];
-                gix -= I_sw * (iy - iy_ne) * cot;
-                giy += I_sw * (ix_ne - ix) * cot;
+                alloy_fv_gix[alloy_tid] -= I_sw * (iy - iy_ne) * cot;
+                alloy_fv_giy[alloy_tid] += I_sw * (ix_ne - ix) * cot;
             }
             if (iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1) {
                 int offset = base_idx + iy_se * h_stride + ix_se * w_stride;
                 atomic_fetch_add_explicit(&x_grad[offset], se * cot, memory_order_relaxed);
 
                 T I_se = x[offset];
-                gix += I_se * (iy - iy_nw) * cot;
-                giy += I_se * (ix - ix_nw) * cot;
+                alloy_fv_gix[alloy_tid] += I_se * (iy - iy_nw) * cot;
+                alloy_fv_giy[alloy_tid] += I_se * (ix - ix_nw) * cot;
             }
         }
 
-        T gix_mult = W / 2;
-        T giy_mult = H / 2;
+        alloy_fv_gix_mult[alloy_tid] = W / 2;
+        alloy_fv_giy_mult[alloy_tid] = H / 2;
 
         // Reduce across each simdgroup first.
         // This is much faster than relying purely on atomics.
-        ::alloy_msl::simd_reconverge(); gix = (co_await simd_sum(gix));
-        ::alloy_msl::simd_reconverge(); giy = (co_await simd_sum(giy));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 0, alloy_tid, simd_sum ( alloy_fv_gix[alloy_tid] )); alloy_next_1: ; } ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_index_in_simdgroup = alloy_ids.thread_index_in_simdgroup; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto threads_per_simdgroup = alloy_ids.threads_per_simdgroup; { alloy_fv_gix[alloy_tid] = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, simd_sum(alloy_fv_gix[alloy_tid]));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( alloy_fv_giy[alloy_tid] )); alloy_next_2: ; } ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_index_in_simdgroup = alloy_ids.thread_index_in_simdgroup; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto threads_per_simdgroup = alloy_ids.threads_per_simdgroup; { alloy_fv_giy[alloy_tid] = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(alloy_fv_giy[alloy_tid]));
 
         if (thread_index_in_simdgroup == 0) {
-            atomic_fetch_add_explicit(&grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
-            atomic_fetch_add_explicit(&grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
-        }
+            atomic_fetch_add_explicit(&grid_grad[alloy_fv_grid_idx[alloy_tid]], alloy_fv_gix[alloy_tid] * alloy_fv_gix_mult[alloy_tid], memory_order_relaxed);
+            atomic_fetch_add_explicit(&grid_grad[alloy_fv_grid_idx[alloy_tid] + 1], alloy_fv_giy[alloy_tid] * alloy_fv_giy_mult[alloy_tid], memory_order_relaxed);
+        }  } alloy_next_3: ; } 
     
-#line 119 "generated"
-co_return;
+#line 117 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {
-  alloy_msl::cpu::run_coroutines(L, [&](const alloy_msl::ThreadIds& t) {
-    return custom_kernel_grid_sample_grad_float_float_float_float_float_float<float>(
+  alloy_msl::cpu::run_regions(L, [&](alloy_msl::cpu::GroupThreads& alloy_g) {
+    custom_kernel_grid_sample_grad_float_float_float_float_float_float<float>(
         static_cast<const float*>(L->buffers[0]),
         L->shapes[0],
         static_cast<const float*>(L->buffers[1]),
@@ -129,8 +126,6 @@ extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) 
         static_cast<const float*>(L->buffers[2]),
         static_cast<atomic<float>*>(L->buffers[3]),
         static_cast<atomic<float>*>(L->buffers[4]),
-        t.thread_index_in_simdgroup,
-        t.thread_position_in_grid,
-        t.threads_per_simdgroup);
+        alloy_g);
   });
 }

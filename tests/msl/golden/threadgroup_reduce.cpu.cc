@@ -1,47 +1,40 @@
 // custom_kernel_tg_reduce_float_256_float_float: MLX metal_kernel 'tg_reduce' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
 #define ALLOY_MATH_MODE_SAFE 1
 #define ALLOY_MSL_SELECT 1
-#define ALLOY_MSL_CPU_COROUTINES 1
+#define ALLOY_MSL_CPU_REGIONS 1
 #include "metal_cpu.h"
 using namespace metal;
 template <typename T, int N>
-ALLOY_KERNEL_FN ::alloy_msl::cpu::thread_task custom_kernel_tg_reduce_float_256_float_float(
+ALLOY_KERNEL_FN void custom_kernel_tg_reduce_float_256_float_float(
     const float* inp,
     float* out,
-    uint3 thread_position_in_grid,
-    uint3 thread_position_in_threadgroup,
-    uint3 threadgroup_position_in_grid,
-    uint3 threads_per_threadgroup) {
+    ::alloy_msl::cpu::GroupThreads& alloy_g) {
 #line 1 "source"
 
     #define TILE 32
-    ALLOY_THREADGROUP T partial[N];
+    alignas(64) static thread_local uint alloy_fv_lid[::alloy_msl::cpu::kRegionMaxThreads]; alignas(64) static thread_local T * alloy_fv_p[::alloy_msl::cpu::kRegionMaxThreads]; alignas(64) static thread_local uint alloy_fv_s[::alloy_msl::cpu::kRegionMaxThreads]; ALLOY_THREADGROUP T partial[N];
     ALLOY_THREADGROUP float tile[TILE][TILE + 1];
-    uint lid = thread_position_in_threadgroup.x;
+    for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto thread_position_in_threadgroup = alloy_ids.thread_position_in_threadgroup; [[maybe_unused]] const auto threadgroup_position_in_grid = alloy_ids.threadgroup_position_in_grid; [[maybe_unused]] const auto threads_per_threadgroup = alloy_ids.threads_per_threadgroup; {  alloy_fv_lid[alloy_tid] = thread_position_in_threadgroup.x;
     uint gid = thread_position_in_grid.x;
-    partial[lid] = inp[gid];
-    tile[lid % TILE][lid / TILE] = 0.0f;
-    (co_await threadgroup_barrier(mem_flags::mem_threadgroup));
-    T* p = partial;
-    for (uint s = threads_per_threadgroup.x / 2; s > 0; s /= 2) {
-        if (lid < s) p[lid] += p[lid + s];
-        (co_await threadgroup_barrier(mem_flags::mem_threadgroup));
-    }
-    if (lid == 0) {
+    partial[alloy_fv_lid[alloy_tid]] = inp[gid];
+    tile[alloy_fv_lid[alloy_tid] % TILE][alloy_fv_lid[alloy_tid] / TILE] = 0.0f;
+    
+     } alloy_next_1: ; } for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto thread_position_in_threadgroup = alloy_ids.thread_position_in_threadgroup; [[maybe_unused]] const auto threadgroup_position_in_grid = alloy_ids.threadgroup_position_in_grid; [[maybe_unused]] const auto threads_per_threadgroup = alloy_ids.threads_per_threadgroup; {  alloy_fv_p[alloy_tid] = partial;
+     } alloy_next_2: ; } for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto thread_position_in_threadgroup = alloy_ids.thread_position_in_threadgroup; [[maybe_unused]] const auto threadgroup_position_in_grid = alloy_ids.threadgroup_position_in_grid; [[maybe_unused]] const auto threads_per_threadgroup = alloy_ids.threads_per_threadgroup; { alloy_fv_s[alloy_tid] = threads_per_threadgroup . x / 2;  } alloy_next_3: ; } while (::alloy_msl::cpu::region_loop(alloy_g, [&](unsigned alloy_tid) -> bool { const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto thread_position_in_threadgroup = alloy_ids.thread_position_in_threadgroup; [[maybe_unused]] const auto threadgroup_position_in_grid = alloy_ids.threadgroup_position_in_grid; [[maybe_unused]] const auto threads_per_threadgroup = alloy_ids.threads_per_threadgroup; return bool(alloy_fv_s[alloy_tid] > 0); }, 0u)) {  {
+        for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto thread_position_in_threadgroup = alloy_ids.thread_position_in_threadgroup; [[maybe_unused]] const auto threadgroup_position_in_grid = alloy_ids.threadgroup_position_in_grid; [[maybe_unused]] const auto threads_per_threadgroup = alloy_ids.threads_per_threadgroup; { if (alloy_fv_lid[alloy_tid] < alloy_fv_s[alloy_tid]) alloy_fv_p[alloy_tid][alloy_fv_lid[alloy_tid]] += alloy_fv_p[alloy_tid][alloy_fv_lid[alloy_tid] + alloy_fv_s[alloy_tid]];
+        
+     } alloy_next_4: ; } } for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto thread_position_in_threadgroup = alloy_ids.thread_position_in_threadgroup; [[maybe_unused]] const auto threadgroup_position_in_grid = alloy_ids.threadgroup_position_in_grid; [[maybe_unused]] const auto threads_per_threadgroup = alloy_ids.threads_per_threadgroup; { alloy_fv_s[alloy_tid] /= 2;  } alloy_next_5: ; } } 
+    for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto thread_position_in_threadgroup = alloy_ids.thread_position_in_threadgroup; [[maybe_unused]] const auto threadgroup_position_in_grid = alloy_ids.threadgroup_position_in_grid; [[maybe_unused]] const auto threads_per_threadgroup = alloy_ids.threads_per_threadgroup; { if (alloy_fv_lid[alloy_tid] == 0) {
         out[threadgroup_position_in_grid.x] = ((T*)partial)[0];
-    }
-#line 34 "generated"
-co_return;
+    }  } alloy_next_6: ; } 
+#line 31 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {
-  alloy_msl::cpu::run_coroutines(L, [&](const alloy_msl::ThreadIds& t) {
-    return custom_kernel_tg_reduce_float_256_float_float<float, 256>(
+  alloy_msl::cpu::run_regions(L, [&](alloy_msl::cpu::GroupThreads& alloy_g) {
+    custom_kernel_tg_reduce_float_256_float_float<float, 256>(
         static_cast<const float*>(L->buffers[0]),
         static_cast<float*>(L->buffers[1]),
-        t.thread_position_in_grid,
-        t.thread_position_in_threadgroup,
-        t.threadgroup_position_in_grid,
-        t.threads_per_threadgroup);
+        alloy_g);
   });
 }

@@ -1,0 +1,665 @@
+#include "msl/cpu_regions.h"
+
+#include <map>
+#include <set>
+
+#include "msl/builtins.h"
+#include "msl/token_rules.h"
+
+namespace alloy::msl {
+namespace {
+
+using Kind = BodyStmt::Kind;
+using Out = std::vector<std::optional<std::string>>;
+
+// Thrown inside the plan: the body is not one regions can take.
+struct NotRegions {
+  std::string why;
+};
+
+std::string line_of(const Token& t) { return "source line " + std::to_string(t.line); }
+
+bool is_barrier_name(const std::string& n) { return n == "threadgroup_barrier" || n == "simdgroup_barrier"; }
+
+// An awaitable synchronising call at toks[i] (msl/builtins.h).
+bool is_sync_call(const std::vector<Token>& toks, std::size_t i) {
+  const Token& t = toks[i];
+  return t.kind == TokenKind::Identifier && !is_member_access(toks, i) && is_awaitable_sync_function(t.text) &&
+         i + 1 < toks.size() && toks[i + 1].is_punct("(");
+}
+
+bool has_sync(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
+  for (std::size_t i = b; i < e; ++i)
+    if (is_sync_call(toks, i)) return true;
+  return false;
+}
+
+// ---- statements -------------------------------------------------------------
+
+class Parser {
+ public:
+  explicit Parser(const std::vector<Token>& toks) : t_(toks) {}
+
+  std::vector<BodyStmt> list(std::size_t b, std::size_t e) {
+    std::vector<BodyStmt> out;
+    std::size_t i = b;
+    while (i < e) out.push_back(stmt(i, e));
+    return out;
+  }
+
+ private:
+  std::size_t match(std::size_t open, std::size_t e) const {
+    int depth = 0;
+    for (std::size_t k = open; k < e; ++k) {
+      if (t_[k].kind == TokenKind::Directive) throw NotRegions{"a preprocessor line inside a statement (" + line_of(t_[k]) + ")"};
+      if (opens_bracket(t_[k])) ++depth;
+      if (closes_bracket(t_[k]) && --depth == 0) return k;
+    }
+    throw NotRegions{"an unclosed bracket"};
+  }
+
+  void expect(std::size_t i, std::size_t e, const char* punct) const {
+    if (i >= e || !t_[i].is_punct(punct)) throw NotRegions{std::string("an unexpected form where `") + punct + "` was due"};
+  }
+
+  BodyStmt stmt(std::size_t& i, std::size_t e) {
+    BodyStmt s;
+    s.begin = i;
+    const Token& t = t_[i];
+    if (t.kind == TokenKind::Directive) {
+      s.kind = Kind::Directive;
+      i = s.end = i + 1;
+      return s;
+    }
+    if (t.is_punct("{")) {
+      s.kind = Kind::Block;
+      std::size_t c = match(i, e);
+      s.kids = list(i + 1, c);
+      i = s.end = c + 1;
+      return s;
+    }
+    if (t.is_ident("if") || t.is_ident("for") || t.is_ident("while") || t.is_ident("switch")) {
+      s.kind = t.is("if") ? Kind::If : t.is("for") ? Kind::For : t.is("while") ? Kind::While : Kind::Switch;
+      expect(i + 1, e, "(");
+      s.open = i + 1;
+      s.close = match(i + 1, e);
+      i = s.close + 1;
+      if (i >= e) throw NotRegions{"a statement without a body"};
+      s.kids.push_back(stmt(i, e));
+      if (s.kind == Kind::If && i < e && t_[i].is_ident("else")) {
+        ++i;
+        if (i >= e) throw NotRegions{"an else without a body"};
+        s.kids.push_back(stmt(i, e));
+      }
+      s.end = i;
+      return s;
+    }
+    if (t.is_ident("do")) {
+      s.kind = Kind::Do;
+      ++i;
+      s.kids.push_back(stmt(i, e));
+      if (i >= e || !t_[i].is_ident("while")) throw NotRegions{"a do without its while"};
+      expect(i + 1, e, "(");
+      s.open = i + 1;
+      s.close = match(i + 1, e);
+      expect(s.close + 1, e, ";");
+      i = s.end = s.close + 2;
+      return s;
+    }
+    // A simple statement: to the `;` outside brackets.
+    std::size_t k = i;
+    while (k < e && !t_[k].is_punct(";")) {
+      if (t_[k].kind == TokenKind::Directive) throw NotRegions{"a preprocessor line inside a statement (" + line_of(t_[k]) + ")"};
+      k = opens_bracket(t_[k]) ? match(k, e) + 1 : k + 1;
+    }
+    if (k >= e) throw NotRegions{"a statement without its `;`"};
+    s.kind = Kind::Simple;
+    i = s.end = k + 1;
+    return s;
+  }
+
+  const std::vector<Token>& t_;
+};
+
+// ---- declarations -----------------------------------------------------------
+
+struct Declaration {
+  std::size_t type_begin = 0, name = 0, after = 0;  // `after`: the token ending the declarator's name and dims
+  char init = 0;                                    // '=', '(' or '{'; 0 for none
+  bool array = false, multiple = false, threadgroup = false, constant = false, uses_auto = false, is_static = false;
+};
+
+const std::set<std::string>& statement_keywords() {
+  static const std::set<std::string> k = {"return", "if", "else", "for", "while", "do", "switch", "case", "default",
+                                          "break", "continue", "goto", "co_return", "co_await", "sizeof", "new",
+                                          "delete", "throw", "using", "typedef", "namespace", "template",
+                                          "static_assert", "const_cast", "static_cast", "reinterpret_cast"};
+  return k;
+}
+
+// The declaration in tokens [b, e) (a statement without its `;`, or a for
+// loop's init clause), if it is one.
+std::optional<Declaration> declaration(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  if (b >= e || t[b].kind != TokenKind::Identifier || statement_keywords().count(t[b].text)) return std::nullopt;
+  std::size_t p = b;
+  while (p < e) {
+    const Token& x = t[p];
+    if (x.is_punct("<") && p > b && t[p - 1].kind == TokenKind::Identifier) {
+      std::size_t c = closing_angle(t, p);
+      if (c == 0 || c >= e) return std::nullopt;
+      p = c + 1;
+      continue;
+    }
+    if (x.is_punct("=") || x.is_punct("[") || x.is_punct("(") || x.is_punct("{") || x.is_punct(",")) break;
+    if (x.kind == TokenKind::Punct && !(x.is("*") || x.is("&") || x.is("::") || x.is(">"))) return std::nullopt;
+    if (x.kind != TokenKind::Punct && x.kind != TokenKind::Identifier) return std::nullopt;
+    ++p;
+  }
+  const std::size_t name = p - 1;
+  if (name <= b || t[name].kind != TokenKind::Identifier || statement_keywords().count(t[name].text)) return std::nullopt;
+  Declaration d;
+  d.type_begin = b;
+  d.name = name;
+  for (std::size_t k = b; k < name; ++k) {
+    // Threadgroup storage (not a pointer to it, which each thread has).
+    d.threadgroup = d.threadgroup || (t[k].is_ident("threadgroup") && declares_threadgroup_storage(t, k));
+    d.constant = d.constant || t[k].is_ident("constexpr");
+    d.uses_auto = d.uses_auto || t[k].is_ident("auto");
+    d.is_static = d.is_static || t[k].is_ident("static");
+  }
+  std::size_t k = p;
+  while (k < e && t[k].is_punct("[")) {
+    int depth = 0;
+    for (; k < e; ++k) {
+      if (t[k].is_punct("[")) ++depth;
+      if (t[k].is_punct("]") && --depth == 0) break;
+    }
+    ++k;
+    d.array = true;
+  }
+  d.after = k;
+  if (k < e) {
+    if (t[k].is_punct("=")) d.init = '=';
+    else if (t[k].is_punct("(")) d.init = '(';
+    else if (t[k].is_punct("{")) d.init = '{';
+  }
+  int depth = 0;
+  for (std::size_t j = p; j < e; ++j) {
+    if (opens_bracket(t[j])) ++depth;
+    if (closes_bracket(t[j])) --depth;
+    if (depth == 0 && t[j].is_punct(",")) d.multiple = true;
+  }
+  return d;
+}
+
+// A for loop's header clauses: [open+1, s1), [s1+1, s2), [s2+1, close).
+void for_clauses(const std::vector<Token>& t, const BodyStmt& s, std::size_t& s1, std::size_t& s2) {
+  s1 = s2 = 0;
+  int depth = 0;
+  for (std::size_t k = s.open + 1; k < s.close; ++k) {
+    if (opens_bracket(t[k])) ++depth;
+    if (closes_bracket(t[k])) --depth;
+    if (depth == 0 && t[k].is_punct(";")) (s1 ? s2 : s1) = k;
+  }
+  if (!s1 || !s2) throw NotRegions{"a for loop header of another form"};
+}
+
+// ---- the plan -----------------------------------------------------------------
+
+const std::vector<BodyStmt>& loop_body(const BodyStmt& s, std::vector<BodyStmt>& one) {
+  const BodyStmt& b = s.kids[0];
+  if (b.kind == Kind::Block) return b.kids;
+  one.assign(1, b);
+  return one;
+}
+
+// A `break` or `continue` of this loop itself (not of one nested in it).
+bool jumps_out(const std::vector<Token>& t, const BodyStmt& s) {
+  if (s.kind == Kind::For || s.kind == Kind::While || s.kind == Kind::Do || s.kind == Kind::Switch) return false;
+  if (s.kind == Kind::Simple)
+    for (std::size_t k = s.begin; k < s.end; ++k)
+      if (t[k].is_ident("break") || t[k].is_ident("continue")) return true;
+  for (const BodyStmt& c : s.kids)
+    if (jumps_out(t, c)) return true;
+  return false;
+}
+
+bool is_barrier_statement(const std::vector<Token>& t, const BodyStmt& s) {
+  return s.kind == Kind::Simple && is_sync_call(t, s.begin) && is_barrier_name(t[s.begin].text) &&
+         s.end >= s.begin + 4 && t[s.end - 2].is_punct(")") && t[s.end - 1].is_punct(";");
+}
+
+// The SIMD-group calls of a statement: (name, closing paren) pairs.
+std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<Token>& t, const BodyStmt& s) {
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  for (std::size_t k = s.begin; k < s.end; ++k) {
+    if (!is_sync_call(t, k)) continue;
+    int depth = 0;
+    std::size_t c = k + 1;
+    for (; c < s.end; ++c) {
+      if (t[c].is_punct("(")) ++depth;
+      if (t[c].is_punct(")") && --depth == 0) break;
+    }
+    calls.emplace_back(k, c);
+    k = c;  // a call in the arguments is nested: refused below
+  }
+  return calls;
+}
+
+class Planner {
+ public:
+  explicit Planner(const std::vector<Token>& t) : t_(t) {}
+
+  void check(const std::vector<BodyStmt>& list, bool in_loop) {
+    for (const BodyStmt& s : list) {
+      if (!has_sync(t_, s.begin, s.end)) {
+        if (in_loop && jumps_out(t_, s))
+          throw NotRegions{"a break or continue leaves a loop with barriers (" + line_of(t_[s.begin]) + ")"};
+        continue;
+      }
+      switch (s.kind) {
+        case Kind::Simple: check_simple(s, in_loop); break;
+        case Kind::Block: check(s.kids, in_loop); break;
+        case Kind::For:
+        case Kind::While: {
+          if (has_sync(t_, s.open, s.close))
+            throw NotRegions{"a loop header synchronises (" + line_of(t_[s.begin]) + ")"};
+          std::vector<BodyStmt> one;
+          check(loop_body(s, one), true);
+          break;
+        }
+        default:
+          throw NotRegions{"a barrier or SIMD-group call under `" + t_[s.begin].text + "` (" + line_of(t_[s.begin]) +
+                           "), which may not hold for every thread"};
+      }
+    }
+  }
+
+  // Region numbers: each group-level statement's tokens get the region it runs in.
+  void number(const std::vector<BodyStmt>& list) {
+    for (const BodyStmt& s : list) {
+      if (!has_sync(t_, s.begin, s.end)) {
+        // Threadgroup storage and constants are declared once for the group,
+        // between regions.
+        auto d = s.kind == Kind::Simple ? declaration(t_, s.begin, s.end - 1) : std::nullopt;
+        const bool between = d && (d->threadgroup || d->constant);
+        if (between) ++cur_;
+        mark(s.begin, s.end, cur_);
+        if (s.kind == Kind::Simple) declare(s.begin, s.end - 1, cur_, true);
+        else if (s.kind == Kind::For) nested_for_init(s);
+        collect_nested(s);
+        if (between) ++cur_;
+        continue;
+      }
+      if (s.kind == Kind::Simple) {
+        if (is_barrier_statement(t_, s)) {
+          ++cur_;
+          continue;
+        }
+        // Deposits end the region before; the statement starts the next.
+        for (auto [call, close] : simd_calls(t_, s)) mark(call, close + 1, cur_);
+        ++cur_;
+        mark(s.begin, s.end, cur_);
+        declare(s.begin, s.end - 1, cur_, true);
+        continue;
+      }
+      if (s.kind == Kind::Block) {
+        number(s.kids);
+        continue;
+      }
+      // A loop with barriers: its init, its condition, its body and its
+      // increment each run in regions of their own.
+      std::size_t s1 = 0, s2 = 0;
+      if (s.kind == Kind::For) {
+        for_clauses(t_, s, s1, s2);
+        ++cur_;
+        mark(s.open + 1, s1, cur_);
+        declare(s.open + 1, s1, cur_, true);
+        ++cur_;
+        mark(s1 + 1, s2, cur_);
+      } else {
+        ++cur_;
+        mark(s.open + 1, s.close, cur_);
+      }
+      ++cur_;
+      std::vector<BodyStmt> one;
+      number(loop_body(s, one));
+      ++cur_;
+      if (s.kind == Kind::For) mark(s2 + 1, s.close, cur_);
+      ++cur_;
+    }
+  }
+
+  RegionsPlan finish(std::vector<BodyStmt> body, const std::vector<std::string>& attributes) {
+    RegionsPlan plan;
+    plan.body = std::move(body);
+    plan.attributes = attributes;
+    for (const auto& [name, decls] : decls_) {
+      // Declared at the body's own scope and used in a region other than its
+      // own: it must live in a per-thread array.
+      const Decl* own = nullptr;
+      for (const Decl& d : decls)
+        if (!d.nested && !own) own = &d;
+      if (!own) continue;
+      bool crosses = false;
+      for (const Use& u : uses_)
+        if (t_[u.token].text == name && u.region != own->region) crosses = true;
+      if (!crosses) continue;
+      if (decls.size() > 1) throw NotRegions{"'" + name + "' is declared more than once and lives across a barrier"};
+      const Declaration& x = own->decl;
+      if (x.uses_auto) throw NotRegions{"'" + name + "' is declared `auto` and lives across a barrier"};
+      if (x.multiple) throw NotRegions{"'" + name + "' is declared with others in one statement and lives across a barrier"};
+      if (x.is_static) throw NotRegions{"'" + name + "' is static"};
+      if (x.threadgroup || x.constant) continue;  // placed once for the group
+      if (x.init == '(' || x.init == '{' || (x.array && x.init))
+        throw NotRegions{"'" + name + "' is initialised in a form regions cannot split (" + line_of(t_[x.name]) + ")"};
+      plan.hoisted.push_back({x.type_begin, x.name, x.after, x.init == '='});
+    }
+    return plan;
+  }
+
+ private:
+  struct Use {
+    std::size_t token;
+    int region;
+  };
+  struct Decl {
+    Declaration decl;
+    int region;
+    bool nested;
+  };
+
+  void check_simple(const BodyStmt& s, bool in_loop) {
+    if (is_barrier_statement(t_, s)) return;
+    for (std::size_t k = s.begin; k < s.end; ++k)
+      if (is_sync_call(t_, k) && is_barrier_name(t_[k].text))
+        throw NotRegions{"a barrier inside a larger statement (" + line_of(t_[k]) + ")"};
+    if (in_loop) throw NotRegions{"a SIMD-group call inside a loop with barriers (" + line_of(t_[s.begin]) + ")"};
+    for (std::size_t k = s.begin; k < s.end; ++k) {
+      const Token& x = t_[k];
+      if (x.is_punct("?") || x.is_punct("&&") || x.is_punct("||") || x.is_ident("return"))
+        throw NotRegions{"a SIMD-group call in a statement that evaluates parts conditionally (" + line_of(x) + ")"};
+    }
+    auto calls = simd_calls(t_, s);
+    if (calls.size() > 4) throw NotRegions{"more than 4 SIMD-group calls in one statement (" + line_of(t_[s.begin]) + ")"};
+    for (auto [call, close] : calls)
+      for (std::size_t k = call + 2; k < close; ++k) {
+        const Token& x = t_[k];
+        if (is_sync_call(t_, k)) throw NotRegions{"a SIMD-group call inside another's arguments (" + line_of(x) + ")"};
+        if (x.is_punct("++") || x.is_punct("--") || x.is_punct("=") || x.is_punct("+=") || x.is_punct("-=") ||
+            x.is_punct("*=") || x.is_punct("/="))
+          throw NotRegions{"a SIMD-group call whose arguments assign (" + line_of(x) + ")"};
+      }
+  }
+
+  void mark(std::size_t b, std::size_t e, int region) {
+    for (std::size_t k = b; k < e; ++k) {
+      const Token& x = t_[k];
+      if (x.kind == TokenKind::Identifier && !is_member_access(t_, k) && !(k > 0 && t_[k - 1].is_punct("::")))
+        uses_.push_back({k, region});
+    }
+  }
+
+  void declare(std::size_t b, std::size_t e, int region, bool group_level) {
+    if (auto d = declaration(t_, b, e)) decls_[t_[d->name].text].push_back({*d, region, !group_level});
+  }
+
+  void nested_for_init(const BodyStmt& s) {
+    std::size_t s1 = 0, s2 = 0;
+    for_clauses(t_, s, s1, s2);
+    declare(s.open + 1, s1, -1, false);
+  }
+
+  // Declarations inside a statement that runs in one region (they shadow).
+  void collect_nested(const BodyStmt& s) {
+    for (const BodyStmt& c : s.kids) {
+      if (c.kind == Kind::Simple) declare(c.begin, c.end - 1, -1, false);
+      if (c.kind == Kind::For) nested_for_init(c);
+      collect_nested(c);
+    }
+  }
+
+  const std::vector<Token>& t_;
+  std::vector<Use> uses_;
+  std::map<std::string, std::vector<Decl>> decls_;
+  int cur_ = 0;
+};
+
+// ---- the rewrite ----------------------------------------------------------------
+
+std::string text(const std::vector<Token>& t, const Out& out, std::size_t b, std::size_t e) {
+  std::string s;
+  for (std::size_t k = b; k < e; ++k) {
+    if (!s.empty()) s += ' ';
+    s += out[k] ? *out[k] : t[k].text;
+  }
+  return s;
+}
+
+std::string hoisted_name(const std::string& n) { return "alloy_fv_" + n; }
+
+class Splitter {
+ public:
+  Splitter(const RegionsPlan& plan, const std::vector<Token>& t, Out& out) : plan_(plan), t_(t), out_(out) {
+    // Each thread's ids (and its bounds check, which names it) in each region.
+    ids_ = "const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; ";
+    if (plan.bounds_check)
+      ids_ += "::alloy_msl::BoundsCheck alloy_bc = alloy_bc_group; alloy_bc.thread = alloy_ids.thread_position_in_grid; ";
+    for (const std::string& a : plan.attributes) ids_ += "[[maybe_unused]] const auto " + a + " = alloy_ids." + a + "; ";
+  }
+
+  void run() {
+    std::string prologue;
+    std::set<std::string> names;
+    for (const HoistedVariable& h : plan_.hoisted) {
+      const std::string name = t_[h.name].text;
+      names.insert(name);
+      std::string type;
+      for (std::size_t k = h.type_begin; k < h.name; ++k)
+        if (!t_[k].is_ident("const")) type += (type.empty() ? "" : " ") + cur(k);
+      std::string dims = text(t_, out_, h.name + 1, h.end);
+      prologue += "alignas(64) static thread_local " + type + " " + hoisted_name(name) + "[" +
+                  "::alloy_msl::cpu::kRegionMaxThreads]" + dims + "; ";
+    }
+    // Every use of a hoisted name reads its thread's element; its
+    // declaration becomes an assignment (or nothing).
+    for (std::size_t k = 0; k < t_.size(); ++k) {
+      const Token& x = t_[k];
+      if (x.kind != TokenKind::Identifier || !names.count(x.text) || is_member_access(t_, k) ||
+          (k > 0 && t_[k - 1].is_punct("::")))
+        continue;
+      out_[k] = hoisted_name(x.text) + "[alloy_tid]";
+    }
+    for (const HoistedVariable& h : plan_.hoisted) {
+      for (std::size_t k = h.type_begin; k < h.name; ++k) out_[k] = "";
+      if (!h.initialised)
+        for (std::size_t k = h.name; k < h.end; ++k) out_[k] = "";
+      else
+        for (std::size_t k = h.name + 1; k < h.end; ++k) out_[k] = "";
+    }
+    pending_ = prologue;
+    list(plan_.body);
+    std::string tail = pending_ + (open_ ? close_text("") : "");
+    std::size_t last = t_.size();
+    while (last > 0 && t_[last - 1].kind == TokenKind::Directive) --last;
+    if (last == 0 || tail.empty()) return;
+    out_[last - 1] = cur(last - 1) + " " + tail;
+  }
+
+ private:
+  std::string cur(std::size_t k) const { return out_[k] ? *out_[k] : t_[k].text; }
+
+  std::string open_text() {
+    label_ = ++labels_;
+    return "for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) "
+           "continue; " + ids_ + "{ ";
+  }
+  std::string close_text(const std::string& deposits) {
+    return " } " + deposits + "alloy_next_" + std::to_string(label_) + ": ; } ";
+  }
+  void open() {
+    if (!open_) pending_ += open_text();
+    open_ = true;
+  }
+  void close(const std::string& deposits = "") {
+    if (open_) pending_ += close_text(deposits);
+    open_ = false;
+  }
+  // Text waiting for the next token that can carry it (not a directive).
+  void flush(std::size_t k) {
+    if (pending_.empty()) return;
+    out_[k] = pending_ + cur(k);
+    pending_.clear();
+  }
+  void returns(std::size_t b, std::size_t e) {
+    for (std::size_t k = b; k + 1 < e; ++k)
+      if (t_[k].is_ident("return") && t_[k + 1].is_punct(";")) {
+        out_[k] = "{ alloy_g.alive[alloy_tid] = 0; goto alloy_next_" + std::to_string(label_) + "; }";
+        out_[k + 1] = "";
+      }
+  }
+
+  void list(const std::vector<BodyStmt>& stmts) {
+    for (const BodyStmt& s : stmts) {
+      if (s.kind == Kind::Directive) continue;  // stays where it is
+      if (!has_sync(t_, s.begin, s.end)) {
+        auto d = s.kind == Kind::Simple ? declaration(t_, s.begin, s.end - 1) : std::nullopt;
+        if (d && (d->threadgroup || d->constant)) {
+          close();  // shared by the group: declared once, at its scope
+        } else {
+          open();
+          returns(s.begin, s.end);
+        }
+        flush(s.begin);
+        continue;
+      }
+      if (s.kind == Kind::Simple && is_barrier_statement(t_, s)) {
+        close();
+        for (std::size_t k = s.begin; k < s.end; ++k) out_[k] = "";
+        continue;
+      }
+      if (s.kind == Kind::Simple) {
+        simd_statement(s);
+        continue;
+      }
+      if (s.kind == Kind::Block) {
+        close();
+        flush(s.begin);
+        list(s.kids);
+        close();
+        out_[s.end - 1] = pending_ + cur(s.end - 1);
+        pending_.clear();
+        continue;
+      }
+      loop(s);
+    }
+  }
+
+  void simd_statement(const BodyStmt& s) {
+    auto calls = simd_calls(t_, s);
+    // Consecutive statements take turns with the slots: the loop that reads
+    // this one's deposits the next one's values.
+    const unsigned first = (statements_++ % 2) * 4;
+    std::string deposits;
+    for (std::size_t j = 0; j < calls.size(); ++j)
+      deposits += "::alloy_msl::cpu::region_deposit(alloy_g, " + std::to_string(first + j) + ", alloy_tid, " +
+                  text(t_, out_, calls[j].first, calls[j].second + 1) + "); ";
+    open();
+    close(deposits);
+    pending_ += "::alloy_msl::cpu::region_exchange(alloy_g, " + std::to_string(first) + ", " +
+                std::to_string(calls.size()) + "); ";
+    open();
+    for (std::size_t j = 0; j < calls.size(); ++j) {
+      auto [call, c] = calls[j];
+      out_[call] = "::alloy_msl::cpu::region_result(alloy_g, " + std::to_string(first + j) + ", alloy_tid, " + cur(call);
+      out_[c] = cur(c) + ")";
+    }
+    flush(s.begin);
+  }
+
+  void loop(const BodyStmt& s) {
+    close();
+    std::string init, cond, inc;
+    std::size_t s1 = 0, s2 = 0;
+    if (s.kind == Kind::For) {
+      for_clauses(t_, s, s1, s2);
+      init = text(t_, out_, s.open + 1, s1);
+      cond = text(t_, out_, s1 + 1, s2);
+      inc = text(t_, out_, s2 + 1, s.close);
+    } else {
+      cond = text(t_, out_, s.open + 1, s.close);
+    }
+    if (!init.empty()) {
+      open();
+      pending_ += init + "; ";
+      close();
+    }
+    const unsigned depth = depth_++;
+    pending_ += "while (::alloy_msl::cpu::region_loop(alloy_g, [&](unsigned alloy_tid) -> bool { " + ids_ +
+                "return bool(" + (cond.empty() ? std::string("true") : cond) + "); }, " + std::to_string(depth) +
+                "u)) { ";
+    out_[s.begin] = pending_;
+    pending_.clear();
+    for (std::size_t k = s.begin + 1; k <= s.close; ++k) out_[k] = "";
+    const BodyStmt& body = s.kids[0];
+    if (body.kind == Kind::Block) {
+      list(body.kids);
+    } else {
+      std::vector<BodyStmt> one(1, body);
+      list(one);
+    }
+    close();
+    const std::string before = pending_;  // ends the body's last region
+    pending_.clear();
+    if (!inc.empty()) {
+      open();
+      pending_ += inc + "; ";
+      close();
+    }
+    pending_ += "} ";
+    --depth_;
+    const std::size_t last = body.end - 1;
+    out_[last] = body.kind == Kind::Block ? before + cur(last) + " " + pending_ : cur(last) + " " + before + pending_;
+    pending_.clear();
+  }
+
+  const RegionsPlan& plan_;
+  const std::vector<Token>& t_;
+  Out& out_;
+  std::string ids_, pending_;
+  unsigned depth_ = 0;       // group-level loops entered
+  unsigned statements_ = 0;  // SIMD-group statements so far
+  bool open_ = false;
+  int label_ = 0, labels_ = 0;
+};
+
+}  // namespace
+
+std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const std::vector<Token>& body,
+                                        const std::vector<std::string>& attributes, std::string& why_not) {
+  try {
+    if (!spec.program_entry.empty()) throw NotRegions{"a whole program's kernels are not split yet"};
+    for (const Token& t : body)
+      if (t.is_ident("goto") || t.is_ident("co_return") || t.is_ident("co_await") || t.text.rfind("alloy_", 0) == 0)
+        throw NotRegions{"the body uses `" + t.text + "`"};
+    if (!body.empty() && body.back().kind == TokenKind::Directive)
+      throw NotRegions{"the body ends in a preprocessor line"};
+    Parser parser(body);
+    std::vector<BodyStmt> stmts = parser.list(0, body.size());
+    Planner planner(body);
+    planner.check(stmts, false);
+    planner.number(stmts);
+    RegionsPlan plan = planner.finish(std::move(stmts), attributes);
+    plan.bounds_check = spec.bounds_check;
+    return plan;
+  } catch (const NotRegions& e) {
+    why_not = e.why;
+    return std::nullopt;
+  }
+}
+
+void split_regions(const RegionsPlan& plan, const std::vector<Token>& toks, Out& out) {
+  Splitter(plan, toks, out).run();
+}
+
+}  // namespace alloy::msl

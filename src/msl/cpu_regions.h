@@ -1,0 +1,61 @@
+// The CPU target's fastest way to run a kernel whose threads synchronise:
+// split its body at each barrier and SIMD-group call into regions, and run
+// each region as a plain loop over the threadgroup's threads. A value that
+// lives from one region into another is kept in a per-thread array; a
+// SIMD-group call is a loop that deposits every lane's value, then the
+// next region reads each lane's result. No stack switches, no frames: the
+// compiler sees ordinary loops (runtime: alloy_msl::cpu::run_regions).
+//
+// It takes the control flow it can prove uniform over the group: barriers
+// and SIMD-group calls in straight-line code of the kernel's body, barriers
+// in `for` and `while` loops there (every thread must agree on the loop's
+// condition; a thread that leaves early waits after the loop until the
+// others do, as a SIMT machine reconverges there). Anything else (such a call under
+// an `if`, SIMD-group calls in a loop, `break` out of a loop with barriers,
+// a value that must live across regions declared with `auto` or with
+// several declarators, a whole program) runs on coroutines, as the plan's
+// `why_not` says.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "alloy/msl/translate.h"
+#include "msl/lexer.h"
+
+namespace alloy::msl {
+
+// A statement of the body, as token indices.
+struct BodyStmt {
+  enum class Kind { Simple, Block, If, For, While, Do, Switch, Directive };
+  Kind kind = Kind::Simple;
+  std::size_t begin = 0, end = 0;    // [begin, end)
+  std::size_t open = 0, close = 0;   // the ( ) of an if/for/while/switch header
+  std::vector<BodyStmt> kids;        // a block's statements; an if's branches; a loop's body
+};
+
+// A declaration of the body's own scope whose value lives across regions.
+struct HoistedVariable {
+  std::size_t type_begin = 0, name = 0, end = 0;  // tokens: type [type_begin, name), dims (name, end)
+  bool initialised = false;                     // `T x = ...`: becomes `x[tid] = ...`
+};
+
+struct RegionsPlan {
+  std::vector<BodyStmt> body;
+  std::vector<HoistedVariable> hoisted;
+  std::vector<std::string> attributes;  // the Metal attributes the body reads (ThreadIds members)
+  bool bounds_check = false;            // each region checks with its thread's alloy_bc
+};
+
+// nullopt, with `why_not` set, where the body cannot be split. `body`: the
+// metal_kernel body's tokens (comments dropped, directives as tokens).
+std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const std::vector<Token>& body,
+                                        const std::vector<std::string>& attributes, std::string& why_not);
+
+// The rewrite of the body into regions: writes out[i] for the body's tokens
+// (composing with replacements already there). The first token's text then
+// starts with the per-thread arrays; the last token's ends the last region.
+void split_regions(const RegionsPlan& plan, const std::vector<Token>& toks, std::vector<std::optional<std::string>>& out);
+
+}  // namespace alloy::msl
