@@ -401,7 +401,17 @@ class Planner {
   }
 
   void declare(std::size_t b, std::size_t e, int region, bool group_level) {
-    if (auto d = declaration(t_, b, e)) decls_[t_[d->name].text].push_back({*d, region, !group_level});
+    auto d = declaration(t_, b, e);
+    if (!d) {
+      // Threadgroup storage must be declared where the group's code runs once.
+      for (std::size_t k = b; k < e; ++k)
+        if (!group_level && t_[k].is_ident("threadgroup") && declares_threadgroup_storage(t_, k))
+          throw NotRegions{"threadgroup memory declared inside a block (" + line_of(t_[k]) + ")"};
+      return;
+    }
+    if (!group_level && d->threadgroup)
+      throw NotRegions{"threadgroup memory declared inside a block (" + line_of(t_[d->name]) + ")"};
+    decls_[t_[d->name].text].push_back({*d, region, !group_level});
   }
 
   void nested_for_init(const BodyStmt& s) {
@@ -436,16 +446,17 @@ std::string text(const std::vector<Token>& t, const Out& out, std::size_t b, std
   return s;
 }
 
-std::string hoisted_name(const std::string& n) { return "alloy_fv_" + n; }
+std::string hoisted_name(const std::string& n) { return "alloy_fv." + n; }
 
 class Splitter {
  public:
   Splitter(const RegionsPlan& plan, const std::vector<Token>& t, Out& out) : plan_(plan), t_(t), out_(out) {
     // Each thread's ids (and its bounds check, which names it) in each region.
-    ids_ = "const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; ";
     if (plan.bounds_check)
-      ids_ += "::alloy_msl::BoundsCheck alloy_bc = alloy_bc_group; alloy_bc.thread = alloy_ids.thread_position_in_grid; ";
-    for (const std::string& a : plan.attributes) ids_ += "[[maybe_unused]] const auto " + a + " = alloy_ids." + a + "; ";
+      ids_ += "::alloy_msl::BoundsCheck alloy_bc = alloy_bc_group; "
+              "alloy_bc.thread = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); ";
+    for (const std::string& a : plan.attributes)
+      ids_ += "[[maybe_unused]] const auto " + a + " = ::alloy_msl::cpu::region_" + a + "(alloy_g, alloy_tid); ";
   }
 
   void run() {
@@ -458,9 +469,14 @@ class Splitter {
       for (std::size_t k = h.type_begin; k < h.name; ++k)
         if (!t_[k].is_ident("const")) type += (type.empty() ? "" : " ") + cur(k);
       std::string dims = text(t_, out_, h.name + 1, h.end);
-      prologue += "alignas(64) static thread_local " + type + " " + hoisted_name(name) + "[" +
-                  "::alloy_msl::cpu::kRegionMaxThreads]" + dims + "; ";
+      prologue += type + " " + name + "[::alloy_msl::cpu::kRegionMaxThreads]" + dims + "; ";
     }
+    // One block for them all, held by the group's state (no thread_local in
+    // the loops: each access would look the thread's storage up).
+    if (!plan_.hoisted.empty())
+      prologue = "struct alloy_frame_t { " + prologue +
+                 "}; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, "
+                 "sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& alloy_fv = *alloy_fvp; ";
     // Every use of a hoisted name reads its thread's element; its
     // declaration becomes an assignment (or nothing).
     for (std::size_t k = 0; k < t_.size(); ++k) {
@@ -635,10 +651,20 @@ class Splitter {
 
 }  // namespace
 
-std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const std::vector<Token>& body,
+std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKernel& lexed,
                                         const std::vector<std::string>& attributes, std::string& why_not) {
+  const std::vector<Token>& body = lexed.source.tokens;
   try {
     if (!spec.program_entry.empty()) throw NotRegions{"a whole program's kernels are not split yet"};
+    // Split, the kernel's locals are the group's; a helper's are not.
+    auto storage_in = [](const LexedText& text) {
+      for (std::size_t k = 0; k < text.code.size(); ++k)
+        if (text.code[k].is_ident("threadgroup") && declares_threadgroup_storage(text.code, k)) return true;
+      return false;
+    };
+    bool helper_storage = storage_in(lexed.header);
+    for (const IncludedFile& f : lexed.includes) helper_storage = helper_storage || storage_in(f.lexed);
+    if (helper_storage) throw NotRegions{"a helper function declares threadgroup memory"};
     for (const Token& t : body)
       if (t.is_ident("goto") || t.is_ident("co_return") || t.is_ident("co_await") || t.text.rfind("alloy_", 0) == 0)
         throw NotRegions{"the body uses `" + t.text + "`"};

@@ -48,9 +48,9 @@ struct RegionsPlan {
   bool bounds_check = false;            // each region checks with its thread's alloy_bc
 };
 
-// nullopt, with `why_not` set, where the body cannot be split. `body`: the
-// metal_kernel body's tokens (comments dropped, directives as tokens).
-std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const std::vector<Token>& body,
+// nullopt, with `why_not` set, where the metal_kernel body (its tokens:
+// comments dropped, directives as tokens) cannot be split.
+std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKernel& lexed,
                                         const std::vector<std::string>& attributes, std::string& why_not);
 
 // The rewrite of the body into regions: writes out[i] for the body's tokens

@@ -55,7 +55,7 @@ CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, co
   if (target.target() != Target::Cpp) return {};
   CpuThreadsPlan plan = plan_cpu_threads(spec, lexed, k.analysis, features);
   if (plan.coroutines && spec.cpu_sync == KernelSpec::CpuSync::Auto)
-    plan.regions = plan_regions(spec, lexed.source.tokens, k.analysis.attributes, plan.regions_why_not);
+    plan.regions = plan_regions(spec, lexed, k.analysis.attributes, plan.regions_why_not);
   if (plan.regions) {
     plan.coroutines = false;
     features.cpu_regions = true;

@@ -25,7 +25,13 @@
 
 // Threadgroup memory: one instance per OS thread, shared by the fibers of the
 // threadgroup that thread is running (an OS thread runs one group at a time).
+// Split into regions, the kernel runs once per group: its own locals are the
+// group's (msl/cpu_regions.h admits them at the body's own scope only).
+#if ALLOY_MSL_CPU_REGIONS
+#define ALLOY_THREADGROUP
+#else
 #define ALLOY_THREADGROUP static thread_local
+#endif
 #define ALLOY_PROGRAM_CONSTANT static constexpr
 #define METAL_FUNC inline __attribute__((always_inline))
 #if ALLOY_MSL_CPU_COROUTINES || ALLOY_MSL_CPU_REGIONS
@@ -799,22 +805,51 @@ struct GroupThreads {
   unsigned results_ready[kRegionExchangeSlots][kRegionMaxThreads / kSimdWidth];
   alignas(16) unsigned char slots[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
   alignas(16) unsigned char results[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
+  // The kernel's per-thread arrays (values that live across regions).
+  void* frame = nullptr;
+  unsigned long frame_bytes = 0, frame_wanted = 0;
+  ~GroupThreads() { __builtin_free(frame); }
 };
 
-// Thread `tid`'s ids: the group's, with the per-thread ones set (the
-// compiler keeps only those the region reads).
-ALLOY_FUNC ThreadIds thread_ids_of(const GroupThreads& g, unsigned tid) {
-  ThreadIds t = g.base;
-  const metal::uint3 local(g.local[tid][0], g.local[tid][1], g.local[tid][2]);
-  t.thread_position_in_threadgroup = local;
-  t.thread_position_in_grid = g.base.thread_position_in_grid + local;
-  t.thread_index_in_threadgroup = tid;
-  t.thread_index_in_simdgroup = tid % kSimdWidth;
-  t.simdgroup_index_in_threadgroup = tid / kSimdWidth;
-  t.thread_index_in_quadgroup = tid % 4;
-  t.quadgroup_index_in_threadgroup = tid / 4;
-  return t;
+// Memory for the kernel's per-thread arrays, kept from group to group (null
+// when it cannot be had: the kernel then stops with an error).
+ALLOY_FUNC void* region_frame(GroupThreads& g, unsigned long bytes) {
+  if (bytes > g.frame_bytes) {
+    __builtin_free(g.frame);
+    g.frame = __builtin_aligned_alloc(64, (bytes + 63) / 64 * 64);
+    g.frame_bytes = g.frame ? bytes : 0;
+    g.frame_wanted = g.frame ? 0 : bytes;
+  }
+  return g.frame;
 }
+
+// Each attribute of thread `tid`, computed on its own (a region reads a few).
+ALLOY_FUNC metal::uint3 region_local(const GroupThreads& g, unsigned tid) {
+  return metal::uint3(g.local[tid][0], g.local[tid][1], g.local[tid][2]);
+}
+#define ALLOY_REGION_ATTRIBUTE(name, expr) \
+  ALLOY_FUNC auto region_##name(const GroupThreads& g, unsigned tid) { (void)tid; return expr; }
+ALLOY_REGION_ATTRIBUTE(thread_position_in_grid, g.base.thread_position_in_grid + region_local(g, tid))
+ALLOY_REGION_ATTRIBUTE(thread_position_in_threadgroup, region_local(g, tid))
+ALLOY_REGION_ATTRIBUTE(thread_index_in_threadgroup, metal::uint(tid))
+ALLOY_REGION_ATTRIBUTE(thread_index_in_simdgroup, metal::uint(tid % kSimdWidth))
+ALLOY_REGION_ATTRIBUTE(simdgroup_index_in_threadgroup, metal::uint(tid / kSimdWidth))
+ALLOY_REGION_ATTRIBUTE(thread_index_in_quadgroup, metal::uint(tid % 4))
+ALLOY_REGION_ATTRIBUTE(quadgroup_index_in_threadgroup, metal::uint(tid / 4))
+ALLOY_REGION_ATTRIBUTE(threadgroup_position_in_grid, g.base.threadgroup_position_in_grid)
+ALLOY_REGION_ATTRIBUTE(threads_per_threadgroup, g.base.threads_per_threadgroup)
+ALLOY_REGION_ATTRIBUTE(threads_per_grid, g.base.threads_per_grid)
+ALLOY_REGION_ATTRIBUTE(threadgroups_per_grid, g.base.threadgroups_per_grid)
+ALLOY_REGION_ATTRIBUTE(grid_size, g.base.grid_size)
+ALLOY_REGION_ATTRIBUTE(grid_origin, g.base.grid_origin)
+ALLOY_REGION_ATTRIBUTE(dispatch_threads_per_threadgroup, g.base.dispatch_threads_per_threadgroup)
+ALLOY_REGION_ATTRIBUTE(threads_per_simdgroup, g.base.threads_per_simdgroup)
+ALLOY_REGION_ATTRIBUTE(simdgroups_per_threadgroup, g.base.simdgroups_per_threadgroup)
+ALLOY_REGION_ATTRIBUTE(dispatch_simdgroups_per_threadgroup, g.base.dispatch_simdgroups_per_threadgroup)
+ALLOY_REGION_ATTRIBUTE(thread_execution_width, g.base.thread_execution_width)
+ALLOY_REGION_ATTRIBUTE(quadgroups_per_threadgroup, g.base.quadgroups_per_threadgroup)
+ALLOY_REGION_ATTRIBUTE(dispatch_quadgroups_per_threadgroup, g.base.dispatch_quadgroups_per_threadgroup)
+#undef ALLOY_REGION_ATTRIBUTE
 
 template <class P> ALLOY_FUNC void region_deposit(GroupThreads& g, unsigned slot, unsigned tid, const P& pending) {
   __builtin_memcpy(g.slots[slot][tid], &pending.value, sizeof(pending.value));
@@ -879,6 +914,14 @@ template <class F> void run_regions(const Launch* L, F&& group_fn) {
           g.alive[tid] = 1;
         }
     group_fn(g);
+    if (g.frame_wanted) {
+      char msg[160];
+      __builtin_snprintf(msg, sizeof msg,
+                         "[alloy_msl::cpu::run] cannot allocate %lu bytes for the per-thread values of a threadgroup",
+                         g.frame_wanted);
+      detail::write_error(L, msg);
+      return;
+    }
   }
 }
 #endif

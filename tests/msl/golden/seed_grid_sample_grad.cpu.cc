@@ -22,7 +22,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
     ::alloy_msl::cpu::GroupThreads& alloy_g) {
 #line 1 "source"
 
-        alignas(64) static thread_local T alloy_fv_gix[::alloy_msl::cpu::kRegionMaxThreads]; alignas(64) static thread_local T alloy_fv_gix_mult[::alloy_msl::cpu::kRegionMaxThreads]; alignas(64) static thread_local T alloy_fv_giy[::alloy_msl::cpu::kRegionMaxThreads]; alignas(64) static thread_local T alloy_fv_giy_mult[::alloy_msl::cpu::kRegionMaxThreads]; alignas(64) static thread_local uint alloy_fv_grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_index_in_simdgroup = alloy_ids.thread_index_in_simdgroup; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto threads_per_simdgroup = alloy_ids.threads_per_simdgroup; { uint elem = thread_position_in_grid.x;
+        struct alloy_frame_t { T gix[::alloy_msl::cpu::kRegionMaxThreads]; T gix_mult[::alloy_msl::cpu::kRegionMaxThreads]; T giy[::alloy_msl::cpu::kRegionMaxThreads]; T giy_mult[::alloy_msl::cpu::kRegionMaxThreads]; uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& alloy_fv = *alloy_fvp; for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); [[maybe_unused]] const auto threads_per_simdgroup = ::alloy_msl::cpu::region_threads_per_simdgroup(alloy_g, alloy_tid); { uint elem = thread_position_in_grid.x;
         int H = x_shape[1];
         int W = x_shape[2];
         int C = x_shape[3];
@@ -36,9 +36,9 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
         int h_stride = W * w_stride;
         int b_stride = H * h_stride;
 
-        alloy_fv_grid_idx[alloy_tid] = elem / C_padded * 2;
-        float ix = ((grid[alloy_fv_grid_idx[alloy_tid]] + 1) * W - 1) / 2;
-        float iy = ((grid[alloy_fv_grid_idx[alloy_tid] + 1] + 1) * H - 1) / 2;
+        alloy_fv.grid_idx[alloy_tid] = elem / C_padded * 2;
+        float ix = ((grid[alloy_fv.grid_idx[alloy_tid]] + 1) * W - 1) / 2;
+        float iy = ((grid[alloy_fv.grid_idx[alloy_tid] + 1] + 1) * H - 1) / 2;
 
         int ix_nw = floor(ix);
         int iy_nw = floor(iy);
@@ -61,8 +61,8 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
         int channel_idx = elem % C_padded;
         int base_idx = batch_idx + channel_idx;
 
-        alloy_fv_gix[alloy_tid] = T(0);
-        alloy_fv_giy[alloy_tid] = T(0);
+        alloy_fv.gix[alloy_tid] = T(0);
+        alloy_fv.giy[alloy_tid] = T(0);
         if (channel_idx < C) {
             int cot_index = elem / C_padded * C + channel_idx;
             T cot = cotangent[cot_index];
@@ -71,46 +71,46 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
                 atomic_fetch_add_explicit(&x_grad[offset], nw * cot, memory_order_relaxed);
 
                 T I_nw = x[offset];
-                alloy_fv_gix[alloy_tid] -= I_nw * (iy_se - iy) * cot;
-                alloy_fv_giy[alloy_tid] -= I_nw * (ix_se - ix) * cot;
+                alloy_fv.gix[alloy_tid] -= I_nw * (iy_se - iy) * cot;
+                alloy_fv.giy[alloy_tid] -= I_nw * (ix_se - ix) * cot;
             }
             if (iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1) {
                 int offset = base_idx + iy_ne * h_stride + ix_ne * w_stride;
                 atomic_fetch_add_explicit(&x_grad[offset], ne * cot, memory_order_relaxed);
 
                 T I_ne = x[offset];
-                alloy_fv_gix[alloy_tid] += I_ne * (iy_sw - iy) * cot;
-                alloy_fv_giy[alloy_tid] -= I_ne * (ix - ix_sw) * cot;
+                alloy_fv.gix[alloy_tid] += I_ne * (iy_sw - iy) * cot;
+                alloy_fv.giy[alloy_tid] -= I_ne * (ix - ix_sw) * cot;
             }
             if (iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1) {
                 int offset = base_idx + iy_sw * h_stride + ix_sw * w_stride;
                 atomic_fetch_add_explicit(&x_grad[offset], sw * cot, memory_order_relaxed);
 
                 T I_sw = x[offset];
-                alloy_fv_gix[alloy_tid] -= I_sw * (iy - iy_ne) * cot;
-                alloy_fv_giy[alloy_tid] += I_sw * (ix_ne - ix) * cot;
+                alloy_fv.gix[alloy_tid] -= I_sw * (iy - iy_ne) * cot;
+                alloy_fv.giy[alloy_tid] += I_sw * (ix_ne - ix) * cot;
             }
             if (iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1) {
                 int offset = base_idx + iy_se * h_stride + ix_se * w_stride;
                 atomic_fetch_add_explicit(&x_grad[offset], se * cot, memory_order_relaxed);
 
                 T I_se = x[offset];
-                alloy_fv_gix[alloy_tid] += I_se * (iy - iy_nw) * cot;
-                alloy_fv_giy[alloy_tid] += I_se * (ix - ix_nw) * cot;
+                alloy_fv.gix[alloy_tid] += I_se * (iy - iy_nw) * cot;
+                alloy_fv.giy[alloy_tid] += I_se * (ix - ix_nw) * cot;
             }
         }
 
-        alloy_fv_gix_mult[alloy_tid] = W / 2;
-        alloy_fv_giy_mult[alloy_tid] = H / 2;
+        alloy_fv.gix_mult[alloy_tid] = W / 2;
+        alloy_fv.giy_mult[alloy_tid] = H / 2;
 
         // Reduce across each simdgroup first.
         // This is much faster than relying purely on atomics.
-        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 0, alloy_tid, simd_sum ( alloy_fv_gix[alloy_tid] )); alloy_next_1: ; } ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_index_in_simdgroup = alloy_ids.thread_index_in_simdgroup; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto threads_per_simdgroup = alloy_ids.threads_per_simdgroup; { alloy_fv_gix[alloy_tid] = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, simd_sum(alloy_fv_gix[alloy_tid]));
-        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( alloy_fv_giy[alloy_tid] )); alloy_next_2: ; } ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; const ::alloy_msl::ThreadIds alloy_ids = ::alloy_msl::cpu::thread_ids_of(alloy_g, alloy_tid); (void)alloy_ids; [[maybe_unused]] const auto thread_index_in_simdgroup = alloy_ids.thread_index_in_simdgroup; [[maybe_unused]] const auto thread_position_in_grid = alloy_ids.thread_position_in_grid; [[maybe_unused]] const auto threads_per_simdgroup = alloy_ids.threads_per_simdgroup; { alloy_fv_giy[alloy_tid] = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(alloy_fv_giy[alloy_tid]));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 0, alloy_tid, simd_sum ( alloy_fv.gix[alloy_tid] )); alloy_next_1: ; } ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); [[maybe_unused]] const auto threads_per_simdgroup = ::alloy_msl::cpu::region_threads_per_simdgroup(alloy_g, alloy_tid); { alloy_fv.gix[alloy_tid] = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, simd_sum(alloy_fv.gix[alloy_tid]));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( alloy_fv.giy[alloy_tid] )); alloy_next_2: ; } ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); [[maybe_unused]] const auto threads_per_simdgroup = ::alloy_msl::cpu::region_threads_per_simdgroup(alloy_g, alloy_tid); { alloy_fv.giy[alloy_tid] = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(alloy_fv.giy[alloy_tid]));
 
         if (thread_index_in_simdgroup == 0) {
-            atomic_fetch_add_explicit(&grid_grad[alloy_fv_grid_idx[alloy_tid]], alloy_fv_gix[alloy_tid] * alloy_fv_gix_mult[alloy_tid], memory_order_relaxed);
-            atomic_fetch_add_explicit(&grid_grad[alloy_fv_grid_idx[alloy_tid] + 1], alloy_fv_giy[alloy_tid] * alloy_fv_giy_mult[alloy_tid], memory_order_relaxed);
+            atomic_fetch_add_explicit(&grid_grad[alloy_fv.grid_idx[alloy_tid]], alloy_fv.gix[alloy_tid] * alloy_fv.gix_mult[alloy_tid], memory_order_relaxed);
+            atomic_fetch_add_explicit(&grid_grad[alloy_fv.grid_idx[alloy_tid] + 1], alloy_fv.giy[alloy_tid] * alloy_fv.giy_mult[alloy_tid], memory_order_relaxed);
         }  } alloy_next_3: ; } 
     
 #line 117 "generated"
