@@ -1,7 +1,10 @@
 #include "msl/cpu_regions.h"
 
+#include <array>
 #include <map>
 #include <set>
+
+#include "alloy/msl/program.h"
 
 #include "msl/builtins.h"
 #include "msl/token_rules.h"
@@ -63,6 +66,16 @@ class Parser {
   }
 
   BodyStmt stmt(std::size_t& i, std::size_t e) {
+    // Attributes before a statement (`[[unroll]] for ...`) belong to it.
+    const std::size_t first = i;
+    while (i < e && t_[i].is_punct("[[")) i = match(i, e) + 1;
+    if (i >= e) throw NotRegions{"an attribute without a statement"};
+    BodyStmt s = statement(i, e);
+    s.begin = first;
+    return s;
+  }
+
+  BodyStmt statement(std::size_t& i, std::size_t e) {
     BodyStmt s;
     s.begin = i;
     const Token& t = t_[i];
@@ -110,6 +123,9 @@ class Parser {
     std::size_t k = i;
     while (k < e && !t_[k].is_punct(";")) {
       if (t_[k].kind == TokenKind::Directive) throw NotRegions{"a preprocessor line inside a statement (" + line_of(t_[k]) + ")"};
+      static const std::set<std::string> control = {"if", "else", "for", "while", "do", "switch", "case", "default"};
+      if (t_[k].kind == TokenKind::Identifier && control.count(t_[k].text))
+        throw NotRegions{"a statement of a form regions do not parse (" + line_of(t_[k]) + ")"};
       k = opens_bracket(t_[k]) ? match(k, e) + 1 : k + 1;
     }
     if (k >= e) throw NotRegions{"a statement without its `;`"};
@@ -330,10 +346,9 @@ class Planner {
     }
   }
 
-  RegionsPlan finish(std::vector<BodyStmt> body, const std::vector<std::string>& attributes) {
+  RegionsPlan finish(std::vector<BodyStmt> body) {
     RegionsPlan plan;
     plan.body = std::move(body);
-    plan.attributes = attributes;
     for (const auto& [name, decls] : decls_) {
       // Declared at the body's own scope and used in a region other than its
       // own: it must live in a per-thread array.
@@ -455,8 +470,7 @@ class Splitter {
     if (plan.bounds_check)
       ids_ += "::alloy_msl::BoundsCheck alloy_bc = alloy_bc_group; "
               "alloy_bc.thread = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); ";
-    for (const std::string& a : plan.attributes)
-      ids_ += "[[maybe_unused]] const auto " + a + " = ::alloy_msl::cpu::region_" + a + "(alloy_g, alloy_tid); ";
+    for (const std::string& v : plan.thread_values) ids_ += v;
   }
 
   void run() {
@@ -479,7 +493,7 @@ class Splitter {
                  "sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& alloy_fv = *alloy_fvp; ";
     // Every use of a hoisted name reads its thread's element; its
     // declaration becomes an assignment (or nothing).
-    for (std::size_t k = 0; k < t_.size(); ++k) {
+    for (std::size_t k = plan_.begin; k < plan_.end; ++k) {
       const Token& x = t_[k];
       if (x.kind != TokenKind::Identifier || !names.count(x.text) || is_member_access(t_, k) ||
           (k > 0 && t_[k - 1].is_punct("::")))
@@ -493,12 +507,18 @@ class Splitter {
       else
         for (std::size_t k = h.name + 1; k < h.end; ++k) out_[k] = "";
     }
+    // A program's entry: the group replaces its attribute parameters.
+    for (auto [b, e] : plan_.dropped)
+      for (std::size_t k = b; k < e; ++k) out_[k] = "";
+    if (plan_.params_close)
+      out_[plan_.params_close] = std::string(plan_.other_params ? ", " : "") +
+                                 "::alloy_msl::cpu::GroupThreads& alloy_g" + cur(plan_.params_close);
     pending_ = prologue;
     list(plan_.body);
     std::string tail = pending_ + (open_ ? close_text("") : "");
-    std::size_t last = t_.size();
-    while (last > 0 && t_[last - 1].kind == TokenKind::Directive) --last;
-    if (last == 0 || tail.empty()) return;
+    std::size_t last = plan_.end;
+    while (last > plan_.begin && t_[last - 1].kind == TokenKind::Directive) --last;
+    if (last == plan_.begin || tail.empty()) return;
     out_[last - 1] = cur(last - 1) + " " + tail;
   }
 
@@ -651,31 +671,158 @@ class Splitter {
 
 }  // namespace
 
+namespace {
+
+// A program's entry kernel: its body's tokens, its attribute parameters
+// (dropped: the group passes its ids) and the program's other kernels
+// (dropped: they are never called, and their synchronising calls would need
+// the fiber runtime this translation does not use).
+void plan_program(const KernelSpec& spec, const std::vector<Token>& t, RegionsPlan& plan) {
+  const ProgramInfo info = parse_program(spec.source);
+  const ProgramKernel* entry = nullptr;
+  for (const ProgramKernel& k : info.kernels)
+    if (k.name == spec.program_entry) entry = &k;
+  if (!entry) throw NotRegions{"no entry"};
+  auto index_at = [&](std::size_t offset) {
+    for (std::size_t k = 0; k < t.size(); ++k)
+      if (t[k].begin == offset) return k;
+    throw NotRegions{"a kernel body not on a token"};
+  };
+  // A kernel's declaration: from `template` (if any) or `kernel` to its body's end.
+  auto declaration_of = [&](const ProgramKernel& k) {
+    std::size_t open = index_at(k.body_begin), close = index_at(k.body_end - 1);
+    std::size_t start = open;
+    while (start > 0 && !t[start].is_ident("kernel")) --start;
+    if (start > 0 && t[start - 1].is_punct(">")) {
+      int depth = 0;
+      std::size_t j = start - 1;
+      for (;; --j) {
+        if (t[j].is_punct(">")) ++depth;
+        if (t[j].is_punct("<") && --depth == 0) break;
+        if (j == 0) throw NotRegions{"a template kernel of another form"};
+      }
+      if (j > 0 && t[j - 1].is_ident("template")) start = j - 1;
+    }
+    return std::array<std::size_t, 3>{start, open, close};
+  };
+  auto [start, open, close] = declaration_of(*entry);
+  plan.begin = open + 1;
+  plan.end = close;
+  for (const ProgramKernel& k : info.kernels) {
+    if (k.body_begin == entry->body_begin) continue;
+    auto [s, o, c] = declaration_of(k);
+    bool seen = false;
+    for (auto [b, e] : plan.dropped) seen = seen || b == s;
+    if (!seen) plan.dropped.emplace_back(s, c + 1);
+  }
+  // The parameter list: `(` ... `)` right before the body.
+  if (open == 0 || !t[open - 1].is_punct(")")) throw NotRegions{"an entry whose parameters do not end at its body"};
+  const std::size_t pclose = open - 1;
+  int depth = 0;
+  std::size_t popen = pclose;
+  for (;; --popen) {
+    if (t[popen].is_punct(")")) ++depth;
+    if (t[popen].is_punct("(") && --depth == 0) break;
+    if (popen <= start) throw NotRegions{"an entry's parameters"};
+  }
+  // Each parameter: the tokens between commas at depth 0. Attribute ones go,
+  // and each becomes a value each region declares.
+  std::vector<std::pair<std::size_t, std::size_t>> params;
+  std::size_t from = popen + 1;
+  depth = 0;
+  for (std::size_t k = popen + 1; k <= pclose; ++k) {
+    if (k < pclose && opens_bracket(t[k])) ++depth;
+    if (k < pclose && closes_bracket(t[k])) --depth;
+    if (k == pclose || (depth == 0 && t[k].is_punct(","))) {
+      if (k > from) params.emplace_back(from, k);
+      from = k + 1;
+    }
+  }
+  std::size_t attribute_index = 0;
+  std::vector<std::size_t> kept;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    auto [b, e] = params[i];
+    bool attribute = false;
+    for (std::size_t k = b; k < e; ++k)
+      if (t[k].kind == TokenKind::Identifier && find_attribute(t[k].text) && k > b && t[k - 1].is_punct("[[")) attribute = true;
+    if (!attribute) {
+      kept.push_back(i);
+      continue;
+    }
+    // The ProgramParam of this attribute, in order.
+    const ProgramParam* p = nullptr;
+    std::size_t seen = 0;
+    for (const ProgramParam& q : entry->params)
+      if (q.role == ProgramParam::Role::Attribute && seen++ == attribute_index) p = &q;
+    ++attribute_index;
+    if (!p || p->name.empty()) throw NotRegions{"an unnamed attribute parameter"};
+    plan.thread_values.push_back("[[maybe_unused]] const " + p->type + " " + p->name +
+                                 " = ::alloy_msl::attribute_as<" + p->type + ">(::alloy_msl::cpu::region_" +
+                                 p->attribute + "(alloy_g, alloy_tid)); ");
+  }
+  // Drop each attribute parameter with the comma that joins it to the others.
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    bool keep = false;
+    for (std::size_t k : kept) keep = keep || k == i;
+    if (keep) continue;
+    auto [b, e] = params[i];
+    // The comma before it, or (for the first) the one after it.
+    if (b > popen + 1) plan.dropped.emplace_back(b - 1, e);
+    else if (e < pclose) plan.dropped.emplace_back(b, e + 1);
+    else plan.dropped.emplace_back(b, e);
+  }
+  plan.params_close = pclose;
+  plan.other_params = !kept.empty();
+}
+
+}  // namespace
+
 std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKernel& lexed,
                                         const std::vector<std::string>& attributes, std::string& why_not) {
-  const std::vector<Token>& body = lexed.source.tokens;
+  const std::vector<Token>& toks = lexed.source.tokens;
   try {
-    if (!spec.program_entry.empty()) throw NotRegions{"a whole program's kernels are not split yet"};
     // Split, the kernel's locals are the group's; a helper's are not.
-    auto storage_in = [](const LexedText& text) {
+    auto storage_in = [](const LexedText& text, std::size_t b, std::size_t e) {
       for (std::size_t k = 0; k < text.code.size(); ++k)
-        if (text.code[k].is_ident("threadgroup") && declares_threadgroup_storage(text.code, k)) return true;
+        if ((text.code[k].begin < b || text.code[k].begin >= e) && text.code[k].is_ident("threadgroup") &&
+            declares_threadgroup_storage(text.code, k))
+          return true;
       return false;
     };
-    bool helper_storage = storage_in(lexed.header);
-    for (const IncludedFile& f : lexed.includes) helper_storage = helper_storage || storage_in(f.lexed);
+    RegionsPlan shape;
+    if (spec.program_entry.empty()) {
+      shape.begin = 0;
+      shape.end = toks.size();
+      for (const std::string& a : attributes)
+        shape.thread_values.push_back("[[maybe_unused]] const auto " + a + " = ::alloy_msl::cpu::region_" + a +
+                                      "(alloy_g, alloy_tid); ");
+    } else {
+      plan_program(spec, toks, shape);
+    }
+    bool helper_storage = storage_in(lexed.header, 0, 0);
+    for (const IncludedFile& f : lexed.includes) helper_storage = helper_storage || storage_in(f.lexed, 0, 0);
+    if (!spec.program_entry.empty() && shape.end > shape.begin)
+      helper_storage = helper_storage || storage_in(lexed.source, toks[shape.begin].begin, toks[shape.end - 1].end);
     if (helper_storage) throw NotRegions{"a helper function declares threadgroup memory"};
-    for (const Token& t : body)
+    for (std::size_t k = shape.begin; k < shape.end; ++k) {
+      const Token& t = toks[k];
       if (t.is_ident("goto") || t.is_ident("co_return") || t.is_ident("co_await") || t.text.rfind("alloy_", 0) == 0)
         throw NotRegions{"the body uses `" + t.text + "`"};
-    if (!body.empty() && body.back().kind == TokenKind::Directive)
+    }
+    if (shape.end > shape.begin && toks[shape.end - 1].kind == TokenKind::Directive)
       throw NotRegions{"the body ends in a preprocessor line"};
-    Parser parser(body);
-    std::vector<BodyStmt> stmts = parser.list(0, body.size());
-    Planner planner(body);
+    Parser parser(toks);
+    std::vector<BodyStmt> stmts = parser.list(shape.begin, shape.end);
+    Planner planner(toks);
     planner.check(stmts, false);
     planner.number(stmts);
-    RegionsPlan plan = planner.finish(std::move(stmts), attributes);
+    RegionsPlan plan = planner.finish(std::move(stmts));
+    plan.begin = shape.begin;
+    plan.end = shape.end;
+    plan.thread_values = std::move(shape.thread_values);
+    plan.dropped = std::move(shape.dropped);
+    plan.params_close = shape.params_close;
+    plan.other_params = shape.other_params;
     plan.bounds_check = spec.bounds_check;
     return plan;
   } catch (const NotRegions& e) {

@@ -42,10 +42,18 @@ struct HoistedVariable {
 };
 
 struct RegionsPlan {
+  std::size_t begin = 0, end = 0;  // the body's tokens (inside its braces, for a program's kernel)
   std::vector<BodyStmt> body;
   std::vector<HoistedVariable> hoisted;
-  std::vector<std::string> attributes;  // the Metal attributes the body reads (ThreadIds members)
-  bool bounds_check = false;            // each region checks with its thread's alloy_bc
+  // Declarations of the thread's attribute values each region starts with
+  // (`const auto thread_position_in_grid = ...;`, `const uint2 gid = ...;`).
+  std::vector<std::string> thread_values;
+  bool bounds_check = false;  // each region checks with its thread's alloy_bc
+  // A program's entry: its attribute parameters go (the group passes
+  // alloy_g, before `params_close`), and so do the program's other kernels.
+  std::vector<std::pair<std::size_t, std::size_t>> dropped;  // token ranges
+  std::size_t params_close = 0;                              // 0: a metal_kernel body
+  bool other_params = false;                                 // parameters stay before alloy_g
 };
 
 // nullopt, with `why_not` set, where the metal_kernel body (its tokens:

@@ -112,12 +112,16 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
   k.threadgroup_parameter_bytes = total;
   if (total > 0) w.generated(target.threadgroup_memory(total) + "\n");
 
-  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync, threads.coroutines};
+  // Split into regions, the entry runs once per group and takes the group's
+  // state in place of its attribute parameters (msl/cpu_regions.h).
+  const bool regions = threads.regions.has_value();
+  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync, threads.coroutines, regions};
   std::string call = entry.function + entry.template_args + "(";
-  std::size_t in = 0, out = 0, tg = 0;
+  std::size_t in = 0, out = 0, tg = 0, args = 0;
   for (std::size_t i = 0; i < entry.params.size(); ++i) {
     const ProgramParam& p = entry.params[i];
-    call += i ? ",\n" : "\n";
+    if (regions && p.role == R::Attribute) continue;
+    call += args++ ? ",\n" : "\n";
     call += target.call_indent();
     switch (p.role) {
       case R::ReadBuffer: {
@@ -160,6 +164,7 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
       case R::Attribute: call += "::alloy_msl::attribute_as<" + p.type + ">(t." + p.attribute + ")"; break;
     }
   }
+  if (regions) call += std::string(args ? ",\n" : "\n") + target.call_indent() + "alloy_g";
   call += ")";
   target.glue(c, call, w);
 

@@ -185,12 +185,15 @@ TEST(MslProgram, TranslatesOneEntryForBothTargets) {
     EXPECT_TRUE(k.analysis.uses_sync);
     // 128 bytes, then the 16-aligned 4224 of tile[32][33].
     EXPECT_EQ(k.threadgroup_parameter_bytes, 128u + 32u * 33u * 4u);
-    // The CPU runs its barriers' threads as coroutines (msl/cpu_threads.h).
-    const char* fn = t == Target::Cpp ? "ALLOY_KERNEL_FN ::alloy_msl::cpu::thread_task tiled("
-                                      : "ALLOY_KERNEL_FN void tiled(";
-    EXPECT_NE(k.source.find(fn), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("ALLOY_KERNEL_FN void tiled("), std::string::npos) << k.source;
     EXPECT_NE(k.source.find("reinterpret_cast<float (*)[33]>(alloy_tg_memory + 128u)"), std::string::npos);
-    EXPECT_NE(k.source.find("::alloy_msl::attribute_as<uint2>(t.thread_position_in_grid)"), std::string::npos);
+    // The CPU splits the entry into regions (msl/cpu_regions.h): the group
+    // passes its state, and each region declares the thread's attributes.
+    const char* gid = t == Target::Cpp
+                          ? "const uint2 gid = ::alloy_msl::attribute_as<uint2>(::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid));"
+                          : "::alloy_msl::attribute_as<uint2>(t.thread_position_in_grid)";
+    EXPECT_NE(k.source.find(gid), std::string::npos) << k.source;
+    EXPECT_EQ(k.source.find("::alloy_msl::cpu::GroupThreads& alloy_g) {") != std::string::npos, t == Target::Cpp);
     // Instantiations are the glue's business, not the program's.
     EXPECT_EQ(k.source.find("host_name"), std::string::npos);
     ASSERT_EQ(k.params.size(), 3u);

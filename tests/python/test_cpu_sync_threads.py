@@ -179,7 +179,7 @@ def test_each_kernel_runs_on_the_fastest_model_it_allows(monkeypatch, capfd, rng
         np.testing.assert_array_equal(got, results["body", "fibers"])
 
 
-def test_a_program_with_barriers_runs_as_coroutines(monkeypatch, capfd, rng):
+def test_a_program_with_barriers_is_split_too(monkeypatch, capfd, rng):
     src = """
     constant uint TILE = 8;
     kernel void tiled_sum(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
@@ -211,9 +211,11 @@ def test_a_program_with_barriers_runs_as_coroutines(monkeypatch, capfd, rng):
         return text, np.array(o)
 
     got = run_modes(monkeypatch, run)
-    # A whole program's kernels are not split into regions (yet): coroutines.
-    assert runner(got["auto"][0]) == "coroutines" and runner(got["coroutines"][0]) == "coroutines"
-    assert "co_return" in got["auto"][0] and "thread_task tiled_sum" in got["auto"][0]
+    # The entry is split into regions; the group's state replaces its
+    # attribute parameters.
+    assert runner(got["auto"][0]) == "regions" and "GroupThreads& alloy_g" in got["auto"][0]
+    assert runner(got["coroutines"][0]) == "coroutines"
+    assert "co_return" in got["coroutines"][0] and "thread_task tiled_sum" in got["coroutines"][0]
     assert runner(got["fibers"][0]) == "fibers" and "co_await" not in got["fibers"][0]
     for mode in MODES:
         np.testing.assert_array_equal(got[mode][1], got["fibers"][1])

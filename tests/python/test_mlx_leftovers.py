@@ -16,7 +16,11 @@ def test_laplace_matches_mlx_for_a_key(rng):
     for dtype in ["float32", "float16", "bfloat16"]:
         same(lambda m: m.random.laplace((3, 40), getattr(m, dtype), key=m.random.key(seed)), rtol=tol, atol=0)
     same(lambda m: m.random.laplace([7], m.float32, -1.5, 0.25, m.random.key(seed)), rtol=tol, atol=0)
-    same(lambda m: m.random.laplace(shape=(2, 2), loc=3.0, scale=2.0, key=m.random.key(seed)), rtol=tol, atol=0)
+    # loc - scale * log1p(...) cancels near 0: a last-place difference of the
+    # log term (of magnitude ~loc) is then larger than 2e-7 of the result.
+    shifted_atol = 1e-6 if mx.default_device() == mx.gpu else 0
+    same(lambda m: m.random.laplace(shape=(2, 2), loc=3.0, scale=2.0, key=m.random.key(seed)), rtol=tol,
+         atol=shifted_atol)
     same_error(lambda m: m.random.laplace((2,), m.int32))
 
 
