@@ -85,6 +85,49 @@ def problems(rng, quick):
     return dict(n=n, a=a, b=b, M=M, A=A, B=B, T=T, mat=mat, N=N, D=D, Q=Q, K=K, S=S, Ah=Ah, Bh=Bh)
 
 
+def cpp_peer():
+    """benchmarks/cpp/guide_cpu_peer.cpp built with the flags the JIT gives
+    CPU kernels (src/jit/host_compiler.cpp, safe math), or None without g++."""
+    import ctypes
+    import shutil
+    import subprocess
+    import tempfile
+    cxx = shutil.which("g++")
+    if not cxx:
+        return None
+    so = pathlib.Path(tempfile.mkdtemp()) / "guide_cpu_peer.so"
+    subprocess.run([cxx, "-std=c++20", "-O2", "-fvect-cost-model=cheap", "-fPIC", "-shared", "-fno-exceptions",
+                    "-fno-rtti", "-fno-math-errno", "-march=native", "-o", str(so),
+                    str(ROOT / "benchmarks" / "cpp" / "guide_cpu_peer.cpp")], check=True)
+    return ctypes.CDLL(str(so))
+
+
+def cpp_peer_rows(p, ours, n, M):
+    """The softmax and tiled-GEMM kernels against the same algorithm written
+    as C++ loops (issue 16: within 2x), with both outputs compared."""
+    import ctypes
+    lib = cpp_peer()
+    if lib is None:
+        return
+    f32p = ctypes.POINTER(ctypes.c_float)
+    ptr = lambda a: a.ctypes.data_as(f32p)  # noqa: E731
+    a = np.ascontiguousarray(p["a"], np.float32)
+    soft = np.empty_like(a)
+    A, B = np.ascontiguousarray(p["A"], np.float32), np.ascontiguousarray(p["B"], np.float32)
+    C = np.empty((M, M), np.float32)
+    peers = {
+        "softmax_kernel (tg 32)": (lambda: lib.peer_softmax_tg32(ptr(a), ptr(soft), ctypes.c_uint(n)), soft),
+        f"matmul_tiled {M}^3": (lambda: lib.peer_matmul_tiled(ptr(A), ptr(B), ptr(C), ctypes.c_uint(M),
+                                                              ctypes.c_uint(M), ctypes.c_uint(M)), C),
+    }
+    for name, (run, out) in peers.items():
+        run()
+        got = np.array(ours[name]()).reshape(out.shape)
+        diff = float(np.abs(got - out).max())
+        row(name, alloy_ms(ours[name], reps=5, batch=3), "C++ loops", wall_ms(run, lambda: None, reps=5, batch=3),
+            f"max|diff|={diff:.1e}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("device", choices=["cpu", "gpu"])
@@ -209,6 +252,7 @@ def main():
         }
         for name, make in ours.items():
             row(name, alloy_ms(make, reps=5, batch=3), "numpy", wall_ms(numpy[name], lambda: None, reps=5, batch=3))
+        cpp_peer_rows(p, ours, n, M)
     if args.out:
         with open(args.out, "w") as fh:
             fh.write("| kernel | alloy | peer | peer time | ratio | note |\n|---|---|---|---|---|---|\n")

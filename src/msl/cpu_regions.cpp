@@ -366,6 +366,9 @@ class Planner {
       if (x.multiple) throw NotRegions{"'" + name + "' is declared with others in one statement and lives across a barrier"};
       if (x.is_static) throw NotRegions{"'" + name + "' is static"};
       if (x.threadgroup || x.constant) continue;  // placed once for the group
+      for (std::size_t k = x.type_begin; k < x.name; ++k)
+        if (t_[k].is_punct("&") || t_[k].is_punct("&&"))
+          throw NotRegions{"'" + name + "' is a reference and lives across a barrier"};
       if (x.init == '(' || x.init == '{' || (x.array && x.init))
         throw NotRegions{"'" + name + "' is initialised in a form regions cannot split (" + line_of(t_[x.name]) + ")"};
       plan.hoisted.push_back({x.type_begin, x.name, x.after, x.init == '='});
@@ -461,8 +464,6 @@ std::string text(const std::vector<Token>& t, const Out& out, std::size_t b, std
   return s;
 }
 
-std::string hoisted_name(const std::string& n) { return "alloy_fv." + n; }
-
 class Splitter {
  public:
   Splitter(const RegionsPlan& plan, const std::vector<Token>& t, Out& out) : plan_(plan), t_(t), out_(out) {
@@ -475,31 +476,28 @@ class Splitter {
 
   void run() {
     std::string prologue;
-    std::set<std::string> names;
     for (const HoistedVariable& h : plan_.hoisted) {
       const std::string name = t_[h.name].text;
-      names.insert(name);
       std::string type;
       for (std::size_t k = h.type_begin; k < h.name; ++k)
         if (!t_[k].is_ident("const")) type += (type.empty() ? "" : " ") + cur(k);
       std::string dims = text(t_, out_, h.name + 1, h.end);
       prologue += type + " " + name + "[::alloy_msl::cpu::kRegionMaxThreads]" + dims + "; ";
+      // Each region works on its thread's values in locals of the same
+      // names (registers, free of aliasing), loaded at its start and stored
+      // at its end; an array is reached in place.
+      const bool array = h.end > h.name + 1;
+      vars_[name] = {array ? "auto& " + name + " = alloy_fv." + name + "[alloy_tid]; "
+                           : type + " " + name + " = alloy_fv." + name + "[alloy_tid]; ",
+                     array ? "" : "alloy_fv." + name + "[alloy_tid] = " + name + "; "};
     }
     // One block for them all, held by the group's state (no thread_local in
     // the loops: each access would look the thread's storage up).
     if (!plan_.hoisted.empty())
       prologue = "struct alloy_frame_t { " + prologue +
                  "}; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, "
-                 "sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& alloy_fv = *alloy_fvp; ";
-    // Every use of a hoisted name reads its thread's element; its
-    // declaration becomes an assignment (or nothing).
-    for (std::size_t k = plan_.begin; k < plan_.end; ++k) {
-      const Token& x = t_[k];
-      if (x.kind != TokenKind::Identifier || !names.count(x.text) || is_member_access(t_, k) ||
-          (k > 0 && t_[k - 1].is_punct("::")))
-        continue;
-      out_[k] = hoisted_name(x.text) + "[alloy_tid]";
-    }
+                 "sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ";
+    // A hoisted declaration becomes an assignment to the region's local (or nothing).
     for (const HoistedVariable& h : plan_.hoisted) {
       for (std::size_t k = h.type_begin; k < h.name; ++k) out_[k] = "";
       if (!h.initialised)
@@ -525,13 +523,45 @@ class Splitter {
  private:
   std::string cur(std::size_t k) const { return out_[k] ? *out_[k] : t_[k].text; }
 
+  // The hoisted names tokens [b, e) use.
+  void uses(std::size_t b, std::size_t e, std::set<std::string>& names) const {
+    for (std::size_t k = b; k < e; ++k)
+      if (t_[k].kind == TokenKind::Identifier && vars_.count(t_[k].text) && !is_member_access(t_, k) &&
+          !(k > 0 && t_[k - 1].is_punct("::")))
+        names.insert(t_[k].text);
+  }
+  std::string loads(const std::set<std::string>& names) const {
+    std::string s;
+    for (const std::string& n : names) s += vars_.at(n).first;
+    return s;
+  }
+  std::string stores(const std::set<std::string>& names) const {
+    std::string s;
+    for (const std::string& n : names) s += vars_.at(n).second;
+    return s;
+  }
+  // The loads are known when the region closes: a marker stands for them.
+  std::string marker() const { return "\x01" + std::to_string(label_) + "\x01"; }
   std::string open_text() {
     label_ = ++labels_;
+    region_names_.clear();
     return "for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) "
-           "continue; " + ids_ + "{ ";
+           "continue; " + ids_ + marker() + "{ ";
   }
   std::string close_text(const std::string& deposits) {
-    return " } " + deposits + "alloy_next_" + std::to_string(label_) + ": ; } ";
+    const std::string m = marker(), in = loads(region_names_);
+    bool placed = false;
+    if (std::size_t at = pending_.find(m); at != std::string::npos) {
+      pending_.replace(at, m.size(), in);
+      placed = true;
+    }
+    for (std::size_t k = plan_.begin; k < plan_.end && !placed; ++k)
+      if (out_[k])
+        if (std::size_t at = out_[k]->find(m); at != std::string::npos) {
+          out_[k]->replace(at, m.size(), in);
+          placed = true;
+        }
+    return " } " + deposits + "alloy_next_" + std::to_string(label_) + ": ; " + stores(region_names_) + "} ";
   }
   void open() {
     if (!open_) pending_ += open_text();
@@ -565,6 +595,7 @@ class Splitter {
         } else {
           open();
           returns(s.begin, s.end);
+          uses(s.begin, s.end, region_names_);
         }
         flush(s.begin);
         continue;
@@ -597,10 +628,12 @@ class Splitter {
     // this one's deposits the next one's values.
     const unsigned first = (statements_++ % 2) * 4;
     std::string deposits;
-    for (std::size_t j = 0; j < calls.size(); ++j)
+    open();
+    for (std::size_t j = 0; j < calls.size(); ++j) {
       deposits += "::alloy_msl::cpu::region_deposit(alloy_g, " + std::to_string(first + j) + ", alloy_tid, " +
                   text(t_, out_, calls[j].first, calls[j].second + 1) + "); ";
-    open();
+      uses(calls[j].first, calls[j].second + 1, region_names_);
+    }
     close(deposits);
     pending_ += "::alloy_msl::cpu::region_exchange(alloy_g, " + std::to_string(first) + ", " +
                 std::to_string(calls.size()) + "); ";
@@ -610,6 +643,7 @@ class Splitter {
       out_[call] = "::alloy_msl::cpu::region_result(alloy_g, " + std::to_string(first + j) + ", alloy_tid, " + cur(call);
       out_[c] = cur(c) + ")";
     }
+    uses(s.begin, s.end, region_names_);
     flush(s.begin);
   }
 
@@ -627,13 +661,17 @@ class Splitter {
     }
     if (!init.empty()) {
       open();
+      uses(s.open + 1, s1, region_names_);
       pending_ += init + "; ";
       close();
     }
     const unsigned depth = depth_++;
+    std::set<std::string> in_cond;
+    if (s.kind == Kind::For) uses(s1 + 1, s2, in_cond);
+    else uses(s.open + 1, s.close, in_cond);
     pending_ += "while (::alloy_msl::cpu::region_loop(alloy_g, [&](unsigned alloy_tid) -> bool { " + ids_ +
-                "return bool(" + (cond.empty() ? std::string("true") : cond) + "); }, " + std::to_string(depth) +
-                "u)) { ";
+                loads(in_cond) + "return bool(" + (cond.empty() ? std::string("true") : cond) + "); }, " +
+                std::to_string(depth) + "u)) { ";
     out_[s.begin] = pending_;
     pending_.clear();
     for (std::size_t k = s.begin + 1; k <= s.close; ++k) out_[k] = "";
@@ -649,6 +687,7 @@ class Splitter {
     pending_.clear();
     if (!inc.empty()) {
       open();
+      uses(s2 + 1, s.close, region_names_);
       pending_ += inc + "; ";
       close();
     }
@@ -663,6 +702,8 @@ class Splitter {
   const std::vector<Token>& t_;
   Out& out_;
   std::string ids_, pending_;
+  std::map<std::string, std::pair<std::string, std::string>> vars_;  // hoisted: (load, store) text
+  std::set<std::string> region_names_;                                // the open region's hoisted names
   unsigned depth_ = 0;       // group-level loops entered
   unsigned statements_ = 0;  // SIMD-group statements so far
   bool open_ = false;

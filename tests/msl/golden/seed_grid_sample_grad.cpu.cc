@@ -22,7 +22,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
     ::alloy_msl::cpu::GroupThreads& alloy_g) {
 #line 1 "source"
 
-        struct alloy_frame_t { T gix[::alloy_msl::cpu::kRegionMaxThreads]; T gix_mult[::alloy_msl::cpu::kRegionMaxThreads]; T giy[::alloy_msl::cpu::kRegionMaxThreads]; T giy_mult[::alloy_msl::cpu::kRegionMaxThreads]; uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& alloy_fv = *alloy_fvp; for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); [[maybe_unused]] const auto threads_per_simdgroup = ::alloy_msl::cpu::region_threads_per_simdgroup(alloy_g, alloy_tid); { uint elem = thread_position_in_grid.x;
+        struct alloy_frame_t { T gix[::alloy_msl::cpu::kRegionMaxThreads]; T gix_mult[::alloy_msl::cpu::kRegionMaxThreads]; T giy[::alloy_msl::cpu::kRegionMaxThreads]; T giy_mult[::alloy_msl::cpu::kRegionMaxThreads]; uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); [[maybe_unused]] const auto threads_per_simdgroup = ::alloy_msl::cpu::region_threads_per_simdgroup(alloy_g, alloy_tid); T gix = alloy_fv.gix[alloy_tid]; T gix_mult = alloy_fv.gix_mult[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; T giy_mult = alloy_fv.giy_mult[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { uint elem = thread_position_in_grid.x;
         int H = x_shape[1];
         int W = x_shape[2];
         int C = x_shape[3];
@@ -36,9 +36,9 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
         int h_stride = W * w_stride;
         int b_stride = H * h_stride;
 
-        alloy_fv.grid_idx[alloy_tid] = elem / C_padded * 2;
-        float ix = ((grid[alloy_fv.grid_idx[alloy_tid]] + 1) * W - 1) / 2;
-        float iy = ((grid[alloy_fv.grid_idx[alloy_tid] + 1] + 1) * H - 1) / 2;
+        grid_idx = elem / C_padded * 2;
+        float ix = ((grid[grid_idx] + 1) * W - 1) / 2;
+        float iy = ((grid[grid_idx + 1] + 1) * H - 1) / 2;
 
         int ix_nw = floor(ix);
         int iy_nw = floor(iy);
@@ -61,8 +61,8 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
         int channel_idx = elem % C_padded;
         int base_idx = batch_idx + channel_idx;
 
-        alloy_fv.gix[alloy_tid] = T(0);
-        alloy_fv.giy[alloy_tid] = T(0);
+        gix = T(0);
+        giy = T(0);
         if (channel_idx < C) {
             int cot_index = elem / C_padded * C + channel_idx;
             T cot = cotangent[cot_index];
@@ -71,47 +71,47 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
                 atomic_fetch_add_explicit(&x_grad[offset], nw * cot, memory_order_relaxed);
 
                 T I_nw = x[offset];
-                alloy_fv.gix[alloy_tid] -= I_nw * (iy_se - iy) * cot;
-                alloy_fv.giy[alloy_tid] -= I_nw * (ix_se - ix) * cot;
+                gix -= I_nw * (iy_se - iy) * cot;
+                giy -= I_nw * (ix_se - ix) * cot;
             }
             if (iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1) {
                 int offset = base_idx + iy_ne * h_stride + ix_ne * w_stride;
                 atomic_fetch_add_explicit(&x_grad[offset], ne * cot, memory_order_relaxed);
 
                 T I_ne = x[offset];
-                alloy_fv.gix[alloy_tid] += I_ne * (iy_sw - iy) * cot;
-                alloy_fv.giy[alloy_tid] -= I_ne * (ix - ix_sw) * cot;
+                gix += I_ne * (iy_sw - iy) * cot;
+                giy -= I_ne * (ix - ix_sw) * cot;
             }
             if (iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1) {
                 int offset = base_idx + iy_sw * h_stride + ix_sw * w_stride;
                 atomic_fetch_add_explicit(&x_grad[offset], sw * cot, memory_order_relaxed);
 
                 T I_sw = x[offset];
-                alloy_fv.gix[alloy_tid] -= I_sw * (iy - iy_ne) * cot;
-                alloy_fv.giy[alloy_tid] += I_sw * (ix_ne - ix) * cot;
+                gix -= I_sw * (iy - iy_ne) * cot;
+                giy += I_sw * (ix_ne - ix) * cot;
             }
             if (iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1) {
                 int offset = base_idx + iy_se * h_stride + ix_se * w_stride;
                 atomic_fetch_add_explicit(&x_grad[offset], se * cot, memory_order_relaxed);
 
                 T I_se = x[offset];
-                alloy_fv.gix[alloy_tid] += I_se * (iy - iy_nw) * cot;
-                alloy_fv.giy[alloy_tid] += I_se * (ix - ix_nw) * cot;
+                gix += I_se * (iy - iy_nw) * cot;
+                giy += I_se * (ix - ix_nw) * cot;
             }
         }
 
-        alloy_fv.gix_mult[alloy_tid] = W / 2;
-        alloy_fv.giy_mult[alloy_tid] = H / 2;
+        gix_mult = W / 2;
+        giy_mult = H / 2;
 
         // Reduce across each simdgroup first.
         // This is much faster than relying purely on atomics.
-        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 0, alloy_tid, simd_sum ( alloy_fv.gix[alloy_tid] )); alloy_next_1: ; } ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); [[maybe_unused]] const auto threads_per_simdgroup = ::alloy_msl::cpu::region_threads_per_simdgroup(alloy_g, alloy_tid); { alloy_fv.gix[alloy_tid] = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, simd_sum(alloy_fv.gix[alloy_tid]));
-        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( alloy_fv.giy[alloy_tid] )); alloy_next_2: ; } ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); [[maybe_unused]] const auto threads_per_simdgroup = ::alloy_msl::cpu::region_threads_per_simdgroup(alloy_g, alloy_tid); { alloy_fv.giy[alloy_tid] = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(alloy_fv.giy[alloy_tid]));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 0, alloy_tid, simd_sum ( gix )); alloy_next_1: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.gix_mult[alloy_tid] = gix_mult; alloy_fv.giy[alloy_tid] = giy; alloy_fv.giy_mult[alloy_tid] = giy_mult; alloy_fv.grid_idx[alloy_tid] = grid_idx; } ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); [[maybe_unused]] const auto threads_per_simdgroup = ::alloy_msl::cpu::region_threads_per_simdgroup(alloy_g, alloy_tid); T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; { gix = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, simd_sum(gix));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( giy )); alloy_next_2: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; } ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) continue; [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); [[maybe_unused]] const auto threads_per_simdgroup = ::alloy_msl::cpu::region_threads_per_simdgroup(alloy_g, alloy_tid); T gix = alloy_fv.gix[alloy_tid]; T gix_mult = alloy_fv.gix_mult[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; T giy_mult = alloy_fv.giy_mult[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { giy = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(giy));
 
         if (thread_index_in_simdgroup == 0) {
-            atomic_fetch_add_explicit(&grid_grad[alloy_fv.grid_idx[alloy_tid]], alloy_fv.gix[alloy_tid] * alloy_fv.gix_mult[alloy_tid], memory_order_relaxed);
-            atomic_fetch_add_explicit(&grid_grad[alloy_fv.grid_idx[alloy_tid] + 1], alloy_fv.giy[alloy_tid] * alloy_fv.giy_mult[alloy_tid], memory_order_relaxed);
-        }  } alloy_next_3: ; } 
+            atomic_fetch_add_explicit(&grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
+            atomic_fetch_add_explicit(&grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
+        }  } alloy_next_3: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.gix_mult[alloy_tid] = gix_mult; alloy_fv.giy[alloy_tid] = giy; alloy_fv.giy_mult[alloy_tid] = giy_mult; alloy_fv.grid_idx[alloy_tid] = grid_idx; } 
     
 #line 117 "generated"
 }
