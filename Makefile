@@ -97,14 +97,16 @@ test-fuzz: deps
 	JOBS=$(JOBS) scripts/fuzz_msl.sh 60
 
 # tests/mlx_plugin: alloy.mlx on real MLX's CPU backend (its own conftest).
-# The suites of kernels that synchronise threads run a second time with the
-# CPU's fibers forced (ALLOY_CPU_SYNC=fibers): both thread models stay right.
+# The suites of kernels that synchronise threads run again with the CPU's
+# coroutines and then fibers forced (ALLOY_CPU_SYNC): the default splits
+# kernels into regions, and all three thread models must stay right.
 SYNC_SUITES = tests/python/test_simd_divergence.py tests/python/test_metal_kernel.py \
 	tests/python/test_metal_library.py tests/python/test_metal_library_guide.py \
 	tests/python/test_kernel_faults.py tests/python/test_seed_curated_patterns.py \
 	tests/python/test_real_mlx_code.py tests/python/test_cpu_sync_threads.py
 test-python:
 	$(PY) -m pytest -q tests/python
+	ALLOY_CPU_SYNC=coroutines $(PY) -m pytest -q -p no:cacheprovider $(SYNC_SUITES)
 	ALLOY_CPU_SYNC=fibers $(PY) -m pytest -q -p no:cacheprovider $(SYNC_SUITES)
 	$(PY) -m pytest -q tests/mlx_plugin
 
