@@ -455,6 +455,15 @@ class Planner {
 
 // ---- the rewrite ----------------------------------------------------------------
 
+// The value of Metal attribute `name` for thread alloy_tid of the group.
+std::string region_attribute(const std::string& name) {
+  static const std::set<std::string> per_thread = {
+      "thread_position_in_grid",   "thread_position_in_threadgroup", "thread_index_in_threadgroup",
+      "thread_index_in_simdgroup", "simdgroup_index_in_threadgroup", "thread_index_in_quadgroup",
+      "quadgroup_index_in_threadgroup"};
+  return per_thread.count(name) ? "::alloy_msl::cpu::region_" + name + "(alloy_g, alloy_tid)" : "alloy_g.base." + name;
+}
+
 std::string text(const std::vector<Token>& t, const Out& out, std::size_t b, std::size_t e) {
   std::string s;
   for (std::size_t k = b; k < e; ++k) {
@@ -798,8 +807,8 @@ void plan_program(const KernelSpec& spec, const std::vector<Token>& t, RegionsPl
     ++attribute_index;
     if (!p || p->name.empty()) throw NotRegions{"an unnamed attribute parameter"};
     plan.thread_values.push_back("[[maybe_unused]] const " + p->type + " " + p->name +
-                                 " = ::alloy_msl::attribute_as<" + p->type + ">(::alloy_msl::cpu::region_" +
-                                 p->attribute + "(alloy_g, alloy_tid)); ");
+                                 " = ::alloy_msl::attribute_as<" + p->type + ">(" + region_attribute(p->attribute) +
+                                 "); ");
   }
   // Drop each attribute parameter with the comma that joins it to the others.
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -835,8 +844,7 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
       shape.begin = 0;
       shape.end = toks.size();
       for (const std::string& a : attributes)
-        shape.thread_values.push_back("[[maybe_unused]] const auto " + a + " = ::alloy_msl::cpu::region_" + a +
-                                      "(alloy_g, alloy_tid); ");
+        shape.thread_values.push_back("[[maybe_unused]] const auto " + a + " = " + region_attribute(a) + "; ");
     } else {
       plan_program(spec, toks, shape);
     }
