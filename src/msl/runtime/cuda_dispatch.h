@@ -53,7 +53,7 @@ ALLOY_FUNC bool thread_ids(const Dispatch& d, ThreadIds& t, unsigned group_x) {
     }
   }
   if (tid >= n) return false;
-  threads_present_in_threadgroup = n;
+  set_simd_group_state(tid, n);
 
   const unsigned tg_threads = tgx * tgy * tgz;
   t.thread_position_in_grid = metal::uint3(gx * tgx + px, gy * tgy + py, gz * tgz + pz);

@@ -8,27 +8,34 @@
 // simdgroup_barrier waits for the lanes present instead, and the SIMD-group
 // functions (cuda_simd.h) work over the lanes active at the call, taking
 // their fast path when those are all the lanes present.
-// thread_ids() stores the threadgroup's thread count in one shared word
-// (every thread stores the same value, before any reads it), and the mask
-// is derived from it; the compiler usually forwards the stored value.
+// thread_ids() has lane 0 of each SIMD group store the group's present-lane
+// mask and the threadgroup's thread count in that SIMD group's own shared
+// slot, then waits for the lanes present (__syncwarp): only that SIMD
+// group's lanes read the slot, so no other warp's access can race with it.
 #pragma once
 
 namespace alloy_msl {
 namespace cuda {
 
-__shared__ unsigned threads_present_in_threadgroup;
+struct SimdGroupState {
+  unsigned present;              // bit i: lane i exists
+  unsigned threadgroup_threads;  // threads of the threadgroup that exist
+};
+__shared__ SimdGroupState simd_group_state[32];
 
 ALLOY_FUNC unsigned lane_id() { return threadIdx.x & 31u; }
 
-// Number of lanes present in this thread's SIMD group (1..32).
-ALLOY_FUNC unsigned lanes_present() {
-  unsigned left = threads_present_in_threadgroup - (threadIdx.x & ~31u);
-  return left < 32u ? left : 32u;
-}
 // Bit i set for each lane i present in this thread's SIMD group.
-ALLOY_FUNC unsigned present_mask() {
-  unsigned n = lanes_present();
-  return n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
+ALLOY_FUNC unsigned present_mask() { return simd_group_state[threadIdx.x >> 5].present; }
+// Number of lanes present in this thread's SIMD group (1..32).
+ALLOY_FUNC unsigned lanes_present() { return __popc(present_mask()); }
+ALLOY_FUNC unsigned threads_present_in_threadgroup() { return simd_group_state[threadIdx.x >> 5].threadgroup_threads; }
+// At entry, once the threads outside the grid have left (thread_ids()).
+ALLOY_FUNC void set_simd_group_state(unsigned tid, unsigned n) {
+  const unsigned left = n - (tid & ~31u);
+  const unsigned present = left >= 32u ? 0xffffffffu : ((1u << left) - 1u);
+  if ((tid & 31u) == 0u) simd_group_state[tid >> 5] = SimdGroupState{present, n};
+  __syncwarp(present);
 }
 
 }  // namespace cuda

@@ -46,7 +46,7 @@ namespace alloy_msl {
 // This thread's place in its threadgroup (1-D blocks, threads outside the grid gone).
 ALLOY_FUNC void thread_in_threadgroup(unsigned& index, unsigned& count) {
   index = threadIdx.x;
-  count = cuda::threads_present_in_threadgroup;
+  count = cuda::threads_present_in_threadgroup();
 }
 }  // namespace alloy_msl
 #include "metal_tensor.h"
