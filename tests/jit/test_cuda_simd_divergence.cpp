@@ -139,6 +139,7 @@ thread_local Dim3 threadIdx;
 inline unsigned __activemask() { return warp_model::t_warp->active; }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(unsigned(x)); }
 inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline void __syncwarp(unsigned mask = 0xffffffffu) { warp_model::collective(mask, 0u, "__syncwarp"); }
 inline void __syncthreads() {}
 inline void __threadfence_block() {}
@@ -362,7 +363,10 @@ constexpr int kBroken = 1000;  // a warp whose calls hang or disagree: no point 
 template <class T> int run_warp(const Inputs<T>& in, const std::vector<Case<T>>& cs, const std::string& where) {
   warp_model::Warp warp;
   warp.active = in.active;
-  alloy_msl::cuda::threads_present_in_threadgroup = kWarpBase + in.present;
+  // What thread_ids() records for the warp under test: its lanes present, and
+  // the threadgroup's thread count.
+  alloy_msl::cuda::simd_group_state[kWarpBase >> 5] = alloy_msl::cuda::SimdGroupState{
+      in.present >= 32u ? 0xffffffffu : ((1u << in.present) - 1u), kWarpBase + in.present};
   std::array<std::vector<long double>, 32> got;
   std::vector<std::thread> lanes;
   for (unsigned l = 0; l < 32; ++l) {
