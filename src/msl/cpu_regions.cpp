@@ -15,6 +15,10 @@ namespace {
 using Kind = BodyStmt::Kind;
 using Out = std::vector<std::optional<std::string>>;
 
+// SIMD-group calls one statement may make; consecutive statements use two
+// sets of slots. The runtime's kRegionCallsPerStatement (metal_cpu_regions.h).
+constexpr unsigned kCallsPerStatement = 4;
+
 // Thrown inside the plan: the body is not one regions can take.
 struct NotRegions {
   std::string why;
@@ -250,12 +254,7 @@ std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<To
   std::vector<std::pair<std::size_t, std::size_t>> calls;
   for (std::size_t k = s.begin; k < s.end; ++k) {
     if (!is_sync_call(t, k)) continue;
-    int depth = 0;
-    std::size_t c = k + 1;
-    for (; c < s.end; ++c) {
-      if (t[c].is_punct("(")) ++depth;
-      if (t[c].is_punct(")") && --depth == 0) break;
-    }
+    const std::size_t c = matching_paren(t, k + 1);  // inside the statement: the parser matched its brackets
     calls.emplace_back(k, c);
     k = c;  // a call in the arguments is nested: refused below
   }
@@ -399,7 +398,9 @@ class Planner {
         throw NotRegions{"a SIMD-group call in a statement that evaluates parts conditionally (" + line_of(x) + ")"};
     }
     auto calls = simd_calls(t_, s);
-    if (calls.size() > 4) throw NotRegions{"more than 4 SIMD-group calls in one statement (" + line_of(t_[s.begin]) + ")"};
+    if (calls.size() > kCallsPerStatement)
+      throw NotRegions{"more than " + std::to_string(kCallsPerStatement) + " SIMD-group calls in one statement (" +
+                       line_of(t_[s.begin]) + ")"};
     for (auto [call, close] : calls)
       for (std::size_t k = call + 2; k < close; ++k) {
         const Token& x = t_[k];
@@ -635,7 +636,7 @@ class Splitter {
     auto calls = simd_calls(t_, s);
     // Consecutive statements take turns with the slots: the loop that reads
     // this one's deposits the next one's values.
-    const unsigned first = (statements_++ % 2) * 4;
+    const unsigned first = (statements_++ % 2) * kCallsPerStatement;
     std::string deposits;
     open();
     for (std::size_t j = 0; j < calls.size(); ++j) {

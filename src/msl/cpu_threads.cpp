@@ -42,14 +42,6 @@ std::string where(const LexedText& text, const Token& t) {
   return "(" + text.file + " line " + std::to_string(t.line) + ")";
 }
 
-std::size_t matching_paren(const std::vector<Token>& toks, std::size_t open) {
-  int depth = 0;
-  for (std::size_t k = open; k < toks.size(); ++k) {
-    if (toks[k].is_punct("(")) ++depth;
-    if (toks[k].is_punct(")") && --depth == 0) return k;
-  }
-  return toks.size();
-}
 
 bool in_ranges(const CpuThreadsPlan& plan, const Token& t) {
   for (const auto& [b, e] : plan.bodies)

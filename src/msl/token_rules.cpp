@@ -49,6 +49,15 @@ bool closes_bracket(const Token& t) {
   return t.is_punct(")") || t.is_punct("]") || t.is_punct("}") || t.is_punct("]]");
 }
 
+std::size_t matching_paren(const std::vector<Token>& toks, std::size_t open) {
+  int depth = 0;
+  for (std::size_t k = open; k < toks.size(); ++k) {
+    if (toks[k].is_punct("(")) ++depth;
+    if (toks[k].is_punct(")") && --depth == 0) return k;
+  }
+  return toks.size();
+}
+
 std::size_t closing_angle(const std::vector<Token>& toks, std::size_t open) {
   int angles = 0, parens = 0;
   for (std::size_t k = open; k < toks.size(); ++k) {

@@ -27,6 +27,9 @@ bool declares_threadgroup_storage(const std::vector<Token>& toks, std::size_t i)
 bool opens_bracket(const Token& t);
 bool closes_bracket(const Token& t);
 
+// The index of the `)` closing the `(` at `open`; toks.size() when none does.
+std::size_t matching_paren(const std::vector<Token>& toks, std::size_t open);
+
 // The index of the `>` closing the `<` at `open` (parentheses skipped); 0
 // when there is none before a `;` or `{`.
 std::size_t closing_angle(const std::vector<Token>& toks, std::size_t open);
