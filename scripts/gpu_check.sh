@@ -42,7 +42,7 @@ cp /tmp/build/plugin_mlx/*.so /tmp/pkg/alloy/mlx/ 2>/dev/null
 export PYTHONPATH=/tmp/pkg:/tmp/site
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$out/device.txt"
-all_steps="cpp_jit cpp_core cpp_msl pytest_gpu cold guide extension bench bench_guide bench_faults fusion host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
+all_steps="cpp_jit cpp_core cpp_msl pytest_gpu cold guide metal4 extension bench bench_guide bench_metal4 bench_faults fusion host load mlx_plugin mlx_plugin_gpu mlx_plugin_bench"
 steps=" ${STEPS:-$all_steps} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 want cpp_jit && step cpp_jit jit.log .gpu/alloy_jit_tests
@@ -65,6 +65,11 @@ guide_all() {
   return $rc
 }
 want guide && step guide guide.log guide_all
+# The WWDC26 Metal 4 tensor kernels (examples/metal4), each checked and timed.
+metal4_all() {
+  python3 examples/metal4/mxfp8_matmul.py gpu && python3 examples/metal4/flash_attention.py gpu 4 1000
+}
+want metal4 && step metal4 metal4.log metal4_all
 # The guide's ScaledELU C++ extension (examples/extensions) and metal-cpp host
 # program (examples/cpp), built against the
 # installed Alloy that carry ["build/install"] brings (make test-example makes it).
@@ -79,6 +84,7 @@ extension_check() {
 want extension && step extension extension.log extension_check
 want bench && step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
 want bench_guide && step bench_guide bench_guide.log python3 benchmarks/bench_guide.py gpu --out "$out/bench_guide.md"
+want bench_metal4 && step bench_metal4 bench_metal4.log python3 benchmarks/bench_metal4.py --out "$out/bench_metal4.md"
 want bench_faults && step bench_faults bench_faults.log python3 benchmarks/bench_fault_costs.py gpu --out "$out/bench_faults.md"
 # mx.compile's fused chains against the uncompiled ops and a device copy.
 want fusion && step fusion fusion.log python3 benchmarks/bench_compile_fusion.py --device gpu

@@ -101,11 +101,21 @@ struct OutputSpec {
   Dtype dtype;
 };
 
+// A quantized (MXFP8) tensor parameter, `tensor<device metal_fp8_e4m3_format,
+// dextents<int, R>, tensor_handle, scales_plane>`: its elements (uint8 codes,
+// MLX's order, any strides) and its scales plane (uint8 E8M0, the data's
+// shape with the last axis ceil(n / 32): one scale per 32 elements along it,
+// the layout of mx.quantize(..., mode="mxfp8")).
+struct QuantizedTensorArg {
+  array data;
+  array scales;
+};
+
 // What a call binds to one parameter: an array (a buffer the kernel reads; for
 // a `device T*` the contents the output starts from; a 0-d array for a
-// `constant T&`), a fresh output, or a number (a `constant T&` value, or the
-// bytes of a `threadgroup T*` parameter).
-using LibraryArg = std::variant<array, OutputSpec, double, int64_t, bool>;
+// `constant T&`), a fresh output, a number (a `constant T&` value, or the
+// bytes of a `threadgroup T*` parameter), or a quantized tensor's two planes.
+using LibraryArg = std::variant<array, OutputSpec, double, int64_t, bool, QuantizedTensorArg>;
 
 enum class Dispatch {
   Threads,       // dispatchThreads: the grid counts threads (partial edge threadgroups)

@@ -51,10 +51,16 @@ fast::LibraryArg library_arg(const std::string& name, nb::handle v) {
       o.dtype = nb::cast<Dtype>(dtype);
       return o;
     }
+    // (data, scales): a quantized tensor's two planes.
+    auto array_like = [](nb::handle h) { return nb::isinstance<array>(h) || nb::hasattr(h, "__array__"); };
+    if (array_like(v[0]) && array_like(v[1])) {
+      auto as_array = [](nb::handle h) { return nb::isinstance<array>(h) ? nb::cast<array>(h) : py::to_array(h); };
+      return fast::QuantizedTensorArg{as_array(v[0]), as_array(v[1])};
+    }
   }
   if (nb::hasattr(v, "__array__") || nb::isinstance<nb::list>(v)) return py::to_array(v);
-  throw nb::type_error(("[metal_library] argument '" + name + "' must be an array, a (shape, dtype) tuple or a "
-                        "number, not " + std::string(Py_TYPE(v.ptr())->tp_name) + ".")
+  throw nb::type_error(("[metal_library] argument '" + name + "' must be an array, a (shape, dtype) tuple, a "
+                        "(data, scales) pair of arrays or a number, not " + std::string(Py_TYPE(v.ptr())->tp_name) + ".")
                            .c_str());
 }
 
@@ -101,8 +107,8 @@ void init_metal_library(nb::module_& f) {
           nb::kw_only(), nb::arg("args"), nb::arg("grid"), nb::arg("threadgroup"), nb::arg("dispatch") = "threads",
           nb::arg("stream") = nb::none(), nb::arg("verbose") = false, nb::arg("timeout") = nb::none(),
           "Launches the kernel: `args` binds parameters by name (or [[buffer(i)]] index): arrays for buffers it "
-          "reads, (shape, dtype) or a starting array for buffers it writes, numbers or 0-d arrays for "
-          "`constant T&`, byte counts for threadgroup memory. Returns the outputs, lazily, in output_names order.")
+          "reads, (shape, dtype) or a starting array for buffers it writes, (data, scales) for a quantized "
+          "(MXFP8) tensor, numbers or 0-d arrays for `constant T&`, byte counts for threadgroup memory. Returns the outputs, lazily, in output_names order.")
       .def("__repr__", [](const fast::LibraryKernel& k) { return "<metal_library kernel '" + k.name() + "'>"; });
 
   nb::class_<fast::MetalLibrary>(f, "MetalLibrary", "A compiled whole Metal program (mx.fast.metal_library).")

@@ -60,7 +60,8 @@ std::optional<Dtype> msl_scalar(const std::string& s) {
       {"unsigned int", Dtype::uint32}, {"unsigned", Dtype::uint32}, {"unsigned short", Dtype::uint16},
       {"unsigned char", Dtype::uint8}, {"uint32_t", Dtype::uint32}, {"size_t", Dtype::uint64},
       {"atomic_int", Dtype::int32},    {"atomic_uint", Dtype::uint32}, {"atomic_float", Dtype::float32},
-      {"atomic_bool", Dtype::bool_}};
+      {"atomic_bool", Dtype::bool_},   {"metal_fp8_e4m3_format", Dtype::uint8},
+      {"metal_fp8_e5m2_format", Dtype::uint8}, {"metal_fp8_ue8m0_format", Dtype::uint8}};
   if (auto it = aliases.find(s); it != aliases.end()) return it->second;
   if (s.rfind("atomic<", 0) == 0 && s.back() == '>') return msl_scalar(s.substr(7, s.size() - 8));
   try {
@@ -123,6 +124,7 @@ std::optional<int64_t> integral(const LibraryArg& a) {
 std::string kind_of(const LibraryArg& a) {
   if (std::holds_alternative<array>(a)) return "an array";
   if (std::holds_alternative<OutputSpec>(a)) return "an output (shape, dtype)";
+  if (std::holds_alternative<QuantizedTensorArg>(a)) return "a quantized tensor (data, scales)";
   if (std::holds_alternative<bool>(a)) return "a bool";
   return "a number";
 }
@@ -390,7 +392,36 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
       throw bad("missing argument '" + p.name + "' (" + declared(p) + (p.role == Role::Threadgroup ? ": its size in bytes" : "") + ").");
     const LibraryArg& a = *bound[i];
     const std::optional<ElementType> e = element_type(p.type);
-    if (p.role == Role::ReadBuffer) {
+    if (p.role == Role::ReadBuffer && p.tensor_scales) {
+      const QuantizedTensorArg* q = std::get_if<QuantizedTensorArg>(&a);
+      if (!q)
+        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") is a quantized tensor: pass (data, scales), "
+                         "its uint8 codes and its uint8 E8M0 scales (one per 32 elements along the last axis), "
+                         "not " + kind_of(a) + ".");
+      if (e) check_dtype(p, *e, q->data.dtype());
+      check_rank(p, q->data.ndim());
+      if (q->scales.dtype() != Dtype::uint8)
+        throw wrong_type("parameter '" + p.name + "': the scales plane holds uint8 E8M0 scales; got " +
+                         dtype_text(q->scales.dtype()) + ".");
+      Shape want = q->data.shape();
+      want.back() = (want.back() + 31) / 32;
+      if (q->scales.shape() != want) {
+        std::string got, need;
+        for (auto d : q->scales.shape()) got += (got.empty() ? "" : ", ") + std::to_string(d);
+        for (auto d : want) need += (need.empty() ? "" : ", ") + std::to_string(d);
+        throw bad("parameter '" + p.name + "': the scales plane must have shape (" + need +
+                  ") (one scale per 32 elements along the data's last axis, Metal's dimension 0); got (" + got +
+                  ").");
+      }
+      inputs.push_back(q->data);
+      strided_inputs.push_back(true);
+      in_specs.push_back(spec_of(p, q->data.dtype(), false, i));
+      inputs.push_back(q->scales);
+      strided_inputs.push_back(false);  // the plane is packed (row-contiguous)
+      msl::ParamSpec scales = spec_of(p, Dtype::uint8, false, i);
+      scales.name += "_scales";
+      in_specs.push_back(scales);
+    } else if (p.role == Role::ReadBuffer) {
       const array* arr = std::get_if<array>(&a);
       if (!arr) throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes an array, not " + kind_of(a) + ".");
       if (e) {

@@ -34,12 +34,15 @@ std::string threadgroup_pointer_type(const ProgramParam& p) {
 
 // A tensor parameter's argument: the buffer, the array's shape and strides
 // (runtime/metal_tensor.h reverses them into Metal's innermost-first order).
+// A quantized tensor's scales plane is the input after its data.
 std::string tensor_argument(const GlueContext& c, const CxxTarget& target, const ProgramParam& p,
                             const std::vector<KernelParam>& params, const std::vector<GlueParam>& glue,
                             std::size_t buffer, std::size_t meta) {
+  std::string scales;
+  if (p.tensor_scales) scales = ", " + target.argument(c, params[buffer + 1], glue[buffer + 1]);
   return "::alloy_msl::bind_tensor<" + std::to_string(p.tensor_rank) + ">(" +
          target.argument(c, params[buffer], glue[buffer]) + ", " + target.argument(c, params[meta], glue[meta]) +
-         ", " + target.argument(c, params[meta + 1], glue[meta + 1]) + ")";
+         ", " + target.argument(c, params[meta + 1], glue[meta + 1]) + scales + ")";
 }
 
 }  // namespace
@@ -70,6 +73,7 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
   for (const ProgramParam& p : entry.params) {
     if (p.role == R::ReadBuffer || p.role == R::ConstantValue)
       params.push_back({KernelParam::Kind::Input, n_inputs++, p.name, p.type, p.role == R::ConstantValue, false});
+    if (p.tensor_scales) params.push_back({KernelParam::Kind::Input, n_inputs++, p.name + "_scales", "uchar"});
   }
   for (const ProgramParam& p : entry.params) {
     if (p.role == R::WriteBuffer) params.push_back({KernelParam::Kind::Output, n_outputs++, p.name, p.type});
@@ -88,6 +92,7 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
       const ProgramParam& p = entry.params[i];
       int buffer = -1;
       if (p.role == R::ReadBuffer || p.role == R::ConstantValue) buffer = in++;
+      if (p.tensor_scales) ++in;
       if (p.role == R::WriteBuffer) buffer = n_inputs + out++;
       if (buffer < 0 || p.tensor_rank == 0) continue;
       tensor_meta[i] = params.size();
@@ -126,6 +131,7 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
     switch (p.role) {
       case R::ReadBuffer: {
         const std::size_t g = in++;
+        if (p.tensor_scales) ++in;
         call += tensor_meta[i] ? tensor_argument(c, target, p, params, k.params, g, tensor_meta[i])
                                : target.argument(c, params[g], k.params[g]);
         break;

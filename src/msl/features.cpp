@@ -40,7 +40,9 @@ constexpr std::string_view kMathExtraNames[] = {
 constexpr std::string_view kTensorNames[] = {"dextents", "tensor_inline", "tensor_handle", "tensor_offset",
                                              "matmul2d", "matmul2d_descriptor", "mpp", "tensor_ops",
                                              "execution_thread", "execution_simdgroup", "execution_simdgroups",
-                                             "dynamic_extent", "dynamic_length_v"};
+                                             "dynamic_extent", "dynamic_length_v", "tensor_blockwise",
+                                             "tensor_plane_scales", "metal_fp8_e4m3_format", "metal_fp8_e5m2_format",
+                                             "metal_fp8_ue8m0_format"};
 
 bool includes_tensor_header(const Token& directive) {
   const std::string& d = directive.text;

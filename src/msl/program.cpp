@@ -415,6 +415,9 @@ class Parser {
       while (end < toks_.size() && !toks_[end].is_punct(";")) ++end;
       if (std::size_t open = tensor_open(i + 3, end); open && closing_angle(toks_, open) + 1 == end)
         tensor_aliases_[toks_[i + 1].text] = open;
+      if (toks_[i + 3].is_ident("tensor_blockwise") ||
+          (i + 5 < end && toks_[i + 3].is_ident("metal") && toks_[i + 5].is_ident("tensor_blockwise")))
+        plane_aliases_.insert(toks_[i + 1].text);
     }
   }
 
@@ -484,6 +487,10 @@ class Parser {
     } else {
       p.tensor_rank = commas;
     }
+    // Tags after the descriptor: a scales plane makes a quantized tensor.
+    for (std::size_t a = 3; a < args.size(); ++a)
+      for (std::size_t k = args[a].first; k < args[a].second; ++k)
+        if (toks_[k].is_ident("tensor_blockwise") || plane_aliases_.count(toks_[k].text)) p.tensor_scales = true;
     if (types_only) return p;
     if (space != "device" && space != "constant")
       fail(at, what + ": a tensor kernel argument is in `device` or `constant` memory (`tensor<device " + p.type +
@@ -499,7 +506,11 @@ class Parser {
              "[[buffer(index)]] takes an index from 0 to " + std::to_string(kMaxArgumentIndex));
       p.index = static_cast<int>(*n);
     }
-    p.role = (space == "constant" || is_const) ? ProgramParam::Role::ReadBuffer : ProgramParam::Role::WriteBuffer;
+    // A quantized tensor (the seed's `tensor<device metal_fp8_e4m3_format,
+    // ..., scales_plane>`, elements not const) is an operand: bound for
+    // reading, its data and its scales.
+    p.role = (space == "constant" || is_const || p.tensor_scales) ? ProgramParam::Role::ReadBuffer
+                                                                  : ProgramParam::Role::WriteBuffer;
     return p;
   }
 
@@ -522,6 +533,7 @@ class Parser {
   Tokens toks_;
   ProgramInfo info_;
   std::map<std::string, std::size_t> tensor_aliases_;  // alias name -> the `<` of its `tensor<`
+  std::set<std::string> plane_aliases_;                 // `using scales_plane = tensor_blockwise<...>;`
 };
 
 }  // namespace

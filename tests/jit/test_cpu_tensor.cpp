@@ -3,9 +3,13 @@
 // by the host compiler, launched with the arrays' shapes and strides. Inputs
 // are fresh random numbers each run (the seed is printed), checked against
 // double-precision references.
+#include <fstream>
+#include <sstream>
+
 #include "alloy/msl/translate.h"
 #include "jit/nvrtc.h"
 #include "test_cpu_util.h"
+#include "../common/seed_sources.h"
 
 namespace alloy::jit::test {
 namespace {
@@ -268,6 +272,54 @@ TEST(CpuTensor, CudaTranslationsCompile) {
       nvrtc_compile(msl::translate(spec, msl::Target::Cuda).source, entry + ".cu", opts);
     } catch (const CompileError& e) {
       ADD_FAILURE() << e.log();
+    }
+  }
+}
+
+// The WWDC26 kernels of examples/metal4 (MXFP8 tensors with scale planes,
+// cooperative tensors) and half/bfloat GEMMs at SIMD-group scopes compile
+// for sm_90, where matmul2d takes the tensor cores (mma.sync m16n8k16 and
+// the FP8 m16n8k32); the GPU suite checks their numbers.
+TEST(CpuTensor, Metal4ExamplesCompileForCuda) {
+  if (!nvrtc_available()) GTEST_SKIP() << nvrtc_unavailable_reason();
+  struct Entry {
+    std::string file, entry;
+    std::vector<msl::ParamSpec> inputs, outputs;
+  };
+  auto buffer = [](const std::string& name, const std::string& type) { return msl::ParamSpec{name, type}; };
+  auto value = [](const std::string& name, const std::string& type) { return msl::ParamSpec{name, type, true}; };
+  const std::vector<Entry> entries = {
+      {"mxfp8_matmul", "matmul",
+       {buffer("matrixA", "uint8_t"), buffer("matrixA_scales", "uint8_t"), buffer("matrixB", "uint8_t"),
+        buffer("matrixB_scales", "uint8_t")},
+       {buffer("matrixC", "float16_t")}},
+      {"mxfp8_inline", "matmul_inline",
+       {buffer("dataBufferA", "uint8_t"), buffer("scalesBufferA", "uint8_t"), buffer("dataBufferB", "uint8_t"),
+        buffer("scalesBufferB", "uint8_t"), value("M", "int"), value("N", "int"), value("K", "int")},
+       {buffer("bufferC", "float")}},
+      {"flash_attention", "flash_attention",
+       {buffer("Q", "float16_t"), buffer("K", "float16_t"), buffer("V", "float16_t"), value("S", "int"),
+        value("scale", "float")},
+       {buffer("O", "float")}},
+  };
+  for (const Entry& e : entries) {
+    SCOPED_TRACE(e.file);
+    std::ifstream f(alloy_test::source_root() + "/examples/metal4/" + e.file + ".metal");
+    ASSERT_TRUE(f) << "examples/metal4/" << e.file << ".metal is missing";
+    std::stringstream text;
+    text << f.rdbuf();
+    msl::KernelSpec spec;
+    spec.name = e.entry;
+    spec.source = text.str();
+    spec.program_entry = e.entry;
+    spec.inputs = e.inputs;
+    spec.outputs = e.outputs;
+    NvrtcOptions opts;
+    opts.arch = "sm_90";
+    try {
+      nvrtc_compile(msl::translate(spec, msl::Target::Cuda).source, e.entry + ".cu", opts);
+    } catch (const CompileError& err) {
+      ADD_FAILURE() << err.log();
     }
   }
 }

@@ -30,6 +30,9 @@ struct ProgramParam {
   // its rank (0 for every other parameter). `type` is then the element type
   // T; the role is ReadBuffer for const elements, WriteBuffer otherwise.
   int tensor_rank = 0;
+  // A quantized tensor (its type names a scales plane, `tensor_blockwise<
+  // tensor_plane_scales, ...>`): the host binds its data and its scales.
+  bool tensor_scales = false;
   int line = 0, col = 0;  // of the parameter in the program (file "source")
 };
 

@@ -13,19 +13,38 @@
 // whole tile at execution_thread scope; at SIMD-group scopes each thread of
 // the scope computes every S-th row of the tile (S = the scope's threads),
 // which needs the thread's place in its threadgroup (scope_thread below).
+//
+// Quantized tensors (MXFP8): a tensor of a metal_fp8_*_format whose Tags
+// name a scales plane, `tensor_blockwise<tensor_plane_scales,
+// metal_fp8_ue8m0_format, 32, 1>`, holds one E8M0 scale per 32 elements
+// along dimension 0. The plane is packed in the tensor's dimension order:
+// the scale of element (i0, i1, ...) is scales[i0 / 32 + i1 * B1 + i2 * B1 *
+// E1 + ...] with B1 = ceil(E0 / 32), E the extents the tensor was made with
+// (for a row-major M x K matrix: scales[row * ceil(K / 32) + k / 32], the
+// layout of MLX's mx.quantize(..., mode="mxfp8")). A slice keeps its
+// parent's plane. matmul2d dequantizes such operands per block.
 #pragma once
+
+#include "metal_fp8.h"
 
 namespace alloy_msl {
 // A tensor kernel argument of metal_library: the array's data, and its shape
-// and strides outermost first (MLX's order), which the tensor reverses.
+// and strides outermost first (MLX's order), which the tensor reverses;
+// `scales` is the scales plane of a quantized tensor (else null).
 template <class U, size_t R, class S, class T> struct tensor_binding {
   U* data;
   const S* shape;
   const T* strides;
+  const unsigned char* scales;
 };
 template <size_t R, class U, class S, class T>
 ALLOY_FUNC tensor_binding<U, R, S, T> bind_tensor(U* data, const S* shape, const T* strides) {
-  return {data, shape, strides};
+  return {data, shape, strides, nullptr};
+}
+template <size_t R, class U, class S, class T, class P>
+ALLOY_FUNC tensor_binding<U, R, S, T> bind_tensor(U* data, const S* shape, const T* strides, const P* scales) {
+  static_assert(sizeof(P) == 1, "bind_tensor: a scales plane holds one byte per scale");
+  return {data, shape, strides, reinterpret_cast<const unsigned char*>(scales)};
 }
 }  // namespace alloy_msl
 
@@ -88,6 +107,58 @@ struct tensor_handle {};
 struct tensor_inline {};
 struct tensor_offset {};
 
+// ---- auxiliary planes: the scales of a quantized tensor
+struct tensor_plane_scales {};
+template <class Plane, class ScaleType, size_t... BlockFactors> struct tensor_blockwise {
+  static_assert(is_same_v<Plane, tensor_plane_scales>, "tensor_blockwise: the only plane is tensor_plane_scales");
+  static_assert(is_same_v<remove_cv_t<ScaleType>, metal_fp8_ue8m0_format>,
+                "tensor_blockwise: scales are metal_fp8_ue8m0_format (OCP MX E8M0)");
+  static_assert(sizeof...(BlockFactors) >= 1, "tensor_blockwise: give one block factor per dimension");
+  static constexpr size_t factors_[sizeof...(BlockFactors)] = {BlockFactors...};
+  static_assert(factors_[0] == 32, "tensor_blockwise: scale blocks are 32 elements along dimension 0 (OCP MX)");
+  static constexpr bool ones_after_first() {
+    for (size_t r = 1; r < sizeof...(BlockFactors); ++r)
+      if (factors_[r] != 1) return false;
+    return true;
+  }
+  static_assert(ones_after_first(), "tensor_blockwise: block factors after dimension 0 must be 1 ({32, 1, ...})");
+  static constexpr size_t rank_ = sizeof...(BlockFactors);
+
+  const metal_fp8_ue8m0_format* scales_ = nullptr;
+
+  tensor_blockwise() = default;
+  // From the plane's memory: a pointer to any one-byte type.
+  template <class P>
+  ALLOY_FUNC explicit tensor_blockwise(P* scales) : scales_(reinterpret_cast<const metal_fp8_ue8m0_format*>(scales)) {
+    static_assert(sizeof(P) == 1, "tensor_blockwise: the scales plane holds one byte per scale");
+  }
+};
+
+namespace detail {
+template <class T> inline constexpr bool is_scales_plane_v = false;
+template <class P, class S, size_t... B> inline constexpr bool is_scales_plane_v<tensor_blockwise<P, S, B...>> = true;
+// The scales plane among a tensor's tags, or void.
+template <class... Tags> struct scales_plane_of {
+  typedef void type;
+};
+template <class T, class... Rest> struct scales_plane_of<T, Rest...> {
+  typedef conditional_t<is_scales_plane_v<T>, T, typename scales_plane_of<Rest...>::type> type;
+};
+// Completes the plane's type, so its static_asserts run when a tensor names it.
+template <class P> constexpr bool plane_checked() {
+  if constexpr (is_same_v<P, void>) return true;
+  else return sizeof(P) > 0;
+}
+// Where a tensor's scales are: the plane's (offset) memory, its strides per
+// dimension (dimension 0 counts blocks) and the origin along dimension 0
+// (a slice there need not start at a block's edge).
+template <class IndexType, size_t R> struct scales_state {
+  const metal_fp8_ue8m0_format* scales = nullptr;
+  IndexType strides[R] = {};
+  IndexType origin0 = 0;
+};
+}  // namespace detail
+
 template <class ElementType, class Extents, class Descriptor = tensor_handle, class... Tags> struct tensor;
 
 namespace detail {
@@ -97,6 +168,12 @@ template <class E, class X, class D, class... T> inline constexpr bool is_tensor
 
 template <class ElementType, class Extents, class Descriptor, class... Tags> struct tensor {
   typedef ElementType element_type;
+  typedef typename detail::scales_plane_of<Tags...>::type scales_plane_type;
+  // A quantized tensor: one-byte elements with a scales plane.
+  static constexpr bool scaled_ = !is_same_v<scales_plane_type, void>;
+  static_assert(detail::plane_checked<scales_plane_type>(), "");  // the plane's own static_asserts
+  static_assert(!scaled_ || sizeof(ElementType) == 1,
+                "tensor: a scales plane goes with one-byte elements (metal_fp8_e4m3_format, metal_fp8_e5m2_format)");
   typedef remove_cv_t<ElementType> value_type;
   typedef Extents extents_type;
   typedef typename Extents::index_type index_type;
@@ -114,35 +191,55 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
   // the tensor was made over: the extent, except for a static slice that
   // reaches past its parent's edge. load/store and matmul2d check against it.
   index_type valid_[rank_] = {};
+  detail::scales_state<index_type, rank_> scales_;  // quantized tensors only
 
   tensor() = default;
   // Packed strides, dimension 0 contiguous.
   ALLOY_FUNC tensor(ElementType* data, const Extents& e) : data_(data), extents_(e) {
-    index_type s = 1;
-    for (size_t r = 0; r < rank_; ++r) {
-      strides_[r] = s;
-      s *= e.extent(r);
-      valid_[r] = e.extent(r);
-    }
+    static_assert(!scaled_, "tensor: a quantized tensor is made with its scales plane, tensor(data, extents[, strides], plane)");
+    pack(e);
   }
   template <class S>
   ALLOY_FUNC tensor(ElementType* data, const Extents& e, const array<S, rank_>& strides) : data_(data), extents_(e) {
+    static_assert(!scaled_, "tensor: a quantized tensor is made with its scales plane, tensor(data, extents[, strides], plane)");
     for (size_t r = 0; r < rank_; ++r) {
       strides_[r] = index_type(strides[r]);
       valid_[r] = e.extent(r);
     }
   }
+  // A quantized tensor: data, extents[, strides], its scales plane.
+  template <class P, enable_if_t<detail::is_scales_plane_v<P>, int> = 0>
+  ALLOY_FUNC tensor(ElementType* data, const Extents& e, const P& plane) : data_(data), extents_(e) {
+    accept_plane<P>();
+    pack(e);
+    pack_scales(plane.scales_);
+  }
+  template <class S, class P, enable_if_t<detail::is_scales_plane_v<P>, int> = 0>
+  ALLOY_FUNC tensor(ElementType* data, const Extents& e, const array<S, rank_>& strides, const P& plane)
+      : data_(data), extents_(e) {
+    accept_plane<P>();
+    for (size_t r = 0; r < rank_; ++r) {
+      strides_[r] = index_type(strides[r]);
+      valid_[r] = e.extent(r);
+    }
+    pack_scales(plane.scales_);
+  }
   template <class U, class S, class T>
-  ALLOY_FUNC tensor(const ::alloy_msl::tensor_binding<U, rank_, S, T>& b) : data_(b.data) {
+  ALLOY_FUNC tensor(const ::alloy_msl::tensor_binding<U, rank_, S, T>& b)
+      : data_(reinterpret_cast<ElementType*>(const_cast<remove_cv_t<U>*>(b.data))) {
+    // (A quantized tensor is bound for reading whatever its elements'
+    // constness: metal_library passes its data as an input.)
+    static_assert(sizeof(U) == sizeof(ElementType), "tensor: the array's elements are not the tensor's size");
     for (size_t r = 0; r < rank_; ++r) {
       extents_.e_[r] = index_type(b.shape[rank_ - 1 - r]);
       strides_[r] = index_type(b.strides[rank_ - 1 - r]);
       valid_[r] = index_type(b.shape[rank_ - 1 - r]);
     }
+    if constexpr (scaled_) pack_scales(reinterpret_cast<const metal_fp8_ue8m0_format*>(b.scales));
   }
   // A tensor of const elements from one of mutable elements.
-  template <class U, class D2, enable_if_t<is_same_v<const U, ElementType>, int> = 0>
-  ALLOY_FUNC tensor(const tensor<U, Extents, D2>& o) : data_(o.data_), extents_(o.extents_) {
+  template <class U, class D2, class... T2, enable_if_t<is_same_v<const U, ElementType>, int> = 0>
+  ALLOY_FUNC tensor(const tensor<U, Extents, D2, T2...>& o) : data_(o.data_), extents_(o.extents_), scales_(o.scales_) {
     for (size_t r = 0; r < rank_; ++r) {
       strides_[r] = o.strides_[r];
       valid_[r] = o.valid_[r];
@@ -183,11 +280,12 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
 
   // The tensor from `origin` on: dynamic extents, shrunk to what is left.
   template <class... I>
-  ALLOY_FUNC tensor<ElementType, dextents<index_type, rank_>, slice_descriptor> slice(I... origin) const {
+  ALLOY_FUNC tensor<ElementType, dextents<index_type, rank_>, slice_descriptor, Tags...> slice(I... origin) const {
     static_assert(sizeof...(I) == rank_, "tensor::slice: give one origin per dimension");
-    tensor<ElementType, dextents<index_type, rank_>, slice_descriptor> t;
+    tensor<ElementType, dextents<index_type, rank_>, slice_descriptor, Tags...> t;
     const index_type o[] = {index_type(origin)...};
     t.data_ = data_ + offset_of(origin...);
+    t.scales_ = sliced_scales(o);
     for (size_t r = 0; r < rank_; ++r) {
       index_type left = get_extent(r) - o[r];
       t.extents_.e_[r] = left > 0 ? left : index_type(0);
@@ -201,12 +299,13 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
   // reaching past the tensor's edge keeps its extents; load/store and
   // matmul2d treat the part outside as out of bounds.
   template <size_t E0, size_t... E, class... I>
-  ALLOY_FUNC tensor<ElementType, extents<index_type, E0, E...>, slice_descriptor> slice(I... origin) const {
+  ALLOY_FUNC tensor<ElementType, extents<index_type, E0, E...>, slice_descriptor, Tags...> slice(I... origin) const {
     static_assert(1 + sizeof...(E) == rank_ && sizeof...(I) == rank_,
                   "tensor::slice<E...>(origin...): give one extent and one origin per dimension");
-    tensor<ElementType, extents<index_type, E0, E...>, slice_descriptor> t;
+    tensor<ElementType, extents<index_type, E0, E...>, slice_descriptor, Tags...> t;
     const index_type o[] = {index_type(origin)...};
     t.data_ = data_ + offset_of(origin...);
+    t.scales_ = sliced_scales(o);
     for (size_t r = 0; r < rank_; ++r) {
       index_type valid = valid_[r] - o[r];
       valid = valid > 0 ? valid : index_type(0);
@@ -229,7 +328,47 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
     return off;
   }
 
+  // The scale of the element at the indices (a quantized tensor), as a float.
+  template <class... I> ALLOY_FUNC float scale_at(I... idx) const {
+    const long i[] = {long(idx)...};
+    long off = (long(scales_.origin0) + i[0]) / 32;
+    for (size_t r = 1; r < rank_; ++r) off += i[r] * long(scales_.strides[r]);
+    return float(scales_.scales[off]);
+  }
+
  private:
+  template <class P> ALLOY_FUNC static constexpr void accept_plane() {
+    static_assert(is_same_v<P, scales_plane_type>, "tensor: the plane is not the one the tensor's type names");
+    static_assert(P::rank_ == rank_, "tensor_blockwise: give one block factor per dimension of the tensor");
+  }
+  ALLOY_FUNC void pack(const Extents& e) {
+    index_type s = 1;
+    for (size_t r = 0; r < rank_; ++r) {
+      strides_[r] = s;
+      s *= e.extent(r);
+      valid_[r] = e.extent(r);
+    }
+  }
+  // The plane packed over this tensor's extents, ceil(E0 / 32) blocks a row.
+  ALLOY_FUNC void pack_scales(const metal_fp8_ue8m0_format* scales) {
+    scales_.scales = scales;
+    scales_.origin0 = 0;
+    index_type s = (extents_.extent(0) + 31) / 32;
+    scales_.strides[0] = 1;
+    for (size_t r = 1; r < rank_; ++r) {
+      scales_.strides[r] = s;
+      s *= extents_.extent(r);
+    }
+  }
+  ALLOY_FUNC detail::scales_state<index_type, rank_> sliced_scales(const index_type* o) const {
+    detail::scales_state<index_type, rank_> p = scales_;
+    if constexpr (scaled_) {
+      for (size_t r = 1; r < rank_; ++r) p.scales += long(o[r]) * long(p.strides[r]);
+      p.origin0 += o[0];
+    }
+    return p;
+  }
+
   template <class S, size_t... K>
   ALLOY_FUNC ElementType& apply_subscript(const S& s, ::alloy_msl::index_seq<K...>) const {
     static_assert(sizeof...(K) == rank_, "tensor: give one index per dimension");
@@ -270,8 +409,14 @@ using namespace metal;
 template <class T>
 inline constexpr bool is_int8_v = is_same_v<T, char> || is_same_v<T, signed char> || is_same_v<T, unsigned char>;
 template <class T> inline constexpr bool is_float_v = is_same_v<T, half> || is_same_v<T, bfloat> || is_same_v<T, float>;
-// Apple's table (OS 26.1, and uint8 of OS 27): left x right -> destination.
+template <class T> inline constexpr bool is_fp8_v = detail_fp8::is_format_v<T>;
+// Apple's table (OS 26.1, and uint8 and the fp8 formats of OS 27): left x
+// right -> destination.
 template <class L, class R, class D> constexpr bool supported() {
+  if (is_fp8_v<L> || is_fp8_v<R>) {
+    const bool pair = is_same_v<L, R> || (is_same_v<L, half> && is_fp8_v<R>) || (is_fp8_v<L> && is_same_v<R, half>);
+    return pair && (is_same_v<D, half> || is_same_v<D, float>);
+  }
   if (is_float_v<L> && is_float_v<R>) {
     if (is_same_v<D, float>) return true;
     if (is_same_v<L, R>) return is_same_v<D, L>;
@@ -300,6 +445,9 @@ template <class T> using acc_t = conditional_t<is_int8_v<T> || is_same_v<T, int>
 }  // namespace detail
 
 #include "metal_cooperative_tensor.h"
+#if defined(__CUDACC__)
+#include "cuda_tensor_ops.h"
+#endif
 
 template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul2d {
   static_assert(detail::scope_info<Scope>::valid,
@@ -381,7 +529,22 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
     static_assert(detail::supported<L, R, D>(),
                   "matmul2d::run: this combination of left, right and destination types is not supported "
                   "(half x half -> half|float, bfloat x bfloat -> bfloat|float, float x float -> float, "
-                  "mixed half/bfloat/float -> float, int8 x int8 -> int32, float types x int8 -> that type|float)");
+                  "mixed half/bfloat/float -> float, int8 x int8 -> int32, float types x int8 -> that type|float, "
+                  "fp8 x the same fp8 format or half -> half|float)");
+    // MX operands (OCP MX, K-major): the scale blocks run along K.
+    if constexpr (!coop_left) {
+      if constexpr (LT::scaled_)
+        static_assert(!Desc.transpose_left,
+                      "matmul2d::run: a left operand with a scales plane must not be transposed (its extents are "
+                      "(K, M), so its 32-element scale blocks run along K)");
+    }
+    if constexpr (!coop_right) {
+      if constexpr (RT::scaled_)
+        static_assert(Desc.transpose_right,
+                      "matmul2d::run: a right operand with a scales plane must be transposed (extents (K, N), so "
+                      "its 32-element scale blocks run along K): set transpose_right in matmul2d_descriptor");
+    }
+    if constexpr (!coop_dest) static_assert(!Dest::scaled_, "matmul2d::run: the destination cannot have a scales plane");
     typedef detail::acc_t<D> A;
     // Left is (K, M), or (M, K) transposed; right is (N, K), or (K, N) transposed.
     long K = Desc.k;
@@ -392,9 +555,9 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
       for (long k = 0; k < K; ++k) {
         A a, b;
         if constexpr (coop_left) a = Desc.transpose_left ? A(left.at(m, k)) : A(left.at(k, m));
-        else a = Desc.transpose_left ? A(left.load(m, k)) : A(left.load(k, m));
+        else a = Desc.transpose_left ? operand<A>(left, m, k) : operand<A>(left, k, m);
         if constexpr (coop_right) b = Desc.transpose_right ? A(right.at(k, n)) : A(right.at(n, k));
-        else b = Desc.transpose_right ? A(right.load(k, n)) : A(right.load(n, k));
+        else b = Desc.transpose_right ? operand<A>(right, k, n) : operand<A>(right, n, k);
         acc += a * b;
       }
       return acc;
@@ -412,6 +575,11 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
         dest.v_[i] = D(acc);
       }
     } else {
+#if defined(__CUDACC__)
+      if constexpr (!coop_left && !coop_right && scope_threads >= 32) {
+        if (detail::tc::run<Desc, scope_threads / 32>(left, right, dest)) return;
+      }
+#endif
       unsigned first = 0, step = 1;
       scope_thread(first, step);
       for (long m = first; m < Desc.m; m += step) {
@@ -426,6 +594,13 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   }
 
  private:
+  // An operand's element as the accumulator's type: 0 outside the tensor,
+  // times its block's scale for a quantized tensor.
+  template <class A, class T> ALLOY_FUNC static A operand(const T& t, long i0, long i1) {
+    if constexpr (T::scaled_) return t.inside(i0, i1) ? A(float(t(i0, i1)) * t.scale_at(i0, i1)) : A(0);
+    else return A(t.load(i0, i1));
+  }
+
   // Every thread gets every element of `src` (spread over the scope's
   // threads): element f is held by lane f % S at its index f / S, which is
   // the same for all lanes, so each step is one SIMD-group shuffle.

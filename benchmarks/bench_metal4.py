@@ -1,0 +1,164 @@
+"""Metal 4 tensor kernels (examples/metal4, seed 004) on the GPU against their
+peers in the same run (issue 15's speed targets):
+
+- a half matmul2d GEMM (one 128 x 128 tile per threadgroup of four SIMD
+  groups, execution_simdgroups<4>) against cuBLAS f16 (torch.matmul);
+- the MXFP8 matmul2d GEMM (the same tiling, E4M3 with E8M0 block scales)
+  against cuBLASLt FP8 (torch._scaled_mm, E4M3, tensor-wide scales: Hopper has
+  no MX block scaling) and cuBLAS bf16;
+- the cooperative-tensor flash attention (examples/metal4/flash_attention.metal,
+  D = 64) against torch SDPA (flash) at the same shape.
+
+Each row also gives TFLOP/s and the fraction of the H100 SXM dense peak
+(989 TFLOP/s f16/bf16, 1979 FP8). Times: median over 5 rounds of a batch of
+launches and one wait. Usage: python3 benchmarks/bench_metal4.py [--out t.md]
+[--size 8192] [--seq 4096]
+"""
+import argparse
+import pathlib
+import statistics
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples" / "metal4"))
+
+import alloy.core as mx  # noqa: E402
+import metal4_common as m4  # noqa: E402
+
+PEAK = {"f16": 989e12, "fp8": 1979e12}
+GEMM = r"""#include <metal_tensor>
+#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
+using namespace metal;
+using namespace mpp::tensor_ops;
+constant int TILE = 128;
+using scales_plane = tensor_blockwise<tensor_plane_scales, device metal_fp8_ue8m0_format, 32, 1>;
+using mxfp8_tensor = tensor<device metal_fp8_e4m3_format, dextents<int, 2>, tensor_handle, scales_plane>;
+
+// C = A B^T, A (M x K), B (N x K) half, row-major: K-major operands.
+kernel void gemm_half(tensor<device const half, dextents<int, 2>> A [[buffer(0)]],
+                      tensor<device const half, dextents<int, 2>> B [[buffer(1)]],
+                      tensor<device half, dextents<int, 2>> C [[buffer(2)]],
+                      uint2 tgid [[threadgroup_position_in_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroups<4>> op;
+  op.run(A.slice(0, tgid.y * TILE), B.slice(0, tgid.x * TILE), C.slice(tgid.x * TILE, tgid.y * TILE));
+}
+
+kernel void gemm_mxfp8(mxfp8_tensor A [[buffer(0)]],
+                       mxfp8_tensor B [[buffer(1)]],
+                       tensor<device half, dextents<int, 2>> C [[buffer(2)]],
+                       uint2 tgid [[threadgroup_position_in_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroups<4>> op;
+  op.run(A.slice(0, tgid.y * TILE), B.slice(0, tgid.x * TILE), C.slice(tgid.x * TILE, tgid.y * TILE));
+}
+"""
+
+rows = []
+
+
+def fmt(v):
+    return "n/a" if v is None else (f"{v:.3f} ms" if v >= 0.1 else f"{v * 1e3:.1f} us")
+
+
+def row(what, ours, peer_name, peer, flops, peak, note=""):
+    ratio = ours / peer if (ours and peer) else None
+    tf = flops / (ours * 1e-3) if ours else None
+    tf_peer = flops / (peer * 1e-3) if peer else None
+    rows.append((what, ours, tf, peer_name, peer, tf_peer, ratio, tf / peak if tf else None, note))
+    print(f"{what:34s} alloy {fmt(ours):>10s} {tf / 1e12 if tf else 0:7.1f} TF/s  {peer_name} {fmt(peer):>10s} "
+          f"{tf_peer / 1e12 if tf_peer else 0:7.1f} TF/s  alloy/peer time {ratio or 0:.2f}x  "
+          f"{100 * tf / peak if tf else 0:.1f}% of peak  {note}", flush=True)
+
+
+def timed(fn, sync, reps=5, batch=5):
+    sync(fn())
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        outs = [fn() for _ in range(batch)]
+        sync(outs)
+        times.append((time.perf_counter() - t0) * 1e3 / batch)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out")
+    ap.add_argument("--size", type=int, default=8192)
+    ap.add_argument("--seq", type=int, default=4096)
+    args = ap.parse_args()
+    import torch
+
+    mx.set_default_device(mx.gpu)
+    tsync = lambda _: torch.cuda.synchronize()  # noqa: E731
+    alloy_sync = lambda outs: mx.eval(outs)  # noqa: E731
+    rng = np.random.default_rng(0)
+    n = args.size
+    flops = 2.0 * n ** 3
+    lib = mx.fast.metal_library(GEMM)
+
+    # ---- half GEMM
+    a = rng.standard_normal((n, n)).astype(np.float16)
+    b = rng.standard_normal((n, n)).astype(np.float16)
+    xa, xb = mx.array(a), mx.array(b)
+    grid = (n // 128, n // 128, 1)
+    half = lambda: lib.kernel("gemm_half")(args={"A": xa, "B": xb, "C": ((n, n), mx.float16)}, grid=grid,  # noqa
+                                           threadgroup=(128, 1, 1), dispatch="threadgroups")[0]
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    got = np.array(half()[:256, :256]).astype(np.float64)
+    want = (ta[:256].double() @ tb[:256].double().T).cpu().numpy()
+    err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+    row(f"half matmul2d GEMM {n}^3", timed(half, alloy_sync), "cuBLAS f16", timed(lambda: ta @ tb.T, tsync), flops,
+        PEAK["f16"], f"max rel err {err:.1e}")
+
+    # ---- MXFP8 GEMM
+    codes_a, scales_a = m4.random_mxfp8(rng, n, n)
+    codes_b, scales_b = m4.random_mxfp8(rng, n, n)
+    qa = (mx.array(codes_a), mx.array(scales_a))
+    qb = (mx.array(codes_b), mx.array(scales_b))
+    mxfp8 = lambda: lib.kernel("gemm_mxfp8")(args={"A": qa, "B": qb, "C": ((n, n), mx.float16)}, grid=grid,  # noqa
+                                             threadgroup=(128, 1, 1), dispatch="threadgroups")[0]
+    got = np.array(mxfp8()[:64, :64]).astype(np.float64)
+    want = m4.dequantize(codes_a[:64], scales_a[:64]) @ m4.dequantize(codes_b[:64], scales_b[:64]).T
+    err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+    t8a = torch.from_numpy(codes_a).cuda().view(torch.float8_e4m3fn)
+    t8b = torch.from_numpy(codes_b).cuda().view(torch.float8_e4m3fn)
+    one = torch.ones((), device="cuda")
+    peer = timed(lambda: torch._scaled_mm(t8a, t8b.T, scale_a=one, scale_b=one, out_dtype=torch.float16), tsync)
+    t_ours = timed(mxfp8, alloy_sync)
+    row(f"MXFP8 matmul2d GEMM {n}^3", t_ours, "cuBLASLt FP8", peer, flops, PEAK["fp8"], f"max rel err {err:.1e}")
+    tba, tbb = ta.bfloat16(), tb.bfloat16()
+    row(f"MXFP8 matmul2d GEMM {n}^3 (info)", t_ours, "cuBLAS bf16", timed(lambda: tba @ tbb.T, tsync), flops,
+        PEAK["fp8"])
+
+    # ---- flash attention
+    sys.path.insert(0, str(ROOT / "examples" / "metal4"))
+    import flash_attention as fa
+    B, H, S, D = 4, 32, args.seq, fa.D
+    q, k, v = (rng.standard_normal((B * H, S, D)).astype(np.float16) for _ in range(3))
+    xq, xk, xv = mx.array(q), mx.array(k), mx.array(v)
+    scale = 1.0 / np.sqrt(D)
+    ours = lambda: fa.run(xq, xk, xv, scale)  # noqa: E731
+    got = np.array(ours()[0, :128]).astype(np.float64)
+    want = fa.reference(q[:1], k[:1], v[:1], scale)[0, :128]
+    err = float(np.max(np.abs(got - want)))
+    tq, tk, tv = (torch.from_numpy(x).cuda().view(B, H, S, D) for x in (q, k, v))
+    sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, scale=scale)  # noqa: E731
+    row(f"flash attention B{B} H{H} S{S} D{D}", timed(ours, alloy_sync, reps=3, batch=1), "torch SDPA",
+        timed(sdpa, tsync), 4.0 * B * H * S * S * D, PEAK["f16"], f"max|err| {err:.1e}")
+
+    if args.out:
+        lines = ["| workload | alloy | TFLOP/s | peer | peer time | peer TFLOP/s | alloy/peer time | % of peak | note |",
+                 "|---|---|---|---|---|---|---|---|---|"]
+        for what, o, tf, pn, p, tfp, r, frac, note in rows:
+            lines.append(f"| {what} | {fmt(o)} | {tf / 1e12:.1f} | {pn} | {fmt(p)} | {tfp / 1e12:.1f} | "
+                         f"{r:.2f}x | {100 * frac:.1f}% | {note} |")
+        pathlib.Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""Driver for flash_attention.metal (the WWDC26 attention snippets completed
+into a flash-attention forward): O = softmax(scale Q K^T) V per head, Q, K,
+V half (heads, S, D), O float, against float64 numpy.
+
+Run: python examples/metal4/flash_attention.py [cpu|gpu] [heads] [S]
+"""
+import sys
+
+import numpy as np
+
+import alloy.core as mx
+import metal4_common as m4
+
+D, ROWS = 64, 64  # head dimension; query rows per threadgroup (4 SIMD groups x 16)
+
+
+def run(q, k, v, scale):
+    heads, S, _ = q.shape
+    kern = m4.library("flash_attention").kernel("flash_attention")
+    return kern(args={"Q": q, "K": k, "V": v, "O": ((heads, S, D), mx.float32), "S": S, "scale": scale},
+                grid=(-(-S // ROWS), heads, 1), threadgroup=(128, 1, 1), dispatch="threadgroups")[0]
+
+
+def reference(q, k, v, scale):
+    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
+    s = scale * q @ np.swapaxes(k, -1, -2)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (p / p.sum(axis=-1, keepdims=True)) @ v
+
+
+def main():
+    dev = m4.device_from_argv()
+    heads = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    S = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+    seed = int(np.random.SeedSequence().entropy % 2**32)
+    rng = np.random.default_rng(seed)
+    print(f"seed {seed}")
+    q, k, v = (rng.standard_normal((heads, S, D)).astype(np.float16) for _ in range(3))
+    scale = 1.0 / np.sqrt(D)
+    qa, ka, va = mx.array(q), mx.array(k), mx.array(v)
+    got = run(qa, ka, va, scale)
+    t = m4.median_time(lambda: [run(qa, ka, va, scale)], reps=3)
+    m4.report(f"flash attention heads={heads} S={S} D={D} [{dev}]", got, reference(q, k, v, scale), t, 1e-4, 1e-4)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""The WWDC26 attention snippets completed into a flash-attention forward
+(examples/metal4/flash_attention.metal; the MXFP8 matmul examples are in
+test_metal4_mxfp8.py), and matmul2d at SIMD-group scopes on half and bfloat
+operands in every transpose, mode and edge (the shapes the GPU runs on its
+tensor cores), against float64 numpy on fresh random inputs, on the test
+device (ALLOY_TEST_DEVICE)."""
+import functools
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import alloy.core as mx
+
+from conftest import DEVICE
+
+STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "metal4"
+sys.path.insert(0, str(EXAMPLES))
+import metal4_common as m4  # noqa: E402
+import flash_attention as fa  # noqa: E402
+
+
+@functools.lru_cache(maxsize=None)
+def attention_kernel():
+    return m4.library("flash_attention").kernel("flash_attention")
+
+
+@pytest.mark.parametrize("heads,S", [(1, 64), (2, 100), (3, 37)])
+def test_flash_attention_matches_float64_softmax(rng, heads, S):
+    D = fa.D
+    q, k, v = (rng.standard_normal((heads, S, D)).astype(np.float16) for _ in range(3))
+    scale = float(1.0 / np.sqrt(D))
+    poison = mx.array(np.full((heads, S, D), np.nan, np.float32))
+    (out,) = attention_kernel()(args={"Q": mx.array(q), "K": mx.array(k), "V": mx.array(v), "O": poison, "S": S,
+                                      "scale": scale},
+                                grid=(-(-S // fa.ROWS), heads, 1), threadgroup=(128, 1, 1), dispatch="threadgroups",
+                                stream=STREAM)
+    np.testing.assert_allclose(np.array(out).astype(np.float64), fa.reference(q, k, v, scale), rtol=1e-4, atol=1e-4)
+
+
+def test_flash_attention_with_large_scores_stays_finite(rng):
+    """Scores of several hundred: the running max keeps exp() in range."""
+    heads, S, D = 1, 96, fa.D
+    q = (rng.standard_normal((heads, S, D)) * 4).astype(np.float16)
+    k = (rng.standard_normal((heads, S, D)) * 4).astype(np.float16)
+    v = rng.standard_normal((heads, S, D)).astype(np.float16)
+    (out,) = attention_kernel()(args={"Q": mx.array(q), "K": mx.array(k), "V": mx.array(v),
+                                      "O": ((heads, S, D), mx.float32), "S": S, "scale": 1.0},
+                                grid=(2, heads, 1), threadgroup=(128, 1, 1), dispatch="threadgroups", stream=STREAM)
+    got = np.array(out).astype(np.float64)
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, fa.reference(q, k, v, 1.0), rtol=1e-3, atol=1e-3)
+
+
+# ---- matmul2d at SIMD-group scopes: every shape the tensor cores take ------
+
+GEMM = r"""#include <metal_tensor>
+#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
+using namespace metal;
+using namespace mpp::tensor_ops;
+template <typename T, typename U, int TM, int TN, bool TL, bool TR, bool ACC, int SG>
+kernel void gemm(tensor<device const T, dextents<int, 2>> A [[buffer(0)]],
+                 tensor<device const T, dextents<int, 2>> B [[buffer(1)]],
+                 tensor<device U, dextents<int, 2>> C [[buffer(2)]],
+                 uint2 tgid [[threadgroup_position_in_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, TL, TR, false,
+      ACC ? matmul2d_descriptor::mode::multiply_accumulate : matmul2d_descriptor::mode::multiply);
+  matmul2d<desc, execution_simdgroups<SG>> op;
+  auto a = TL ? A.slice(tgid.y * TM, 0) : A.slice(0, tgid.y * TM);
+  auto b = TR ? B.slice(0, tgid.x * TN) : B.slice(tgid.x * TN, 0);
+  op.run(a, b, C.slice(tgid.x * TN, tgid.y * TM));
+}
+"""
+# (T, U, tile M, tile N, TL, TR, ACC, SIMD groups)
+TC_VARIANTS = [(t, u, tm, tn, tl, tr, acc, sg)
+               for t, u in (("half", "float"), ("bfloat", "float"), ("half", "half"))
+               for tm, tn, sg in ((16, 8, 1), (64, 32, 4), (32, 64, 2))
+               for tl in (False, True) for tr in (False, True) for acc in (False, True)
+               if (t, u) == ("half", "float") or (tm, tn, tl, acc) == (64, 32, False, True)]
+
+
+def tc_name(t, u, tm, tn, tl, tr, acc, sg):
+    return f"gemm_{t}_{u}_{tm}x{tn}_{int(tl)}{int(tr)}{int(acc)}_{sg}"
+
+
+@functools.lru_cache(maxsize=None)
+def gemm_lib():
+    inst = "".join(
+        f'template [[host_name("{tc_name(*v)}")]] kernel void gemm<{v[0]}, {v[1]}, {v[2]}, {v[3]}, '
+        f'{str(v[4]).lower()}, {str(v[5]).lower()}, {str(v[6]).lower()}, {v[7]}>(\n'
+        f"    tensor<device const {v[0]}, dextents<int, 2>>, tensor<device const {v[0]}, dextents<int, 2>>,\n"
+        f"    tensor<device {v[1]}, dextents<int, 2>>, uint2);\n" for v in TC_VARIANTS)
+    return mx.fast.metal_library(GEMM + inst)
+
+
+NP = {"half": np.float16, "float": np.float32}
+MXT = {"half": mx.float16, "bfloat": mx.bfloat16, "float": mx.float32}
+
+
+def operand(x, strided, dtype):
+    """x (numpy, the array's shape) as an mx array of `dtype`; `strided`: the
+    same shape through a transposed view (strides swapped)."""
+    if strided:
+        return mx.transpose(mx.array(np.ascontiguousarray(x.T)).astype(dtype))
+    return mx.array(np.ascontiguousarray(x)).astype(dtype)
+
+
+@pytest.mark.parametrize("variant", TC_VARIANTS, ids=[tc_name(*v) for v in TC_VARIANTS])
+@pytest.mark.parametrize("layout", ["whole_tiles", "ragged", "strided"])
+def test_matmul2d_simdgroup_scopes(rng, variant, layout):
+    t, u, tm, tn, tl, tr, acc, sg = variant
+    M, N, K = (2 * tm - 5, 3 * tn - 3, 37) if layout == "ragged" else (2 * tm, 3 * tn, 48)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    # The arrays as the descriptor reads them: left extents (K, M), or (M, K)
+    # transposed; right (N, K), or (K, N) transposed (arrays: the reverse).
+    strided = layout == "strided"
+    A = operand(a.T if tl else a, strided, MXT[t])
+    B = operand(b.T if tr else b, strided, MXT[t])
+    if acc:
+        start = mx.array(rng.standard_normal((M, N)).astype(np.float32)).astype(MXT[u])
+    else:
+        start = mx.array(np.full((M, N), np.nan, np.float32)).astype(MXT[u])
+    (c,) = gemm_lib().kernel(tc_name(*variant))(
+        args={"A": A, "B": B, "C": start}, grid=(-(-N // tn), -(-M // tm), 1), threadgroup=(32 * sg, 1, 1),
+        dispatch="threadgroups", stream=STREAM)
+    f64 = lambda x: np.array(x.astype(mx.float32)).astype(np.float64)  # noqa: E731
+    a64, b64 = f64(A), f64(B)
+    ref = (a64.T if tl else a64) @ (b64.T if tr else b64) + (f64(start) if acc else 0.0)
+    tol = 2e-3 if u == "half" else 1e-4
+    np.testing.assert_allclose(f64(c), ref, rtol=tol, atol=tol * 8)

@@ -1,0 +1,286 @@
+"""Metal 4's 8-bit float formats and MXFP8 tensors (issue 15, items 4 and 5):
+metal_fp8_e4m3/e5m2/ue8m0_format conversions against ml_dtypes, quantized
+tensors with a scales plane bound from (data, scales) arrays, matmul2d
+dequantizing per 32-element block, the seed's MXFP8 matmul assembled in
+examples/metal4/, and the errors for what Apple's compiler refuses. Every
+launch runs on the test device (ALLOY_TEST_DEVICE); references are float64
+numpy on ml_dtypes' decoding, on fresh random inputs (the seed is printed)."""
+import functools
+import pathlib
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import alloy.core as mx
+
+from conftest import DEVICE
+
+STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "metal4"
+sys.path.insert(0, str(EXAMPLES))
+import metal4_common as m4  # noqa: E402
+
+PRELUDE = r"""#include <metal_stdlib>
+#include <metal_tensor>
+#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
+using namespace metal;
+using namespace mpp::tensor_ops;
+"""
+
+# (A kernel parameter's tensor alias is declared in the program, not its header.)
+FORMATS = r"""
+using scales_plane = tensor_blockwise<tensor_plane_scales, device metal_fp8_ue8m0_format, 32, 1>;
+using mxfp8_tensor = tensor<device metal_fp8_e4m3_format, dextents<int, 2>, tensor_handle, scales_plane>;
+
+// Every byte decoded in each format.
+kernel void decode(device const uchar* codes [[buffer(0)]],
+                   device float* e4m3 [[buffer(1)]],
+                   device float* e5m2 [[buffer(2)]],
+                   device float* e8m0 [[buffer(3)]],
+                   uint i [[thread_position_in_grid]]) {
+  e4m3[i] = float(as_type<metal_fp8_e4m3_format>(codes[i]));
+  e5m2[i] = float(as_type<metal_fp8_e5m2_format>(codes[i]));
+  e8m0[i] = float(as_type<metal_fp8_ue8m0_format>(codes[i]));
+}
+
+// Floats converted into each format, as bytes.
+kernel void encode(device const float* x [[buffer(0)]],
+                   device uchar* e4m3 [[buffer(1)]],
+                   device uchar* e5m2 [[buffer(2)]],
+                   uint i [[thread_position_in_grid]]) {
+  e4m3[i] = as_type<uchar>(metal_fp8_e4m3_format(x[i]));
+  e5m2[i] = as_type<uchar>(metal_fp8_e5m2_format(x[i]));
+}
+
+// C = A[:, k0:] B[:, k0:]^T over a tile at one thread: slices that start
+// inside a scale block.
+kernel void from_k0(mxfp8_tensor A [[buffer(0)]],
+                    mxfp8_tensor B [[buffer(1)]],
+                    tensor<device float, dextents<int, 2>> C [[buffer(2)]],
+                    constant int& k0 [[buffer(3)]]) {
+  constexpr auto desc = matmul2d_descriptor(8, 8, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_thread> op;
+  op.run(A.slice(k0, 0), B.slice(k0, 0), C);
+}
+
+// Unscaled fp8 operands: half x e5m2 -> float, e5m2 x e5m2 -> half.
+kernel void mixed(tensor<device const half, dextents<int, 2>> A [[buffer(0)]],
+                  tensor<device const metal_fp8_e5m2_format, dextents<int, 2>> B [[buffer(1)]],
+                  tensor<device const metal_fp8_e5m2_format, dextents<int, 2>> A8 [[buffer(2)]],
+                  tensor<device float, dextents<int, 2>> C [[buffer(3)]],
+                  tensor<device half, dextents<int, 2>> C8 [[buffer(4)]],
+                  uint2 tgid [[threadgroup_position_in_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(16, 16, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroup> op;
+  op.run(A.slice(0, tgid.y * 16), B.slice(0, tgid.x * 16), C.slice(tgid.x * 16, tgid.y * 16));
+  op.run(A8.slice(0, tgid.y * 16), B.slice(0, tgid.x * 16), C8.slice(tgid.x * 16, tgid.y * 16));
+}
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def formats_lib():
+    return mx.fast.metal_library(FORMATS, header=PRELUDE)
+
+
+@functools.lru_cache(maxsize=None)
+def example(name):
+    return m4.library(name)
+
+
+def run(lib, name, args, grid, threadgroup, dispatch="threads"):
+    return lib.kernel(name)(args=args, grid=grid, threadgroup=threadgroup, dispatch=dispatch, stream=STREAM)
+
+
+def nan_array(shape, dtype):
+    """An in-out output that starts as NaN, so unwritten elements show."""
+    return mx.array(np.full(shape, np.nan, dtype=np.float16 if dtype == mx.float16 else np.float32))
+
+
+def test_every_code_decodes_as_ml_dtypes_does():
+    codes = np.arange(256, dtype=np.uint8)
+    e4m3, e5m2, e8m0 = run(formats_lib(), "decode",
+                           {"codes": mx.array(codes), "e4m3": ((256,), mx.float32), "e5m2": ((256,), mx.float32),
+                            "e8m0": ((256,), mx.float32)}, (256, 1, 1), (64, 1, 1))
+    for got, fmt in ((e4m3, ml_dtypes.float8_e4m3fn), (e5m2, ml_dtypes.float8_e5m2),
+                     (e8m0, ml_dtypes.float8_e8m0fnu)):
+        want = codes.view(fmt).astype(np.float32)
+        np.testing.assert_array_equal(np.array(got), want, err_msg=str(fmt))
+    # OCP MX: E8M0 0xFF is NaN, 0 is 2^-127; E4M3 has NaN at S.1111.111 only.
+    assert np.isnan(np.array(e8m0)[255]) and np.array(e8m0)[0] == np.float32(2.0**-127)
+    assert np.isnan(np.array(e4m3)[[0x7F, 0xFF]]).all() and np.isfinite(np.delete(np.array(e4m3), [0x7F, 0xFF])).all()
+
+
+def test_floats_round_to_nearest_even_and_saturate(rng):
+    n = 4096
+    # Magnitudes over every binade of both formats, each binade's exact
+    # midpoints (ties), and the edges: zero, the largest finite, beyond it, inf, NaN.
+    x = (rng.standard_normal(n) * np.exp2(rng.integers(-20, 17, n))).astype(np.float32)
+    e4_codes = np.arange(0, 0x7E, dtype=np.uint8)
+    e4_vals = e4_codes.view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    ties = ((e4_vals[:-1] + e4_vals[1:]) / 2).astype(np.float32)
+    special = np.array([0.0, -0.0, 448.0, 449.0, 464.0, 500.0, 1e6, 57344.0, 61440.0, 1e9, np.inf, -np.inf, np.nan],
+                       np.float32)
+    x = np.concatenate([x, ties, -ties, special])
+    e4m3, e5m2 = run(formats_lib(), "encode",
+                     {"x": mx.array(x), "e4m3": ((x.size,), mx.uint8), "e5m2": ((x.size,), mx.uint8)},
+                     (x.size, 1, 1), (64, 1, 1))
+    for got, fmt, top in ((np.array(e4m3), ml_dtypes.float8_e4m3fn, 448.0),
+                          (np.array(e5m2), ml_dtypes.float8_e5m2, 57344.0)):
+        finite = np.abs(x) <= top
+        want = x[finite].astype(fmt).view(np.uint8)  # ml_dtypes rounds to nearest even
+        np.testing.assert_array_equal(got[finite], want, err_msg=str(fmt))
+        # Beyond the largest finite value (and +-inf): saturated, sign kept.
+        big = np.isfinite(x) & (np.abs(x) > top) | np.isinf(x)
+        decoded = got.view(fmt).astype(np.float64)
+        np.testing.assert_array_equal(decoded[big], np.copysign(top, x[big]))
+        assert np.isnan(decoded[np.isnan(x)]).all()
+
+
+def mxfp8_pair(rng, rows, k):
+    codes, scales = m4.random_mxfp8(rng, rows, k)
+    return (codes, scales), (mx.array(codes), mx.array(scales))
+
+
+@pytest.mark.parametrize("M,N,K", [(64, 32, 64), (200, 100, 256), (70, 45, 80)])
+def test_seed_mxfp8_matmul(rng, M, N, K):
+    """examples/metal4/mxfp8_matmul.metal: tiles of 64 x 32 at execution_simdgroups<4>,
+    partial edge tiles, and (70, 45, 80) a K whose last scale block is partial."""
+    (a_np, a), (b_np, b) = mxfp8_pair(rng, M, K), mxfp8_pair(rng, N, K)
+    (c,) = run(example("mxfp8_matmul"), "matmul", {"matrixA": a, "matrixB": b, "matrixC": nan_array((M, N), mx.float16)},
+               (-(-N // 32), -(-M // 64), 1), (128, 1, 1), "threadgroups")
+    ref = m4.dequantize(*a_np) @ m4.dequantize(*b_np).T
+    assert c.dtype == mx.float16
+    np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=2e-3, atol=1e-3 * np.abs(ref).max())
+
+
+def test_seed_inline_mxfp8_tensors(rng):
+    M, N, K = 96, 64, 160
+    (a_np, a), (b_np, b) = mxfp8_pair(rng, M, K), mxfp8_pair(rng, N, K)
+    (c,) = run(example("mxfp8_inline"), "matmul_inline",
+               {"dataBufferA": a[0], "scalesBufferA": a[1], "dataBufferB": b[0], "scalesBufferB": b[1],
+                "bufferC": nan_array((M * N,), mx.float32), "M": M, "N": N, "K": K},
+               (N // 32, M // 32, 1), (128, 1, 1), "threadgroups")
+    ref = m4.dequantize(*a_np) @ m4.dequantize(*b_np).T
+    np.testing.assert_allclose(np.array(c).astype(np.float64).reshape(M, N), ref, rtol=1e-5,
+                               atol=1e-6 * np.abs(ref).max())
+
+
+def test_mlx_quantized_weights_feed_the_kernel(rng):
+    """MXFP8 from mx.quantize(mode="mxfp8") (MLX's packing, viewed as bytes) is the
+    plane layout the kernel reads; the result matches mx.dequantize's values."""
+    M, N, K = 64, 64, 128
+    x = rng.standard_normal((M, K)).astype(np.float32)
+    w = rng.standard_normal((N, K)).astype(np.float32)
+    a, b = m4.mxfp8_from_float(x), m4.mxfp8_from_float(w)
+    (c,) = run(example("mxfp8_matmul"), "matmul",
+               {"matrixA": tuple(mx.array(v) for v in a), "matrixB": tuple(mx.array(v) for v in b),
+                "matrixC": nan_array((M, N), mx.float16)}, (N // 32, M // 64, 1), (128, 1, 1), "threadgroups")
+    wq, ws = mx.quantize(mx.array(w), group_size=32, bits=8, mode="mxfp8")
+    w_deq = np.array(mx.dequantize(wq, ws, group_size=32, bits=8, mode="mxfp8")).astype(np.float64)
+    np.testing.assert_allclose(m4.dequantize(*b), w_deq, rtol=0, atol=0)
+    ref = m4.dequantize(*a) @ w_deq.T
+    np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=2e-3, atol=1e-3 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("k0", [0, 5, 16, 33])
+def test_slices_that_start_inside_a_scale_block(rng, k0):
+    K = 96
+    (a_np, a), (b_np, b) = mxfp8_pair(rng, 8, K), mxfp8_pair(rng, 8, K)
+    (c,) = run(formats_lib(), "from_k0", {"A": a, "B": b, "C": nan_array((8, 8), mx.float32), "k0": k0},
+               (1, 1, 1), (1, 1, 1))
+    ref = m4.dequantize(*a_np)[:, k0:] @ m4.dequantize(*b_np)[:, k0:].T
+    np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+
+
+def test_scale_ff_is_nan_for_its_block_only(rng):
+    K = 64
+    (a_np, a), (b_np, b) = mxfp8_pair(rng, 8, K), mxfp8_pair(rng, 8, K)
+    scales = a_np[1].copy()
+    scales[3, 1] = 0xFF  # row 3, elements 32..63
+    (c,) = run(formats_lib(), "from_k0", {"A": (a[0], mx.array(scales)), "B": b, "C": nan_array((8, 8), mx.float32),
+                                          "k0": 0}, (1, 1, 1), (1, 1, 1))
+    c = np.array(c)
+    assert np.isnan(c[3]).all() and np.isfinite(np.delete(c, 3, axis=0)).all()
+
+
+def test_unscaled_fp8_with_half(rng):
+    M, N, K = 32, 48, 40
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b8 = (rng.standard_normal((N, K)) * 4).astype(ml_dtypes.float8_e5m2)
+    a8 = (rng.standard_normal((M, K)) * 4).astype(ml_dtypes.float8_e5m2)
+    c, c8 = run(formats_lib(), "mixed",
+                {"A": mx.array(a), "B": mx.array(b8.view(np.uint8)), "A8": mx.array(a8.view(np.uint8)),
+                 "C": nan_array((M, N), mx.float32), "C8": nan_array((M, N), mx.float16)},
+                (N // 16 * 32, M // 16, 1), (32, 1, 1))
+    bf = b8.astype(np.float64)
+    np.testing.assert_allclose(np.array(c).astype(np.float64), a.astype(np.float64) @ bf.T, rtol=1e-5, atol=1e-4)
+    ref8 = a8.astype(np.float64) @ bf.T
+    np.testing.assert_allclose(np.array(c8).astype(np.float64), ref8, rtol=2e-3, atol=2e-3 * np.abs(ref8).max())
+
+
+# ---- what Apple's compiler refuses: errors on the user's line ---------------
+
+BAD = r"""using namespace metal;
+using namespace mpp::tensor_ops;
+using planes = tensor_blockwise<tensor_plane_scales, device metal_fp8_ue8m0_format, BLOCK, 1>;
+using mx8 = tensor<device metal_fp8_e4m3_format, dextents<int, 2>, tensor_handle, planes>;
+kernel void bad(mx8 a [[buffer(0)]],
+                RIGHT b [[buffer(1)]],
+                tensor<device half, dextents<int, 2>> c [[buffer(2)]]) {
+  constexpr auto desc = matmul2d_descriptor(8, 8, dynamic_length_v<int>, false, TR);
+  matmul2d<desc, execution_thread> op;
+  op.run(a, b, c);
+}
+"""
+
+
+@pytest.mark.parametrize("block,right,tr,line,message", [
+    # The slide's (false, false) with a scaled right operand.
+    ("32", "mx8", "false", 10, "a right operand with a scales plane must be transposed"),
+    # (reported where the kernel's parameters instantiate the tensor type)
+    ("16", "mx8", "true", 7, "scale blocks are 32 elements along dimension 0"),
+    ("32", "tensor<device const metal_fp8_e5m2_format, dextents<int, 2>>", "true", 10,
+     "combination of left, right and destination types is not supported"),
+    ("32", "tensor<device const bfloat, dextents<int, 2>>", "true", 10,
+     "combination of left, right and destination types is not supported"),
+])
+def test_what_apples_compiler_refuses_is_an_error_on_the_users_line(block, right, tr, line, message):
+    source = BAD.replace("BLOCK", block).replace("RIGHT", right).replace("TR", tr)
+    lib = mx.fast.metal_library(source, header=PRELUDE)
+    quantized = right == "mx8"
+    b = (mx.zeros((8, 32), dtype=mx.uint8), mx.zeros((8, 1), dtype=mx.uint8)) if quantized else \
+        mx.zeros((8, 32), dtype=mx.bfloat16 if "bfloat" in right else mx.uint8)
+    args = {"a": (mx.zeros((8, 32), dtype=mx.uint8), mx.zeros((8, 1), dtype=mx.uint8)), "b": b,
+            "c": ((8, 8), mx.float16)}
+    with pytest.raises(RuntimeError) as e:
+        mx.eval(lib.kernel("bad")(args=args, grid=(1, 1, 1), threadgroup=(1, 1, 1), stream=STREAM))
+    text = str(e.value)
+    assert message in text, text
+    assert f"source:{line}" in text, text
+    assert source.splitlines()[line - 1].strip() in text, text
+
+
+def test_host_errors_name_the_parameter_and_the_fix(rng):
+    lib = formats_lib()
+    (_, a), (_, b) = mxfp8_pair(rng, 8, 64), mxfp8_pair(rng, 8, 64)
+    c = ((8, 8), mx.float32)
+
+    def call(**over):
+        args = {"A": a, "B": b, "C": c, "k0": 0}
+        args.update(over)
+        return run(lib, "from_k0", args, (1, 1, 1), (1, 1, 1))
+
+    with pytest.raises(TypeError, match="parameter 'A' .* is a quantized tensor: pass \\(data, scales\\)"):
+        call(A=a[0])
+    with pytest.raises(ValueError, match="parameter 'B': the scales plane must have shape \\(8, 2\\).*got \\(8, 3\\)"):
+        call(B=(b[0], mx.zeros((8, 3), dtype=mx.uint8)))
+    with pytest.raises(TypeError, match="the scales plane holds uint8 E8M0 scales; got mx.float32"):
+        call(B=(b[0], mx.zeros((8, 2))))
+    with pytest.raises(TypeError, match="parameter 'A' .* takes mx.uint8 elements; got mx.float32"):
+        call(A=(mx.zeros((8, 64)), a[1]))
+    # The earlier results and the process are intact.
+    (ok,) = call()
+    assert np.isfinite(np.array(ok)).all()
