@@ -162,9 +162,15 @@ def test_softmax_through_row_reductions_and_map_iterator(lib, rng, name, threads
     np.testing.assert_allclose(np.array(row_max)[:, 0], s.max(axis=1), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.array(row_sum)[:, 0], e.sum(axis=1), rtol=1e-5)
     np.testing.assert_allclose(np.array(p), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
-    # The layout: flat element f (column fastest) is held by thread f % threads.
-    flat = np.arange(M * N).reshape(M, N)
-    np.testing.assert_array_equal(np.array(positions), flat % threads)
+    # The layout. CPU: flat element f (column fastest) is held by thread
+    # f % threads. GPU, a 16 x 8-divisible tile of one SIMD group: the tensor
+    # cores' accumulator layout, element (r, c) held by lane 4 (r % 8) + (c % 8) / 2.
+    rows, cols = np.meshgrid(np.arange(M), np.arange(N), indexing="ij")
+    if DEVICE == "gpu" and threads == 32:
+        expected = 4 * (rows % 8) + (cols % 8) // 2
+    else:
+        expected = (rows * N + cols) % threads
+    np.testing.assert_array_equal(np.array(positions), expected)
 
 
 @pytest.mark.parametrize("name", ["reuse_direct", "reuse_staged"])

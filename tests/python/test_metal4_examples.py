@@ -79,6 +79,7 @@ TC_VARIANTS = [(t, u, tm, tn, tl, tr, acc, sg)
                for tm, tn, sg in ((16, 8, 1), (64, 32, 4), (32, 64, 2))
                for tl in (False, True) for tr in (False, True) for acc in (False, True)
                if (t, u) == ("half", "float") or (tm, tn, tl, acc) == (64, 32, False, True)]
+TC_VARIANTS += [("half", "float", 128, 128, False, True, False, 4), ("bfloat", "float", 128, 64, False, True, True, 4)]
 
 
 def tc_name(t, u, tm, tn, tl, tr, acc, sg):
@@ -111,7 +112,9 @@ def operand(x, strided, dtype):
 @pytest.mark.parametrize("layout", ["whole_tiles", "ragged", "strided"])
 def test_matmul2d_simdgroup_scopes(rng, variant, layout):
     t, u, tm, tn, tl, tr, acc, sg = variant
-    M, N, K = (2 * tm - 5, 3 * tn - 3, 37) if layout == "ragged" else (2 * tm, 3 * tn, 48)
+    # Whole tiles with K = 96 (a multiple of 64 bytes): on the GPU, K-major
+    # operands (not TL, TR) take the shared-memory pipeline.
+    M, N, K = (2 * tm - 5, 3 * tn - 3, 37) if layout == "ragged" else (2 * tm, 3 * tn, 96)
     a = rng.standard_normal((M, K)).astype(np.float32)
     b = rng.standard_normal((K, N)).astype(np.float32)
     # The arrays as the descriptor reads them: left extents (K, M), or (M, K)

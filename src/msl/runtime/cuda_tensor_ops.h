@@ -122,6 +122,83 @@ ALLOY_FUNC void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2
   }
 }
 
+// ---- the staged main loop: operand tiles through shared memory
+// When the scope is the whole threadgroup, both operands are K-major (left
+// not transposed, right transposed: K contiguous, rows 16-byte aligned) and
+// the tile lies inside them with K a multiple of 64 bytes, the threadgroup
+// copies 64-byte slabs of K of the M x K and N x K tiles into shared memory
+// with cp.async (two stages, the next in flight while the tensor cores work
+// on this one), and each warp reads its fragments with ldmatrix. Rows of a
+// slab are 4 chunks of 16 bytes, the chunk index XOR-ed with (row / 2) % 4,
+// so the 8 rows an ldmatrix reads fall in distinct banks.
+ALLOY_FUNC unsigned shared_address(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
+ALLOY_FUNC unsigned slab_offset(int row, int chunk) { return unsigned(row * 64 + ((chunk ^ ((row >> 1) & 3)) << 4)); }
+
+template <matmul2d_descriptor Desc, int NW, class Grid, int KSTEP, class AV, class BV, class Step>
+ALLOY_FUNC bool staged(const AV& A, const BV& B, long K, unsigned tid, int warp, int lane, int m0, int n0,
+                       Step& step) {
+  constexpr int BM = Desc.m, BN = Desc.n, E = int(sizeof(*A.data)), S = 32 * NW;
+  constexpr int SLAB = (BM + BN) * 64;  // bytes of one stage
+  if constexpr (Desc.transpose_left || !Desc.transpose_right || Grid::fn % 2 != 0 || 2 * SLAB > 32768) {
+    return false;
+  } else {
+    unsigned index = 0, count = 1;
+    ::alloy_msl::thread_in_threadgroup(index, count);
+    const bool fits = count == unsigned(S) && A.s_k == 1 && B.s_k == 1 && (A.s_o * E) % 16 == 0 &&
+                      (B.s_o * E) % 16 == 0 && (reinterpret_cast<unsigned long>(A.data) % 16) == 0 &&
+                      (reinterpret_cast<unsigned long>(B.data) % 16) == 0 && A.valid_o >= BM && B.valid_o >= BN &&
+                      (K * E) % 64 == 0 && A.valid_k >= K && B.valid_k >= K;
+    if (!fits) return false;
+    __shared__ alignas(128) unsigned char slabs[2][SLAB];
+    const unsigned char* a_bytes = reinterpret_cast<const unsigned char*>(A.data);
+    const unsigned char* b_bytes = reinterpret_cast<const unsigned char*>(B.data);
+    const long a_ld = A.s_o * E, b_ld = B.s_o * E;
+    auto load = [&](int stage, long kbyte) {
+      for (int c = int(tid); c < (BM + BN) * 4; c += S) {
+        const int row = c >> 2, chunk = c & 3;
+        const unsigned char* src = row < BM ? a_bytes + row * a_ld + kbyte + chunk * 16
+                                            : b_bytes + (row - BM) * b_ld + kbyte + chunk * 16;
+        const unsigned dst = shared_address(&slabs[stage][0]) + slab_offset(row, chunk);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src));
+      }
+      asm volatile("cp.async.commit_group;");
+    };
+    const long slabs_k = K * E / 64;
+    load(0, 0);
+    for (long ks = 0; ks < slabs_k; ++ks) {
+      if (ks + 1 < slabs_k) {
+        load(int((ks + 1) & 1), (ks + 1) * 64);
+        asm volatile("cp.async.wait_group 1;");
+      } else {
+        asm volatile("cp.async.wait_group 0;");
+      }
+      __syncthreads();
+      const unsigned base = shared_address(&slabs[ks & 1][0]);
+#pragma unroll
+      for (int half_slab = 0; half_slab < 2; ++half_slab) {  // one MMA K step: 32 bytes, 2 chunks
+        uint32_t a[Grid::fm][4], b[Grid::fn][2];
+#pragma unroll
+        for (int i = 0; i < Grid::fm; ++i) {
+          const int row = m0 + i * 16 + (lane & 15), chunk = half_slab * 2 + (lane >> 4);
+          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                       : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
+                       : "r"(base + slab_offset(row, chunk)));
+        }
+#pragma unroll
+        for (int j = 0; j < Grid::fn; j += 2) {
+          const int row = BM + n0 + j * 8 + (lane & 7) + ((lane >> 4) << 3), chunk = half_slab * 2 + ((lane >> 3) & 1);
+          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                       : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j + 1][0]), "=r"(b[j + 1][1])
+                       : "r"(base + slab_offset(row, chunk)));
+        }
+        step((ks * 64 + half_slab * 32) / E, a, b);
+      }
+      __syncthreads();  // before the next load overwrites this stage
+    }
+    return true;
+  }
+}
+
 // destination (+)= left * right for the descriptor's tile; false when this
 // launch cannot take the tensor cores (the caller then runs the reference).
 template <matmul2d_descriptor Desc, int NW, class LT, class RT, class DT>
@@ -167,26 +244,8 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-    for (long k0 = 0; k0 < K; k0 += KSTEP) {
-      const bool k_in = k0 + KSTEP <= A.valid_k && k0 + KSTEP <= B.valid_k;
-      const bool fast_a = rows_in && k_in, fast_b = cols_in && k_in;
-      uint32_t a[grid::fm][4], b[grid::fn][2];
-#pragma unroll
-      for (int i = 0; i < grid::fm; ++i) {
-        const long r = m0 + i * 16 + g;
-        const long k = k0 + t * W;
-        a[i][0] = A.word(r, k, fast_a);
-        a[i][1] = A.word(r + 8, k, fast_a);
-        a[i][2] = A.word(r, k + KSTEP / 2, fast_a);
-        a[i][3] = A.word(r + 8, k + KSTEP / 2, fast_a);
-      }
-#pragma unroll
-      for (int j = 0; j < grid::fn; ++j) {
-        const long c = n0 + j * 8 + g;
-        const long k = k0 + t * W;
-        b[j][0] = B.word(c, k, fast_b);
-        b[j][1] = B.word(c, k + KSTEP / 2, fast_b);
-      }
+    // One K step (KSTEP wide from k0) of the warp's fragments.
+    auto step = [&](long k0, const uint32_t (&a)[grid::fm][4], const uint32_t (&b)[grid::fn][2]) {
       if constexpr (!scaled) {
 #pragma unroll
         for (int i = 0; i < grid::fm; ++i)
@@ -225,6 +284,31 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
             for (int e = 0; e < 4; ++e) acc[i][j][e] += part[e] * (sa[i][e >> 1] * sb[j][e & 1]);
           }
       }
+    };
+
+    if (!staged<Desc, NW, grid, KSTEP>(A, B, K, index % S, warp, lane, m0, n0, step)) {
+      for (long k0 = 0; k0 < K; k0 += KSTEP) {
+        const bool k_in = k0 + KSTEP <= A.valid_k && k0 + KSTEP <= B.valid_k;
+        const bool fast_a = rows_in && k_in, fast_b = cols_in && k_in;
+        uint32_t a[grid::fm][4], b[grid::fn][2];
+#pragma unroll
+        for (int i = 0; i < grid::fm; ++i) {
+          const long r = m0 + i * 16 + g;
+          const long k = k0 + t * W;
+          a[i][0] = A.word(r, k, fast_a);
+          a[i][1] = A.word(r + 8, k, fast_a);
+          a[i][2] = A.word(r, k + KSTEP / 2, fast_a);
+          a[i][3] = A.word(r + 8, k + KSTEP / 2, fast_a);
+        }
+#pragma unroll
+        for (int j = 0; j < grid::fn; ++j) {
+          const long c = n0 + j * 8 + g;
+          const long k = k0 + t * W;
+          b[j][0] = B.word(c, k, fast_b);
+          b[j][1] = B.word(c, k + KSTEP / 2, fast_b);
+        }
+        step(k0, a, b);
+      }
     }
 
     // Element e of a fragment: row g (+ 8 for e >= 2), column 2t + (e & 1).
@@ -240,6 +324,117 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
           if constexpr (accumulate) v += float(dest(n, m));
           dest(n, m) = D(v);
         }
+    return true;
+  }
+}
+
+// A cooperative destination in the accumulator layout (one SIMD group),
+// right operand a half tensor, left operand a half tensor or a cooperative
+// tile of half or float: the warp's MMAs accumulate straight into the
+// destination's registers. A float left operand is split into two halves,
+// hi + lo (each exact to half's precision of what is left), and multiplied
+// twice, so the product keeps float's precision (P of the WWDC softmax).
+ALLOY_FUNC uint32_t pack_halves(float x, float y) {
+  return raw_bits(half(x)) | (raw_bits(half(y)) << 16);
+}
+ALLOY_FUNC void split_halves(float x, float y, uint32_t& hi, uint32_t& lo) {
+  const half hx(x), hy(y);
+  hi = raw_bits(hx) | (raw_bits(hy) << 16);
+  lo = pack_halves(x - float(hx), y - float(hy));
+}
+
+template <matmul2d_descriptor Desc, int StaticK, class LT, class RT, class DT>
+ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
+  constexpr bool coop_left = is_cooperative_v<LT>;
+  typedef typename LT::value_type L;
+  typedef typename RT::value_type R;
+  constexpr bool left_ok = metal::is_same_v<L, half> || (coop_left && metal::is_same_v<L, float>);
+  if constexpr (!metal::is_same_v<R, half> || !left_ok || Desc.transpose_left || !DT::frag_ ||
+                !metal::is_same_v<typename DT::value_type, float> ||
+                DT::cols_ != Desc.n || DT::rows_ != Desc.m) {
+    return false;
+  } else {
+    constexpr int FM = Desc.m / 16, FN = Desc.n / 8;
+    constexpr bool split = metal::is_same_v<L, float>;
+    constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
+    const int lane = int(dest.lane_), g = lane >> 2, t = lane & 3;
+    if (!accumulate)
+      for (int i = 0; i < DT::capacity_; ++i) dest.v_[i] = 0.0f;
+    const operand_view<half> B(right, Desc.transpose_right);
+    long K;
+    if constexpr (coop_left) K = LT::cols_;
+    else K = (Desc.k == 0 || Desc.k == dynamic_length_v<int>) ? long(left.get_extent(0)) : long(Desc.k);
+    const bool cols_in = B.words && FN * 8 <= B.valid_o;
+
+    // The left operand's registers for m-fragment i and the K chunk at k0.
+    auto left_regs = [&](int i, long k0, uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+      if constexpr (!coop_left) {
+        const operand_view<half> A(left, true);
+        const bool fast = A.words && FM * 16 <= A.valid_o && k0 + 16 <= A.valid_k;
+        const long r = i * 16 + g, k = k0 + 2 * t;
+        hi[0] = A.word(r, k, fast);
+        hi[1] = A.word(r + 8, k, fast);
+        hi[2] = A.word(r, k + 8, fast);
+        hi[3] = A.word(r + 8, k + 8, fast);
+      } else if constexpr (LT::frag_) {
+        // Fragments (i, 2 * k0 / 16) and the next hold this chunk's columns.
+        constexpr int LFN = LT::cols_ / 8;
+        const int f0 = int(k0 / 8);
+        auto at = [&](int f, int e) -> float {
+          return f < LFN ? float(left.v_[(i * LFN + f) * 4 + e]) : 0.0f;
+        };
+        if constexpr (split) {
+          split_halves(at(f0, 0), at(f0, 1), hi[0], lo[0]);
+          split_halves(at(f0, 2), at(f0, 3), hi[1], lo[1]);
+          split_halves(at(f0 + 1, 0), at(f0 + 1, 1), hi[2], lo[2]);
+          split_halves(at(f0 + 1, 2), at(f0 + 1, 3), hi[3], lo[3]);
+        } else {
+          hi[0] = pack_halves(at(f0, 0), at(f0, 1));
+          hi[1] = pack_halves(at(f0, 2), at(f0, 3));
+          hi[2] = pack_halves(at(f0 + 1, 0), at(f0 + 1, 1));
+          hi[3] = pack_halves(at(f0 + 1, 2), at(f0 + 1, 3));
+        }
+      } else {
+        // A replicated tile (cols K, rows M): this lane's elements of it.
+        auto at = [&](int r, long k) -> float { return k < K ? float(left.v_[r * LT::cols_ + k]) : 0.0f; };
+        const int r = i * 16 + g;
+        const long k = k0 + 2 * t;
+        if constexpr (split) {
+          split_halves(at(r, k), at(r, k + 1), hi[0], lo[0]);
+          split_halves(at(r + 8, k), at(r + 8, k + 1), hi[1], lo[1]);
+          split_halves(at(r, k + 8), at(r, k + 9), hi[2], lo[2]);
+          split_halves(at(r + 8, k + 8), at(r + 8, k + 9), hi[3], lo[3]);
+        } else {
+          hi[0] = pack_halves(at(r, k), at(r, k + 1));
+          hi[1] = pack_halves(at(r + 8, k), at(r + 8, k + 1));
+          hi[2] = pack_halves(at(r, k + 8), at(r, k + 9));
+          hi[3] = pack_halves(at(r + 8, k + 8), at(r + 8, k + 9));
+        }
+      }
+    };
+
+#pragma unroll
+    for (long k0 = 0; k0 < K; k0 += 16) {
+      const bool fast_b = cols_in && k0 + 16 <= B.valid_k;
+      uint32_t b[FN][2];
+#pragma unroll
+      for (int j = 0; j < FN; ++j) {
+        const long c = j * 8 + g, k = k0 + 2 * t;
+        b[j][0] = B.word(c, k, fast_b);
+        b[j][1] = B.word(c, k + 8, fast_b);
+      }
+#pragma unroll
+      for (int i = 0; i < FM; ++i) {
+        uint32_t hi[4], lo[4];
+        left_regs(i, k0, hi, lo);
+#pragma unroll
+        for (int j = 0; j < FN; ++j) {
+          float (&acc)[4] = *reinterpret_cast<float(*)[4]>(&dest.v_[(i * FN + j) * 4]);
+          mma<1>(acc, hi, b[j]);
+          if constexpr (split) mma<1>(acc, lo, b[j]);
+        }
+      }
+    }
     return true;
   }
 }

@@ -5,6 +5,12 @@
 //  - a destination tile (get_destination_cooperative_tensor): the thread of
 //    scope lane l holds the elements at flat positions l, l + S, l + 2S...
 //    of the tile, dimension 0 (the column) fastest; S threads in the scope;
+//    On CUDA, a tile spread over one SIMD group whose shape splits into
+//    16 x 8 fragments is laid out as mma.sync's accumulators instead
+//    (`frag_`): element i of lane l is element i % 4 of fragment i / 4
+//    (fragments row-major), at row 8 * ((i % 4) / 2) + l / 4 and column
+//    2 * (l % 4) + i % 2 of the fragment, so the tensor cores write it and a
+//    following matmul reads it as its left operand without moving it;
 //  - a reduction destination (rows or columns) and an input tile (left or
 //    right operand): every thread holds every element (replicated), so a
 //    thread can read whatever its share of a matmul needs, and map_iterator
@@ -37,6 +43,10 @@ namespace detail {
 template <class T> inline constexpr bool is_cooperative_v = false;
 template <class E, int C, int R, int S, tile_kind K>
 inline constexpr bool is_cooperative_v<cooperative_tensor<E, C, R, S, K>> = true;
+// A tile spread over its scope's threads (a destination), not a tensor.
+template <class T> inline constexpr bool is_spread_v = false;
+template <class E, int C, int R, int S, tile_kind K>
+inline constexpr bool is_spread_v<cooperative_tensor<E, C, R, S, K>> = K == tile_kind::spread;
 }  // namespace detail
 
 template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct cooperative_tensor {
@@ -47,6 +57,11 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   static constexpr bool spread_ = Kind == detail::tile_kind::spread;
   static constexpr int stride_ = spread_ ? S : 1;  // flat distance between a thread's elements
   static constexpr int capacity_ = (size_ + stride_ - 1) / stride_;
+#if defined(__CUDACC__)
+  static constexpr bool frag_ = spread_ && S == 32 && Rows % 16 == 0 && Cols % 8 == 0;
+#else
+  static constexpr bool frag_ = false;
+#endif
 
   E v_[capacity_];
   unsigned lane_ = 0;
@@ -57,7 +72,13 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
 
   // ---- elements this thread holds
   ALLOY_FUNC static constexpr int get_capacity() { return capacity_; }
-  ALLOY_FUNC int flat(int i) const { return int(lane_) + i * stride_; }
+  ALLOY_FUNC int flat(int i) const {
+    if constexpr (frag_) {
+      const metal::array<int, 2> idx = index_of(i, lane_);
+      return idx[1] * Cols + idx[0];
+    }
+    return int(lane_) + i * stride_;
+  }
   ALLOY_FUNC bool is_valid_element(int i) const { return i >= 0 && i < capacity_ && flat(i) < size_; }
   ALLOY_FUNC bool get_mask(int i) const { return is_valid_element(i); }
   ALLOY_FUNC E& operator[](int i) { return v_[i]; }
@@ -66,13 +87,25 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   ALLOY_FUNC void set(int i, E v) { v_[i] = v; }
   // The element's index in dimension order: [0] the column, [1] the row.
   ALLOY_FUNC metal::array<int, 2> get_multidimensional_index(int i) const {
+    if constexpr (frag_) return index_of(i, lane_);
     metal::array<int, 2> idx;
     idx[0] = flat(i) % Cols;
     idx[1] = flat(i) / Cols;
     return idx;
   }
+  // (column, row) of element i of `lane` in the accumulator layout (frag_).
+  ALLOY_FUNC static metal::array<int, 2> index_of(int i, unsigned lane) {
+    const int f = i >> 2, e = i & 3;
+    metal::array<int, 2> idx;
+    idx[0] = (f % (Cols / 8)) * 8 + 2 * int(lane & 3u) + (e & 1);
+    idx[1] = (f / (Cols / 8)) * 16 + int(lane >> 2) + 8 * (e >> 1);
+    return idx;
+  }
   // How many valid elements this thread holds (they come first).
-  ALLOY_FUNC int valid_count() const { return int(lane_) < size_ ? (size_ - int(lane_) + stride_ - 1) / stride_ : 0; }
+  ALLOY_FUNC int valid_count() const {
+    if constexpr (frag_) return capacity_;
+    return int(lane_) < size_ ? (size_ - int(lane_) + stride_ - 1) / stride_ : 0;
+  }
   // The element at (column, row) of a tile every thread holds whole.
   ALLOY_FUNC E at(long col, long row) const {
     static_assert(!spread_, "cooperative_tensor: only a replicated tile reads any element");
@@ -162,6 +195,24 @@ ALLOY_FUNC void reduce_tile(const Src& src, Dst& dst, reduction_operation op, ty
                 "reduce_rows/reduce_columns: reductions run at execution_thread or execution_simdgroup scope");
   constexpr int lines = by_rows ? Src::rows_ : Src::cols_;
   static_assert(Dst::size_ == lines, "reduce_rows/reduce_columns: the destination must have one element per line");
+  if constexpr (by_rows && Src::frag_) {
+    // The accumulator layout: a lane holds 2 x (columns / 8) elements of
+    // rows g and g + 8 of each 16-row band; fold them, then the 4 lanes of
+    // the quad that share those rows, then hand each row's value to all.
+    constexpr int FM = Src::rows_ / 16, FN = Src::cols_ / 8;
+    D part[FM][2];
+    for (int fi = 0; fi < FM; ++fi)
+      for (int h = 0; h < 2; ++h) {
+        D acc = neutral<D>(op);
+        for (int fj = 0; fj < FN; ++fj)
+          for (int c = 0; c < 2; ++c) acc = combine(op, acc, D(src.v_[(fi * FN + fj) * 4 + 2 * h + c]));
+        acc = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)1));
+        part[fi][h] = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)2));
+      }
+    for (int row = 0; row < lines; ++row)
+      dst.v_[row] = combine(op, identity, metal::simd_shuffle(part[row / 16][(row % 16) / 8], (unsigned short)((row % 8) * 4)));
+    return;
+  }
   for (int line = 0; line < lines; ++line) {
     D acc = neutral<D>(op);
     for (int i = 0; i < src.valid_count(); ++i) {

@@ -497,15 +497,29 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   // A destination tile (of an op whose m x k matches this op's left operand)
   // as this op's left input: every thread gathers the whole tile from the
   // threads holding it. Compatible without a copy only within one thread.
+  // On CUDA, a destination in the accumulator layout is also the left
+  // operand's register layout (for half, or float split into two halves,
+  // against a half right operand): it stays where it is.
+  template <class L, class R, class CT> static constexpr bool stays_in_registers() {
+    return CT::frag_ && !Desc.transpose_left && !dynamic_k && CT::cols_ == Desc.k && CT::rows_ == Desc.m &&
+           Desc.m % 16 == 0 && Desc.n % 8 == 0 && metal::is_same_v<R, metal::half> &&
+           (metal::is_same_v<L, metal::half> || metal::is_same_v<L, float>);
+  }
   template <class L, class R, class E, class CT> ALLOY_FUNC static bool is_compatible_as_left_input(const CT&) {
-    return CT::scope_ == 1;
+    return CT::scope_ == 1 || stays_in_registers<L, R, CT>();
   }
   template <class L, class R, class E, class CT> ALLOY_FUNC static auto get_left_input_cooperative_tensor(const CT& src) {
-    auto in = get_left_input_cooperative_tensor<L, R, E>();
-    static_assert(decltype(in)::size_ == CT::size_ && decltype(in)::cols_ == CT::cols_,
-                  "matmul2d::get_left_input_cooperative_tensor: the tile's shape is not this op's left operand");
-    gather(src, in);
-    return in;
+    if constexpr (stays_in_registers<L, R, CT>()) {
+      cooperative_tensor<L, Desc.k, Desc.m, scope_threads, detail::tile_kind::spread> in;
+      for (int i = 0; i < CT::capacity_; ++i) in.v_[i] = L(src.v_[i]);
+      return in;
+    } else {
+      auto in = get_left_input_cooperative_tensor<L, R, E>();
+      static_assert(decltype(in)::size_ == CT::size_ && decltype(in)::cols_ == CT::cols_,
+                    "matmul2d::get_left_input_cooperative_tensor: the tile's shape is not this op's left operand");
+      gather(src, in);
+      return in;
+    }
   }
 
   // destination = left * right (multiply) or destination + left * right
@@ -546,6 +560,21 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
     }
     if constexpr (!coop_dest) static_assert(!Dest::scaled_, "matmul2d::run: the destination cannot have a scales plane");
     typedef detail::acc_t<D> A;
+#if defined(__CUDACC__)
+    if constexpr (coop_dest && !coop_right) {
+      if constexpr (Dest::frag_)
+        if (detail::tc::run_cooperative<Desc, Desc.k>(left, right, dest)) return;
+    }
+#endif
+    constexpr bool spread_left = detail::is_spread_v<LT>;
+    if constexpr (spread_left) {
+      // A left tile left in the accumulator layout, where the tensor cores
+      // did not take it: every thread gathers it whole first.
+      auto whole = cooperative_tensor<L, LT::cols_, LT::rows_, scope_threads, detail::tile_kind::replicated>();
+      gather(left, whole);
+      run(whole, right, dest);
+      return;
+    }
     // Left is (K, M), or (M, K) transposed; right is (N, K), or (K, N) transposed.
     long K = Desc.k;
     if constexpr (coop_left) K = Desc.transpose_left ? LT::rows_ : LT::cols_;
@@ -554,7 +583,8 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
       A acc = 0;
       for (long k = 0; k < K; ++k) {
         A a, b;
-        if constexpr (coop_left) a = Desc.transpose_left ? A(left.at(m, k)) : A(left.at(k, m));
+        if constexpr (spread_left) a = A(0);  // (gathered above)
+        else if constexpr (coop_left) a = Desc.transpose_left ? A(left.at(m, k)) : A(left.at(k, m));
         else a = Desc.transpose_left ? operand<A>(left, m, k) : operand<A>(left, k, m);
         if constexpr (coop_right) b = Desc.transpose_right ? A(right.at(k, n)) : A(right.at(n, k));
         else b = Desc.transpose_right ? operand<A>(right, k, n) : operand<A>(right, n, k);
@@ -607,6 +637,14 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   template <class CT, class In> ALLOY_FUNC static void gather(const CT& src, In& in) {
     if constexpr (CT::scope_ == 1 || !CT::spread_) {
       for (int f = 0; f < CT::size_; ++f) in.v_[f] = typename In::value_type(src.v_[f]);
+    } else if constexpr (CT::frag_) {
+      // The accumulator layout: element i of every lane, one lane at a time.
+      for (int i = 0; i < CT::capacity_; ++i)
+        for (unsigned l = 0; l < 32; ++l) {
+          const typename CT::value_type v = metal::simd_shuffle(src.v_[i], (unsigned short)l);
+          const metal::array<int, 2> idx = CT::index_of(i, l);
+          in.v_[idx[1] * CT::cols_ + idx[0]] = typename In::value_type(v);
+        }
     } else {
       static_assert(CT::scope_ == 32, "matmul2d: a cooperative tile moves between threads of one SIMD group only");
       for (int f = 0; f < CT::size_; ++f) {
