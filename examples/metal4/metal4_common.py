@@ -7,9 +7,7 @@ elements along K; value = decode_e4m3(code) * 2^(scale - 127). The decoders
 here are ml_dtypes' (float8_e4m3fn, float8_e8m0fnu), independent of Alloy's.
 """
 import pathlib
-import statistics
 import sys
-import time
 
 import ml_dtypes
 import numpy as np
@@ -17,6 +15,8 @@ import numpy as np
 import alloy.core as mx
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "guide"))
+import guide_common  # noqa: E402
 
 
 def source(name):
@@ -28,25 +28,9 @@ def library(name, **kw):
     return mx.fast.metal_library(source(name), **kw)
 
 
-def device_from_argv(argv=None):
-    """`python driver.py [cpu|gpu]`: sets the default device, returns its name."""
-    argv = sys.argv if argv is None else argv
-    which = argv[1] if len(argv) > 1 else "cpu"
-    if which not in ("cpu", "gpu"):
-        raise SystemExit(f"usage: {pathlib.Path(argv[0]).name} [cpu|gpu]")
-    mx.set_default_device(mx.gpu if which == "gpu" else mx.cpu)
-    return which
-
-
-def median_time(launch, reps=7):
-    """Median wall time (seconds) of `mx.eval(*launch())` after a warm-up run."""
-    mx.eval(*launch())
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        mx.eval(*launch())
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+# Picking the device and timing a launch are the guide drivers' own.
+device_from_argv = guide_common.device_from_argv
+median_time = guide_common.median_time
 
 
 # ---- MXFP8 in numpy ---------------------------------------------------------

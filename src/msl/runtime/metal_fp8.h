@@ -53,47 +53,40 @@ ALLOY_FUNC constexpr uint8_t encode(float f, uint32_t max_code, uint32_t nan_cod
   }
   return uint8_t(sign | (code > max_code ? max_code : code));
 }
+
+// An OCP OFP8 format with M mantissa bits and exponent bias B. E4M3 has no
+// infinities (its only NaN is S.1111.111); E5M2 keeps IEEE's top exponent.
+template <int M, int B, bool HasInf> struct ofp8 {
+  static constexpr uint32_t top_exponent = (1u << (7 - M)) - 1u, mantissa_mask = (1u << M) - 1u;
+  // Largest finite magnitude code: below the top exponent with infinities,
+  // else the top exponent with all mantissa bits but the last.
+  static constexpr uint32_t max_code = HasInf ? (top_exponent << M) - 1u : 0x7eu;
+  uint8_t bits;
+
+  ofp8() = default;
+  template <class U, class = decltype(static_cast<float>(U()))>
+  ALLOY_FUNC constexpr ofp8(U v) : bits(detail_fp8::encode<M, B>(static_cast<float>(v), max_code, 0x7fu)) {}
+  ALLOY_FUNC constexpr operator float() const {
+    const uint32_t e = (bits >> M) & top_exponent, m = bits & mantissa_mask;
+    float mag;
+    if (HasInf ? e == top_exponent : (bits & 0x7fu) == 0x7fu)
+      mag = __builtin_bit_cast(float, HasInf && m == 0 ? 0x7f800000u : 0x7fc00000u);
+    else if (e == 0)
+      mag = float(m) * detail_fp8::pow2(1 - B - M);
+    else
+      mag = float((1u << M) + m) * detail_fp8::pow2(int(e) - B - M);
+    return (bits & 0x80u) ? -mag : mag;
+  }
+  ALLOY_FUNC static constexpr ofp8 from_bits(uint8_t b) {
+    ofp8 r{};
+    r.bits = b;
+    return r;
+  }
+};
 }  // namespace detail_fp8
 
-struct metal_fp8_e4m3_format {
-  uint8_t bits;
-
-  metal_fp8_e4m3_format() = default;
-  template <class U, class = decltype(static_cast<float>(U()))>
-  ALLOY_FUNC constexpr metal_fp8_e4m3_format(U v) : bits(detail_fp8::encode<3, 7>(static_cast<float>(v), 0x7e, 0x7f)) {}
-  ALLOY_FUNC constexpr operator float() const {
-    const uint32_t e = (bits >> 3) & 15u, m = bits & 7u;
-    float mag;
-    if ((bits & 0x7fu) == 0x7fu) mag = __builtin_bit_cast(float, 0x7fc00000u);
-    else mag = e == 0 ? float(m) * detail_fp8::pow2(-9) : float(8u + m) * detail_fp8::pow2(int(e) - 10);
-    return (bits & 0x80u) ? -mag : mag;
-  }
-  ALLOY_FUNC static constexpr metal_fp8_e4m3_format from_bits(uint8_t b) {
-    metal_fp8_e4m3_format r{};
-    r.bits = b;
-    return r;
-  }
-};
-
-struct metal_fp8_e5m2_format {
-  uint8_t bits;
-
-  metal_fp8_e5m2_format() = default;
-  template <class U, class = decltype(static_cast<float>(U()))>
-  ALLOY_FUNC constexpr metal_fp8_e5m2_format(U v) : bits(detail_fp8::encode<2, 15>(static_cast<float>(v), 0x7b, 0x7f)) {}
-  ALLOY_FUNC constexpr operator float() const {
-    const uint32_t e = (bits >> 2) & 31u, m = bits & 3u;
-    float mag;
-    if (e == 31) mag = __builtin_bit_cast(float, m ? 0x7fc00000u : 0x7f800000u);
-    else mag = e == 0 ? float(m) * detail_fp8::pow2(-16) : float(4u + m) * detail_fp8::pow2(int(e) - 17);
-    return (bits & 0x80u) ? -mag : mag;
-  }
-  ALLOY_FUNC static constexpr metal_fp8_e5m2_format from_bits(uint8_t b) {
-    metal_fp8_e5m2_format r{};
-    r.bits = b;
-    return r;
-  }
-};
+typedef detail_fp8::ofp8<3, 7, false> metal_fp8_e4m3_format;
+typedef detail_fp8::ofp8<2, 15, true> metal_fp8_e5m2_format;
 
 struct metal_fp8_ue8m0_format {
   uint8_t bits;
@@ -120,8 +113,7 @@ struct metal_fp8_ue8m0_format {
 
 namespace detail_fp8 {
 template <class T> inline constexpr bool is_format_v = false;
-template <> inline constexpr bool is_format_v<metal_fp8_e4m3_format> = true;
-template <> inline constexpr bool is_format_v<metal_fp8_e5m2_format> = true;
+template <int M, int B, bool I> inline constexpr bool is_format_v<ofp8<M, B, I>> = true;
 }  // namespace detail_fp8
 
 }  // namespace metal
