@@ -137,7 +137,7 @@ def main():
 
     # ---- flash attention
     sys.path.insert(0, str(ROOT / "examples" / "metal4"))
-    import flash_attention as fa
+    import attention_driver as fa
     B, H, S, D = 4, 32, args.seq, fa.D
     q, k, v = (rng.standard_normal((B * H, S, D)).astype(np.float16) for _ in range(3))
     xq, xk, xv = mx.array(q), mx.array(k), mx.array(v)

@@ -67,7 +67,7 @@ guide_all() {
 want guide && step guide guide.log guide_all
 # The WWDC26 Metal 4 tensor kernels (examples/metal4), each checked and timed.
 metal4_all() {
-  python3 examples/metal4/mxfp8_matmul.py gpu && python3 examples/metal4/flash_attention.py gpu 4 1000
+  python3 examples/metal4/mxfp8_matmul.py gpu && python3 examples/metal4/attention_driver.py gpu 4 1000
 }
 want metal4 && step metal4 metal4.log metal4_all
 # The guide's ScaledELU C++ extension (examples/extensions) and metal-cpp host

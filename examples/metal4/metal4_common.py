@@ -15,7 +15,7 @@ import numpy as np
 import alloy.core as mx
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "guide"))
+sys.path.append(str(HERE.parent / "guide"))
 import guide_common  # noqa: E402
 
 

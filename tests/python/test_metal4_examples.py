@@ -19,7 +19,7 @@ STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "metal4"
 sys.path.insert(0, str(EXAMPLES))
 import metal4_common as m4  # noqa: E402
-import flash_attention as fa  # noqa: E402
+import attention_driver as fa  # noqa: E402
 
 
 @functools.lru_cache(maxsize=None)

@@ -2,7 +2,7 @@
 into a flash-attention forward): O = softmax(scale Q K^T) V per head, Q, K,
 V half (heads, S, D), O float, against float64 numpy.
 
-Run: python examples/metal4/flash_attention.py [cpu|gpu] [heads] [S]
+Run: python examples/metal4/attention_driver.py [cpu|gpu] [heads] [S]
 """
 import sys
 
