@@ -1,8 +1,8 @@
 """Metal 4 tensor kernels (examples/metal4, seed 004) on the GPU against their
 peers in the same run (issue 15's speed targets):
 
-- a half matmul2d GEMM (one 128 x 128 tile per threadgroup of four SIMD
-  groups, execution_simdgroups<4>) against cuBLAS f16 (torch.matmul);
+- a half matmul2d GEMM (one 128 x 128 tile per threadgroup of four or eight
+  SIMD groups, execution_simdgroups<N>) against cuBLAS f16 (torch.matmul);
 - the MXFP8 matmul2d GEMM (the same tiling, E4M3 with E8M0 block scales)
   against cuBLASLt FP8 (torch._scaled_mm, E4M3, tensor-wide scales: Hopper has
   no MX block scaling) and cuBLAS bf16;
@@ -37,25 +37,34 @@ constant int TILE = 128;
 using scales_plane = tensor_blockwise<tensor_plane_scales, device metal_fp8_ue8m0_format, 32, 1>;
 using mxfp8_tensor = tensor<device metal_fp8_e4m3_format, dextents<int, 2>, tensor_handle, scales_plane>;
 
-// C = A B^T, A (M x K), B (N x K) half, row-major: K-major operands.
+// C = A B^T, A (M x K), B (N x K) half, row-major: K-major operands; SG
+// SIMD groups share the tile.
+template <int SG>
 kernel void gemm_half(tensor<device const half, dextents<int, 2>> A [[buffer(0)]],
                       tensor<device const half, dextents<int, 2>> B [[buffer(1)]],
                       tensor<device half, dextents<int, 2>> C [[buffer(2)]],
                       uint2 tgid [[threadgroup_position_in_grid]]) {
   constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true);
-  matmul2d<desc, execution_simdgroups<4>> op;
+  matmul2d<desc, execution_simdgroups<SG>> op;
   op.run(A.slice(0, tgid.y * TILE), B.slice(0, tgid.x * TILE), C.slice(tgid.x * TILE, tgid.y * TILE));
 }
 
+template <int SG>
 kernel void gemm_mxfp8(mxfp8_tensor A [[buffer(0)]],
                        mxfp8_tensor B [[buffer(1)]],
                        tensor<device half, dextents<int, 2>> C [[buffer(2)]],
                        uint2 tgid [[threadgroup_position_in_grid]]) {
   constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true);
-  matmul2d<desc, execution_simdgroups<4>> op;
+  matmul2d<desc, execution_simdgroups<SG>> op;
   op.run(A.slice(0, tgid.y * TILE), B.slice(0, tgid.x * TILE), C.slice(tgid.x * TILE, tgid.y * TILE));
 }
 """
+for _sg in (4, 8):
+    GEMM += (f'template [[host_name("gemm_half_{_sg}")]] kernel void gemm_half<{_sg}>(tensor<device const half, '
+             f'dextents<int, 2>>, tensor<device const half, dextents<int, 2>>, tensor<device half, dextents<int, 2>>, '
+             f'uint2);\n'
+             f'template [[host_name("gemm_mxfp8_{_sg}")]] kernel void gemm_mxfp8<{_sg}>(mxfp8_tensor, mxfp8_tensor, '
+             f'tensor<device half, dextents<int, 2>>, uint2);\n')
 
 rows = []
 
@@ -106,34 +115,40 @@ def main():
     b = rng.standard_normal((n, n)).astype(np.float16)
     xa, xb = mx.array(a), mx.array(b)
     grid = (n // 128, n // 128, 1)
-    half = lambda: lib.kernel("gemm_half")(args={"A": xa, "B": xb, "C": ((n, n), mx.float16)}, grid=grid,  # noqa
-                                           threadgroup=(128, 1, 1), dispatch="threadgroups")[0]
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-    got = np.array(half()[:256, :256]).astype(np.float64)
     want = (ta[:256].double() @ tb[:256].double().T).cpu().numpy()
-    err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
-    row(f"half matmul2d GEMM {n}^3", timed(half, alloy_sync), "cuBLAS f16", timed(lambda: ta @ tb.T, tsync), flops,
-        PEAK["f16"], f"max rel err {err:.1e}")
+    cublas = timed(lambda: ta @ tb.T, tsync)
+    for sg in (4, 8):
+        half = lambda: lib.kernel(f"gemm_half_{sg}")(  # noqa: E731
+            args={"A": xa, "B": xb, "C": ((n, n), mx.float16)}, grid=grid, threadgroup=(32 * sg, 1, 1),
+            dispatch="threadgroups")[0]
+        got = np.array(half()[:256, :256]).astype(np.float64)
+        err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+        row(f"half matmul2d GEMM {n}^3, {sg} SIMD groups", timed(half, alloy_sync), "cuBLAS f16", cublas, flops,
+            PEAK["f16"], f"max rel err {err:.1e}")
 
     # ---- MXFP8 GEMM
     codes_a, scales_a = m4.random_mxfp8(rng, n, n)
     codes_b, scales_b = m4.random_mxfp8(rng, n, n)
     qa = (mx.array(codes_a), mx.array(scales_a))
     qb = (mx.array(codes_b), mx.array(scales_b))
-    mxfp8 = lambda: lib.kernel("gemm_mxfp8")(args={"A": qa, "B": qb, "C": ((n, n), mx.float16)}, grid=grid,  # noqa
-                                             threadgroup=(128, 1, 1), dispatch="threadgroups")[0]
-    got = np.array(mxfp8()[:64, :64]).astype(np.float64)
     want = m4.dequantize(codes_a[:64], scales_a[:64]) @ m4.dequantize(codes_b[:64], scales_b[:64]).T
-    err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
     t8a = torch.from_numpy(codes_a).cuda().view(torch.float8_e4m3fn)
     t8b = torch.from_numpy(codes_b).cuda().view(torch.float8_e4m3fn)
     one = torch.ones((), device="cuda")
     peer = timed(lambda: torch._scaled_mm(t8a, t8b.T, scale_a=one, scale_b=one, out_dtype=torch.float16), tsync)
-    t_ours = timed(mxfp8, alloy_sync)
-    row(f"MXFP8 matmul2d GEMM {n}^3", t_ours, "cuBLASLt FP8", peer, flops, PEAK["fp8"], f"max rel err {err:.1e}")
     tba, tbb = ta.bfloat16(), tb.bfloat16()
-    row(f"MXFP8 matmul2d GEMM {n}^3 (info)", t_ours, "cuBLAS bf16", timed(lambda: tba @ tbb.T, tsync), flops,
-        PEAK["fp8"])
+    bf16 = timed(lambda: tba @ tbb.T, tsync)
+    for sg in (4, 8):
+        mxfp8 = lambda: lib.kernel(f"gemm_mxfp8_{sg}")(  # noqa: E731
+            args={"A": qa, "B": qb, "C": ((n, n), mx.float16)}, grid=grid, threadgroup=(32 * sg, 1, 1),
+            dispatch="threadgroups")[0]
+        got = np.array(mxfp8()[:64, :64]).astype(np.float64)
+        err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+        t_ours = timed(mxfp8, alloy_sync)
+        row(f"MXFP8 matmul2d GEMM {n}^3, {sg} SIMD groups", t_ours, "cuBLASLt FP8", peer, flops, PEAK["fp8"],
+            f"max rel err {err:.1e}")
+        row(f"MXFP8 matmul2d GEMM {n}^3, {sg} SIMD groups (info)", t_ours, "cuBLAS bf16", bf16, flops, PEAK["fp8"])
 
     # ---- flash attention
     sys.path.insert(0, str(ROOT / "examples" / "metal4"))
@@ -149,7 +164,7 @@ def main():
     tq, tk, tv = (torch.from_numpy(x).cuda().view(B, H, S, D) for x in (q, k, v))
     sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, scale=scale)  # noqa: E731
     row(f"flash attention B{B} H{H} S{S} D{D}", timed(ours, alloy_sync, reps=3, batch=1), "torch SDPA",
-        timed(sdpa, tsync), 4.0 * B * H * S * S * D, PEAK["f16"], f"max|err| {err:.1e}")
+        timed(sdpa, tsync), 4.0 * B * H * S * S * D, PEAK["f16"], f"max abs err {err:.1e}")
 
     if args.out:
         lines = ["| workload | alloy | TFLOP/s | peer | peer time | peer TFLOP/s | alloy/peer time | % of peak | note |",
