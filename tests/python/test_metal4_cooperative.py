@@ -47,17 +47,16 @@ kernel void softmax_tile(in_t Q [[buffer(0)]], in_t K [[buffer(1)]], out_t P [[b
   }
   auto ct_sum = op.template get_row_reduction_destination_cooperative_tensor<decltype(Q), decltype(K), float>();
   reduce_rows(ct, ct_sum, reduction_operation::sum);
-  for (int i = 0; i < ct.get_capacity(); ++i) {
-    if (!ct.is_valid_element(i)) continue;
-    auto idx = ct.get_multidimensional_index(i);
-    ct[i] = ct[i] / ct_sum[idx[1]];
+  for (auto it = ct.begin(); it != ct.end(); it++) {
+    *it = *it / *ct_sum.map_iterator(it);
+    auto idx = it.get_multidimensional_index();
     positions[idx[0], idx[1]] = float(lid);  // which thread held the element
   }
+  // Stores are cooperative: every thread of the scope takes part (a row
+  // reduction's elements are spread over the lanes in Alloy's CUDA layout).
   ct.store(P);
-  if (lid == 0) {
-    ct_max.store(row_max);
-    ct_sum.store(row_sum);
-  }
+  ct_max.store(row_max);
+  ct_sum.store(row_sum);
 }
 template [[host_name("softmax_simdgroup")]] kernel void softmax_tile<execution_simdgroup>(
     in_t, in_t, out_t, out_t, out_t, out_t, uint);
@@ -129,10 +128,8 @@ kernel void accumulate_tile(in_t A [[buffer(0)]], in_t B [[buffer(1)]], in_t C [
   auto b = op.get_destination_cooperative_tensor<decltype(A), decltype(B), float>();
   b.load(bias);  // (16, 1): one row, broadcast down the rows
   b.store(biased);
-  if (lid == 0) {
-    sums.store(col_sum);
-    mins.store(col_min);
-  }
+  sums.store(col_sum);
+  mins.store(col_min);
 }
 """
 

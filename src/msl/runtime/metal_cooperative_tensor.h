@@ -11,6 +11,9 @@
 //    (fragments row-major), at row 8 * ((i % 4) / 2) + l / 4 and column
 //    2 * (l % 4) + i % 2 of the fragment, so the tensor cores write it and a
 //    following matmul reads it as its left operand without moving it;
+//    A row reduction of such a tile (`quad_rows`) keeps, in each lane, only
+//    the rows its fragments hold: element i is row 16 (i / 2) + l / 4 +
+//    8 (i % 2), so map_iterator from the tile is a register, not a lookup;
 //  - a reduction destination (rows or columns) and an input tile (left or
 //    right operand): every thread holds every element (replicated), so a
 //    thread can read whatever its share of a matmul needs, and map_iterator
@@ -31,7 +34,7 @@ ALLOY_FUNC unsigned scope_lane(unsigned S) {
   return index % S;
 }
 
-enum class tile_kind { spread, replicated_rows, replicated_columns, replicated };
+enum class tile_kind { spread, replicated_rows, replicated_columns, replicated, quad_rows };
 
 }  // namespace detail
 
@@ -56,7 +59,9 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   static constexpr int size_ = Cols * Rows;
   static constexpr bool spread_ = Kind == detail::tile_kind::spread;
   static constexpr int stride_ = spread_ ? S : 1;  // flat distance between a thread's elements
-  static constexpr int capacity_ = (size_ + stride_ - 1) / stride_;
+  static constexpr bool quad_rows_ = Kind == detail::tile_kind::quad_rows;
+  static_assert(!quad_rows_ || (S == 32 && Cols == 1 && Rows % 16 == 0), "cooperative_tensor: quad rows tile shape");
+  static constexpr int capacity_ = quad_rows_ ? Rows / 8 : (size_ + stride_ - 1) / stride_;
 #if defined(__CUDACC__)
   static constexpr bool frag_ = spread_ && S == 32 && Rows % 16 == 0 && Cols % 8 == 0;
 #else
@@ -66,13 +71,14 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   E v_[capacity_];
   unsigned lane_ = 0;
 
-  ALLOY_FUNC cooperative_tensor() : lane_(spread_ ? detail::scope_lane(S) : 0u) {
+  ALLOY_FUNC cooperative_tensor() : lane_(spread_ || quad_rows_ ? detail::scope_lane(S) : 0u) {
     for (int i = 0; i < capacity_; ++i) v_[i] = E(0);
   }
 
   // ---- elements this thread holds
   ALLOY_FUNC static constexpr int get_capacity() { return capacity_; }
   ALLOY_FUNC int flat(int i) const {
+    if constexpr (quad_rows_) return quad_row(i);
     if constexpr (frag_) {
       const metal::array<int, 2> idx = index_of(i, lane_);
       return idx[1] * Cols + idx[0];
@@ -88,6 +94,12 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   // The element's index in dimension order: [0] the column, [1] the row.
   ALLOY_FUNC metal::array<int, 2> get_multidimensional_index(int i) const {
     if constexpr (frag_) return index_of(i, lane_);
+    if constexpr (quad_rows_) {
+      metal::array<int, 2> idx;
+      idx[0] = 0;
+      idx[1] = quad_row(i);
+      return idx;
+    }
     metal::array<int, 2> idx;
     idx[0] = flat(i) % Cols;
     idx[1] = flat(i) / Cols;
@@ -101,19 +113,23 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
     idx[1] = (f / (Cols / 8)) * 16 + int(lane >> 2) + 8 * (e >> 1);
     return idx;
   }
+  // The row of element i of a quad_rows tile.
+  ALLOY_FUNC int quad_row(int i) const { return (i >> 1) * 16 + int(lane_ >> 2) + 8 * (i & 1); }
   // How many valid elements this thread holds (they come first).
   ALLOY_FUNC int valid_count() const {
-    if constexpr (frag_) return capacity_;
+    if constexpr (frag_ || quad_rows_) return capacity_;
     return int(lane_) < size_ ? (size_ - int(lane_) + stride_ - 1) / stride_ : 0;
   }
   // The element at (column, row) of a tile every thread holds whole.
   ALLOY_FUNC E at(long col, long row) const {
-    static_assert(!spread_, "cooperative_tensor: only a replicated tile reads any element");
+    static_assert(!spread_ && !quad_rows_, "cooperative_tensor: only a replicated tile reads any element");
     return v_[row * Cols + col];
   }
 
   // ---- iteration over the valid elements
   struct iterator {
+    static constexpr bool frag = frag_;
+    static constexpr int cols = Cols;
     cooperative_tensor* t;
     int i;
     ALLOY_FUNC E& operator*() const { return t->v_[i]; }
@@ -137,8 +153,15 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   // For a reduction destination: the element holding the reduced value of
   // the row (or column) of `it`'s element.
   template <class It> ALLOY_FUNC iterator map_iterator(const It& it) {
-    static_assert(Kind == detail::tile_kind::replicated_rows || Kind == detail::tile_kind::replicated_columns,
+    static_assert(Kind == detail::tile_kind::replicated_rows || Kind == detail::tile_kind::replicated_columns ||
+                      quad_rows_,
                   "cooperative_tensor::map_iterator: only a row or column reduction destination maps iterators");
+    if constexpr (quad_rows_) {
+      static_assert(It::frag, "cooperative_tensor::map_iterator: this row reduction maps iterators of its own op's "
+                              "destination tile only");
+      // Fragment f = i / 4 is in band f / (cols / 8); element i % 4 in its upper (8..15) rows when >= 2.
+      return iterator{this, ((it.i >> 2) / (It::cols / 8)) * 2 + ((it.i & 3) >> 1)};
+    }
     const metal::array<int, 2> idx = it.get_multidimensional_index();
     return iterator{this, Kind == detail::tile_kind::replicated_rows ? idx[1] : idx[0]};
   }
@@ -195,7 +218,22 @@ ALLOY_FUNC void reduce_tile(const Src& src, Dst& dst, reduction_operation op, ty
                 "reduce_rows/reduce_columns: reductions run at execution_thread or execution_simdgroup scope");
   constexpr int lines = by_rows ? Src::rows_ : Src::cols_;
   static_assert(Dst::size_ == lines, "reduce_rows/reduce_columns: the destination must have one element per line");
-  if constexpr (by_rows && Src::frag_) {
+  static_assert(!Dst::quad_rows_ || (by_rows && Src::frag_),
+                "reduce_rows: this row reduction destination takes its own op's destination tile only");
+  if constexpr (by_rows && Src::frag_ && Dst::quad_rows_) {
+    // Each lane keeps the rows its fragments hold: fold, combine the quad.
+    constexpr int FM = Src::rows_ / 16, FN = Src::cols_ / 8;
+    for (int fi = 0; fi < FM; ++fi)
+      for (int h = 0; h < 2; ++h) {
+        D acc = neutral<D>(op);
+        for (int fj = 0; fj < FN; ++fj)
+          for (int c = 0; c < 2; ++c) acc = combine(op, acc, D(src.v_[(fi * FN + fj) * 4 + 2 * h + c]));
+        acc = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)1));
+        acc = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)2));
+        dst.v_[fi * 2 + h] = combine(op, identity, acc);
+      }
+    return;
+  } else if constexpr (by_rows && Src::frag_) {
     // The accumulator layout: a lane holds 2 x (columns / 8) elements of
     // rows g and g + 8 of each 16-row band; fold them, then the 4 lanes of
     // the quad that share those rows, then hand each row's value to all.

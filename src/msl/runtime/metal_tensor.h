@@ -473,7 +473,10 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   }
   // One value per row (column) of the destination, for reduce_rows (reduce_columns).
   template <class LT, class RT, class E> ALLOY_FUNC static auto get_row_reduction_destination_cooperative_tensor() {
-    return cooperative_tensor<E, 1, Desc.m, scope_threads, detail::tile_kind::replicated_rows>();
+    // (CUDA, a destination in the accumulator layout: each lane keeps its own rows.)
+    constexpr bool quad = cooperative_tensor<E, Desc.n, Desc.m, scope_threads, detail::tile_kind::spread>::frag_;
+    return cooperative_tensor<E, 1, Desc.m, scope_threads,
+                              quad ? detail::tile_kind::quad_rows : detail::tile_kind::replicated_rows>();
   }
   template <class LT, class RT, class E> ALLOY_FUNC static auto get_column_reduction_destination_cooperative_tensor() {
     return cooperative_tensor<E, Desc.n, 1, scope_threads, detail::tile_kind::replicated_columns>();
