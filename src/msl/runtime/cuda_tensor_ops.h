@@ -84,6 +84,20 @@ template <class T> struct operand_view {
     valid_o = long(t.valid_[k_first ? 1 : 0]);
     words = s_k == 1 && (s_o % per_word) == 0 && (reinterpret_cast<unsigned long>(data) % 4) == 0;
   }
+  // For a 16-bit operand whose other dimension is contiguous (a row-major
+  // K x N right operand, V of attention): the B fragment's register for K
+  // rows k0..k0 + 7 and the 8 columns from o0, read as rows (one 32-bit load
+  // a lane) and transposed by movmatrix. Every lane of the warp calls it.
+  ALLOY_FUNC bool rows_contiguous() const {
+    return sizeof(T) == 2 && s_o == 1 && s_k % 2 == 0 && (reinterpret_cast<unsigned long>(data) % 4) == 0;
+  }
+  ALLOY_FUNC bool block_inside(long o0, long k0, long ko) const { return o0 + 8 <= valid_o && k0 + ko <= valid_k; }
+  ALLOY_FUNC uint32_t transposed_word(long o0, long k0, int g, int t) const {
+    const uint32_t row = *reinterpret_cast<const uint32_t*>(data + (k0 + g) * s_k + o0 + 2 * t);
+    uint32_t r;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(row));
+    return r;
+  }
   // per_word consecutive K elements from k (k a multiple of per_word).
   ALLOY_FUNC uint32_t word(long o, long k, bool fast) const {
     if (fast) return *reinterpret_cast<const uint32_t*>(data + o * s_o + k);
@@ -286,6 +300,7 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
       }
     };
 
+    const bool b_by_rows = !B.words && B.rows_contiguous();
     if (!staged<Desc, NW, grid, KSTEP>(A, B, K, index % S, warp, lane, m0, n0, step)) {
       for (long k0 = 0; k0 < K; k0 += KSTEP) {
         const bool k_in = k0 + KSTEP <= A.valid_k && k0 + KSTEP <= B.valid_k;
@@ -302,6 +317,11 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
         }
 #pragma unroll
         for (int j = 0; j < grid::fn; ++j) {
+          if (b_by_rows && B.block_inside(n0 + j * 8, k0, KSTEP)) {
+            b[j][0] = B.transposed_word(n0 + j * 8, k0, g, t);
+            b[j][1] = B.transposed_word(n0 + j * 8, k0 + 8, g, t);
+            continue;
+          }
           const long c = n0 + j * 8 + g;
           const long k = k0 + t * W;
           b[j][0] = B.word(c, k, fast_b);
@@ -365,6 +385,7 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
     if constexpr (coop_left) K = LT::cols_;
     else K = (Desc.k == 0 || Desc.k == dynamic_length_v<int>) ? long(left.get_extent(0)) : long(Desc.k);
     const bool cols_in = B.words && FN * 8 <= B.valid_o;
+    const bool b_by_rows = !B.words && B.rows_contiguous();
 
     // The left operand's registers for m-fragment i and the K chunk at k0.
     auto left_regs = [&](int i, long k0, uint32_t (&hi)[4], uint32_t (&lo)[4]) {
@@ -419,6 +440,11 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
       uint32_t b[FN][2];
 #pragma unroll
       for (int j = 0; j < FN; ++j) {
+        if (b_by_rows && B.block_inside(j * 8, k0, 16)) {
+          b[j][0] = B.transposed_word(j * 8, k0, g, t);
+          b[j][1] = B.transposed_word(j * 8, k0 + 8, g, t);
+          continue;
+        }
         const long c = j * 8 + g, k = k0 + 2 * t;
         b[j][0] = B.word(c, k, fast_b);
         b[j][1] = B.word(c, k + 8, fast_b);
