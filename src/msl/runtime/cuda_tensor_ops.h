@@ -1,20 +1,28 @@
 // matmul2d on NVIDIA tensor cores (the CUDA target; metal_tensor.h calls it
 // before its reference path). Included inside namespace mpp::tensor_ops.
 //
-// Taken when every operand is a tensor (not a cooperative tensor), the scope
-// is one or more SIMD groups, the descriptor's tile splits into 16 x 8
-// fragments that the scope's warps can share evenly, and the types have an
-// mma.sync: half x half and bfloat x bfloat (m16n8k16), and on sm_89 and
-// later e4m3 x e4m3 and e5m2 x e5m2 (m16n8k32), all with float
-// accumulation. Each warp owns a block of fragments and loads its operands
-// straight from their tensors (32-bit loads where the K dimension is
-// contiguous and aligned, element loads with the tensors' bounds otherwise:
-// outside reads as 0, as load() does). MX operands (a scales plane): each
-// 32-wide K block is its own MMA into a zeroed accumulator, scaled by the
-// row's and the column's block scales in float and added, as OCP MX defines
-// the product (Hopper has no block-scaled MMA). Anything else, or a launch
-// where the scope is partial or a scaled slice starts inside a block, returns
-// false and the reference path runs.
+// run(): every operand a tensor, the scope one or more SIMD groups, the
+// descriptor's tile split into 16 x 8 fragments that the scope's warps can
+// share evenly, and types with an mma.sync: half x half and bfloat x bfloat
+// (m16n8k16), and on sm_89 and later e4m3 x e4m3 and e5m2 x e5m2
+// (m16n8k32), all with float accumulation. Each warp owns a block of
+// fragments. Operands reach the registers one of three ways:
+//  - staged(): the whole threadgroup copies K-major tiles into shared memory
+//    (cp.async, two stages) and each warp reads them with ldmatrix;
+//  - straight from the tensors: 32-bit loads where K is contiguous and
+//    aligned; for a 16-bit right operand whose N is contiguous, a row per
+//    lane transposed by movmatrix;
+//  - element loads with the tensors' bounds otherwise (outside reads as 0,
+//    as load() does).
+// MX operands (a scales plane): each 32-wide K block is its own MMA into a
+// zeroed accumulator, scaled by the row's and the column's block scales in
+// float and added, as OCP MX defines the product (Hopper has no block-scaled
+// MMA).
+// run_cooperative(): a cooperative destination in the accumulator layout
+// (metal_cooperative_tensor.h), the left operand a half tensor or a half or
+// float cooperative tile, the right a half tensor.
+// Anything else, or a launch where the scope is partial or a scaled slice
+// starts inside a block, returns false and the reference path runs.
 #pragma once
 
 namespace detail::tc {
