@@ -34,3 +34,12 @@ def grid_sample_numpy(x, grid):
             vals = x[np.arange(N)[:, None, None], np.clip(ys, 0, H - 1), np.clip(xs, 0, W - 1)]
             out += (w * ok)[..., None] * vals
     return out
+
+
+def assert_compile_error_on_line(error, source, line, message):
+    """A kernel compile error's text says `message`, names `source:<line>`
+    and quotes that line of the user's source."""
+    text = str(error)
+    assert message in text, text
+    assert f"source:{line}" in text, text
+    assert source.splitlines()[line - 1].strip() in text, text

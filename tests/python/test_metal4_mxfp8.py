@@ -16,6 +16,7 @@ import pytest
 import alloy.core as mx
 
 from conftest import DEVICE
+from shared_fixtures import assert_compile_error_on_line
 
 STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "metal4"
@@ -257,10 +258,7 @@ def test_what_apples_compiler_refuses_is_an_error_on_the_users_line(block, right
             "c": ((8, 8), mx.float16)}
     with pytest.raises(RuntimeError) as e:
         mx.eval(lib.kernel("bad")(args=args, grid=(1, 1, 1), threadgroup=(1, 1, 1), stream=STREAM))
-    text = str(e.value)
-    assert message in text, text
-    assert f"source:{line}" in text, text
-    assert source.splitlines()[line - 1].strip() in text, text
+    assert_compile_error_on_line(e.value, source, line, message)
 
 
 def test_host_errors_name_the_parameter_and_the_fix(rng):

@@ -10,6 +10,7 @@ import pytest
 import alloy.core as mx
 
 from conftest import DEVICE
+from shared_fixtures import assert_compile_error_on_line
 
 STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
 
@@ -347,8 +348,4 @@ def test_bad_type_combination_or_scope_is_a_compile_error_on_the_users_line(left
     args = {"a": mx.zeros((8, 8), dtype=dtype), "b": mx.zeros((8, 8)), "c": ((8, 8), dtype)}
     with pytest.raises(RuntimeError) as e:
         mx.eval(lib.kernel("bad")(args=args, grid=(1, 1, 1), threadgroup=(1, 1, 1), stream=STREAM))
-    text = str(e.value)
-    assert message in text, text
-    # The error names the user's line and quotes it.
-    assert f"source:{line}" in text, text
-    assert source.splitlines()[line - 1].strip() in text, text
+    assert_compile_error_on_line(e.value, source, line, message)

@@ -157,15 +157,13 @@ ALLOY_FUNC unsigned shared_address(const void* p) { return unsigned(__cvta_gener
 ALLOY_FUNC unsigned slab_offset(int row, int chunk) { return unsigned(row * 64 + ((chunk ^ ((row >> 1) & 3)) << 4)); }
 
 template <matmul2d_descriptor Desc, int NW, class Grid, int KSTEP, class AV, class BV, class Step>
-ALLOY_FUNC bool staged(const AV& A, const BV& B, long K, unsigned tid, int warp, int lane, int m0, int n0,
+ALLOY_FUNC bool staged(const AV& A, const BV& B, long K, unsigned tid, unsigned count, int lane, int m0, int n0,
                        Step& step) {
   constexpr int BM = Desc.m, BN = Desc.n, E = int(sizeof(*A.data)), S = 32 * NW;
   constexpr int SLAB = (BM + BN) * 64;  // bytes of one stage
   if constexpr (Desc.transpose_left || !Desc.transpose_right || Grid::fn % 2 != 0 || 2 * SLAB > 32768) {
     return false;
   } else {
-    unsigned index = 0, count = 1;
-    ::alloy_msl::thread_in_threadgroup(index, count);
     const bool fits = count == unsigned(S) && A.s_k == 1 && B.s_k == 1 && (A.s_o * E) % 16 == 0 &&
                       (B.s_o * E) % 16 == 0 && (reinterpret_cast<unsigned long>(A.data) % 16) == 0 &&
                       (reinterpret_cast<unsigned long>(B.data) % 16) == 0 && A.valid_o >= BM && B.valid_o >= BN &&
@@ -309,7 +307,7 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     };
 
     const bool b_by_rows = !B.words && B.rows_contiguous();
-    if (!staged<Desc, NW, grid, KSTEP>(A, B, K, index % S, warp, lane, m0, n0, step)) {
+    if (!staged<Desc, NW, grid, KSTEP>(A, B, K, index % S, count, lane, m0, n0, step)) {
       for (long k0 = 0; k0 < K; k0 += KSTEP) {
         const bool k_in = k0 + KSTEP <= A.valid_k && k0 + KSTEP <= B.valid_k;
         const bool fast_a = rows_in && k_in, fast_b = cols_in && k_in;
@@ -394,11 +392,15 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
     else K = (Desc.k == 0 || Desc.k == dynamic_length_v<int>) ? long(left.get_extent(0)) : long(Desc.k);
     const bool cols_in = B.words && FN * 8 <= B.valid_o;
     const bool b_by_rows = !B.words && B.rows_contiguous();
+    // A left tensor, as the MMA reads it (unused for a cooperative left tile).
+    const auto A = [&] {
+      if constexpr (!coop_left) return operand_view<half>(left, true);
+      else return 0;
+    }();
 
     // The left operand's registers for m-fragment i and the K chunk at k0.
     auto left_regs = [&](int i, long k0, uint32_t (&hi)[4], uint32_t (&lo)[4]) {
       if constexpr (!coop_left) {
-        const operand_view<half> A(left, true);
         const bool fast = A.words && FM * 16 <= A.valid_o && k0 + 16 <= A.valid_k;
         const long r = i * 16 + g, k = k0 + 2 * t;
         hi[0] = A.word(r, k, fast);

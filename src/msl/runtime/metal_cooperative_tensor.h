@@ -220,23 +220,11 @@ ALLOY_FUNC void reduce_tile(const Src& src, Dst& dst, reduction_operation op, ty
   static_assert(Dst::size_ == lines, "reduce_rows/reduce_columns: the destination must have one element per line");
   static_assert(!Dst::quad_rows_ || (by_rows && Src::frag_),
                 "reduce_rows: this row reduction destination takes its own op's destination tile only");
-  if constexpr (by_rows && Src::frag_ && Dst::quad_rows_) {
-    // Each lane keeps the rows its fragments hold: fold, combine the quad.
-    constexpr int FM = Src::rows_ / 16, FN = Src::cols_ / 8;
-    for (int fi = 0; fi < FM; ++fi)
-      for (int h = 0; h < 2; ++h) {
-        D acc = neutral<D>(op);
-        for (int fj = 0; fj < FN; ++fj)
-          for (int c = 0; c < 2; ++c) acc = combine(op, acc, D(src.v_[(fi * FN + fj) * 4 + 2 * h + c]));
-        acc = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)1));
-        acc = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)2));
-        dst.v_[fi * 2 + h] = combine(op, identity, acc);
-      }
-    return;
-  } else if constexpr (by_rows && Src::frag_) {
+  if constexpr (by_rows && Src::frag_) {
     // The accumulator layout: a lane holds 2 x (columns / 8) elements of
     // rows g and g + 8 of each 16-row band; fold them, then the 4 lanes of
-    // the quad that share those rows, then hand each row's value to all.
+    // the quad that share those rows. A quad_rows destination keeps them
+    // there; a replicated one gets each row's value from its quad.
     constexpr int FM = Src::rows_ / 16, FN = Src::cols_ / 8;
     D part[FM][2];
     for (int fi = 0; fi < FM; ++fi)
@@ -247,8 +235,14 @@ ALLOY_FUNC void reduce_tile(const Src& src, Dst& dst, reduction_operation op, ty
         acc = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)1));
         part[fi][h] = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)2));
       }
-    for (int row = 0; row < lines; ++row)
-      dst.v_[row] = combine(op, identity, metal::simd_shuffle(part[row / 16][(row % 16) / 8], (unsigned short)((row % 8) * 4)));
+    if constexpr (Dst::quad_rows_) {
+      for (int fi = 0; fi < FM; ++fi)
+        for (int h = 0; h < 2; ++h) dst.v_[fi * 2 + h] = combine(op, identity, part[fi][h]);
+    } else {
+      for (int row = 0; row < lines; ++row)
+        dst.v_[row] = combine(op, identity,
+                              metal::simd_shuffle(part[row / 16][(row % 16) / 8], (unsigned short)((row % 8) * 4)));
+    }
     return;
   }
   for (int line = 0; line < lines; ++line) {
