@@ -21,6 +21,7 @@
 #include "fast/kernel_support.h"
 #include "fast/library_launch.h"
 #include "fast/prepared_launch.h"
+#include "ops/op_utils.h"
 #include "primitives/custom_kernel.h"
 
 namespace alloy::fast {
@@ -405,14 +406,10 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
                          dtype_text(q->scales.dtype()) + ".");
       Shape want = q->data.shape();
       want.back() = (want.back() + 31) / 32;
-      if (q->scales.shape() != want) {
-        std::string got, need;
-        for (auto d : q->scales.shape()) got += (got.empty() ? "" : ", ") + std::to_string(d);
-        for (auto d : want) need += (need.empty() ? "" : ", ") + std::to_string(d);
-        throw bad("parameter '" + p.name + "': the scales plane must have shape (" + need +
-                  ") (one scale per 32 elements along the data's last axis, Metal's dimension 0); got (" + got +
-                  ").");
-      }
+      if (q->scales.shape() != want)
+        throw bad("parameter '" + p.name + "': the scales plane must have shape " + shape_to_string(want) +
+                  " (one scale per 32 elements along the data's last axis, Metal's dimension 0); got " +
+                  shape_to_string(q->scales.shape()) + ".");
       inputs.push_back(q->data);
       strided_inputs.push_back(true);
       in_specs.push_back(spec_of(p, q->data.dtype(), false, i));
