@@ -186,6 +186,27 @@ def test_mlx_quantized_weights_feed_the_kernel(rng):
     np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=2e-3, atol=1e-3 * np.abs(ref).max())
 
 
+def test_real_mlx_mxfp8_weights_feed_the_kernel(rng):
+    """Real MLX as the oracle: weights quantized by mlx.core.quantize
+    (mode="mxfp8"), viewed as bytes, are the kernel's (data, scales); the
+    product matches mlx.core.dequantize's values in float64."""
+    import mlx.core as mlx_core
+    M, N, K = 64, 32, 96
+    x = rng.standard_normal((M, K)).astype(np.float32)
+    w = rng.standard_normal((N, K)).astype(np.float32)
+    planes = []
+    for v in (x, w):
+        q, sc = mlx_core.quantize(mlx_core.array(v), group_size=32, bits=8, mode="mxfp8")
+        deq = mlx_core.dequantize(q, sc, group_size=32, bits=8, mode="mxfp8").astype(mlx_core.float32)
+        deq = np.array(deq).astype(np.float64)
+        planes.append(((mx.array(np.array(mlx_core.view(q, mlx_core.uint8))), mx.array(np.array(sc))), deq))
+    (a, a_deq), (b, b_deq) = planes
+    (c,) = run(example("mxfp8_matmul"), "matmul", {"matrixA": a, "matrixB": b, "matrixC": nan_array((M, N), mx.float16)},
+               (1, 1, 1), (128, 1, 1), "threadgroups")
+    ref = a_deq @ b_deq.T
+    np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=2e-3, atol=1e-3 * np.abs(ref).max())
+
+
 @pytest.mark.parametrize("k0", [0, 5, 16, 33])
 def test_slices_that_start_inside_a_scale_block(rng, k0):
     K = 96
