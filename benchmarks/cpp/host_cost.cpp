@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -218,6 +219,202 @@ void alloy_rows() {
   own_function_floor(k(call)[0], tiny);
 }
 
+// A chain of dependent tiny ops evaluated once (issue 16's deep lazy
+// graph): per op, building the chain, eval as a whole, and eval's steps
+// node by node (outputs, eval_primitive, marking and release), against the
+// allocator's malloc + free pair and back-to-back launches above.
+void chain_rows() {
+  using namespace alloy;
+  set_default_device(Device::gpu);
+  std::vector<float> ones(16, 1.0f);
+  array x0(ones, Shape{16}, float32), y(ones, Shape{16}, float32);
+  eval({x0, y});
+  const int n = 2000;
+  auto build = [&] {
+    array x = x0;
+    for (int i = 0; i < n; ++i) x = x + y;
+    return x;
+  };
+  eval({build()});
+  double best_build = 1e30, best_eval = 1e30;
+  for (int r = 0; r < 7; ++r) {
+    auto t0 = Clock::now();
+    array x = build();
+    auto t1 = Clock::now();
+    eval({x});
+    auto t2 = Clock::now();
+    best_build = std::min(best_build, std::chrono::duration<double, std::micro>(t1 - t0).count() / n);
+    best_eval = std::min(best_eval, std::chrono::duration<double, std::micro>(t2 - t1).count() / n);
+  }
+  std::printf("| alloy C++: chain of %d adds, per op | build %.2f, eval %.2f |\n", n, best_build, best_eval);
+  double t_outputs = 1e30, t_prim = 1e30, t_release = 1e30;
+  for (int r = 0; r < 7; ++r) {
+    array x = build();
+    std::vector<array> tape;
+    for (array a = x; !a.is_evaluated(); a = a.inputs()[0]) tape.push_back(a);
+    std::reverse(tape.begin(), tape.end());
+    double o = 0, p = 0, rel = 0;
+    for (auto& a : tape) {
+      auto t0 = Clock::now();
+      std::vector<array> outs = a.outputs();
+      auto t1 = Clock::now();
+      eval_primitive(a.primitive(), a.inputs(), outs);
+      auto t2 = Clock::now();
+      a.set_status(array::Status::evaluated);
+      auto t3 = Clock::now();
+      o += std::chrono::duration<double, std::micro>(t1 - t0).count();
+      p += std::chrono::duration<double, std::micro>(t2 - t1).count();
+      rel += std::chrono::duration<double, std::micro>(t3 - t2).count();
+    }
+    auto t4 = Clock::now();
+    for (auto& a : tape) a.detach();
+    tape.clear();
+    rel += std::chrono::duration<double, std::micro>(Clock::now() - t4).count();
+    cuda::synchronize_all();
+    t_outputs = std::min(t_outputs, o / n);
+    t_prim = std::min(t_prim, p / n);
+    t_release = std::min(t_release, rel / n);
+  }
+  std::printf("| alloy C++: chain eval steps per node (best) | outputs %.2f, eval_primitive %.2f, mark+release %.2f |\n",
+              t_outputs, t_prim, t_release);
+  Allocator& gpu = allocator(Device(Device::gpu));
+  std::printf("| alloy C++: GPU allocator malloc + free (64 B) | %.2f |\n",
+              best_us([&] { gpu.free(gpu.malloc(64)); }));
+}
+
+// What CUDA graphs would cost for such a chain: N dependent launches of a
+// one-line kernel, launched directly, stream-captured into a graph
+// (instantiated fresh, or updated into a cached executable), or added as
+// explicit kernel nodes. Per launch, microseconds.
+void graph_rows() {
+  using Graph = void*;
+  using GraphExec = void*;
+  using GraphNode = void*;
+  struct KernelNodeParams {  // CUDA_KERNEL_NODE_PARAMS (v2)
+    drv::CUfunction func;
+    unsigned gx, gy, gz, bx, by, bz, shared;
+    void** params;
+    void** extra;
+    void* kern;
+    void* ctx;
+  };
+  struct UpdateInfo {
+    int result;
+    GraphNode error_node, error_from;
+  };
+  auto begin = driver_symbol<drv::CUresult (*)(drv::CUstream, int)>("cuStreamBeginCapture_v2");
+  auto end = driver_symbol<drv::CUresult (*)(drv::CUstream, Graph*)>("cuStreamEndCapture");
+  auto instantiate = driver_symbol<drv::CUresult (*)(GraphExec*, Graph, unsigned long long)>("cuGraphInstantiateWithFlags");
+  auto glaunch = driver_symbol<drv::CUresult (*)(GraphExec, drv::CUstream)>("cuGraphLaunch");
+  auto update = driver_symbol<drv::CUresult (*)(GraphExec, Graph, UpdateInfo*)>("cuGraphExecUpdate_v2");
+  auto gdestroy = driver_symbol<drv::CUresult (*)(Graph)>("cuGraphDestroy");
+  auto edestroy = driver_symbol<drv::CUresult (*)(GraphExec)>("cuGraphExecDestroy");
+  auto gcreate = driver_symbol<drv::CUresult (*)(Graph*, unsigned)>("cuGraphCreate");
+  auto add_kernel = driver_symbol<drv::CUresult (*)(GraphNode*, Graph, const GraphNode*, size_t, const KernelNodeParams*)>(
+      "cuGraphAddKernelNode_v2");
+  auto set_params = driver_symbol<drv::CUresult (*)(GraphExec, GraphNode, const KernelNodeParams*)>(
+      "cuGraphExecKernelNodeSetParams_v2");
+  if (!begin || !end || !instantiate || !glaunch || !update || !gdestroy || !edestroy || !gcreate || !add_kernel ||
+      !set_params) {
+    std::printf("| graphs | (driver entry points missing) |\n");
+    return;
+  }
+  const drv::Api& a = drv::api();
+  alloy::jit::NvrtcOptions opts;
+  opts.arch = alloy::cuda::device_arch();
+  auto cubin = alloy::jit::compile_cuda(
+      "extern \"C\" __global__ void tiny(const float* a, float* b) { int i = threadIdx.x; b[i] = a[i] + 1.0f; }",
+      "tiny.cu", opts);
+  drv::Module module(cubin->data());
+  drv::CUfunction fn = module.function("tiny");
+  drv::CUstream stream = nullptr;
+  drv::check(a.cuStreamCreate(&stream, drv::kStreamNonBlocking), "host_cost", "cuStreamCreate");
+  const int n = 2000;
+  std::vector<drv::CUdeviceptr> bufs(n + 1);
+  for (auto& b : bufs) drv::check(a.cuMemAlloc(&b, 64), "host_cost", "cuMemAlloc");
+  std::vector<std::array<void*, 2>> params(n);
+  for (int i = 0; i < n; ++i) params[i] = {&bufs[i], &bufs[i + 1]};
+  auto launches = [&] {
+    for (int i = 0; i < n; ++i) a.cuLaunchKernel(fn, 1, 1, 1, 16, 1, 1, 0, stream, params[i].data(), nullptr);
+  };
+  auto us = [](Clock::time_point t0, Clock::time_point t1) {
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / 2000;
+  };
+  double direct = 1e30, cap = 1e30, inst = 1e30, run = 1e30, upd = 1e30, run2 = 1e30, add = 1e30, setp = 1e30;
+  GraphExec cached = nullptr;
+  for (int r = 0; r < 7; ++r) {
+    auto t0 = Clock::now();
+    launches();
+    a.cuStreamSynchronize(stream);
+    direct = std::min(direct, us(t0, Clock::now()));
+
+    Graph g = nullptr;
+    GraphExec e = nullptr;
+    t0 = Clock::now();
+    begin(stream, 2 /* relaxed */);
+    launches();
+    end(stream, &g);
+    auto t1 = Clock::now();
+    instantiate(&e, g, 0);
+    auto t2 = Clock::now();
+    glaunch(e, stream);
+    a.cuStreamSynchronize(stream);
+    auto t3 = Clock::now();
+    cap = std::min(cap, us(t0, t1));
+    inst = std::min(inst, us(t1, t2));
+    run = std::min(run, us(t2, t3));
+    if (!cached) {
+      cached = e;
+    } else {
+      edestroy(e);
+      UpdateInfo info{};
+      t0 = Clock::now();
+      drv::CUresult ur = update(cached, g, &info);
+      t1 = Clock::now();
+      glaunch(cached, stream);
+      a.cuStreamSynchronize(stream);
+      t2 = Clock::now();
+      if (ur == drv::CUDA_SUCCESS) {
+        upd = std::min(upd, us(t0, t1));
+        run2 = std::min(run2, us(t1, t2));
+      }
+    }
+    gdestroy(g);
+
+    Graph h = nullptr;
+    gcreate(&h, 0);
+    std::vector<GraphNode> nodes(n);
+    t0 = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      KernelNodeParams p{fn, 1, 1, 1, 16, 1, 1, 0, params[i].data(), nullptr, nullptr, nullptr};
+      add_kernel(&nodes[i], h, i ? &nodes[i - 1] : nullptr, i ? 1 : 0, &p);
+    }
+    t1 = Clock::now();
+    add = std::min(add, us(t0, t1));
+    GraphExec he = nullptr;
+    instantiate(&he, h, 0);
+    t0 = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      KernelNodeParams p{fn, 1, 1, 1, 16, 1, 1, 0, params[(i + r) % n].data(), nullptr, nullptr, nullptr};
+      set_params(he, nodes[i], &p);
+    }
+    t1 = Clock::now();
+    setp = std::min(setp, us(t0, t1));
+    edestroy(he);
+    gdestroy(h);
+  }
+  std::printf("| graphs: %d dependent launches, direct + sync | %.2f |\n", n, direct);
+  std::printf("| graphs: stream capture | %.2f |\n| graphs: instantiate | %.2f |\n| graphs: launch + sync | %.2f |\n",
+              cap, inst, run);
+  std::printf("| graphs: exec update from a new capture | %.2f |\n| graphs: launch updated + sync | %.2f |\n", upd,
+              run2);
+  std::printf("| graphs: explicit cuGraphAddKernelNode | %.2f |\n| graphs: cuGraphExecKernelNodeSetParams | %.2f |\n",
+              add, setp);
+  if (cached) edestroy(cached);
+  for (auto& b : bufs) a.cuMemFree(b);
+  a.cuStreamDestroy(stream);
+}
+
 }  // namespace
 
 int main() {
@@ -229,5 +426,7 @@ int main() {
   std::printf("| what | us |\n|---|---|\n");
   driver_floor();
   alloy_rows();
+  chain_rows();
+  graph_rows();
   return 0;
 }

@@ -44,6 +44,12 @@ class Primitive {
   // (Metal kernels poll the stop flag): eval then marks its outputs lost.
   virtual bool stoppable() const { return false; }
 
+  // Whether its GPU eval only enqueues work on its stream (kernel launches,
+  // device-to-device copies, views): no waits, no reads of device memory on
+  // the host, no host-to-device copies beyond its inputs'. Evaluation may
+  // then record it into a CUDA graph with its neighbours.
+  virtual bool graph_capturable() const { return false; }
+
  private:
   Stream stream_;
 };

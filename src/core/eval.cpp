@@ -160,9 +160,11 @@ void eval(std::vector<array> outputs) {
       if (detail::transform_depth() == 0) release_graph(outputs[0]);
     } else {
       tape = build_tape(outputs);
-      for (auto& a : tape) {
-        running = &a;
-        if (!a.is_evaluated()) run_node(a);  // else produced with a sibling
+      if (!run_tape_as_graph(tape, run_node, running)) {
+        for (auto& a : tape) {
+          running = &a;
+          if (!a.is_evaluated()) run_node(a);  // else produced with a sibling
+        }
       }
       running = nullptr;
       if (detail::transform_depth() == 0) {

@@ -17,6 +17,12 @@ std::vector<array> inputs_on_device(const std::vector<array>& inputs, const Stre
 // or null outside an eval.
 const Device* evaluating_device();
 
+// Runs the nodes of an eval's tape, in order, as one CUDA graph when every
+// node can be recorded and the tape's shape was evaluated before
+// (backend/cuda/graph_eval.cpp); false when it ran nothing. `run` evaluates
+// one node; `running` follows the node being run, as in eval.
+bool run_tape_as_graph(const std::vector<array>& tape, void (*run)(const array&), const array*& running);
+
 // Blocks until the work producing `outputs` is done (GPU streams).
 void synchronize_streams_for(const std::vector<array>& outputs);
 

@@ -90,6 +90,14 @@ Loaded load() {
   bind(lib, a.cuLaunchKernel, {"cuLaunchKernel"}, missing);
   bind(lib, a.cuGetErrorName, {"cuGetErrorName"}, missing);
   bind(lib, a.cuGetErrorString, {"cuGetErrorString"}, missing);
+  std::string optional_missing;  // graphs: without them, nodes launch one by one
+  bind(lib, a.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, optional_missing);
+  bind(lib, a.cuStreamEndCapture, {"cuStreamEndCapture"}, optional_missing);
+  bind(lib, a.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, optional_missing);
+  bind(lib, a.cuGraphExecUpdate, {"cuGraphExecUpdate_v2"}, optional_missing);
+  bind(lib, a.cuGraphLaunch, {"cuGraphLaunch"}, optional_missing);
+  bind(lib, a.cuGraphDestroy, {"cuGraphDestroy"}, optional_missing);
+  bind(lib, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, optional_missing);
   if (!missing.empty()) {
     L.reason = "libcuda.so.1 lacks entry points: " + missing;
     return L;  // the library stays loaded: harmless, and unloading drivers is risky

@@ -23,6 +23,10 @@ using CUstream = CUstream_st*;
 using CUevent = CUevent_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
+struct CUgraph_st;
+struct CUgraphExec_st;
+using CUgraph = CUgraph_st*;
+using CUgraphExec = CUgraphExec_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult kErrorNotFound = 500;
@@ -47,6 +51,15 @@ enum FunctionAttribute : int {
 inline constexpr unsigned kStreamNonBlocking = 0x1;
 inline constexpr unsigned kEventDefault = 0x0;
 inline constexpr unsigned kEventDisableTiming = 0x2;
+// CU_STREAM_CAPTURE_MODE_RELAXED: capture does not forbid other calls
+// (allocation, module loads) on this or other threads.
+inline constexpr int kCaptureModeRelaxed = 2;
+// cuGraphExecUpdate's report (CUgraphExecUpdateResultInfo).
+struct GraphExecUpdateInfo {
+  int result;
+  void* error_node;
+  void* error_from_node;
+};
 
 // The bound entry points. Every pointer is non-null once `api()` succeeds.
 struct Api {
@@ -95,6 +108,19 @@ struct Api {
                              CUstream stream, void** params, void** extra);
   CUresult (*cuGetErrorName)(CUresult error, const char** name);
   CUresult (*cuGetErrorString)(CUresult error, const char** text);
+  // CUDA graphs (backend/cuda/graph_eval.cpp). Optional: null on a driver
+  // without them, and evaluation then launches every node itself.
+  CUresult (*cuStreamBeginCapture)(CUstream stream, int mode);
+  CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph* graph);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec* exec, CUgraph graph, unsigned long long flags);
+  CUresult (*cuGraphExecUpdate)(CUgraphExec exec, CUgraph graph, GraphExecUpdateInfo* info);
+  CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*cuGraphDestroy)(CUgraph graph);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec exec);
+  bool has_graphs() const {
+    return cuStreamBeginCapture && cuStreamEndCapture && cuGraphInstantiateWithFlags && cuGraphExecUpdate &&
+           cuGraphLaunch && cuGraphDestroy && cuGraphExecDestroy;
+  }
 };
 
 // True when libcuda.so.1 loads, every entry point binds, cuInit succeeds and

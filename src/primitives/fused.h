@@ -40,6 +40,7 @@ class FusedElementwise : public Primitive {
         axes_(std::move(axes)),
         reduces_(true) {}
   const char* name() const override { return "Compiled"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   const std::vector<FusedStep>& steps() const { return steps_; }

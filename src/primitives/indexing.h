@@ -28,6 +28,7 @@ class Slice : public Primitive {
   Slice(Stream s, Shape start, Shape stop, Shape strides)
       : Primitive(s), start_(std::move(start)), stop_(std::move(stop)), strides_(std::move(strides)) {}
   const char* name() const override { return "Slice"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -48,6 +49,7 @@ class SliceUpdate : public Primitive {
   SliceUpdate(Stream s, Shape start, Shape stop, Shape strides)
       : Primitive(s), start_(std::move(start)), stop_(std::move(stop)), strides_(std::move(strides)) {}
   const char* name() const override { return "SliceUpdate"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -69,6 +71,7 @@ class Gather : public Primitive {
   Gather(Stream s, std::vector<int> axes, Shape slice_sizes)
       : Primitive(s), axes_(std::move(axes)), slice_sizes_(std::move(slice_sizes)) {}
   const char* name() const override { return "Gather"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -92,6 +95,7 @@ class Scatter : public Primitive {
   Scatter(Stream s, std::vector<int> axes, ScatterReduce reduce)
       : Primitive(s), axes_(std::move(axes)), reduce_(reduce) {}
   const char* name() const override { return "Scatter"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

@@ -15,6 +15,7 @@ class AsType : public Primitive {
   auto state() const { return std::tie(dtype_); }
   AsType(Stream s, Dtype dtype) : Primitive(s), dtype_(dtype) {}
   const char* name() const override { return "AsType"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -35,6 +36,7 @@ class Broadcast : public Primitive {
   auto state() const { return std::tie(shape_); }
   Broadcast(Stream s, Shape shape) : Primitive(s), shape_(std::move(shape)) {}
   const char* name() const override { return "Broadcast"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -61,6 +63,7 @@ class Identity : public Primitive {
   std::tuple<> state() const { return {}; }
   explicit Identity(Stream s) : Primitive(s) {}
   const char* name() const override { return "Identity"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -75,6 +78,7 @@ class StopGradient : public Identity {
   std::tuple<> state() const { return {}; }
   using Identity::Identity;
   const char* name() const override { return "StopGradient"; }
+  bool graph_capturable() const override { return true; }
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<int>& argnums, const std::vector<array>& outputs) override;
   std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,

@@ -17,6 +17,7 @@ class Reduce : public Primitive {
   Reduce(Stream s, ReduceOp op, std::vector<int> axes, bool keepdims)
       : Primitive(s), op_(op), axes_(std::move(axes)), keepdims_(keepdims) {}
   const char* name() const override { return reduce_info(op_).name; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -45,6 +46,7 @@ class ArgReduce : public Primitive {
   ArgReduce(Stream s, ArgReduceOp op, int axis, bool keepdims)
       : Primitive(s), op_(op), axis_(axis), keepdims_(keepdims) {}
   const char* name() const override { return op_ == ArgReduceOp::ArgMax ? "ArgMax" : "ArgMin"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

@@ -16,6 +16,7 @@ class Scan : public Primitive {
   Scan(Stream s, ScanOp op, int axis, bool reverse, bool inclusive)
       : Primitive(s), op_(op), axis_(axis), reverse_(reverse), inclusive_(inclusive) {}
   const char* name() const override { return kScanOpNames[static_cast<int>(op_)]; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

@@ -33,6 +33,7 @@ class Reshape : public Primitive {
   auto state() const { return std::tie(shape_); }
   Reshape(Stream s, Shape shape) : Primitive(s), shape_(std::move(shape)) {}
   const char* name() const override { return "Reshape"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -51,6 +52,7 @@ class Transpose : public Primitive {
   auto state() const { return std::tie(axes_); }
   Transpose(Stream s, std::vector<int> axes) : Primitive(s), axes_(std::move(axes)) {}
   const char* name() const override { return "Transpose"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -70,6 +72,7 @@ class Concatenate : public Primitive {
   auto state() const { return std::tie(axis_); }
   Concatenate(Stream s, int axis) : Primitive(s), axis_(axis) {}
   const char* name() const override { return "Concatenate"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

@@ -18,6 +18,7 @@ class Softmax : public Primitive {
   std::tuple<> state() const { return {}; }
   explicit Softmax(Stream s) : Primitive(s) {}
   const char* name() const override { return "Softmax"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -33,6 +34,7 @@ class LogSumExp : public Primitive {
   std::tuple<> state() const { return {}; }
   explicit LogSumExp(Stream s) : Primitive(s) {}
   const char* name() const override { return "LogSumExp"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

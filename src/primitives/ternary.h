@@ -14,6 +14,7 @@ class Select : public Primitive {
   std::tuple<> state() const { return {}; }
   explicit Select(Stream s) : Primitive(s) {}
   const char* name() const override { return "Select"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

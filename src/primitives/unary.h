@@ -14,6 +14,7 @@ class Unary : public Primitive {
   auto state() const { return std::tie(op_); }
   Unary(Stream s, UnaryOp op) : Primitive(s), op_(op) {}
   const char* name() const override { return unary_info(op_).name; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

@@ -15,6 +15,7 @@ class View : public Primitive {
   auto state() const { return std::tie(dtype_); }
   View(Stream s, Dtype dtype) : Primitive(s), dtype_(dtype) {}
   const char* name() const override { return "View"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   bool is_equivalent(const Primitive& o) const override;
@@ -30,6 +31,7 @@ class AsStrided : public Primitive {
   AsStrided(Stream s, Shape shape, Strides strides, size_t offset)
       : Primitive(s), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset) {}
   const char* name() const override { return "AsStrided"; }
+  bool graph_capturable() const override { return true; }
   void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
   std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

@@ -93,6 +93,59 @@ def test_evaluation_triggers(rng):
     mx.eval([a, {"k": (a + 1,)}])
 
 
+def _deep_chain(lib, x, w, steps):
+    """Hundreds of small dependent ops of several kinds (scalars, unary,
+    binary, a reduction broadcast back, transposed views), as a training
+    step or a decoding loop makes them. Every step contracts (|w| < 1), so
+    float32 stays near the float64 reference however long the chain."""
+    for i in range(steps):
+        if i % 4 == 0:
+            x = x * w + 0.25
+        elif i % 4 == 1:
+            x = lib.sin(x)
+        elif i % 4 == 2:
+            x = x - lib.mean(x, axis=1, keepdims=True)
+        else:
+            x = lib.transpose(lib.transpose(x) * 0.75)
+    return x
+
+
+def test_repeated_deep_chain_same_values_each_eval(rng):
+    # On the GPU the first eval of a tape runs node by node, the next ones as
+    # CUDA graphs (made, then updated with new buffers): each must match.
+    w = rng.uniform(-0.9, 0.9, (16, 32))
+    for _ in range(4):
+        x = rng.standard_normal((16, 32))
+        got = _deep_chain(mx, mx.array(x.astype(np.float32)), mx.array(w.astype(np.float32)), 400)
+        mx.eval(got)
+        want = _deep_chain(np, x, w, 400)
+        np.testing.assert_allclose(np.array(got), want, rtol=1e-4, atol=1e-4)
+
+
+def test_repeated_deep_chains_from_several_threads(rng):
+    import threading
+
+    w = rng.uniform(-0.9, 0.9, (16, 32))
+    inputs = [[rng.standard_normal((16, 32)) for _ in range(3)] for _ in range(3)]
+    errors = []
+
+    def worker(xs):
+        try:
+            for x in xs:
+                got = _deep_chain(mx, mx.array(x.astype(np.float32)), mx.array(w.astype(np.float32)), 300)
+                mx.eval(got)
+                np.testing.assert_allclose(np.array(got), _deep_chain(np, x, w, 300), rtol=1e-4, atol=1e-4)
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(xs,)) for xs in inputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
 def test_dtype_objects():
     assert mx.float32.size == 4 and mx.bfloat16.size == 2 and mx.complex64.size == 8
     assert mx.bool_ == mx.bool_ and mx.int32 != mx.int64

@@ -13,6 +13,7 @@
 #include "backend/common/guard_zone.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/fault.h"
+#include "backend/cuda/graph_eval.h"
 
 namespace alloy {
 namespace {
@@ -63,6 +64,7 @@ class CudaAllocator final : public Allocator {
 
   void free(Buffer b) override {
     if (!b.ptr) return;
+    if (cuda::t_capture_stream && cuda::defer_free_while_capturing(b)) return;
     std::lock_guard<std::mutex> lock(mutex_);
     forget_old_context_locked();
     active_ -= b.size;

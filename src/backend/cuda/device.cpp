@@ -1,4 +1,5 @@
 #include "backend/cuda/device.h"
+#include "backend/cuda/graph_eval.h"
 
 #include <atomic>
 #include <exception>
@@ -122,7 +123,10 @@ void ensure_context() {
   }
 }
 
-CUstream stream_for(const Stream& s) { return slot_for(s).stream; }
+CUstream stream_for(const Stream& s) {
+  if (t_capture_stream) return t_capture_stream;  // recording a tape (graph_eval.cpp)
+  return slot_for(s).stream;
+}
 
 void note_pending(const Stream& s) {
   slot_for(s).pending.store(true, std::memory_order_relaxed);
