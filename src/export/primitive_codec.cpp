@@ -120,6 +120,7 @@ const Registry& registry() {
     g.add<Scatter>("Scatter");
     g.add<Reduce>("Reduce");
     g.add<ArgReduce>("ArgReduce");
+    g.add<Variance>("Variance");
     g.add<Softmax>("Softmax");
     g.add<LogSumExp>("LogSumExp");
     g.add<Scan>("Scan");
@@ -194,6 +195,11 @@ std::optional<std::vector<Shape>> infer_output_shapes(const EncodedPrimitive& e,
   }
   if (t == "Scan" || t == "Softmax" || t == "Sort" || t == "ArgSort" || t == "Partition" || t == "ArgPartition") {
     return std::vector<Shape>{in.at(0)};
+  }
+  if (t == "Variance") {
+    Shape out = in.at(0);
+    out.at(static_cast<size_t>(static_cast<const Variance&>(p).axis())) = 1;
+    return std::vector<Shape>{out};
   }
   if (t == "LogSumExp") {
     Shape out = in.at(0);

@@ -1,6 +1,7 @@
 // Reductions: sum prod max min all any (Reduce primitive), argmax/argmin
 // (ArgReduce), softmax and logsumexp over trailing axes (Softmax, LogSumExp),
-// and the composites mean var std (and softmax/logsumexp over other axes).
+// var over trailing or leading axes (Variance), and the composites mean, std
+// and var, softmax, logsumexp over other axes.
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
@@ -54,6 +55,21 @@ array flatten_to_rows(const array& x, size_t trailing, Stream s) {
   return reshape(x, {outer, inner}, s);
 }
 
+// Whether `axes` (sorted) are the first axes.size() axes.
+bool are_leading_axes(const std::vector<int>& axes) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] != static_cast<int>(i)) return false;
+  }
+  return true;
+}
+
+// `x` as a matrix: one row per position of its `leading` first axes.
+array flatten_to_columns(const array& x, size_t leading, Stream s) {
+  ShapeElem outer = 1, inner = 1;
+  for (int d = 0; d < x.ndim(); ++d) (d < static_cast<int>(leading) ? outer : inner) *= x.shape()[d];
+  return reshape(x, {outer, inner}, s);
+}
+
 array reduce_node(ReduceOp op, const char* name, const array& a, const Axes& axes_in, bool keepdims, SD s) {
   std::vector<int> axes = normalize_axes(axes_in, a.ndim(), name);
   if (!(reduce_info(op).kinds & math::kind_bit(a.dtype()))) {
@@ -104,6 +120,20 @@ array var(const array& a, const Axes& axes_in, bool keepdims, int ddof, SD s) {
   std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "var");
   Dtype d = to_float_dtype(a.dtype());
   array x = astype(a, d, s);
+  // Every element into one value: one row, whichever axes.
+  const bool all = reduced_count(x, axes) == static_cast<double>(x.size());
+  const bool rows = all || are_trailing_axes(axes, x.ndim()), columns = !rows && are_leading_axes(axes);
+  if (is_floating(d) && !axes.empty() && x.size() > 0 && (rows || columns)) {
+    // One node, one pass over the input (primitives/reduce.h): rows of the
+    // trailing axes, or columns of the leading ones.
+    Stream st = to_stream(s);
+    array m = rows ? flatten_to_rows(x, all ? x.ndim() : axes.size(), st) : flatten_to_columns(x, axes.size(), st);
+    const int axis = rows ? 1 : 0;
+    Shape out_shape = m.shape();
+    out_shape[axis] = 1;
+    array v(out_shape, d, std::make_shared<Variance>(st, axis, ddof), {m});
+    return reshape(v, reduced_shape(x.shape(), axes, keepdims), st);
+  }
   // Two passes (deviations from the mean), which keeps float32 accurate
   // where E[x^2] - E[x]^2 would cancel.
   array dev = subtract(x, mean(x, axes, true, s), s);

@@ -123,4 +123,34 @@ std::vector<array> ArgReduce::jvp(const std::vector<array>& primals, const std::
   return {zeros(out_shape, Dtype::uint32, stream())};
 }
 
+bool Variance::is_equivalent(const Primitive& other) const {
+  auto* o = dynamic_cast<const Variance*>(&other);
+  return o && o->axis_ == axis_ && o->ddof_ == ddof_;
+}
+
+double Variance::divisor(const array& input) const {
+  return std::max(static_cast<double>(input.shape(axis_)) - ddof_, 0.0);
+}
+
+namespace {
+// 2 (x - mean) / divisor: the derivative of the variance along `axis`.
+array variance_slope(const array& x, int axis, double divisor, Stream s) {
+  array centred = subtract(x, mean(x, {axis}, true, s), s);
+  return multiply(centred, array(2.0 / divisor, x.dtype()), s);
+}
+}  // namespace
+
+std::vector<array> Variance::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                                 const std::vector<int>&, const std::vector<array>&) {
+  const array& x = primals[0];
+  return {multiply(cotangents[0], variance_slope(x, axis_, divisor(x), stream()), stream())};
+}
+
+std::vector<array> Variance::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                                 const std::vector<int>&) {
+  const array& x = primals[0];
+  return {sum(multiply(tangents[0], variance_slope(x, axis_, divisor(x), stream()), stream()), {axis_}, true,
+              stream())};
+}
+
 }  // namespace alloy

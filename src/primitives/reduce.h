@@ -61,4 +61,30 @@ class ArgReduce : public Primitive {
   bool keepdims_;
 };
 
+// Variance of a matrix's rows (axis 1: [rows, n] -> [rows, 1]) or columns
+// (axis 0: [n, cols] -> [1, cols]) in one pass over the input (moments
+// merged as they are read); float dtypes, computed in float32 (float64 for
+// float64) and rounded once. var() builds it for trailing or leading axes.
+class Variance : public Primitive {
+ public:
+  std::tuple<int, int> state() const { return {axis_, ddof_}; }
+  Variance(Stream s, int axis, int ddof) : Primitive(s), axis_(axis), ddof_(ddof) {}
+  const char* name() const override { return "Variance"; }
+  bool graph_capturable() const override { return true; }
+  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<int>& argnums, const std::vector<array>& outputs) override;
+  std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                         const std::vector<int>& argnums) override;
+  bool is_equivalent(const Primitive& other) const override;
+  int axis() const { return axis_; }
+  // What the sum of squared deviations is divided by: n - ddof, or 0.
+  double divisor(const array& input) const;
+
+ private:
+  int axis_;
+  int ddof_;
+};
+
 }  // namespace alloy

@@ -111,6 +111,37 @@ def test_var_is_accurate_with_large_mean(rng):
     np.testing.assert_allclose(mx.var(mx.array(x)).item(), np.var(x.astype(np.float64)), rtol=1e-3)
 
 
+@pytest.mark.parametrize("shape,axis", [((3, 50001), 1), ((1, 300007), None), ((40000, 3), 0), ((5000, 70), 0),
+                                        ((2, 3, 4099), (1, 2)), ((4099, 3, 2), (0, 1)), ((257, 33), 1), ((9, 17), 0),
+                                        ((6, 1), 0)], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_var_one_pass_long_axes_odd_sizes_large_mean(rng, dtype, shape, axis):
+    # var over trailing or leading axes reads its input once (moments merged
+    # as they are read): long axes are split over GPU blocks and merged,
+    # rows of odd length break 16-byte alignment, the mean dwarfs the spread.
+    a, x = make_input(rng, shape, dtype, 40, 48)
+    X = wide(x)
+    for ddof in (0, 1):
+        v = mx.var(a, axis=axis, ddof=ddof)
+        assert dtype_name(v.dtype) == dtype
+        check_close(v, np.var(X, axis=np_axis(axis), ddof=ddof), dtype, scale=8)
+
+
+def test_var_jvp_and_vjp_along_rows_and_columns(rng):
+    x = rng.standard_normal((6, 9))
+    t = rng.standard_normal((6, 9))
+    for axis in (0, 1):
+        n = x.shape[axis]
+        slope = 2 * (x - x.mean(axis, keepdims=True)) / (n - 1)
+        f = lambda a: mx.var(a, axis=axis, ddof=1)  # noqa: E731
+        (out,), (tangent,) = mx.jvp(f, [mx.array(x.astype(np.float32))], [mx.array(t.astype(np.float32))])
+        np.testing.assert_allclose(np.asarray(out), x.var(axis, ddof=1), rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(tangent), (slope * t).sum(axis), rtol=1e-4, atol=1e-6)
+        g = mx.grad(lambda a: mx.sum(f(a) * mx.arange(x.shape[1 - axis])))(mx.array(x.astype(np.float32)))
+        weights = np.arange(x.shape[1 - axis]).reshape((1, -1) if axis == 0 else (-1, 1))
+        np.testing.assert_allclose(np.asarray(g), slope * weights, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("shape,axis", [((7,), 0), ((3, 5), 1), ((3, 5), 0), ((2, 3, 4), (0, 2)), ((3, 5), None),
                                         ("bcast", 1)], ids=str)
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])

@@ -194,7 +194,101 @@ void arg_reduce_kernel(const array& in_any, array& out, int axis) {
   }
 }
 
+// Sum of squared deviations from the mean of n values (stride apart), in
+// double, two passes: the values are in cache for the second.
+template <typename T>
+double squared_deviations(const T* p, int64_t n, int64_t stride, double* mean_out) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += cast_value<double>(p[i * stride]);
+  const double mean = n ? sum / static_cast<double>(n) : 0.0;
+  double m2 = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = cast_value<double>(p[i * stride]) - mean;
+    m2 += d * d;
+  }
+  *mean_out = mean;
+  return m2;
+}
+
+// Rows of [rows, n] (a long row in parallel parts, merged as Chan et al.).
+template <typename T>
+void variance_rows(const T* x, T* o, int64_t rows, int64_t n, double divisor) {
+  auto& pool = detail::ThreadPool::global();
+  if (rows == 1 && n >= (int64_t(1) << 16)) {
+    const size_t parts = std::min<size_t>(pool.size(), static_cast<size_t>(n) >> 15);
+    const int64_t per = (n + static_cast<int64_t>(parts) - 1) / static_cast<int64_t>(parts);
+    std::vector<double> count(parts, 0), mean(parts, 0), m2(parts, 0);
+    pool.parallel_for(parts, [&](size_t p) {
+      const int64_t b = static_cast<int64_t>(p) * per, e = std::min(n, b + per);
+      if (b >= e) return;
+      count[p] = static_cast<double>(e - b);
+      m2[p] = squared_deviations(x + b, e - b, 1, &mean[p]);
+    });
+    double c = 0, mu = 0, q = 0;
+    for (size_t p = 0; p < parts; ++p) {
+      if (count[p] == 0) continue;
+      const double total = c + count[p], delta = mean[p] - mu;
+      mu += delta * count[p] / total;
+      q += m2[p] + delta * delta * c * count[p] / total;
+      c = total;
+    }
+    o[0] = cast_value<T>(q / divisor);
+    return;
+  }
+  cpu::parallel_chunks(
+      static_cast<size_t>(rows),
+      [&](size_t b, size_t e) {
+        for (size_t r = b; r < e; ++r) {
+          double mean = 0;
+          o[r] = cast_value<T>(squared_deviations(x + r * n, n, 1, &mean) / divisor);
+        }
+      },
+      std::max<size_t>(1, (size_t(1) << 15) / static_cast<size_t>(std::max<int64_t>(n, 1))));
+}
+
+// Columns of [n, cols]: threads split the columns; each pass walks the rows.
+template <typename T>
+void variance_columns(const T* x, T* o, int64_t n, int64_t cols, double divisor) {
+  cpu::parallel_chunks(
+      static_cast<size_t>(cols),
+      [&](size_t j0, size_t j1) {
+        std::vector<double> mean(j1 - j0, 0), m2(j1 - j0, 0);
+        for (int64_t r = 0; r < n; ++r) {
+          const T* row = x + r * cols;
+          for (size_t j = j0; j < j1; ++j) mean[j - j0] += cast_value<double>(row[j]);
+        }
+        for (auto& m : mean) m /= static_cast<double>(n);
+        for (int64_t r = 0; r < n; ++r) {
+          const T* row = x + r * cols;
+          for (size_t j = j0; j < j1; ++j) {
+            const double d = cast_value<double>(row[j]) - mean[j - j0];
+            m2[j - j0] += d * d;
+          }
+        }
+        for (size_t j = j0; j < j1; ++j) o[j] = cast_value<T>(m2[j - j0] / divisor);
+      },
+      std::max<size_t>(64, (size_t(1) << 15) / static_cast<size_t>(std::max<int64_t>(n, 1))));
+}
+
 }  // namespace
+
+void Variance::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  array in = cpu::row_contiguous_copy(inputs[0]);
+  array& out = outputs[0];
+  cpu::allocate_row_contiguous(out);
+  if (out.size() == 0) return;
+  const int64_t rows = in.shape(0), cols = in.shape(1);
+  const double d = divisor(in);
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (math::is_half_v<T> || std::is_floating_point_v<T>) {
+      if (axis() == 1) variance_rows<T>(in.data<T>(), out.data<T>(), rows, cols, d);
+      else variance_columns<T>(in.data<T>(), out.data<T>(), rows, cols, d);
+    } else {
+      throw std::invalid_argument(std::string("[var] not defined for dtype ") + dtype_name(in.dtype()) + ".");
+    }
+  });
+}
 
 void Reduce::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   const array& in = inputs[0];

@@ -130,6 +130,13 @@ void add_reductions(SetBuilder& set) {
       });
     }
   }
+  // Variance (variance.cuh) of every float dtype, in its accumulator.
+  for (Dtype d : {Dtype::float32, Dtype::float16, Dtype::bfloat16, Dtype::float64}) {
+    const Dtype acc = d == Dtype::float64 ? Dtype::float64 : Dtype::float32;
+    for (const char* k : {"var_rows_block", "var_rows_warp", "var_cols", "var_merge"}) {
+      set.add(std::string("variance/") + dtype_name(d), k, variance_source(d, acc, k));
+    }
+  }
   for (const char* op : {"ArgMax", "ArgMin"}) {
     for (Dtype d : kAll) {
       if (d == Dtype::complex64) continue;

@@ -24,6 +24,9 @@ std::string reduce_source(const std::string& op, Dtype in, Dtype acc, Dtype out,
 std::string arg_reduce_source(const std::string& op, Dtype t, const std::string& name) {
   return instantiate("arg_reduce.cuh", name, "alloy::ArgReduceOp::" + op + ", " + device_type_name(t));
 }
+std::string variance_source(Dtype t, Dtype acc, const std::string& name) {
+  return instantiate("variance.cuh", name, std::string(device_type_name(t)) + ", " + device_type_name(acc));
+}
 std::string row_softmax_source(const std::string& op, Dtype t, const RowSoftmaxPlan& plan, const std::string& name) {
   const char* acc = t == Dtype::float64 ? "double" : "float";
   std::string args = "alloy::RowSoftmaxOp::" + op + ", " + device_type_name(t) + ", " + acc;
@@ -146,6 +149,13 @@ std::vector<CatalogEntry> kernel_catalog() {
   for (const R& r : reductions) {
     for (const char* k : {"row_block", "row_warp", "col"}) {
       add(std::string("reduce/") + r.op + "/" + dtype_name(r.in), k, reduce_source(r.op, r.in, r.acc, r.out, k));
+    }
+  }
+  // Variance (variance.cuh) of every float dtype, in its accumulator.
+  for (Dtype d : {Dtype::float32, Dtype::float16, Dtype::bfloat16, Dtype::float64}) {
+    const Dtype acc = d == Dtype::float64 ? Dtype::float64 : Dtype::float32;
+    for (const char* k : {"var_rows_block", "var_rows_warp", "var_cols", "var_merge"}) {
+      add(std::string("variance/") + dtype_name(d), k, variance_source(d, acc, k));
     }
   }
   for (const char* op : {"ArgMax", "ArgMin"}) {

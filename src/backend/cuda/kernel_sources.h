@@ -15,6 +15,8 @@ namespace alloy::cuda {
 std::string creation_source(Dtype t, const std::string& name);
 std::string reduce_source(const std::string& op, Dtype in, Dtype acc, Dtype out, const std::string& name);
 std::string arg_reduce_source(const std::string& op, Dtype t, const std::string& name);
+// variance.cuh's kernels for float dtype `t`, computing in `acc` (float32 or float64).
+std::string variance_source(Dtype t, Dtype acc, const std::string& name);
 // Kernel `name` of a row softmax `plan`, for Softmax or LogSumExp (`op`)
 // over rows of `t` (a float dtype).
 std::string row_softmax_source(const std::string& op, Dtype t, const RowSoftmaxPlan& plan, const std::string& name);

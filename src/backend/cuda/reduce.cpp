@@ -264,6 +264,67 @@ void ArgReduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& o
   note_pending(stream());
 }
 
+void Variance::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  const array& in_any = inputs[0];
+  array& out = outputs[0];
+  const Dtype t = in_any.dtype();
+  if (!is_floating(t)) throw std::invalid_argument(std::string("[var] not defined for dtype ") + dtype_name(t) + ".");
+  allocate_row_contiguous(out);
+  if (out.size() == 0) return;
+  CUstream s = stream_for(stream());
+  array in = row_contiguous(in_any, s, "var");
+  const Dtype acc_t = t == Dtype::float64 ? Dtype::float64 : Dtype::float32;
+  const std::string key = std::string("variance/") + dtype_name(t);
+  SourceFn source = [=](const std::string& k) { return variance_source(t, acc_t, k); };
+  int64_t rows = in.shape(0), cols = in.shape(1);
+  const bool columns = axis() == 0;
+  const int64_t n = columns ? rows : cols, outputs_n = columns ? cols : rows;
+  // Few outputs over a long axis: the axis is split until about four blocks
+  // per SM run, and var_merge combines the splits' moments.
+  const int64_t parallel = columns ? (cols + 31) / 32 : rows;
+  int64_t splits = 1;
+  if (parallel < 2 * sm_count() && n >= (columns ? 1024 : 8192)) {
+    splits = std::min<int64_t>((n + (columns ? 255 : 4095)) / (columns ? 256 : 4096),
+                               (4 * sm_count() + parallel - 1) / parallel);
+    splits = std::max<int64_t>(std::min<int64_t>(splits, 65535), 1);
+  }
+  // Row splits start on whole 16-byte chunks (a multiple of 16 elements).
+  int64_t split_len = (n + splits - 1) / splits;
+  if (!columns && splits > 1) split_len = (split_len + 15) / 16 * 16;
+  splits = std::max<int64_t>(1, (n + split_len - 1) / split_len);
+  std::vector<array> keep_alive;
+  if (splits > 1) keep_alive.push_back(scratch(static_cast<size_t>(3 * outputs_n * splits), acc_t));
+  const void* src = in.raw_data();
+  void* dst = out.raw_data();
+  void* part = splits > 1 ? keep_alive[0].raw_data() : nullptr;
+  const unsigned max_blocks = static_cast<unsigned>(sm_count()) * 64;
+  auto go = [&](auto divisor) {
+    const unsigned y = static_cast<unsigned>(splits);
+    if (columns) {
+      launch3(kernel(key, "var_cols", source), {static_cast<unsigned>((cols + 31) / 32), y, 1}, {32, 8, 1}, 0, s, src,
+              dst, part, rows, cols, split_len, divisor);
+    } else if (splits == 1 && n <= 512) {
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((rows + 7) / 8, max_blocks));
+      launch3(kernel(key, "var_rows_warp", source), {blocks, 1, 1}, {256, 1, 1}, 0, s, src, dst, part, rows, cols,
+              split_len, divisor);
+    } else {
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, max_blocks));
+      launch3(kernel(key, "var_rows_block", source), {blocks, y, 1}, {256, 1, 1}, 0, s, src, dst, part, rows, cols,
+              split_len, divisor);
+    }
+    if (splits > 1) {
+      const void* partial = part;
+      int32_t column_layout = columns ? 1 : 0;
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((outputs_n + 7) / 8, max_blocks));
+      launch3(kernel(key, "var_merge", source), {blocks, 1, 1}, {256, 1, 1}, 0, s, partial, dst, outputs_n, splits,
+              column_layout, divisor);
+    }
+  };
+  if (acc_t == Dtype::float64) go(divisor(in));
+  else go(static_cast<float>(divisor(in)));
+  note_pending(stream());
+}
+
 void Scan::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   const array& in_any = inputs[0];
   array& out = outputs[0];
