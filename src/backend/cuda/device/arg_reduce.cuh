@@ -127,10 +127,25 @@ __device__ __forceinline__ void arg_col(const T* in, ArgOut<math::compute_t<T>> 
         i = uint32_t(first);
       }
       const reduce::ArgBetter<Op> better;
-#pragma unroll 4
-      for (int64_t j = first + blockDim.y; j < hi; j += blockDim.y) {
+      const int64_t step = blockDim.y;
+      int64_t j = first + step;
+      // Eight rows loaded before they are compared: enough loads in flight to
+      // keep the memory busy. A thread's indices rise: a tie keeps the earlier.
+      for (; j + 7 * step < hi; j += 8 * step) {
+        C x[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) x[u] = C(p[(j + u * step) * inner]);
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          if (better(x[u], v)) {
+            v = x[u];
+            i = uint32_t(j + u * step);
+          }
+        }
+      }
+      for (; j < hi; j += step) {
         const C x = C(p[j * inner]);
-        if (better(x, v)) {  // a thread's indices rise: a tie keeps the earlier
+        if (better(x, v)) {
           v = x;
           i = uint32_t(j);
         }

@@ -161,7 +161,7 @@ __device__ __forceinline__ void col_reduce(const In* in, Out* out, const cuda::C
       cuda::elem_to_locs<0>(p, a.kept, kl);
       const In* base = in + kl[0] + k;
       // Unrolled so that several rows' loads are in flight at once.
-#pragma unroll 4
+#pragma unroll 8
       for (int64_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
         int64_t rl[1];
         cuda::elem_to_locs<0>(r, a.red, rl);

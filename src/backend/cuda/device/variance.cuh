@@ -135,9 +135,12 @@ __device__ __forceinline__ void var_cols(const T* in, T* out, A* partial, int64_
   if (k < cols) {
     const T* col = in + k;
     int64_t r = lo + threadIdx.y;
-    // Four rows at a time (a chunk of this column's values, four loads in flight).
-    for (; r + 3 * 8 < hi; r += 4 * 8) {
-      const T v[4] = {col[r * cols], col[(r + 8) * cols], col[(r + 16) * cols], col[(r + 24) * cols]};
+    // Eight rows at a time (a chunk of this column's values): enough loads in
+    // flight to keep the memory busy.
+    for (; r + 7 * 8 < hi; r += 8 * 8) {
+      T v[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) v[i] = col[(r + 8 * i) * cols];
       m = merge(m, chunk_moments<A>(v));
     }
     for (; r < hi; r += 8) m = merge(m, Moments<A>{A(1), cast_value<A>(col[r * cols]), A(0)});
