@@ -125,7 +125,7 @@ void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& 
     const unsigned gx = static_cast<unsigned>(std::min<int64_t>(rows, int64_t(sm_count()) * 64));
     launch3(fn("lse_stream"), {gx, static_cast<unsigned>(splits), 1}, {256, 1, 1}, 0, s, src, dst, pm, ps, rows, n,
             split_len);
-    if (splits > 1) launch(fn("lse_merge"), grid_blocks(rows), kBlock, 0, s, pm, ps, dst, rows, splits);
+    if (splits > 1) launch(fn("lse_merge"), grid_blocks(rows * 32), kBlock, 0, s, pm, ps, dst, rows, splits);
   } else if (plan.form == RowSoftmaxForm::Loop) {
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, int64_t(sm_count()) * 16));
     launch(fn("softmax_loop"), grid, 1024, 0, s, src, dst, rows, n);

@@ -140,22 +140,18 @@ __device__ __forceinline__ void softmax_rows(const T* in, T* out, int64_t n_rows
 template <RowSoftmaxOp Op, typename T, typename Acc>
 __device__ __forceinline__ void softmax_row_loop(const T* in, T* out, int64_t n_rows, int64_t n) {
   using namespace softmax_detail;
+  static_assert(Op == RowSoftmaxOp::Softmax, "logsumexp streams its long rows (lse_stream)");
   for (int64_t row = blockIdx.x; row < n_rows; row += gridDim.x) {
     const T* x = in + row * n;
     Acc m = reduce::Fn<ReduceOp::Max>::template identity<Acc>();
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = MaxOf()(m, cast_value<Acc>(x[j]));
     m = block_all(m, MaxOf());
-    const Acc shift = Op == RowSoftmaxOp::Softmax ? m : lse_shift(m);
     Acc s = 0;
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += exp_acc(cast_value<Acc>(x[j]) - shift);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += exp_acc(cast_value<Acc>(x[j]) - m);
     s = block_all(s, SumOf());
-    if constexpr (Op == RowSoftmaxOp::Softmax) {
-      T* y = out + row * n;
-      const Acc r = Acc(1) / s;
-      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) y[j] = cast_value<T>(exp_acc(cast_value<Acc>(x[j]) - shift) * r);
-    } else if (threadIdx.x == 0) {
-      out[row] = cast_value<T>(log_acc(s) + shift);
-    }
+    T* y = out + row * n;
+    const Acc r = Acc(1) / s;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) y[j] = cast_value<T>(exp_acc(cast_value<Acc>(x[j]) - m) * r);
   }
 }
 
@@ -181,7 +177,8 @@ __device__ __forceinline__ Acc split_shift(const Acc* part_max, int64_t row, int
   using namespace softmax_detail;
   const Acc m = fold_partials(part_max + row * splits, splits, reduce::Fn<ReduceOp::Max>::template identity<Acc>(),
                               MaxOf());
-  return Op == RowSoftmaxOp::Softmax ? m : lse_shift(m);
+  static_assert(Op == RowSoftmaxOp::Softmax, "logsumexp streams its long rows (lse_stream)");
+  return m;
 }
 
 template <RowSoftmaxOp Op, typename T, typename Acc>
@@ -348,14 +345,23 @@ __device__ __forceinline__ void lse_stream(const T* in, T* out, Acc* part_m, Acc
   }
 }
 
-// One thread per row: its splits' partials merged in order.
+// One warp per row: lane l merges splits l, l + 32, ... in order, then the
+// lanes' results merge (a row split over hundreds of blocks would otherwise
+// wait on one load after another).
 template <typename T, typename Acc>
 __device__ __forceinline__ void lse_merge(const Acc* part_m, const Acc* part_s, T* out, int64_t n_rows, int64_t splits) {
   using namespace softmax_detail;
-  for (int64_t row = global_thread(); row < n_rows; row += grid_threads()) {
-    Acc m = part_m[row * splits], s = part_s[row * splits];
-    for (int64_t k = 1; k < splits; ++k) online_merge(m, s, part_m[row * splits + k], part_s[row * splits + k]);
-    out[row] = cast_value<T>(lse_finish(m, s));
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  for (int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; row < n_rows; row += warps) {
+    Acc m = math::lowest<Acc>(), s = 0;  // -inf: nothing yet
+    for (int64_t k = lane; k < splits; k += 32) online_merge(m, s, part_m[row * splits + k], part_s[row * splits + k]);
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const Acc m2 = __shfl_down_sync(0xffffffffu, m, d), s2 = __shfl_down_sync(0xffffffffu, s, d);
+      if (lane + d < 32) online_merge(m, s, m2, s2);
+    }
+    if (lane == 0) out[row] = cast_value<T>(lse_finish(m, s));
   }
 }
 
