@@ -65,17 +65,30 @@ F driver_symbol(const char* name) {
   return reinterpret_cast<F>(sym);
 }
 
+// A one-line kernel (b[i] = a[i] + 1) and a non-blocking stream, as Alloy
+// launches on.
+struct TinyKernel {
+  drv::Module module;
+  drv::CUfunction fn = nullptr;
+  drv::CUstream stream = nullptr;
+  TinyKernel() {
+    alloy::jit::NvrtcOptions opts;
+    opts.arch = alloy::cuda::device_arch();
+    auto cubin = alloy::jit::compile_cuda(
+        "extern \"C\" __global__ void tiny(const float* a, float* b) { int i = threadIdx.x; b[i] = a[i] + 1.0f; }",
+        "tiny.cu", opts);
+    module = drv::Module(cubin->data());
+    fn = module.function("tiny");
+    drv::check(drv::api().cuStreamCreate(&stream, drv::kStreamNonBlocking), "host_cost", "cuStreamCreate");
+  }
+  ~TinyKernel() { drv::api().cuStreamDestroy(stream); }
+};
+
 void driver_floor() {
   const drv::Api& a = drv::api();
-  alloy::jit::NvrtcOptions opts;
-  opts.arch = alloy::cuda::device_arch();
-  auto cubin = alloy::jit::compile_cuda(
-      "extern \"C\" __global__ void tiny(const float* a, float* b) { int i = threadIdx.x; b[i] = a[i] + 1.0f; }",
-      "tiny.cu", opts);
-  drv::Module module(cubin->data());
-  drv::CUfunction fn = module.function("tiny");
-  drv::CUstream stream = nullptr;
-  drv::check(a.cuStreamCreate(&stream, drv::kStreamNonBlocking), "host_cost", "cuStreamCreate");
+  const TinyKernel tiny;
+  drv::CUfunction fn = tiny.fn;
+  drv::CUstream stream = tiny.stream;
   drv::CUdeviceptr in = 0, out = 0;
   drv::check(a.cuMemAlloc(&in, 64), "host_cost", "cuMemAlloc");
   drv::check(a.cuMemAlloc(&out, 64), "host_cost", "cuMemAlloc");
@@ -109,7 +122,6 @@ void driver_floor() {
   }
   a.cuMemFree(in);
   a.cuMemFree(out);
-  a.cuStreamDestroy(stream);
 }
 
 // The driver's round trip for the very function Alloy built for the
@@ -320,15 +332,9 @@ void graph_rows() {
     return;
   }
   const drv::Api& a = drv::api();
-  alloy::jit::NvrtcOptions opts;
-  opts.arch = alloy::cuda::device_arch();
-  auto cubin = alloy::jit::compile_cuda(
-      "extern \"C\" __global__ void tiny(const float* a, float* b) { int i = threadIdx.x; b[i] = a[i] + 1.0f; }",
-      "tiny.cu", opts);
-  drv::Module module(cubin->data());
-  drv::CUfunction fn = module.function("tiny");
-  drv::CUstream stream = nullptr;
-  drv::check(a.cuStreamCreate(&stream, drv::kStreamNonBlocking), "host_cost", "cuStreamCreate");
+  const TinyKernel tiny;
+  drv::CUfunction fn = tiny.fn;
+  drv::CUstream stream = tiny.stream;
   const int n = 2000;
   std::vector<drv::CUdeviceptr> bufs(n + 1);
   for (auto& b : bufs) drv::check(a.cuMemAlloc(&b, 64), "host_cost", "cuMemAlloc");
@@ -412,7 +418,6 @@ void graph_rows() {
               add, setp);
   if (cached) edestroy(cached);
   for (auto& b : bufs) a.cuMemFree(b);
-  a.cuStreamDestroy(stream);
 }
 
 }  // namespace
