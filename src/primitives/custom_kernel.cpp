@@ -8,6 +8,7 @@ namespace alloy {
 
 // Metal bodies poll the stop flag in their loops; cuda_kernel bodies do not.
 bool CustomKernel::stoppable() const { return launch_.variant->spec.dialect == msl::Dialect::Metal; }
+bool CustomKernel::graph_capturable() const { return !launch_.variant->spec.bounds_check && !(launch_.timeout > 0); }
 
 std::vector<array> CustomKernel::vjp(const std::vector<array>&, const std::vector<array>&, const std::vector<int>&,
                                      const std::vector<array>&) {

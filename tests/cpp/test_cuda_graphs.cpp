@@ -154,3 +154,35 @@ TEST(CudaGraphs, LostRecordingFallsBackToNodeByNode) {
                            want = values(chain(chain(x, y, 20, Device(Device::cpu)), y, 20, Device(Device::cpu)));
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << "element " << i;  // ...yet all ran
 }
+
+TEST(CudaGraphs, UncheckedMetalKernelsJoinTheGraph) {
+  if (!is_available(kGpu)) GTEST_SKIP() << "no GPU here";
+  const unsigned seed = fresh_seed();
+  auto k = fast::metal_kernel("axpb", {"x", "a"}, {"y"},
+                              "uint i = thread_position_in_grid.x; y[i] = x[i] * a[i] + 0.125f;");
+  const array a(random_values(256, seed + 1), Shape{256}, float32);
+  auto build = [&](array x) {
+    for (int i = 0; i < 20; ++i) {
+      fast::KernelCall call;
+      call.inputs = {x, a};
+      call.output_shapes = {Shape{256}};
+      call.output_dtypes = {float32};
+      call.grid = {256, 1, 1};
+      call.threadgroup = {64, 1, 1};
+      x = multiply(sin(k(call)[0], kGpu), array(0.5f), kGpu);
+    }
+    return x;
+  };
+  const array x0(random_values(256, seed), Shape{256}, float32);
+  eval({build(x0)});  // seen
+  const uint64_t before = cuda::graph_launches();
+  array out = build(x0);
+  eval({out});
+  EXPECT_GT(cuda::graph_launches(), before);
+  std::vector<float> x = random_values(256, seed), av = random_values(256, seed + 1);
+  const std::vector<float> got = values(out);
+  for (int i = 0; i < 20; ++i) {
+    for (size_t j = 0; j < x.size(); ++j) x[j] = std::sin(x[j] * av[j] + 0.125f) * 0.5f;
+  }
+  for (size_t j = 0; j < x.size(); ++j) EXPECT_NEAR(got[j], x[j], 1e-5) << "element " << j;
+}

@@ -122,6 +122,32 @@ def test_repeated_deep_chain_same_values_each_eval(rng):
         np.testing.assert_allclose(np.array(got), want, rtol=1e-4, atol=1e-4)
 
 
+def test_repeated_chain_through_unchecked_metal_kernels(rng):
+    # Kernels nobody waits for inside their eval (no bounds check, no
+    # timeout) join the ops' CUDA graphs on the GPU; each eval must match.
+    axpb = mx.fast.metal_kernel(
+        name="axpb", input_names=["x", "a"], output_names=["y"],
+        source="uint i = thread_position_in_grid.x; y[i] = x[i] * a[i] + 0.125f;",
+        compile_options={"bounds_check": False})
+
+    def step(lib, x, a):
+        for _ in range(40):
+            if lib is np:
+                x = x * a + 0.125
+            else:
+                x = axpb(inputs=[x, a], grid=(x.size, 1, 1), threadgroup=(64, 1, 1),
+                         output_shapes=[x.shape], output_dtypes=[mx.float32])[0]
+            x = lib.sin(x) * 0.5
+        return x
+
+    a = rng.uniform(-0.9, 0.9, 512)
+    for _ in range(4):
+        x = rng.standard_normal(512)
+        got = step(mx, mx.array(x.astype(np.float32)), mx.array(a.astype(np.float32)))
+        mx.eval(got)
+        np.testing.assert_allclose(np.array(got), step(np, x, a), rtol=1e-4, atol=1e-5)
+
+
 def test_repeated_deep_chains_from_several_threads(rng):
     import threading
 

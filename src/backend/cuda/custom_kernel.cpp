@@ -15,6 +15,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/elementwise.h"
 #include "backend/cuda/fault.h"
+#include "backend/cuda/graph_eval.h"
 #include "backend/cuda/kernel_sources.h"
 #include "backend/cuda/kernels.h"
 #include "core/eval_profile.h"
@@ -91,6 +92,7 @@ const CudaBinary* compiled_for(fast::KernelVariant& v) {
 // backend's map (behind a mutex) never drops a stream, so a thread that
 // looked one up (and so made the context current) can keep it.
 cuda::CUstream cached_stream(const Stream& s) {
+  if (cuda::t_capture_stream) return cuda::t_capture_stream;  // recording a tape (graph_eval.cpp)
   thread_local int index = -1;
   thread_local unsigned generation = 0;
   thread_local cuda::CUstream cs = nullptr;
