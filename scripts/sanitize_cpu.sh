@@ -8,6 +8,14 @@
 #   JOBS=1 scripts/sanitize_cpu.sh asan -R MslFuzz    # build with one job, run a subset
 #   SKIP_BUILD=1 scripts/sanitize_cpu.sh asan         # run the tests of an existing build
 #   TARGETS=alloy_jit_tests scripts/sanitize_cpu.sh tsan  # build and run one binary's tests
+#   scripts/sanitize_cpu.sh asan-python [pytest args]  # the Python suite on an ASan+UBSan build
+#
+# asan-python builds liballoy and the extension in build/asan-py (same flags
+# as asan), gathers the package in build/asan-py/pkg, and runs pytest from
+# .venv (`make python` made it) with libasan and libubsan preloaded. Leaks
+# are not checked there (CPython's own allocations would drown them), and
+# ASan lets Alloy's own SIGSEGV handler turn faults inside kernels into
+# exceptions (tests/python/test_kernel_faults.py). Default: tests/python.
 #
 # No Python extension and no ahead-of-time GPU kernels: the sanitizers watch
 # the library and its CPU paths (kernels the JIT compiles at run time are
@@ -62,8 +70,42 @@ run_kind() {  # run_kind asan|tsan [ctest args...]
   [ "$rc" -eq 0 ] && [ "$reports" -eq 0 ]
 }
 
+run_python() {  # run_python [pytest args...]
+  local dir=build/asan-py
+  local flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g"
+  local py=$PWD/.venv/bin/python
+  [ -x "$py" ] || { echo "sanitize_cpu: asan-python needs .venv (make python)" >&2; return 2; }
+  if [ -z "${SKIP_BUILD:-}" ]; then
+    echo "sanitize_cpu: building $dir ($flags)"
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DALLOY_BUILD_TESTS=OFF -DALLOY_BUILD_PYTHON=ON \
+          "-DPython_EXECUTABLE=$py" "-Dnanobind_DIR=$($py -m nanobind --cmake_dir)" \
+          "-DALLOY_AOT_ARCHS=" "-DALLOY_AOT_PTX=" "-DCMAKE_CXX_FLAGS=$flags" \
+          "-DCMAKE_EXE_LINKER_FLAGS=$flags" "-DCMAKE_SHARED_LINKER_FLAGS=$flags" >/dev/null || return 1
+    cmake --build "$dir" -j"$jobs" --target alloy core || return 1
+  fi
+  rm -rf "$dir/pkg" && mkdir -p "$dir/pkg/alloy"
+  cp -r python/alloy/. "$dir/pkg/alloy/"
+  cp "$dir"/python/core.*.so "$dir/pkg/alloy/" && cp -L "$dir/liballoy.so.0" "$dir/pkg/alloy/"
+  [ $# -eq 0 ] && set -- tests/python
+  echo "sanitize_cpu: pytest under ASan+UBSan (log: $dir/pytest.log)"
+  local rc=0
+  # --capture=sys: pytest captures Python's prints only, so a sanitizer's
+  # report (written to fd 2, and fatal) reaches the log.
+  env LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+      ASAN_OPTIONS=detect_leaks=0:allow_user_segv_handler=1:handle_segv=0:detect_stack_use_after_return=0 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      PYTHONPATH="$PWD/$dir/pkg" "$py" -m pytest -q -p no:cacheprovider --capture=sys "$@" >"$dir/pytest.log" 2>&1 || rc=$?
+  tail -n 3 "$dir/pytest.log"
+  local reports
+  reports=$(grep -cE 'ERROR: AddressSanitizer|runtime error:' "$dir/pytest.log")
+  echo "sanitize_cpu: asan-python: $reports sanitizer report(s)"
+  grep -E -A12 'ERROR: AddressSanitizer|runtime error:' "$dir/pytest.log" | head -80
+  [ "$rc" -eq 0 ] && [ "$reports" -eq 0 ]
+}
+
 status=0
 case $which in
+  asan-python) run_python "$@" || status=1 ;;
   both) run_kind asan "$@" || status=1; run_kind tsan "$@" || status=1 ;;
   *) run_kind "$which" "$@" || status=1 ;;
 esac

@@ -262,7 +262,7 @@ nb::object to_numpy(array a, std::optional<nb::handle> np_dtype) {
   // Copy into memory the numpy array owns (arrays may share their buffers).
   size_t n = a.nbytes();
   char* copy_mem = new char[std::max<size_t>(n, 1)];
-  std::memcpy(copy_mem, a.raw_data(), n);
+  if (n) std::memcpy(copy_mem, a.raw_data(), n);  // an empty array may have no memory at all
   nb::capsule owner(copy_mem, [](void* p) noexcept { delete[] static_cast<char*>(p); });
   std::vector<size_t> shape(a.shape().begin(), a.shape().end());
   bool bf16 = a.dtype() == Dtype::bfloat16;
