@@ -22,6 +22,9 @@
 // across a barrier is in the coroutine's frame.
 #include "jit/cpu_fibers.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -81,7 +84,14 @@ class StackPool {
       }
       bases_.push_back(base);
     }
-    return bases_[i] + page_size() + fiber_stack_bytes();
+    char* stack = bases_[i] + page_size();
+#if defined(__SANITIZE_ADDRESS__)
+    // A stack handed to a new fiber still carries the poison of the frames
+    // the last one left there (ASan does not see fiber switches): cleared,
+    // or the new fiber's first writes read as overflows.
+    ASAN_UNPOISON_MEMORY_REGION(stack, fiber_stack_bytes());
+#endif
+    return stack + fiber_stack_bytes();
   }
 
  private:
