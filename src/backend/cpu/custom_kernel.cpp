@@ -101,7 +101,7 @@ void run_encoded(const fast::PreparedLaunch& p, const std::vector<void*>& inputs
 void fill_elements(void* p, size_t n, Dtype d, double value) {
   const size_t w = size_of(d);
   if (value == 0.0) {
-    std::memset(p, 0, n * w);
+    if (n) std::memset(p, 0, n * w);
     return;
   }
   char one[16];

@@ -22,7 +22,7 @@ void RandomBits::eval_cpu(const std::vector<array>& inputs, std::vector<array>& 
     words[H + odd + j] = hi;
   }
   if (odd) words[H] = threefry2x32(k0, k1, static_cast<uint32_t>(H), 0).first;
-  std::memcpy(out.raw_data(), words.data(), bytes);
+  if (bytes) std::memcpy(out.raw_data(), words.data(), bytes);  // an empty output has no memory
 }
 
 }  // namespace alloy

@@ -19,7 +19,7 @@ void View::eval_cpu(const std::vector<array>& inputs, std::vector<array>& output
   if (reinterpret_view(x, out)) return;
   // A row-contiguous input that starts mid-element of the new dtype: copy its bytes.
   cpu::allocate_row_contiguous(out);
-  std::memcpy(out.raw_data(), x.raw_data(), x.nbytes());
+  if (x.nbytes()) std::memcpy(out.raw_data(), x.raw_data(), x.nbytes());
 }
 
 void AsStrided::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
