@@ -49,6 +49,33 @@ msl::Target to_target(const std::string& t);
 
 // Translates and compiles `spec` as its launch would: (ok, message), the
 // compiler's diagnostics mapped to the user's lines when it fails.
+// One spec per kernel of a whole program, each with its parameters' own
+// types and `threadgroup_bytes` for each threadgroup parameter (a launch gives
+// each its own size; sized arrays must fit).
+std::vector<msl::KernelSpec> program_specs(const msl::ProgramInfo& info, const std::string& source,
+                                           const std::string& header, const std::string& math_mode,
+                                           unsigned threadgroup_bytes) {
+  const std::string program = msl::specialize_function_constants(source, {});
+  using Role = msl::ProgramParam::Role;
+  std::vector<msl::KernelSpec> specs;
+  for (const msl::ProgramKernel& k : info.kernels) {
+    msl::KernelSpec spec;
+    spec.name = k.name;
+    spec.program_entry = k.name;
+    spec.source = program;
+    spec.header = header;
+    spec.math_mode = math_mode;
+    for (const msl::ProgramParam& p : k.params) {
+      if (p.role == Role::ReadBuffer || p.role == Role::ConstantValue)
+        spec.inputs.push_back({p.name, p.type, p.role == Role::ConstantValue, false});
+      if (p.role == Role::WriteBuffer) spec.outputs.push_back({p.name, p.type, false, false});
+      if (p.role == Role::Threadgroup) spec.threadgroup_bytes.push_back(threadgroup_bytes);
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
 std::tuple<bool, std::string> compile_spec(const msl::KernelSpec& spec, const std::string& target,
                                            const std::string& arch) {
   msl::TranslatedKernel t;
@@ -133,9 +160,6 @@ void init_msl(nb::module_& m) {
       "compile_program",
       [](const std::string& source, const std::string& header, const std::string& math_mode,
          const std::string& target, const std::string& arch, unsigned threadgroup_bytes) {
-        // Every kernel of a whole program, each with its parameters' own
-        // types and `threadgroup_bytes` for each threadgroup parameter (a
-        // launch gives each its own size; sized arrays must fit).
         std::vector<std::tuple<std::string, bool, std::string>> results;
         msl::ProgramInfo info;
         try {
@@ -144,27 +168,26 @@ void init_msl(nb::module_& m) {
           results.emplace_back("", false, e.what());
           return results;
         }
-        const std::string program = msl::specialize_function_constants(source, {});
-        using Role = msl::ProgramParam::Role;
-        for (const msl::ProgramKernel& k : info.kernels) {
-          msl::KernelSpec spec;
-          spec.name = k.name;
-          spec.program_entry = k.name;
-          spec.source = program;
-          spec.header = header;
-          spec.math_mode = math_mode;
-          for (const msl::ProgramParam& p : k.params) {
-            if (p.role == Role::ReadBuffer || p.role == Role::ConstantValue)
-              spec.inputs.push_back({p.name, p.type, p.role == Role::ConstantValue, false});
-            if (p.role == Role::WriteBuffer) spec.outputs.push_back({p.name, p.type, false, false});
-            if (p.role == Role::Threadgroup) spec.threadgroup_bytes.push_back(threadgroup_bytes);
-          }
+        for (const msl::KernelSpec& spec : program_specs(info, source, header, math_mode, threadgroup_bytes)) {
           auto [ok, message] = compile_spec(spec, target, arch);
-          results.emplace_back(k.name, ok, message);
+          results.emplace_back(spec.name, ok, message);
         }
         return results;
       },
       nb::arg("source"), nb::arg("header") = "", nb::arg("math_mode") = "safe", nb::arg("target") = "cpp",
       nb::arg("arch") = "sm_90", nb::arg("threadgroup_bytes") = 32768u,
       "Translates and compiles every kernel of a whole Metal program: [(kernel, ok, message)].");
+  s.def(
+      "translate_program",
+      [](const std::string& source, const std::string& header, const std::string& math_mode,
+         const std::string& target) {
+        // Each kernel's translation as the launcher compiles it: [(kernel, source)].
+        std::vector<std::tuple<std::string, std::string>> out;
+        const msl::ProgramInfo info = msl::check_program(source, header);
+        for (const msl::KernelSpec& spec : program_specs(info, source, header, math_mode, 32768u))
+          out.emplace_back(spec.name, msl::translate(spec, to_target(target)).source);
+        return out;
+      },
+      nb::arg("source"), nb::arg("header") = "", nb::arg("math_mode") = "safe", nb::arg("target") = "cpp",
+      "The translation of every kernel of a whole Metal program: [(kernel, source)].");
 }

@@ -46,3 +46,15 @@ def test_function_constants_compile_undefined(tmp_path, capsys):
                  "  o[i] = is_function_constant_defined(flag) && flag ? 1.0f : 2.0f;\n}\n")
     assert main([str(f), "--program", "--target", "cpp"]) == 0
     assert "kernel 'k': compiled for this CPU" in capsys.readouterr().out
+
+
+def test_print_shows_each_kernels_translation(capsys):
+    # --print: the source each kernel compiles from, entry point and glue included.
+    assert main([str(GUIDE / "access_patterns.metal"), "--program", "--target", "cuda", "--print"]) == 0
+    out = capsys.readouterr().out
+    for name in ("column_access_bad", "row_access_good", "column_via_transpose"):
+        assert f"// ---- kernel '{name}' (cuda) ----" in out
+    assert out.count('extern "C" __global__ void alloy_kernel_main(') == 3
+    # The 0-d input N is read at entry, before the thread ids.
+    transpose = out[out.index("// ---- kernel 'column_via_transpose'"):]
+    assert "  const uint in1_value = *in1;\n  alloy_msl::ThreadIds t;" in transpose

@@ -88,6 +88,13 @@ def program(args):
     source = sys.stdin.read() if args.source == "-" else open(args.source).read()
     header = open(args.header).read() if args.header else ""
     target = "cpp" if args.target == "metal" else args.target
+    if args.print:
+        try:
+            for name, text in _msl.translate_program(source, header, args.math_mode, target):
+                print(f"// ---- kernel '{name}' ({target}) ----\n{text}")
+        except Exception as e:  # front-end errors quote the user's line
+            print(e, file=sys.stderr)
+            return 1
     results = _msl.compile_program(source, header, args.math_mode, target, args.arch, args.threadgroup_bytes)
     failed = 0
     for name, ok, message in results:
