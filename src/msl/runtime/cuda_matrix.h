@@ -67,8 +67,13 @@ template <> struct pair_word<metal::half> { using type = unsigned; };
 template <> struct pair_word<metal::bfloat> { using type = unsigned; };
 template <> struct pair_word<float> { using type = unsigned long long; };
 template <class T, class U> constexpr bool kPairMoves = metal::is_same_v<T, U> && (sizeof(T) == 2 || sizeof(T) == 4);
-template <class T> ALLOY_FUNC bool pair_aligned(const T* p) {
-  return (reinterpret_cast<unsigned long long>(p) & (2 * sizeof(T) - 1)) == 0;
+// Whether every lane's pair at src + (origin.y + r) * elements_per_row +
+// origin.x + c (c even) is aligned for one wide move: a sufficient test on
+// the matrix's terms, not on each lane's address, so it is the same for the
+// whole SIMD group and, inside a loop over K tiles, the compiler can keep it
+// out of the loop (an origin that steps by 8 stays even) and unroll.
+template <class T> ALLOY_FUNC bool pairs_aligned(const T* src, metal::ulong elements_per_row, metal::ulong origin_x) {
+  return ((reinterpret_cast<unsigned long long>(src) & (2 * sizeof(T) - 1)) | ((elements_per_row | origin_x) & 1u)) == 0;
 }
 
 // D = A * B + C on the tensor cores; A and B are 16-bit (half or bfloat).
@@ -177,7 +182,7 @@ ALLOY_FUNC void simdgroup_load(simdgroup_matrix<T, 8, 8>& d, const U* src, ulong
   const U* base = src + matrix_origin.y * elements_per_row + matrix_origin.x;
   if constexpr (md::kPairMoves<T, U>) {
     const U* p = base + r * elements_per_row + c;
-    if (!transpose_matrix && md::pair_aligned(p)) {
+    if (!transpose_matrix && md::pairs_aligned(src, elements_per_row, matrix_origin.x)) {
       using W = typename md::pair_word<T>::type;
       d.elements_ = __builtin_bit_cast(vec<T, 2>, *reinterpret_cast<const W*>(p));
       return;
@@ -201,7 +206,7 @@ ALLOY_FUNC void simdgroup_store(const simdgroup_matrix<T, 8, 8>& a, U* dst, ulon
   U* base = dst + matrix_origin.y * elements_per_row + matrix_origin.x;
   if constexpr (md::kPairMoves<T, U>) {
     U* p = base + r * elements_per_row + c;
-    if (!transpose_matrix && md::pair_aligned(p)) {
+    if (!transpose_matrix && md::pairs_aligned(dst, elements_per_row, matrix_origin.x)) {
       using W = typename md::pair_word<T>::type;
       *reinterpret_cast<W*>(p) = __builtin_bit_cast(W, a.elements_);
       return;
