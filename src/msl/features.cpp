@@ -70,6 +70,7 @@ bool names_half(std::string_view s) {
 void include_everything(RuntimeFeatures& f) {
   f.half_ops = f.math = f.math_extra = f.fast_math = f.simd = f.atomics = f.matrix = f.mlx_utils = true;
   f.matrix_elements = true;
+  f.lane_state = true;
 }
 
 // Scans one of the user's texts (source or header).
@@ -100,6 +101,7 @@ void scan(const LexedText& lexed, RuntimeFeatures& f, bool& everything) {
     if (in(kTensorNames, s) || (s == "tensor" && i + 1 < toks.size() && toks[i + 1].is_punct("<"))) f.tensor = true;
     if (in(kMlxUtilsNames, s) || starts_with(s, "elem_to_loc")) f.mlx_utils = true;
     if (starts_with(s, "simd_") || starts_with(s, "quad_")) f.simd = true;
+    if (s == "simdgroup_barrier") f.lane_state = true;
     if (starts_with(s, "simdgroup_") && s != "simdgroup_barrier" && !find_attribute(s)) f.matrix = true;
     if (s == "make_filled_simdgroup_matrix") f.matrix = true;
     if (is_atomic_name(s) && s != "atomic_thread_fence") f.atomics = true;
@@ -129,6 +131,7 @@ RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysi
   // Dependencies between the parts (metal_features.h). Cooperative tensors
   // reduce and gather across a SIMD group.
   if (f.matrix || f.tensor) f.simd = true;
+  if (f.simd) f.lane_state = true;
   if (f.simd || f.atomics || f.matrix) f.math = f.half_ops = true;
   if (f.math_extra || f.fast_math) f.math = true;
   if (f.tensor) f.half_ops = true;
@@ -149,6 +152,7 @@ std::string feature_defines(const RuntimeFeatures& f) {
   use(f.matrix, "MATRIX");
   use(f.mlx_utils, "MLX_UTILS");
   use(f.tensor, "TENSOR");
+  use(f.lane_state, "LANE_STATE");
   // No lane's elements are named: the matrices may live in mma.sync's layout.
   if (f.matrix && !f.matrix_elements) s += "#define ALLOY_MSL_MATRIX_MMA_LAYOUT 1\n";
   if (f.cpu_coroutines) s += "#define ALLOY_MSL_CPU_COROUTINES 1\n";

@@ -22,6 +22,10 @@ struct RuntimeFeatures {
   bool matrix = false;
   bool mlx_utils = false;
   bool tensor = false;  // Metal 4 tensors, mpp::tensor_ops (decided on names even when in doubt)
+  // CUDA: each SIMD group records which of its lanes exist (SIMD-group
+  // functions, simdgroup_barrier and tensors read it); a kernel without
+  // them skips that store and warp barrier at entry.
+  bool lane_state = false;
   // simdgroup_matrix's per-lane elements are reached (thread_elements(), or
   // code this scan cannot see): the CUDA target then keeps Apple's
   // element-to-lane layout; otherwise it may use the tensor cores' own.

@@ -22,7 +22,7 @@ class CudaTarget final : public CxxTarget {
 
   std::string argument(const GlueContext& c, const KernelParam& p,
                        const GlueParam& g) const override {
-    if (g.kind == GlueParam::Scalar) return "*" + g.name;
+    if (g.kind == GlueParam::Scalar) return g.name + "_value";
     if (g.kind == GlueParam::Shape || g.kind == GlueParam::Strides) return g.name + ".v";
     if (p.kind == KernelParam::Kind::Output && c.spec.atomic_outputs)
       return "reinterpret_cast<" + pointee_type(c.spec, p) + "*>(" + g.name + ")";
@@ -52,6 +52,16 @@ class CudaTarget final : public CxxTarget {
       w.generated("\n    ::alloy_msl::BoundsReport* alloy_bc_report,");
     }
     w.generated("\n    alloy_msl::cuda::Dispatch d) {\n");
+    // 0-d inputs are loaded first: every address the kernel forms from one
+    // (a row stride N, say) waits for that load, which then overlaps the
+    // thread ids' arithmetic instead of following it. The pointer is valid
+    // for every thread, inside the grid or not.
+    g = 0;
+    for (const KernelParam& p : c.params) {
+      if (p.kind == KernelParam::Kind::Attribute) continue;
+      const GlueParam& gp = c.glue[g++];
+      if (gp.kind == GlueParam::Scalar) w.generated("  const " + p.type + " " + gp.name + "_value = *" + gp.name + ";\n");
+    }
     const int per_block = c.uses_sync ? 1 : kSyncFreeThreadgroupsPerBlock;
     if (per_block == 1) {
       w.generated("  alloy_msl::ThreadIds t;\n");

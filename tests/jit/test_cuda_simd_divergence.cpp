@@ -38,6 +38,7 @@
 // ---- the model of CUDA's device environment that cuda_sync.h / cuda_simd.h use
 // (defined after the standard headers, which spell attributes __noinline__)
 #define ALLOY_FUNC inline
+#define ALLOY_MSL_USE_LANE_STATE 1  // as the translator defines it for SIMD-group functions
 #define __shared__
 #define __device__
 #define __noinline__ __attribute__((noinline))

@@ -274,7 +274,9 @@ TEST(MslTranslate, KernelFunctionParametersInOrder) {
                                   "    float* __restrict__ out0,\n"
                                   "    alloy_msl::cuda::Dispatch d) {\n"))
       << cu.source;
-  EXPECT_TRUE(contains(cu.source, "      *in1,\n"));
+  // The 0-d input is read at entry, before the thread ids, and passed on.
+  EXPECT_TRUE(contains(cu.source, "    alloy_msl::cuda::Dispatch d) {\n  const int in1_value = *in1;\n")) << cu.source;
+  EXPECT_TRUE(contains(cu.source, "      in1_value,\n"));
   EXPECT_TRUE(contains(cu.source, "      reinterpret_cast<atomic<float>*>(out0),\n"));
   // No sync: each block runs 4 threadgroups in turn.
   EXPECT_EQ(cuda_threadgroups_per_block(cu.analysis), 4);

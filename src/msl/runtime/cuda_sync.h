@@ -17,13 +17,14 @@
 namespace alloy_msl {
 namespace cuda {
 
+ALLOY_FUNC unsigned lane_id() { return threadIdx.x & 31u; }
+
+#if ALLOY_MSL_USE_LANE_STATE
 struct SimdGroupState {
   unsigned present;              // bit i: lane i exists
   unsigned threadgroup_threads;  // threads of the threadgroup that exist
 };
 __shared__ SimdGroupState simd_group_state[32];
-
-ALLOY_FUNC unsigned lane_id() { return threadIdx.x & 31u; }
 
 // Bit i set for each lane i present in this thread's SIMD group.
 ALLOY_FUNC unsigned present_mask() { return simd_group_state[threadIdx.x >> 5].present; }
@@ -37,6 +38,11 @@ ALLOY_FUNC void set_simd_group_state(unsigned tid, unsigned n) {
   if ((tid & 31u) == 0u) simd_group_state[tid >> 5] = SimdGroupState{present, n};
   __syncwarp(present);
 }
+#else
+// Nothing reads the record (the translator saw no SIMD-group function,
+// simdgroup_barrier or tensor): no store and no warp barrier at entry.
+ALLOY_FUNC void set_simd_group_state(unsigned, unsigned) {}
+#endif
 
 }  // namespace cuda
 
@@ -44,7 +50,9 @@ ALLOY_FUNC void set_simd_group_state(unsigned tid, unsigned n) {
 // (msl/rewrite.cpp): every lane present waits for the others, so lanes that
 // left a loop or a branch at different trips make the call together, as
 // Metal's threads do.
+#if ALLOY_MSL_USE_LANE_STATE
 ALLOY_FUNC void simd_reconverge() { __syncwarp(cuda::present_mask()); }
+#endif
 
 }  // namespace alloy_msl
 
@@ -80,10 +88,12 @@ enum memory_order {
 // every mem_flags value.
 ALLOY_FUNC void threadgroup_barrier(mem_flags = mem_flags::mem_none) { __syncthreads(); }
 
+#if ALLOY_MSL_USE_LANE_STATE
 ALLOY_FUNC void simdgroup_barrier(mem_flags flags = mem_flags::mem_none) {
   __syncwarp(::alloy_msl::cuda::present_mask());
   if (unsigned(flags & mem_flags::mem_device)) __threadfence_block();
 }
+#endif
 
 ALLOY_FUNC void atomic_thread_fence(mem_flags flags, memory_order order = memory_order_seq_cst,
                                     thread_scope scope = thread_scope_device) {

@@ -17,6 +17,8 @@
 //   MLX_UTILS   MLX's utils: elem_to_loc*, ceildiv, Limits
 //   TENSOR      Metal 4 tensors, cooperative tensors and mpp::tensor_ops::matmul2d
 //               (needs HALF_OPS, SIMD)
+//   LANE_STATE  CUDA: the record of each SIMD group's present lanes, kept from
+//               kernel entry (SIMD, TENSOR and simdgroup_barrier read it)
 #pragma once
 
 #ifndef ALLOY_MSL_SELECT
@@ -29,4 +31,5 @@
 #define ALLOY_MSL_USE_MATRIX 1
 #define ALLOY_MSL_USE_MLX_UTILS 1
 #define ALLOY_MSL_USE_TENSOR 1
+#define ALLOY_MSL_USE_LANE_STATE 1
 #endif

@@ -61,6 +61,7 @@ extern "C" __global__ void alloy_kernel_main(
     const float* __restrict__ in2,
     float* __restrict__ out0,
     alloy_msl::cuda::Dispatch d) {
+  const float in1_value = *in1;
   const unsigned first = blockIdx.x * 4u;
   if (d.threadgroup[1] == 1u && d.threadgroup[2] == 1u && d.fold_y == 0u &&
       (first + 4u) * d.threadgroup[0] <= d.grid[0]) {
@@ -72,7 +73,7 @@ extern "C" __global__ void alloy_kernel_main(
       const alloy_msl::ThreadIds& t = ids[j];
       custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float<float, -3, true>(
       in0,
-      *in1,
+      in1_value,
       in2,
       out0,
       t.thread_position_in_grid);
@@ -84,7 +85,7 @@ extern "C" __global__ void alloy_kernel_main(
     if (!alloy_msl::cuda::thread_ids(d, t, first + j)) return;  // past the grid
     custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float<float, -3, true>(
       in0,
-      *in1,
+      in1_value,
       in2,
       out0,
       t.thread_position_in_grid);

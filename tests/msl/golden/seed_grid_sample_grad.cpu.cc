@@ -6,6 +6,7 @@
 #define ALLOY_MSL_USE_SIMD 1
 #define ALLOY_MSL_USE_ATOMICS 1
 #define ALLOY_MSL_USE_MLX_UTILS 1
+#define ALLOY_MSL_USE_LANE_STATE 1
 #define ALLOY_MSL_CPU_REGIONS 1
 #include "metal_cpu.h"
 #include "mlx_utils.h"
@@ -113,7 +114,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
             atomic_fetch_add_explicit(&grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
         }  } alloy_next_3: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.gix_mult[alloy_tid] = gix_mult; alloy_fv.giy[alloy_tid] = giy; alloy_fv.giy_mult[alloy_tid] = giy_mult; alloy_fv.grid_idx[alloy_tid] = grid_idx; } 
     
-#line 117 "generated"
+#line 118 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

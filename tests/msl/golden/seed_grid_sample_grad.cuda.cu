@@ -6,6 +6,7 @@
 #define ALLOY_MSL_USE_SIMD 1
 #define ALLOY_MSL_USE_ATOMICS 1
 #define ALLOY_MSL_USE_MLX_UTILS 1
+#define ALLOY_MSL_USE_LANE_STATE 1
 #include "metal_cuda.h"
 #include "mlx_utils.h"
 using namespace metal;
@@ -114,7 +115,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
             atomic_fetch_add_explicit(&grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
         }
     
-#line 118 "generated"
+#line 119 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(
