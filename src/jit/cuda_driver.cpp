@@ -98,6 +98,8 @@ Loaded load() {
   bind(lib, a.cuGraphLaunch, {"cuGraphLaunch"}, optional_missing);
   bind(lib, a.cuGraphDestroy, {"cuGraphDestroy"}, optional_missing);
   bind(lib, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, optional_missing);
+  bind(lib, a.cuOccupancyMaxActiveBlocksPerMultiprocessor, {"cuOccupancyMaxActiveBlocksPerMultiprocessor"},
+       optional_missing);
   if (!missing.empty()) {
     L.reason = "libcuda.so.1 lacks entry points: " + missing;
     return L;  // the library stays loaded: harmless, and unloading drivers is risky
@@ -265,10 +267,15 @@ void make_current(int device) {
   check(a.cuCtxSetCurrent(ctx), "cuda_driver::make_current", "cuCtxSetCurrent");
 }
 
+// Above 48 KB of shared memory in all (static + dynamic), a function must be
+// allowed the dynamic part first. The op kernels' static shared memory is
+// under 16 KB, so from 32 KB of dynamic memory on it is set, as needed or not.
+constexpr unsigned kDynamicSharedOptIn = 32u * 1024u;
+
 void launch(CUfunction fn, const unsigned grid[3], const unsigned block[3], unsigned dynamic_shared_bytes,
             CUstream stream, void** params) {
   const Api& a = api();
-  if (dynamic_shared_bytes > 48u * 1024u) {
+  if (dynamic_shared_bytes >= kDynamicSharedOptIn) {
     check(a.cuFuncSetAttribute(fn, kFuncMaxDynamicSharedSizeBytes, int(dynamic_shared_bytes)),
           "cuda_driver::launch", "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
   }
@@ -282,6 +289,19 @@ void launch(CUfunction fn, const unsigned grid[3], const unsigned block[3], unsi
                              std::to_string(block[2]) + ", shared " + std::to_string(dynamic_shared_bytes) +
                              " B) failed: " + error_text(r));
   }
+}
+
+int resident_blocks_per_sm(CUfunction fn, unsigned block, unsigned dynamic_shared_bytes) {
+  const Api& a = api();
+  if (!a.cuOccupancyMaxActiveBlocksPerMultiprocessor) return 1;
+  if (dynamic_shared_bytes >= kDynamicSharedOptIn) {
+    check(a.cuFuncSetAttribute(fn, kFuncMaxDynamicSharedSizeBytes, int(dynamic_shared_bytes)),
+          "cuda_driver::resident_blocks_per_sm", "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  }
+  int blocks = 0;
+  check(a.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, int(block), dynamic_shared_bytes),
+        "cuda_driver::resident_blocks_per_sm", "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks > 0 ? blocks : 1;
 }
 
 Module::Module(const void* cubin) {

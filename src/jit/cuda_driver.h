@@ -117,6 +117,10 @@ struct Api {
   CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream stream);
   CUresult (*cuGraphDestroy)(CUgraph graph);
   CUresult (*cuGraphExecDestroy)(CUgraphExec exec);
+  // Optional too: without it, grids that want every SM's resident blocks
+  // assume one block per SM.
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int* blocks, CUfunction fn, int block_size,
+                                                          size_t dynamic_shared_bytes);
   bool has_graphs() const {
     return cuStreamBeginCapture && cuStreamEndCapture && cuGraphInstantiateWithFlags && cuGraphExecUpdate &&
            cuGraphLaunch && cuGraphDestroy && cuGraphExecDestroy;
@@ -170,11 +174,16 @@ size_t device_total_memory(int device = 0);
 // (retained once per device for the life of the process).
 void make_current(int device = 0);
 
-// Launches `fn` with a 1-D or 3-D grid. When `dynamic_shared_bytes` is over
-// 48 KB, first raises the function's dynamic shared memory limit (the driver
-// refuses such launches otherwise).
+// Launches `fn` with a 1-D or 3-D grid. With 32 KB or more of
+// `dynamic_shared_bytes`, first raises the function's dynamic shared memory
+// limit (the driver refuses launches over 48 KB in all otherwise).
 void launch(CUfunction fn, const unsigned grid[3], const unsigned block[3],
             unsigned dynamic_shared_bytes, CUstream stream, void** params);
+
+// How many blocks of `block` threads using `dynamic_shared_bytes` each fit
+// on one SM at once (at least 1; 1 when the driver cannot say). Raises the
+// function's dynamic shared memory limit first, as launch() would.
+int resident_blocks_per_sm(CUfunction fn, unsigned block, unsigned dynamic_shared_bytes);
 
 // A module loaded from a cubin; unloads on destruction.
 class Module {

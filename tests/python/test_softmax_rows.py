@@ -141,3 +141,24 @@ def test_long_rows_loop_and_split(rng, shape):
     check_close(mx.softmax(a, axis=-1), softmax_ref(X), "float32", scale=8)
     check_close(mx.logsumexp(a, axis=-1), lse_ref(X), "float32", scale=8)
     check_close(mx.logsumexp(a), lse_ref(X.reshape(-1), axis=0), "float32", scale=8)
+
+
+@pytest.mark.parametrize("dtype,shape", [("float32", (700, 8192)), ("float32", (400, 12288)),
+                                         ("float32", (300, 32768)), ("float16", (600, 16384)),
+                                         ("bfloat16", (300, 32768))], ids=str)
+def test_staged_long_rows(rng, dtype, shape):
+    # Rows of 32 KB and more in whole 16-byte chunks: on the GPU each block
+    # loops over more rows than blocks fit on the device, staging the next
+    # row in shared memory while it writes this one (softmax_staged). The
+    # same rows read from one element in (not 16-byte aligned) take the
+    # unstaged kernel; both agree with float64.
+    rows, n = shape
+    x = random_values(rng, (rows, n + 1), dtype, -20, 20)
+    X = wide(x)
+    a = to_mx(x)
+    aligned = mx.contiguous(a[:, :n])
+    check_close(mx.softmax(aligned, axis=-1), softmax_ref(X[:, :n]), dtype, scale=8)
+    flat = mx.reshape(a, (-1,))[1:1 + rows * n]
+    offset = mx.reshape(flat, (rows, n))
+    check_close(mx.softmax(offset, axis=-1), softmax_ref(X.reshape(-1)[1:1 + rows * n].reshape(rows, n)), dtype,
+                scale=8)

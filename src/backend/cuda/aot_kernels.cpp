@@ -148,7 +148,7 @@ void add_reductions(SetBuilder& set) {
   // Every row softmax form the launch plan (backend/cuda/softmax.h) picks.
   for (const char* op : {"Softmax", "LogSumExp"}) {
     for (Dtype d : {Dtype::float16, Dtype::bfloat16, Dtype::float32, Dtype::float64}) {
-      for (const RowSoftmaxPlan& plan : row_softmax_forms(std::string(op) == "LogSumExp")) {
+      for (const RowSoftmaxPlan& plan : row_softmax_forms(std::string(op) == "LogSumExp", static_cast<int>(size_of(d)))) {
         const std::string key = std::string("softmax/") + op + "/" + dtype_name(d) + "/" + plan.variant();
         for (const std::string& k : row_softmax_kernels(plan)) set.add(key, k, row_softmax_source(op, d, plan, k));
       }

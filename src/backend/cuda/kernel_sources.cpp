@@ -167,7 +167,7 @@ std::vector<CatalogEntry> kernel_catalog() {
   }
   // Every form of the row softmax on float32, and one form of each other dtype.
   for (const char* op : {"Softmax", "LogSumExp"}) {
-    for (const RowSoftmaxPlan& plan : row_softmax_forms(std::string(op) == "LogSumExp")) {
+    for (const RowSoftmaxPlan& plan : row_softmax_forms(std::string(op) == "LogSumExp", 4)) {
       for (const std::string& k : row_softmax_kernels(plan)) {
         add(std::string("softmax/") + op + "/float32/" + plan.variant(), k, row_softmax_source(op, Dtype::float32, plan, k));
       }

@@ -20,7 +20,7 @@ namespace cuda {
 
 std::string RowSoftmaxPlan::variant() const {
   switch (form) {
-    case RowSoftmaxForm::Registers: return std::to_string(group) + "x" + std::to_string(k);
+    case RowSoftmaxForm::Registers: return std::to_string(group) + "x" + std::to_string(k) + (staged ? "s" : "");
     case RowSoftmaxForm::Loop: return "loop";
     case RowSoftmaxForm::Stream: return "stream";
     default: return "split";
@@ -56,7 +56,17 @@ RowSoftmaxPlan row_softmax_plan(bool log_sum_exp, int64_t rows, int64_t n, int s
   return {RowSoftmaxForm::Split, 0, 0, splits};
 }
 
-std::vector<RowSoftmaxPlan> row_softmax_forms(bool log_sum_exp) {
+RowSoftmaxPlan staged_rows(const RowSoftmaxPlan& plan, int64_t n, int item_bytes, int64_t shared_limit) {
+  const int64_t bytes = n * item_bytes;
+  if (plan.form != RowSoftmaxForm::Registers || plan.group < 256 || item_bytes > 4 || bytes % 16 != 0 ||
+      bytes < 32 * 1024 || bytes > shared_limit)
+    return plan;
+  RowSoftmaxPlan staged = plan;
+  staged.staged = true;
+  return staged;
+}
+
+std::vector<RowSoftmaxPlan> row_softmax_forms(bool log_sum_exp, int item_bytes) {
   // The plan itself over every power-of-two row length up to the longest a
   // register form holds, then the forms of long rows, many and few.
   std::vector<RowSoftmaxPlan> forms;
@@ -67,7 +77,11 @@ std::vector<RowSoftmaxPlan> row_softmax_forms(bool log_sum_exp) {
     }
     forms.push_back(p);
   };
-  for (int64_t n = 1; n <= longest; n *= 2) add(row_softmax_plan(log_sum_exp, 1 << 20, n, 1));
+  for (int64_t n = 1; n <= longest; n *= 2) {
+    const RowSoftmaxPlan plan = row_softmax_plan(log_sum_exp, 1 << 20, n, 1);
+    add(plan);
+    if (!log_sum_exp) add(staged_rows(plan, n, item_bytes, int64_t(1) << 30));
+  }
   add(row_softmax_plan(log_sum_exp, 1 << 20, 2 * longest, 1));
   add(row_softmax_plan(log_sum_exp, 1, 2 * longest, 1 << 10));
   return forms;
@@ -75,7 +89,7 @@ std::vector<RowSoftmaxPlan> row_softmax_forms(bool log_sum_exp) {
 
 std::vector<std::string> row_softmax_kernels(const RowSoftmaxPlan& plan) {
   switch (plan.form) {
-    case RowSoftmaxForm::Registers: return {"softmax_rows"};
+    case RowSoftmaxForm::Registers: return {plan.staged ? "softmax_staged" : "softmax_rows"};
     case RowSoftmaxForm::Loop: return {"softmax_loop"};
     case RowSoftmaxForm::Stream: return {"lse_stream", "lse_merge"};
     default: return {"split_max", "split_sum", "split_finish"};
@@ -98,15 +112,29 @@ void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& 
   array in = row_contiguous(in_any, s, op);
   int64_t n = in.shape().back();
   int64_t rows = static_cast<int64_t>(in.size()) / n;
-  const RowSoftmaxPlan plan = row_softmax_plan(log_sum_exp, rows, n, sm_count());
+  RowSoftmaxPlan plan = row_softmax_plan(log_sum_exp, rows, n, sm_count());
+  const void* src = in.raw_data();
+  void* dst = out.raw_data();
+  if (!log_sum_exp && ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) % 16) == 0) {
+    // Room for the staged row beside block_all's partials.
+    static const int64_t shared_limit =
+        cuda_driver::device_attribute(cuda_driver::kMaxSharedMemoryPerBlockOptin) - 1024;
+    plan = staged_rows(plan, n, static_cast<int>(size_of(t)), shared_limit);
+  }
   const std::string op_name = log_sum_exp ? "LogSumExp" : "Softmax";
   const std::string key = "softmax/" + op_name + "/" + dtype_name(t) + "/" + plan.variant();
   auto fn = [&](const std::string& name) {
     return kernel(key, name, [=](const std::string& k) { return row_softmax_source(op_name, t, plan, k); });
   };
-  const void* src = in.raw_data();
-  void* dst = out.raw_data();
-  if (plan.form == RowSoftmaxForm::Registers) {
+  if (plan.staged) {
+    // As many blocks as stay resident: each loops over rows, so its staging
+    // of the next row overlaps its work on this one.
+    const unsigned shared = static_cast<unsigned>(n * int64_t(size_of(t)));
+    CUfunction f = fn("softmax_staged");
+    const int64_t resident = int64_t(sm_count()) * cuda_driver::resident_blocks_per_sm(f, plan.group, shared);
+    const unsigned grid = static_cast<unsigned>(std::max<int64_t>(1, std::min(rows, resident)));
+    launch(f, grid, static_cast<unsigned>(plan.group), shared, s, src, dst, rows, n);
+  } else if (plan.form == RowSoftmaxForm::Registers) {
     const int64_t per_block = plan.group == 32 ? 8 : 1;
     const unsigned threads = plan.group == 32 ? 256 : plan.group;
     const unsigned grid = static_cast<unsigned>(

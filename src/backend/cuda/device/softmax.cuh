@@ -2,6 +2,9 @@
 //   softmax_rows<G, K>: a group of G threads per row (a warp, G = 32, eight
 //     rows per block; or a block of G = 256 or 1024), K elements per thread
 //     held in registers: each element is read once and written once;
+//   softmax_staged<G, K>: (softmax) the same for long aligned rows, one
+//     block looping over rows, the next row staged in shared memory while
+//     this one is reduced and written;
 //   softmax_loop: one block per row of any length, reading the row for its
 //     max, for its sum of exponentials and (softmax) to write;
 //   softmax_split_*: (softmax) few long rows, each split over gridDim.y
@@ -134,6 +137,102 @@ __device__ __forceinline__ void softmax_rows(const T* in, T* out, int64_t n_rows
   for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / G; row < n_rows;
        row += int64_t(gridDim.x) * kRowsPerBlock)
     softmax_detail::row_in_registers<Op, G, K, T, Acc>(in, out, row, n, threadIdx.x % G);
+}
+
+namespace softmax_detail {
+
+// 16 bytes from global memory into this thread's shared-memory slot without
+// passing through registers (cp.async, sm_80 and later; a plain copy before).
+__device__ __forceinline__ void stage16(void* smem, const void* gmem) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(gmem) : "memory");
+#else
+  *static_cast<bits128*>(smem) = *static_cast<const bits128*>(gmem);
+#endif
+}
+__device__ __forceinline__ void stage_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void stage_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+#endif
+}
+
+}  // namespace softmax_detail
+
+// Softmax of long aligned rows (16-byte rows starts, a whole number of
+// 16-byte chunks a row), one row per block of G threads at a time, the
+// block looping over rows. A row held in registers leaves room for one or
+// two blocks per SM, and a block that reduces does not read: so while a
+// row is reduced and written from registers, the block's next row is
+// already on its way into shared memory (each thread stages exactly the
+// chunks it will hold: no barrier guards the slots). Thread t holds chunks
+// t + G * i (16 bytes each); dynamic shared memory holds one row.
+template <RowSoftmaxOp Op, typename T, typename Acc, int G, int K>
+__device__ __forceinline__ void softmax_rows_staged(const T* in, T* out, int64_t n_rows, int64_t n) {
+  using namespace softmax_detail;
+  static_assert(Op == RowSoftmaxOp::Softmax, "logsumexp streams its long rows (lse_stream)");
+  constexpr int W = 16 / sizeof(T), C = K / W > 0 ? K / W : 1;
+  using Chunk = Vec<T, W>;
+  extern __shared__ __align__(16) unsigned char staged_row[];
+  Chunk* slots = reinterpret_cast<Chunk*>(staged_row);
+  const int64_t chunks = n / W;
+  const int t = threadIdx.x;
+  auto stage = [&](int64_t row) {
+    const Chunk* src = reinterpret_cast<const Chunk*>(in + row * n);
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+      const int64_t c = t + int64_t(G) * i;
+      if (c < chunks) stage16(&slots[c], &src[c]);
+    }
+    stage_commit();
+  };
+  int64_t row = blockIdx.x;
+  if (row < n_rows) stage(row);
+  for (; row < n_rows; row += gridDim.x) {
+    stage_wait();
+    Acc v[C * W];
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+      const int64_t c = t + int64_t(G) * i;
+      const Chunk q = c < chunks ? slots[c] : Chunk{};
+#pragma unroll
+      for (int w = 0; w < W; ++w)
+        v[i * W + w] = c < chunks ? cast_value<Acc>(q.v[w]) : reduce::Fn<ReduceOp::Max>::template identity<Acc>();
+    }
+    if (row + gridDim.x < n_rows) stage(row + gridDim.x);  // my slots are read: refill them
+    Acc m = reduce::Fn<ReduceOp::Max>::template identity<Acc>();
+#pragma unroll
+    for (int k = 0; k < C * W; ++k) m = MaxOf()(m, v[k]);
+    m = block_all(m, MaxOf());
+    Acc s = 0;
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+      const bool mine = t + int64_t(G) * i < chunks;
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        v[i * W + w] = exp_acc(v[i * W + w] - m);
+        if (mine) s += v[i * W + w];
+      }
+    }
+    s = block_all(s, SumOf());
+    const Acc r = Acc(1) / s;
+    Chunk* dst = reinterpret_cast<Chunk*>(out + row * n);
+#pragma unroll
+    for (int i = 0; i < C; ++i) {
+      const int64_t c = t + int64_t(G) * i;
+      if (c < chunks) {
+        Chunk q;
+#pragma unroll
+        for (int w = 0; w < W; ++w) q.v[w] = cast_value<T>(v[i * W + w] * r);
+        dst[c] = q;
+      }
+    }
+  }
 }
 
 // Blocks of 1024 threads, one row per block, rows of any length.
@@ -371,6 +470,10 @@ __device__ __forceinline__ void lse_merge(const Acc* part_m, const Acc* part_s, 
   extern "C" __global__ void __launch_bounds__(G == 32 ? 256 : G)                                         \
       softmax_rows(const T* in, T* out, int64_t rows, int64_t n) {                                        \
     alloy::softmax_rows<OP, T, Acc, G, K>(in, out, rows, n);                                              \
+  }
+#define ALLOY_KERNEL_softmax_staged(OP, T, Acc, G, K)                                     \
+  extern "C" __global__ void __launch_bounds__(G) softmax_staged(const T* in, T* out, int64_t rows, int64_t n) { \
+    alloy::softmax_rows_staged<OP, T, Acc, G, K>(in, out, rows, n);                         \
   }
 #define ALLOY_KERNEL_softmax_loop(OP, T, Acc)                                                                   \
   extern "C" __global__ void __launch_bounds__(1024) softmax_loop(const T* in, T* out, int64_t rows, int64_t n) { \
