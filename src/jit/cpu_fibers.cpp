@@ -25,6 +25,9 @@
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 #endif
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -62,6 +65,28 @@ size_t fiber_stack_bytes() {
   }();
   return bytes;
 }
+
+// TSan follows a stack switch only when told: each fiber is a TSan fiber too,
+// and every jump between a fiber and the scheduler is announced first. The
+// switches synchronise (flag 0): one OS thread runs the group's fibers one
+// after another, so what a fiber wrote before it yielded happens before what
+// the next one reads. Without this TSan loses track of the stacks and its
+// verdict on fiber kernels means nothing. No-ops in other builds.
+#if defined(__SANITIZE_THREAD__)
+void* tsan_current_fiber() { return __tsan_get_current_fiber(); }
+void* tsan_new_fiber() { return __tsan_create_fiber(0); }
+void tsan_drop_fiber(void* f) {
+  if (f) __tsan_destroy_fiber(f);
+}
+void tsan_switch(void* f) {
+  if (f) __tsan_switch_to_fiber(f, 0);
+}
+#else
+void* tsan_current_fiber() { return nullptr; }
+void* tsan_new_fiber() { return nullptr; }
+void tsan_drop_fiber(void*) {}
+void tsan_switch(void*) {}
+#endif
 
 // Stacks for one OS thread's fibers, grown on demand and kept for reuse.
 class StackPool {
@@ -102,6 +127,7 @@ enum class State : unsigned char { Ready, Running, Barrier, Simd, Done };
 
 struct Fiber {
   bctx::fcontext_t ctx;
+  void* tsan;       // the fiber as TSan knows it (TSan builds only)
   void* coroutine;  // the thread's coroutine handle, when threads are coroutines
   State state;
   SyncSite site;
@@ -232,6 +258,7 @@ class Group {
   void schedule();
   static void fiber_main(bctx::transfer_t t);
   void suspend() {
+    tsan_switch(sched_tsan_);
     bctx::transfer_t t = bctx::jump_fcontext(sched_, nullptr);
     sched_ = t.fctx;
   }
@@ -261,6 +288,7 @@ class Group {
   unsigned living_ = 0, at_barrier_ = 0, current_ = 0;
   bool failed_ = false;
   bctx::fcontext_t sched_ = nullptr;
+  void* sched_tsan_ = nullptr;  // the scheduler's own TSan fiber
   StackPool stacks_;
 };
 
@@ -272,6 +300,7 @@ void Group::fiber_main(bctx::transfer_t t) {
   unsigned i = static_cast<unsigned>(reinterpret_cast<uintptr_t>(t.data));
   g.entry_(g.arg_, i);
   g.finish(i);
+  tsan_switch(g.sched_tsan_);
   bctx::jump_fcontext(g.sched_, nullptr);  // a finished fiber is never resumed
   __builtin_unreachable();
 }
@@ -284,7 +313,7 @@ void Group::start(unsigned count, const unsigned pos[3], char* err, size_t err_s
   failed_ = false;
   living_ = count;
   at_barrier_ = 0;
-  fibers_.assign(count, Fiber{nullptr, nullptr, State::Ready, SyncSite{}, nullptr, 0});
+  fibers_.assign(count, Fiber{nullptr, nullptr, nullptr, State::Ready, SyncSite{}, nullptr, 0});
   ready_.clear();
   ready_head_ = 0;
   for (unsigned i = 0; i < count; ++i) ready_.push_back(i);
@@ -307,6 +336,7 @@ int Group::run(unsigned count, const unsigned pos[3], void (*entry)(void*, unsig
   arg_ = arg;
   coroutines_ = nullptr;
   schedule();
+  for (Fiber& f : fibers_) tsan_drop_fiber(f.tsan);
   return failed_ ? 1 : 0;
 }
 
@@ -325,6 +355,7 @@ int Group::run_coroutines(unsigned count, const unsigned pos[3], const alloy_msl
 }
 
 void Group::schedule() {
+  sched_tsan_ = tsan_current_fiber();
   while (living_ > 0 && !failed_) {
     if (ready_head_ == ready_.size()) {
       ready_.clear();
@@ -352,8 +383,10 @@ void Group::schedule() {
         break;
       }
       f.ctx = bctx::make_fcontext(top, fiber_stack_bytes(), &Group::fiber_main);
+      f.tsan = tsan_new_fiber();
     }
     f.state = State::Running;
+    tsan_switch(f.tsan);
     bctx::transfer_t t = bctx::jump_fcontext(f.ctx, reinterpret_cast<void*>(static_cast<uintptr_t>(i)));
     fibers_[i].ctx = t.fctx;
   }
