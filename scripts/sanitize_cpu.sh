@@ -122,6 +122,12 @@ run_python() {  # run_python asan|tsan [pytest args...]
       return 1
     launcher=("$PWD/$dir/tsan-python")
     extra_path=":$site"
+    # TSan holds an asynchronous signal until its thread runs instrumented
+    # code; a CPU kernel spinning in the JIT's (uninstrumented) code never
+    # does, so the signal that stops a runaway kernel (timeout=, SIGALRM,
+    # SIGINT: jit/cpu_faults.h) never lands. Those four tests stop kernels
+    # that way and are left out here; the other builds run them.
+    set -- -k "not (past_its_timeout or kernel_timeout_sets_a_default or signal_stops_an_endless or stopped_kernel_inside_grad)" "$@"
   fi
   echo "sanitize_cpu: pytest under $kind (log: $dir/pytest.log)"
   local rc=0
