@@ -180,28 +180,48 @@ def test_shape_strides_ndim_only_when_used(capfd):
 
 # ---- dispatch semantics ------------------------------------------------------
 
-def test_partial_threadgroups_and_attributes():
+@pytest.mark.parametrize("grid,tg", [
+    ((10, 5, 1), (4, 4, 1)),     # partial groups in x and y
+    ((16, 8, 1), (4, 4, 1)),     # whole groups, power-of-two width (split by shift)
+    ((12, 6, 4), (3, 3, 2)),     # whole 3-D groups (split by division)
+    ((7, 3, 5), (3, 2, 2)),      # partial 3-D groups
+    ((256, 1, 1), (32, 1, 1)),   # whole 1-D groups, four to a block on the GPU
+    ((96, 1, 1), (32, 1, 1)),    # 1-D, a block with groups past the grid
+], ids=str)
+def test_partial_threadgroups_and_attributes(grid, tg):
+    # Every thread writes its ids where it is: a partial group's real size,
+    # its linear index over that size, its group and SIMD group; a thread that
+    # does not exist or a group run twice or never shows as a wrong or
+    # unwritten (0xFFFFFFFF) entry.
     src = """
     uint3 g = thread_position_in_grid;
     uint idx = (g.z * threads_per_grid.y + g.y) * threads_per_grid.x + g.x;
-    out[idx * 6 + 0] = threads_per_threadgroup.x;
-    out[idx * 6 + 1] = threads_per_threadgroup.y;
-    out[idx * 6 + 2] = thread_index_in_threadgroup;
-    out[idx * 6 + 3] = threadgroup_position_in_grid.x;
-    out[idx * 6 + 4] = dispatch_threads_per_threadgroup.x;
-    out[idx * 6 + 5] = thread_index_in_simdgroup + 100 * simdgroup_index_in_threadgroup;
+    out[idx * 9 + 0] = threads_per_threadgroup.x;
+    out[idx * 9 + 1] = threads_per_threadgroup.y;
+    out[idx * 9 + 2] = threads_per_threadgroup.z;
+    out[idx * 9 + 3] = thread_index_in_threadgroup;
+    out[idx * 9 + 4] = threadgroup_position_in_grid.x;
+    out[idx * 9 + 5] = threadgroup_position_in_grid.y * 1000u + threadgroup_position_in_grid.z;
+    out[idx * 9 + 6] = dispatch_threads_per_threadgroup.x;
+    out[idx * 9 + 7] = thread_index_in_simdgroup + 100 * simdgroup_index_in_threadgroup;
+    out[idx * 9 + 8] = thread_position_in_threadgroup.x + 100 * thread_position_in_threadgroup.y +
+                       10000 * thread_position_in_threadgroup.z;
     """
-    grid, tg = (10, 5, 1), (4, 4, 1)
-    n = grid[0] * grid[1]
+    n = grid[0] * grid[1] * grid[2]
     k = mx.fast.metal_kernel(name="attrs", input_names=[], output_names=["out"], source=src)
-    out = np.array(k(inputs=[], grid=grid, threadgroup=tg, output_shapes=[(n * 6,)], output_dtypes=[mx.uint32],
-                     init_value=0xFFFFFFFF)[0]).reshape(grid[1], grid[0], 6)
-    for y in range(grid[1]):
-        for x in range(grid[0]):
-            ax = min(tg[0], grid[0] - x // tg[0] * tg[0])
-            ay = min(tg[1], grid[1] - y // tg[1] * tg[1])
-            lin = (x % tg[0]) + (y % tg[1]) * ax
-            assert out[y, x].tolist() == [ax, ay, lin, x // tg[0], tg[0], lin % 32 + 100 * (lin // 32)], (x, y)
+    out = np.array(k(inputs=[], grid=grid, threadgroup=tg, output_shapes=[(n * 9,)], output_dtypes=[mx.uint32],
+                     init_value=0xFFFFFFFF)[0]).reshape(grid[2], grid[1], grid[0], 9)
+    for z in range(grid[2]):
+        for y in range(grid[1]):
+            for x in range(grid[0]):
+                ax = min(tg[0], grid[0] - x // tg[0] * tg[0])
+                ay = min(tg[1], grid[1] - y // tg[1] * tg[1])
+                az = min(tg[2], grid[2] - z // tg[2] * tg[2])
+                px, py, pz = x % tg[0], y % tg[1], z % tg[2]
+                lin = px + py * ax + pz * ax * ay
+                want = [ax, ay, az, lin, x // tg[0], (y // tg[1]) * 1000 + z // tg[2], tg[0],
+                        lin % 32 + 100 * (lin // 32), px + 100 * py + 10000 * pz]
+                assert out[z, y, x].tolist() == want, (x, y, z)
 
 
 @pytest.mark.parametrize("grid,tg", [((3, 70001, 1), (1, 1, 1)), ((1, 2, 66000), (1, 2, 1)),

@@ -266,6 +266,9 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
     blocks[1] = alloy_msl::cuda::kMaxBlocksYZ;
     blocks[2] = static_cast<unsigned>(rows);
   }
+  const unsigned groups_x = (p.grid[0] + p.threadgroup[0] - 1) / p.threadgroup[0];
+  d.whole = d.fold_y == 0u && groups_x % per_block == 0u && p.grid[0] % p.threadgroup[0] == 0u &&
+            p.grid[1] % p.threadgroup[1] == 0u && p.grid[2] % p.threadgroup[2] == 0u;
   args_[dispatch_arg] = &d;
   shared_bytes = bin->plan->dynamic_threadgroup;
   prepare_shared_memory(v, *bin, shared_bytes);

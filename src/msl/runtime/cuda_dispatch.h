@@ -24,35 +24,53 @@ ALLOY_FUNC bool thread_ids(const Dispatch& d, ThreadIds& t, unsigned group_x) {
   const unsigned tgx = d.threadgroup[0], tgy = d.threadgroup[1], tgz = d.threadgroup[2];
   const unsigned gx = group_x;
   unsigned gy = blockIdx.y, gz = blockIdx.z;
-  if (d.fold_y != 0u) {  // more than 65535 threadgroups in y or z: unfold (cuda_launch.h)
-    const unsigned linear = blockIdx.z * gridDim.y + blockIdx.y;
-    gy = linear % d.fold_y;
-    gz = linear / d.fold_y;
-    if (gz * tgz >= d.grid[2]) return false;  // padding past the last threadgroup
-  }
-  if (gx * tgx >= d.grid[0]) return false;  // a threadgroup past the grid (x)
-  const unsigned left_x = d.grid[0] - gx * tgx;
-  const unsigned ax = left_x < tgx ? left_x : tgx;
-  unsigned ay = 1u, az = 1u, px = tid, py = 0u, pz = 0u, n = ax;
-  if (tgy != 1u || tgz != 1u) {  // 2-D/3-D threadgroups: divide the linear index
-    const unsigned left_y = d.grid[1] - gy * tgy, left_z = d.grid[2] - gz * tgz;
-    ay = left_y < tgy ? left_y : tgy;
-    az = left_z < tgz ? left_z : tgz;
-    if (d.x_shift != 0u && ax == tgx) {
-      // 2-D, as wide as requested, a power of two: no division.
-      n = ax * ay;
+  unsigned ax = tgx, ay = tgy, az = tgz, px = tid, py = 0u, pz = 0u, n;
+  if (d.whole) {
+    // Every group whole, every block in the grid: only the position to split.
+    n = tgx * tgy * tgz;
+    if (d.x_shift != 0u) {
       py = tid >> (d.x_shift - 1u);
       px = tid & (tgx - 1u);
-    } else {
-      const unsigned plane = ax * ay;
-      n = plane * az;
+    } else if (tgy != 1u || tgz != 1u) {
+      const unsigned plane = tgx * tgy;
       pz = tid / plane;
       const unsigned rest = tid - pz * plane;
-      py = rest / ax;
-      px = rest - py * ax;
+      py = rest / tgx;
+      px = rest - py * tgx;
     }
+  } else {
+    if (d.fold_y != 0u) {  // more than 65535 threadgroups in y or z: unfold (cuda_launch.h)
+      const unsigned linear = blockIdx.z * gridDim.y + blockIdx.y;
+      gy = linear % d.fold_y;
+      gz = linear / d.fold_y;
+      if (gz * tgz >= d.grid[2]) return false;  // padding past the last threadgroup
+    }
+    if (gx * tgx >= d.grid[0]) return false;  // a threadgroup past the grid (x)
+    const unsigned left_x = d.grid[0] - gx * tgx;
+    ax = left_x < tgx ? left_x : tgx;
+    ay = 1u;
+    az = 1u;
+    n = ax;
+    if (tgy != 1u || tgz != 1u) {  // 2-D/3-D threadgroups: divide the linear index
+      const unsigned left_y = d.grid[1] - gy * tgy, left_z = d.grid[2] - gz * tgz;
+      ay = left_y < tgy ? left_y : tgy;
+      az = left_z < tgz ? left_z : tgz;
+      if (d.x_shift != 0u && ax == tgx) {
+        // 2-D, as wide as requested, a power of two: no division.
+        n = ax * ay;
+        py = tid >> (d.x_shift - 1u);
+        px = tid & (tgx - 1u);
+      } else {
+        const unsigned plane = ax * ay;
+        n = plane * az;
+        pz = tid / plane;
+        const unsigned rest = tid - pz * plane;
+        py = rest / ax;
+        px = rest - py * ax;
+      }
+    }
+    if (tid >= n) return false;
   }
-  if (tid >= n) return false;
   set_simd_group_state(tid, n);
 
   const unsigned tg_threads = tgx * tgy * tgz;

@@ -20,6 +20,10 @@ struct Dispatch {
   // 1 + log2(threadgroup[0]) for 2-D threadgroups whose width is a power of
   // two, else 0: whole-width groups then split their linear index by shift.
   unsigned x_shift;
+  // 1 when every threadgroup is whole and every block runs threadgroups of
+  // the grid (no partial group, no folding, no padding block): the ids then
+  // need no checks, which is most of a small kernel's instructions.
+  unsigned whole;
 };
 
 inline constexpr unsigned kMaxBlocksYZ = 65535;
