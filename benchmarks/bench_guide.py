@@ -82,7 +82,8 @@ def problems(rng, quick):
     S = 512 if quick else 2048  # matmul_simdgroup: square, so A's page stride N is K
     Ah = rng.standard_normal(S * S).astype(np.float16)
     Bh = rng.standard_normal(S * S).astype(np.float16)
-    return dict(n=n, a=a, b=b, M=M, A=A, B=B, T=T, mat=mat, N=N, D=D, Q=Q, K=K, S=S, Ah=Ah, Bh=Bh)
+    ah, bh = a.astype(np.float16), b.astype(np.float16)
+    return dict(n=n, a=a, b=b, ah=ah, bh=bh, M=M, A=A, B=B, T=T, mat=mat, N=N, D=D, Q=Q, K=K, S=S, Ah=Ah, Bh=Bh)
 
 
 def cpp_peer():
@@ -140,17 +141,42 @@ def main():
     p = problems(rng, args.quick or not gpu)
     n, M, T, N, D = p["n"], p["M"], p["T"], p["N"], p["D"]
     xa, xb = mx.array(p["a"]), mx.array(p["b"])
+    xah, xbh = mx.array(p["ah"]), mx.array(p["bh"])
+    R = 1024  # simd_reduce_sum: one threadgroup, the only race-free launch of the page's kernel
     xA, xB, xmat = mx.array(p["A"]), mx.array(p["B"]), mx.array(p["mat"])
     xQ, xK = mx.array(p["Q"]), mx.array(p["K"])
     S, xAh, xBh = p["S"], mx.array(p["Ah"]), mx.array(p["Bh"])
     libs = {name: g.library(name) for name in
             ("vector_add", "add_f32_vec4", "scaled_elu", "memory_spaces_demo", "softmax_kernel", "matmul_tiled",
-             "access_patterns", "flash_attention", "matmul_simdgroup_fixed")}
+             "access_patterns", "flash_attention", "matmul_simdgroup_fixed", "binary_op", "simd_reduce_sum",
+             "optimised_dot_fixed", "silu_gate_fused_fixed", "add_f16_vec8_fixed")}
     ours = {
         "vector_add": lambda: launch(libs["vector_add"], "vector_add", {"a": xa, "b": xb, "out": ((n,), mx.float32)},
                                      (n, 1, 1), (256, 1, 1)),
         "add_f32_vec4": lambda: launch(libs["add_f32_vec4"], "add_f32_vec4",
                                        {"a": xa, "b": xb, "out": ((n,), mx.float32)}, (n // 4, 1, 1), (256, 1, 1)),
+        "vector_add_half": lambda: launch(libs["vector_add"], "vector_add_half",
+                                          {"a": xah, "b": xbh, "out": ((n,), mx.float16)}, (n, 1, 1), (256, 1, 1)),
+        "binary_add_f32": lambda: launch(libs["binary_op"], "binary_add_f32",
+                                         {"a": xa, "b": xb, "out": ((n,), mx.float32)}, (n, 1, 1), (256, 1, 1)),
+        "binary_add_f16": lambda: launch(libs["binary_op"], "binary_add_f16",
+                                         {"a": xah, "b": xbh, "out": ((n,), mx.float16)}, (n, 1, 1), (256, 1, 1)),
+        "binary_mul_f32": lambda: launch(libs["binary_op"], "binary_mul_f32",
+                                         {"a": xa, "b": xb, "out": ((n,), mx.float32)}, (n, 1, 1), (256, 1, 1)),
+        "scaled_elu_f16": lambda: launch(libs["scaled_elu"], "scaled_elu_f16",
+                                         {"x": xah, "out": ((n,), mx.float16), "alpha": 1.0}, (n, 1, 1),
+                                         (1024, 1, 1)),
+        f"simd_reduce_sum n={R}": lambda: launch(libs["simd_reduce_sum"], "simd_reduce_sum",
+                                                 {"input": xa, "output": ((R // 32,), mx.float32)}, (R, 1, 1),
+                                                 (R, 1, 1)),
+        "optimised_dot": lambda: launch(libs["optimised_dot_fixed"], "optimised_dot",
+                                        {"a": xah, "b": xbh, "c": ((n // 8,), mx.float32), "len": n},
+                                        (n // 8, 1, 1), (256, 1, 1)),
+        "silu_gate_fused": lambda: launch(libs["silu_gate_fused_fixed"], "silu_gate_fused",
+                                          {"gate": xah, "up": xbh, "out": ((n,), mx.float16)}, (n // 4, 1, 1),
+                                          (256, 1, 1)),
+        "add_f16_vec8": lambda: launch(libs["add_f16_vec8_fixed"], "add_f16_vec8",
+                                       {"a": xah, "b": xbh, "out": ((n,), mx.float16)}, (n // 8, 1, 1), (256, 1, 1)),
         "scaled_elu_f32": lambda: launch(libs["scaled_elu"], "scaled_elu_f32",
                                          {"x": xa, "out": ((n,), mx.float32), "alpha": 1.0}, (n, 1, 1),
                                          (1024, 1, 1)),
@@ -182,6 +208,9 @@ def main():
                            options=("-std=c++17",))
         k = mod.get_function
         ca, cb = cp.asarray(p["a"]), cp.asarray(p["b"])
+        cah, cbh = cp.asarray(p["ah"]), cp.asarray(p["bh"])
+        outh = cp.empty(n, cp.float16)
+        outR, outD = cp.empty(R // 32, cp.float32), cp.empty(n // 8, cp.float32)
         cA, cB, cmat = cp.asarray(p["A"]), cp.asarray(p["B"]), cp.asarray(p["mat"])
         cQ, cK = cp.asarray(p["Q"]), cp.asarray(p["K"])
         out = cp.empty(n, cp.float32)
@@ -194,6 +223,19 @@ def main():
         hand = {
             "vector_add": (lambda: k("vector_add")(blocks(n, 256), (256,), (ca, cb, out, u(n))), out),
             "add_f32_vec4": (lambda: k("add_f32_vec4")(blocks(n // 4, 256), (256,), (ca, cb, out, u(n // 4))), out),
+            "vector_add_half": (lambda: k("vector_add_half")(blocks(n, 256), (256,), (cah, cbh, outh, u(n))), outh),
+            "binary_add_f32": (lambda: k("vector_add")(blocks(n, 256), (256,), (ca, cb, out, u(n))), out),
+            "binary_add_f16": (lambda: k("vector_add_half")(blocks(n, 256), (256,), (cah, cbh, outh, u(n))), outh),
+            "binary_mul_f32": (lambda: k("binary_mul_f32")(blocks(n, 256), (256,), (ca, cb, out, u(n))), out),
+            "scaled_elu_f16": (lambda: k("scaled_elu_f16")(blocks(n, 1024), (1024,), (cah, outh, f(1.0), u(n))),
+                               outh),
+            f"simd_reduce_sum n={R}": (lambda: k("simd_reduce_sum")((1,), (R,), (ca, outR, u(R))), outR),
+            "optimised_dot": (lambda: k("optimised_dot")(blocks(n // 8, 256), (256,), (cah, cbh, outD, u(n // 8))),
+                              outD),
+            "silu_gate_fused": (lambda: k("silu_gate_fused")(blocks(n // 4, 256), (256,), (cah, cbh, outh, u(n // 4))),
+                                outh),
+            "add_f16_vec8": (lambda: k("add_f16_vec8")(blocks(n // 8, 256), (256,), (cah, cbh, outh, u(n // 8))),
+                             outh),
             "scaled_elu_f32": (lambda: k("scaled_elu_f32")(blocks(n, 1024), (1024,), (ca, out, f(1.0), u(n))), out),
             "memory_spaces_demo": (lambda: k("memory_spaces_demo")(blocks(n, 256), (256,), (ca, out, f(2.0), u(n)),
                                                                    shared_mem=1024), out),
@@ -235,9 +277,21 @@ def main():
             "torch SDPA", wall_ms(lambda: torch.nn.functional.scaled_dot_product_attention(tQ, tK, tK), tsync))
     else:
         a64, b64 = p["a"], p["b"]
+        ah, bh = p["ah"], p["bh"]
         numpy = {
             "vector_add": lambda: a64 + b64,
             "add_f32_vec4": lambda: a64 + b64,
+            "vector_add_half": lambda: ah + bh,
+            "binary_add_f32": lambda: a64 + b64,
+            "binary_add_f16": lambda: ah + bh,
+            "binary_mul_f32": lambda: a64 * b64,
+            "scaled_elu_f16": lambda: np.where(ah > 0, ah, np.expm1(ah.astype(np.float32))).astype(np.float16),
+            f"simd_reduce_sum n={R}": lambda: a64[:R].reshape(-1, 32).sum(1),
+            "optimised_dot": lambda: np.repeat((ah.astype(np.float32) * bh.astype(np.float32)).reshape(-1, 8).sum(1)
+                                               .reshape(-1, 32).sum(1), 32),
+            "silu_gate_fused": lambda: (lambda u: ah.astype(np.float32) * u / (1 + np.exp(-u)))(
+                bh.astype(np.float32)).astype(np.float16),
+            "add_f16_vec8": lambda: ah + bh,
             "scaled_elu_f32": lambda: np.where(a64 > 0, a64, np.expm1(a64)),
             "memory_spaces_demo": lambda: a64 * np.float32(2.0),
             "softmax_kernel (tg 32)": lambda: (lambda e: e / e.sum(1, keepdims=True))(

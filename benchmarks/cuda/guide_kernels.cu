@@ -147,3 +147,80 @@ extern "C" __global__ void matmul_simdgroup(const __half* A, const __half* B, fl
   out[0] = d0;
   out[1] = d1;
 }
+
+// vector_add_half and binary_op<half, Add>: half in, half out, one element a thread.
+extern "C" __global__ void vector_add_half(const __half* a, const __half* b, __half* out, unsigned n) {
+  unsigned id = blockIdx.x * blockDim.x + threadIdx.x;
+  if (id < n) out[id] = __hadd(a[id], b[id]);
+}
+
+// binary_op<float, Mul> (binary_mul_f32); <float, Add> is vector_add.
+extern "C" __global__ void binary_mul_f32(const float* a, const float* b, float* out, unsigned n) {
+  unsigned id = blockIdx.x * blockDim.x + threadIdx.x;
+  if (id < n) out[id] = a[id] * b[id];
+}
+
+// scaled_elu_f16: half in and out, the arithmetic in float.
+extern "C" __global__ void scaled_elu_f16(const __half* x, __half* out, float alpha, unsigned n) {
+  unsigned id = blockIdx.x * blockDim.x + threadIdx.x;
+  if (id < n) {
+    float v = __half2float(x[id]);
+    out[id] = __float2half(v > 0.0f ? v : alpha * (expf(v) - 1.0f));
+  }
+}
+
+// simd_reduce_sum: each warp's sum, written by its lane 0 at the warp's index.
+extern "C" __global__ void simd_reduce_sum(const float* input, float* output, unsigned n) {
+  unsigned gid = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = gid < n ? input[gid] : 0.0f;
+  v = warp_sum(v);
+  if (gid < n && threadIdx.x % 32 == 0) output[threadIdx.x / 32] = v;
+}
+
+// optimised_dot (the fixed page kernel): eight halves a thread in two 8-byte
+// loads, float FMAs, the warp's sum written by every lane at its own index.
+extern "C" __global__ void optimised_dot(const uint2* a, const uint2* b, float* c, unsigned threads) {
+  unsigned id = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.0f;
+  if (id < threads) {
+    for (unsigned i = 0; i < 2; ++i) {
+      uint2 av = a[2 * id + i], bv = b[2 * id + i];
+      const __half* ah = reinterpret_cast<const __half*>(&av);
+      const __half* bh = reinterpret_cast<const __half*>(&bv);
+      for (int k = 0; k < 4; ++k) acc = fmaf(__half2float(ah[k]), __half2float(bh[k]), acc);
+    }
+  }
+  acc = warp_sum(acc);
+  if (id < threads) c[id] = acc;
+}
+
+// silu_gate_fused (the fixed page kernel): four halves of each input a thread
+// (8-byte loads), gate * silu(up) in float, stored as four halves.
+extern "C" __global__ void silu_gate_fused(const uint2* gate, const uint2* up, uint2* out, unsigned threads) {
+  unsigned id = blockIdx.x * blockDim.x + threadIdx.x;
+  if (id >= threads) return;
+  uint2 g = gate[id], u = up[id], r;
+  const __half* gh = reinterpret_cast<const __half*>(&g);
+  const __half* uh = reinterpret_cast<const __half*>(&u);
+  __half* rh = reinterpret_cast<__half*>(&r);
+  for (int k = 0; k < 4; ++k) {
+    float uf = __half2float(uh[k]);
+    rh[k] = __float2half(__half2float(gh[k]) * (uf * (1.0f / (1.0f + expf(-uf)))));
+  }
+  out[id] = r;
+}
+
+// add_f16_vec8 (the fixed page kernel): two half4 (8-byte) pairs a thread.
+extern "C" __global__ void add_f16_vec8(const uint2* a, const uint2* b, uint2* out, unsigned threads) {
+  unsigned id = blockIdx.x * blockDim.x + threadIdx.x;
+  if (id >= threads) return;
+  for (unsigned i = 0; i < 2; ++i) {
+    uint2 x = a[2 * id + i], y = b[2 * id + i], r;
+    const __half2* xh = reinterpret_cast<const __half2*>(&x);
+    const __half2* yh = reinterpret_cast<const __half2*>(&y);
+    __half2* rh = reinterpret_cast<__half2*>(&r);
+    rh[0] = __hadd2(xh[0], yh[0]);
+    rh[1] = __hadd2(xh[1], yh[1]);
+    out[2 * id + i] = r;
+  }
+}
