@@ -148,8 +148,11 @@ struct alignas(sizeof(T) * (N == 3 ? 4 : N)) vec : detail::vec_storage<T, N> {
     return swizzle_ref_proxy<T, N, I...>{*this};
   }
 
+// Both operands by value: a vector read from memory (`a[i] + b[i]` with
+// half4 buffers) is then copied whole, one wide load, where a reference's
+// elements were loaded one by one (NVRTC did not merge them).
 #define ALLOY_VEC_BINOP(op)                                                     \
-  friend ALLOY_FUNC constexpr vec operator op(vec a, const vec& b) {            \
+  friend ALLOY_FUNC constexpr vec operator op(vec a, const vec b) {             \
     for (int i = 0; i < N; ++i) a.at(i) = T(a.at(i) op b.at(i));                \
     return a;                                                                   \
   }                                                                             \
@@ -169,7 +172,7 @@ struct alignas(sizeof(T) * (N == 3 ? 4 : N)) vec : detail::vec_storage<T, N> {
   ALLOY_VEC_BINOP(>>)
 #undef ALLOY_VEC_BINOP
 #define ALLOY_VEC_CMP(op)                                                       \
-  friend ALLOY_FUNC constexpr vec<bool, N> operator op(const vec& a, const vec& b) { \
+  friend ALLOY_FUNC constexpr vec<bool, N> operator op(const vec a, const vec b) { \
     vec<bool, N> r;                                                             \
     for (int i = 0; i < N; ++i) r.at(i) = a.at(i) op b.at(i);                   \
     return r;                                                                   \
