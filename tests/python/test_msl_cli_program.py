@@ -58,3 +58,11 @@ def test_print_shows_each_kernels_translation(capsys):
     # The 0-d input N is read at entry, before the thread ids.
     transpose = out[out.index("// ---- kernel 'column_via_transpose'"):]
     assert "  const uint in1_value = *in1;\n  alloy_msl::ThreadIds t;" in transpose
+
+
+def test_print_of_a_refused_program_is_the_error(tmp_path, capsys):
+    f = tmp_path / "none.metal"
+    f.write_text("#include <metal_stdlib>\nconstant float k = 2;\n")
+    assert main([str(f), "--program", "--print"]) == 1
+    captured = capsys.readouterr()
+    assert "declares no kernel" in captured.err and "alloy_kernel_main" not in captured.out
