@@ -56,9 +56,10 @@ RowSoftmaxPlan row_softmax_plan(bool log_sum_exp, int64_t rows, int64_t n, int s
   return {RowSoftmaxForm::Split, 0, 0, splits};
 }
 
-RowSoftmaxPlan staged_rows(const RowSoftmaxPlan& plan, int64_t n, int item_bytes, int64_t shared_limit) {
+RowSoftmaxPlan staged_rows(const RowSoftmaxPlan& plan, bool log_sum_exp, int64_t n, int item_bytes,
+                           int64_t shared_limit) {
   const int64_t bytes = n * item_bytes;
-  if (plan.form != RowSoftmaxForm::Registers || plan.group < 256 || item_bytes > 4 || bytes % 16 != 0 ||
+  if (log_sum_exp || plan.form != RowSoftmaxForm::Registers || plan.group < 256 || item_bytes > 4 || bytes % 16 != 0 ||
       bytes < 32 * 1024 || bytes > shared_limit)
     return plan;
   RowSoftmaxPlan staged = plan;
@@ -80,7 +81,7 @@ std::vector<RowSoftmaxPlan> row_softmax_forms(bool log_sum_exp, int item_bytes) 
   for (int64_t n = 1; n <= longest; n *= 2) {
     const RowSoftmaxPlan plan = row_softmax_plan(log_sum_exp, 1 << 20, n, 1);
     add(plan);
-    if (!log_sum_exp) add(staged_rows(plan, n, item_bytes, int64_t(1) << 30));
+    add(staged_rows(plan, log_sum_exp, n, item_bytes, int64_t(1) << 30));
   }
   add(row_softmax_plan(log_sum_exp, 1 << 20, 2 * longest, 1));
   add(row_softmax_plan(log_sum_exp, 1, 2 * longest, 1 << 10));
@@ -115,11 +116,11 @@ void eval_rows(bool log_sum_exp, const array& in_any, array& out, const Stream& 
   RowSoftmaxPlan plan = row_softmax_plan(log_sum_exp, rows, n, sm_count());
   const void* src = in.raw_data();
   void* dst = out.raw_data();
-  if (!log_sum_exp && ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) % 16) == 0) {
+  if (((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) % 16) == 0) {
     // Room for the staged row beside block_all's partials.
     static const int64_t shared_limit =
         cuda_driver::device_attribute(cuda_driver::kMaxSharedMemoryPerBlockOptin) - 1024;
-    plan = staged_rows(plan, n, static_cast<int>(size_of(t)), shared_limit);
+    plan = staged_rows(plan, log_sum_exp, n, static_cast<int>(size_of(t)), shared_limit);
   }
   const std::string op_name = log_sum_exp ? "LogSumExp" : "Softmax";
   const std::string key = "softmax/" + op_name + "/" + dtype_name(t) + "/" + plan.variant();

@@ -29,11 +29,13 @@ struct RowSoftmaxPlan {
 // longer rows (and few long rows) streamed.
 RowSoftmaxPlan row_softmax_plan(bool log_sum_exp, int64_t rows, int64_t n, int sm_count);
 
-// The staged form of a softmax register plan when it applies: rows of at
-// least 32 KB (one or two of them fill an SM's registers) that are whole
-// 16-byte chunks of elements of at most 4 bytes, and fit `shared_limit`
-// bytes of shared memory per block. Otherwise the plan itself.
-RowSoftmaxPlan staged_rows(const RowSoftmaxPlan& plan, int64_t n, int item_bytes, int64_t shared_limit);
+// The staged form of a softmax (not logsumexp) register plan when it
+// applies: rows of at least 32 KB (one or two of them fill an SM's
+// registers) that are whole 16-byte chunks of elements of at most 4 bytes,
+// and fit `shared_limit` bytes of shared memory per block. Otherwise the
+// plan itself.
+RowSoftmaxPlan staged_rows(const RowSoftmaxPlan& plan, bool log_sum_exp, int64_t n, int item_bytes,
+                           int64_t shared_limit);
 
 // Every plan the launch can make for elements of `item_bytes` (the AOT set
 // builds each), and the kernels
