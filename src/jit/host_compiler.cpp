@@ -140,7 +140,11 @@ const std::string& host_cpu_identity() {
 }
 
 std::vector<std::string> host_compile_flags(const CompileOptions& options) {
-  std::vector<std::string> flags = {"-std=c++20", "-O2", "-fvect-cost-model=cheap", "-fPIC", "-shared", "-fvisibility=hidden",
+  if (options.optimization < 0 || options.optimization > 3) {
+    throw std::invalid_argument("[alloy::jit::host_compile_flags] optimization must be 0 to 3, got " +
+                                std::to_string(options.optimization));
+  }
+  std::vector<std::string> flags = {"-std=c++20", "-O" + std::to_string(options.optimization), "-fvect-cost-model=cheap", "-fPIC", "-shared", "-fvisibility=hidden",
                                     "-fno-exceptions", "-fno-rtti", "-fno-math-errno", "-fno-plt",
                                     "-fdiagnostics-color=never", "-Wno-unused-parameter", "-Wno-unused-variable"};
   if (options.native) flags.push_back("-march=native");

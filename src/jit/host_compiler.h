@@ -10,6 +10,7 @@ namespace alloy::jit {
 struct CompileOptions {
   std::string math_mode = "safe";        // safe | relaxed | fast (as MLX's metal_kernel)
   bool native = true;                    // -march=native (the CPU's identity joins the cache key)
+  int optimization = 2;                  // -O level
   std::vector<std::string> extra_flags;  // appended to the command line
   std::string compiler;                  // empty: $ALLOY_CXX, else the compiler Alloy was built with
   std::string entry = "alloy_kernel_main";

@@ -456,13 +456,15 @@ class Planner {
 
 // ---- the rewrite ----------------------------------------------------------------
 
-// The value of Metal attribute `name` for thread alloy_tid of the group.
+// The value of Metal attribute `name` for thread alloy_tid of the group, at
+// alloy_lid in it.
 std::string region_attribute(const std::string& name) {
   static const std::set<std::string> per_thread = {
       "thread_position_in_grid",   "thread_position_in_threadgroup", "thread_index_in_threadgroup",
       "thread_index_in_simdgroup", "simdgroup_index_in_threadgroup", "thread_index_in_quadgroup",
       "quadgroup_index_in_threadgroup"};
-  return per_thread.count(name) ? "::alloy_msl::cpu::region_" + name + "(alloy_g, alloy_tid)" : "alloy_g.base." + name;
+  return per_thread.count(name) ? "::alloy_msl::cpu::region_" + name + "(alloy_g, alloy_tid, alloy_lid)"
+                                : "alloy_g.base." + name;
 }
 
 std::string text(const std::vector<Token>& t, const Out& out, std::size_t b, std::size_t e) {
@@ -480,7 +482,7 @@ class Splitter {
     // Each thread's ids (and its bounds check, which names it) in each region.
     if (plan.bounds_check)
       ids_ += "::alloy_msl::BoundsCheck alloy_bc = alloy_bc_group; "
-              "alloy_bc.thread = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid); ";
+              "alloy_bc.thread = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); ";
     for (const std::string& v : plan.thread_values) ids_ += v;
   }
 
@@ -533,12 +535,55 @@ class Splitter {
  private:
   std::string cur(std::size_t k) const { return out_[k] ? *out_[k] : t_[k].text; }
 
-  // The hoisted names tokens [b, e) use.
-  void uses(std::size_t b, std::size_t e, std::set<std::string>& names) const {
+  // The hoisted names tokens [b, e) use; those the tokens may change also
+  // go to region_written_ (a region stores back only those).
+  void uses(std::size_t b, std::size_t e, std::set<std::string>& names) {
     for (std::size_t k = b; k < e; ++k)
       if (t_[k].kind == TokenKind::Identifier && vars_.count(t_[k].text) && !is_member_access(t_, k) &&
-          !(k > 0 && t_[k - 1].is_punct("::")))
+          !(k > 0 && t_[k - 1].is_punct("::"))) {
         names.insert(t_[k].text);
+        if (may_change(k, b)) region_written_.insert(t_[k].text);
+      }
+  }
+  // Whether the use of a hoisted name at token k (its statement starting at
+  // or after `first`) may change its value: assigned, incremented, its
+  // address or a member or element taken, or an argument of a call (which
+  // may take it by reference; a functional cast to a scalar or vector type
+  // does not). Conservative: any doubt counts as a change. (A macro body
+  // that names a value living across regions keeps the kernel off regions:
+  // plan_regions.)
+  bool may_change(std::size_t k, std::size_t first) const {
+    static const std::set<std::string> changes = {"=",  "+=", "-=", "*=", "/=",  "%=",  "&=", "|=",
+                                                  "^=", "<<=", ">>=", "++", "--", ".", "->", "["};
+    if (k + 1 < t_.size() && t_[k + 1].kind == TokenKind::Punct && changes.count(t_[k + 1].text)) return true;
+    if (k > 0 && (t_[k - 1].is_punct("++") || t_[k - 1].is_punct("--") || t_[k - 1].is_punct("&"))) return true;
+    int depth = 0;
+    for (std::size_t j = k; j-- > first;) {
+      if (t_[j].is_punct(")") || t_[j].is_punct("]")) ++depth;
+      if (!(t_[j].is_punct("(") || t_[j].is_punct("["))) continue;
+      if (depth > 0) {
+        --depth;
+        continue;
+      }
+      if (t_[j].is_punct("[")) continue;  // an index: read
+      // An enclosing `(`: a call unless what precedes it is a keyword, an
+      // operator or a type name (a cast).
+      if (j == 0) return false;
+      const Token& before = t_[j - 1];
+      if (before.is_punct(">") || before.is_punct(")") || before.is_punct("]")) return true;
+      if (before.kind != TokenKind::Identifier) continue;
+      static const std::set<std::string> not_calls = {"if", "while", "for", "switch", "return", "sizeof"};
+      if (not_calls.count(before.text) || is_value_type_name(before.text)) continue;
+      return true;
+    }
+    return false;
+  }
+  static bool is_value_type_name(const std::string& name) {
+    static const std::set<std::string> scalars = {"bool", "char", "uchar", "short", "ushort", "int", "uint",
+                                                  "long", "ulong", "half", "float", "bfloat", "double", "size_t"};
+    if (scalars.count(name)) return true;
+    const std::string base = name.size() > 1 ? name.substr(0, name.size() - 1) : "";
+    return scalars.count(base) && name.back() >= '2' && name.back() <= '4';
   }
   std::string loads(const std::set<std::string>& names) const {
     std::string s;
@@ -555,8 +600,11 @@ class Splitter {
   std::string open_text() {
     label_ = ++labels_;
     region_names_.clear();
-    return "for (unsigned alloy_tid = 0; alloy_tid < alloy_g.count; ++alloy_tid) { if (alloy_g.alive[alloy_tid] != 1) "
-           "continue; " + ids_ + marker() + "{ ";
+    region_written_.clear();
+    // The region is a lambda that region_for inlines into its loops over the
+    // group's threads; a `return` in it jumps to its end.
+    return "::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) "
+           "__attribute__((always_inline)) { " + ids_ + marker() + "{ ";
   }
   std::string close_text(const std::string& deposits) {
     const std::string m = marker(), in = loads(region_names_);
@@ -571,7 +619,10 @@ class Splitter {
           out_[k]->replace(at, m.size(), in);
           placed = true;
         }
-    return " } " + deposits + "alloy_next_" + std::to_string(label_) + ": ; " + stores(region_names_) + "} ";
+    std::set<std::string> written;
+    for (const std::string& n : region_names_)
+      if (region_written_.count(n)) written.insert(n);
+    return " } " + deposits + "alloy_next_" + std::to_string(label_) + ": ; " + stores(written) + "}); ";
   }
   void open() {
     if (!open_) pending_ += open_text();
@@ -590,7 +641,7 @@ class Splitter {
   void returns(std::size_t b, std::size_t e) {
     for (std::size_t k = b; k + 1 < e; ++k)
       if (t_[k].is_ident("return") && t_[k + 1].is_punct(";")) {
-        out_[k] = "{ alloy_g.alive[alloy_tid] = 0; goto alloy_next_" + std::to_string(label_) + "; }";
+        out_[k] = "{ alloy_g.alive[alloy_tid] = 0; alloy_g.all_alive = false; goto alloy_next_" + std::to_string(label_) + "; }";
         out_[k + 1] = "";
       }
   }
@@ -679,7 +730,7 @@ class Splitter {
     std::set<std::string> in_cond;
     if (s.kind == Kind::For) uses(s1 + 1, s2, in_cond);
     else uses(s.open + 1, s.close, in_cond);
-    pending_ += "while (::alloy_msl::cpu::region_loop(alloy_g, [&](unsigned alloy_tid) -> bool { " + ids_ +
+    pending_ += "while (::alloy_msl::cpu::region_loop(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) -> bool { " + ids_ +
                 loads(in_cond) + "return bool(" + (cond.empty() ? std::string("true") : cond) + "); }, " +
                 std::to_string(depth) + "u)) { ";
     out_[s.begin] = pending_;
@@ -714,6 +765,7 @@ class Splitter {
   std::string ids_, pending_;
   std::map<std::string, std::pair<std::string, std::string>> vars_;  // hoisted: (load, store) text
   std::set<std::string> region_names_;                                // the open region's hoisted names
+  std::set<std::string> region_written_;                              // those it may change
   unsigned depth_ = 0;       // group-level loops entered
   unsigned statements_ = 0;  // SIMD-group statements so far
   bool open_ = false;
@@ -874,6 +926,20 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     plan.params_close = shape.params_close;
     plan.other_params = shape.other_params;
     plan.bounds_check = spec.bounds_check;
+    // A macro that names a value living across regions would use it where
+    // the region's own text does not (its load and store would be missed).
+    std::set<std::string> hoisted;
+    for (const HoistedVariable& h : plan.hoisted) hoisted.insert(toks[h.name].text);
+    for (const LexedText* text : {&lexed.source, &lexed.header})
+      for (const Token& d : text->tokens) {
+        TextRange body;
+        if (d.kind != TokenKind::Directive || !define_body(text->text, d, body)) continue;
+        LexOptions in_macro;
+        in_macro.directives = false;
+        for (const Token& m : lex(text->text.substr(body.begin, body.end - body.begin), in_macro))
+          if (m.kind == TokenKind::Identifier && hoisted.count(m.text))
+            throw NotRegions{"a macro names `" + m.text + "`, a value that lives across barriers"};
+      }
     return plan;
   } catch (const NotRegions& e) {
     why_not = e.why;

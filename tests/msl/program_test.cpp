@@ -190,7 +190,7 @@ TEST(MslProgram, TranslatesOneEntryForBothTargets) {
     // The CPU splits the entry into regions (msl/cpu_regions.h): the group
     // passes its state, and each region declares the thread's attributes.
     const char* gid = t == Target::Cpp
-                          ? "const uint2 gid = ::alloy_msl::attribute_as<uint2>(::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid));"
+                          ? "const uint2 gid = ::alloy_msl::attribute_as<uint2>(::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid));"
                           : "::alloy_msl::attribute_as<uint2>(t.thread_position_in_grid)";
     EXPECT_NE(k.source.find(gid), std::string::npos) << k.source;
     EXPECT_EQ(k.source.find("::alloy_msl::cpu::GroupThreads& alloy_g) {") != std::string::npos, t == Target::Cpp);

@@ -310,3 +310,111 @@ def test_an_unknown_mode_is_a_clear_error(monkeypatch):
     with pytest.raises(ValueError, match="ALLOY_CPU_SYNC must be 'auto', 'coroutines' or 'fibers', not 'threads'"):
         k(inputs=[mx.zeros((4,))], grid=(4, 1, 1), threadgroup=(4, 1, 1), output_shapes=[(4,)],
           output_dtypes=[mx.float32])
+
+
+def test_three_dimensional_partial_groups_see_every_thread_once(monkeypatch, capfd, rng):
+    """Regions loop over a group's x, y and z while every thread runs, and
+    over its threads one by one once some have returned: groups of 4 x 3 x 2
+    over a 10 x 7 x 5 grid (partial along each axis), a barrier exchange in
+    reverse thread order, threads that return half way, then a loop with a
+    barrier whose trip count differs between the threads left."""
+    body = """
+        uint3 lid = thread_position_in_threadgroup;
+        uint3 pos = thread_position_in_grid;
+        uint3 tpg = threads_per_threadgroup;
+        uint idx = thread_index_in_threadgroup;
+        uint count = tpg.x * tpg.y * tpg.z;
+        uint flat = (pos.z * 7 + pos.y) * 10 + pos.x;
+        threadgroup float buf[24];
+        buf[idx] = x[flat];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        float mirrored = buf[count - 1 - idx];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        out[flat * 4 + 0] = mirrored;
+        out[flat * 4 + 2] = float(idx);
+        if (x[flat] < 0.0f) return;
+        buf[idx] = float(lid.x + 10 * lid.y + 100 * lid.z);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        out[flat * 4 + 3] = buf[idx];
+        float trips = 0.0f;
+        for (uint r = 0; r < (lid.x + lid.y + lid.z) % 3; ++r) {
+            trips += 1.0f;
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+        }
+        out[flat * 4 + 1] = trips;
+    """
+    x = rng.standard_normal(10 * 7 * 5).astype(np.float32)
+    k = mx.fast.metal_kernel(name="partial_3d", input_names=["x"], output_names=["out"], source=body)
+
+    def run():
+        call = lambda verbose: k(inputs=[mx.array(x)], grid=(10, 7, 5), threadgroup=(4, 3, 2),  # noqa: E731
+                                 output_shapes=[(350, 4)], output_dtypes=[mx.float32], init_value=-7.0,
+                                 verbose=verbose)[0]
+        text = translation(capfd, lambda: mx.eval(call(True)))
+        return runner(text), np.array(call(False))
+
+    got = run_modes(monkeypatch, run)
+    assert [got[m][0] for m in MODES] == ["regions", "coroutines", "fibers"]
+    want = np.full((5, 7, 10, 4), -7.0)
+    xg = x.reshape(5, 7, 10)
+    for z0 in range(0, 5, 2):
+        for y0 in range(0, 7, 3):
+            for x0 in range(0, 10, 4):
+                zs, ys, xs = range(z0, min(z0 + 2, 5)), range(y0, min(y0 + 3, 7)), range(x0, min(x0 + 4, 10))
+                members = [(z, y, xx) for z in zs for y in ys for xx in xs]  # thread index order: x fastest
+                for i, (z, y, xx) in enumerate(members):
+                    lx, ly, lz = xx - x0, y - y0, z - z0
+                    want[z, y, xx, 0] = xg[members[len(members) - 1 - i]]
+                    want[z, y, xx, 2] = i
+                    if xg[z, y, xx] >= 0:
+                        want[z, y, xx, 1] = (lx + ly + lz) % 3
+                        want[z, y, xx, 3] = lx + 10 * ly + 100 * lz
+    for mode in MODES:
+        np.testing.assert_array_equal(got[mode][1], got["fibers"][1], err_msg=mode)
+    np.testing.assert_array_equal(got["auto"][1], want.reshape(350, 4))
+
+
+@pytest.mark.parametrize("how", ["reference", "pointer", "macro", "member"])
+def test_a_value_changed_by_a_call_a_pointer_or_a_macro_lives_on(monkeypatch, capfd, rng, how):
+    """A value that lives across barriers is stored back after a region only
+    where the region may change it; a change through a helper's reference, a
+    pointer, a macro that names it (the region's text does not) or a member
+    must count."""
+    change = {
+        "reference": "bump(c, 3u);",
+        "pointer": "thread uint* p = &c; *p += 3u;",
+        "macro": "BUMP_C;",
+        "member": "v.y += 3u;",
+    }[how]
+    header = {"reference": "inline void bump(thread uint& v, uint by) { v += by; }\n",
+              "macro": "#define BUMP_C c += 3u\n"}.get(how, "")
+    body = f"""
+        uint i = thread_position_in_grid.x;
+        uint c = uint(x[i] * 8.0f) + 1u;
+        uint2 v = uint2(c, c);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        {change if how != "member" else "v.y += 3u;"}
+        {"c = v.y;" if how == "member" else ""}
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        uint seen = c;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        out[i] = seen * 2u + (c & 1u);
+    """
+    x = rng.uniform(0, 4, 64).astype(np.float32)
+    k = mx.fast.metal_kernel(name=f"kept_{how}", input_names=["x"], output_names=["out"], source=body,
+                             header=header)
+
+    def run():
+        call = lambda verbose: k(inputs=[mx.array(x)], grid=(64, 1, 1), threadgroup=(32, 1, 1),  # noqa: E731
+                                 output_shapes=[(64,)], output_dtypes=[mx.uint32], verbose=verbose)[0]
+        text = translation(capfd, lambda: mx.eval(call(True)))
+        return runner(text), np.array(call(False))
+
+    got = run_modes(monkeypatch, run)
+    # A macro that names a value living across barriers keeps the kernel off
+    # regions (the macro's use is not in the region's text).
+    assert got["auto"][0] == ("coroutines" if how == "macro" else "regions")
+    c = (x * 8.0).astype(np.uint32) + 1 + 3
+    np.testing.assert_array_equal(got["auto"][1], c * 2 + (c & 1))
+    for mode in MODES:
+        np.testing.assert_array_equal(got[mode][1], got["fibers"][1], err_msg=mode)

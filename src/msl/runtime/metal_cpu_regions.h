@@ -13,11 +13,15 @@ inline constexpr unsigned kRegionCallsPerStatement = 4;
 inline constexpr unsigned kRegionExchangeSlots = 2 * kRegionCallsPerStatement;
 struct GroupThreads {
   unsigned count;
-  ThreadIds base;  // the group's own ids (those of its thread 0)
+  unsigned extent[3];  // the group's threads along x, y, z (count = their product)
+  ThreadIds base;      // the group's own ids (those of its thread 0)
   unsigned short local[kRegionMaxThreads][3];
   // 1: running; 0: returned; 2 + d: waiting after the loop at depth d it
   // has left while others run on (as a SIMT machine reconverges there).
   unsigned char alive[kRegionMaxThreads];
+  // Every thread running (no return, no wait): regions then loop over the
+  // group's x, y and z without looking threads up (region_for).
+  bool all_alive = true;
   unsigned simd_mask[kRegionMaxThreads / kSimdWidth];  // living lanes at the current exchange
   unsigned results_ready[kRegionExchangeSlots][kRegionMaxThreads / kSimdWidth];
   alignas(16) unsigned char slots[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
@@ -40,15 +44,19 @@ ALLOY_FUNC void* region_frame(GroupThreads& g, unsigned long bytes) {
   return g.frame;
 }
 
-// Each per-thread attribute of thread `tid`, computed on its own (a region
-// reads a few); the group's own ones are read from g.base.
-ALLOY_FUNC metal::uint3 region_local(const GroupThreads& g, unsigned tid) {
+// Each per-thread attribute of thread `tid` at position `lid` in its group,
+// computed on its own (a region reads a few); the group's own ones are read
+// from g.base.
+ALLOY_FUNC metal::uint3 region_local(const GroupThreads& g, unsigned long tid) {
   return metal::uint3(g.local[tid][0], g.local[tid][1], g.local[tid][2]);
 }
-#define ALLOY_REGION_ATTRIBUTE(name, expr) \
-  ALLOY_FUNC auto region_##name(const GroupThreads& g, unsigned tid) { (void)tid; return expr; }
-ALLOY_REGION_ATTRIBUTE(thread_position_in_grid, g.base.thread_position_in_grid + region_local(g, tid))
-ALLOY_REGION_ATTRIBUTE(thread_position_in_threadgroup, region_local(g, tid))
+#define ALLOY_REGION_ATTRIBUTE(name, expr)                                                      \
+  ALLOY_FUNC auto region_##name(const GroupThreads& g, unsigned long tid, metal::uint3 lid) { \
+    (void)g, (void)tid, (void)lid;                                                              \
+    return expr;                                                                                \
+  }
+ALLOY_REGION_ATTRIBUTE(thread_position_in_grid, g.base.thread_position_in_grid + lid)
+ALLOY_REGION_ATTRIBUTE(thread_position_in_threadgroup, lid)
 ALLOY_REGION_ATTRIBUTE(thread_index_in_threadgroup, metal::uint(tid))
 ALLOY_REGION_ATTRIBUTE(thread_index_in_simdgroup, metal::uint(tid % kSimdWidth))
 ALLOY_REGION_ATTRIBUTE(simdgroup_index_in_threadgroup, metal::uint(tid / kSimdWidth))
@@ -88,16 +96,59 @@ template <class P> ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot,
 // Metal every thread must reach a barrier; where some leave early, the
 // others' barriers count the threads still in the loop, as fibers do.)
 template <class F> ALLOY_FUNC bool region_loop(GroupThreads& g, F cond, unsigned depth) {
+  const unsigned char waiting = static_cast<unsigned char>(2 + depth);
+  if (g.all_alive) {
+    // Every thread tests its condition once, in loops the compiler
+    // vectorises (as region_for: the answers go to 32-bit words, which
+    // unlike the alive bytes alias nothing else, and take 16 threads per
+    // 64-byte vector where bytes would take 64); the group stays whole unless
+    // they disagree.
+    unsigned stays[kRegionMaxThreads];
+    unsigned long staying = 0;
+    const unsigned long nx = g.extent[0], ny = g.extent[1], nz = g.extent[2];
+    for (unsigned long z = 0; z < nz; ++z)
+      for (unsigned long y = 0; y < ny; ++y)
+        for (unsigned long x = 0; x < nx; ++x) {
+          const unsigned long tid = (z * ny + y) * nx + x;
+          stays[tid] = cond(tid, metal::uint3(unsigned(x), unsigned(y), unsigned(z)));
+          staying += stays[tid];
+        }
+    if (staying == g.count || staying == 0) return staying != 0;
+    for (unsigned long tid = 0; tid < g.count; ++tid) g.alive[tid] = stays[tid] ? 1 : waiting;
+    g.all_alive = false;
+    return true;
+  }
   bool any = false;
-  for (unsigned tid = 0; tid < g.count; ++tid) {
+  for (unsigned long tid = 0; tid < g.count; ++tid) {
     if (g.alive[tid] != 1) continue;
-    if (cond(tid)) any = true;
-    else g.alive[tid] = static_cast<unsigned char>(2 + depth);
+    if (cond(tid, region_local(g, tid))) any = true;
+    else g.alive[tid] = waiting;
   }
   if (!any)
-    for (unsigned tid = 0; tid < g.count; ++tid)
-      if (g.alive[tid] == 2 + depth) g.alive[tid] = 1;
+    for (unsigned long tid = 0; tid < g.count; ++tid)
+      if (g.alive[tid] == waiting) g.alive[tid] = 1;
+  bool all = true;
+  for (unsigned long tid = 0; tid < g.count; ++tid) all &= g.alive[tid] == 1;
+  g.all_alive = all;
   return any;
+}
+
+// One region: `body(tid, lid)` for each running thread of the group. While
+// every thread runs, the threads are nested loops over z, y and x with a
+// 64-bit index, the shape the compiler vectorises (x innermost, each
+// per-thread array indexed by an induction variable that cannot wrap);
+// otherwise a loop over the threads that skips those not running.
+template <class F> ALLOY_FUNC void region_for(GroupThreads& g, F&& body) {
+  if (g.all_alive) {
+    const unsigned long nx = g.extent[0], ny = g.extent[1], nz = g.extent[2];
+    for (unsigned long z = 0; z < nz; ++z)
+      for (unsigned long y = 0; y < ny; ++y)
+        for (unsigned long x = 0; x < nx; ++x)
+          body((z * ny + y) * nx + x, metal::uint3(unsigned(x), unsigned(y), unsigned(z)));
+  } else {
+    for (unsigned long tid = 0; tid < g.count; ++tid)
+      if (g.alive[tid] == 1) body(tid, region_local(g, tid));
+  }
 }
 
 // run<true>'s contract for a kernel split into regions: group_fn(GroupThreads&)
@@ -109,6 +160,10 @@ template <class F> void run_regions(const Launch* L, F&& group_fn) {
     const GroupGeometry geo = group_geometry(L->grid, L->threadgroup, n);
     fill_thread_ids(g.base, geo, metal::uint3(0u), 0u);
     g.count = geo.count;
+    g.extent[0] = geo.actual.x;
+    g.extent[1] = geo.actual.y;
+    g.extent[2] = geo.actual.z;
+    g.all_alive = true;
     unsigned tid = 0;
     for (unsigned z = 0; z < geo.actual.z; ++z)
       for (unsigned y = 0; y < geo.actual.y; ++y)
