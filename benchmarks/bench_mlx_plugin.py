@@ -52,6 +52,25 @@ def best(fn, repeat=20, inner=1):
     return statistics.median(times)
 
 
+# benchmarks/cuda/grid_sample.cu's forward as an MLX cuda_kernel body.
+HAND_FORWARD_BODY = """
+    const unsigned elem = blockIdx.x * blockDim.x + threadIdx.x;
+    if (elem >= unsigned(B * GH * GW * C)) return;
+    const int h_stride = W * C, b_stride = H * h_stride;
+    const unsigned g = elem / C * 2;
+    const float ix = ((grid[g] + 1) * W - 1) / 2, iy = ((grid[g + 1] + 1) * H - 1) / 2;
+    const int x0 = floorf(ix), y0 = floorf(iy), x1 = x0 + 1, y1 = y0 + 1;
+    const int base = elem / C / GH / GW * b_stride + elem % C;
+    auto inside = [](int yy, int xx) { return yy >= 0 && yy <= H - 1 && xx >= 0 && xx <= W - 1; };
+    const float v00 = inside(y0, x0) ? x[base + y0 * h_stride + x0 * C] : 0.f;
+    const float v01 = inside(y0, x1) ? x[base + y0 * h_stride + x1 * C] : 0.f;
+    const float v10 = inside(y1, x0) ? x[base + y1 * h_stride + x0 * C] : 0.f;
+    const float v11 = inside(y1, x1) ? x[base + y1 * h_stride + x1 * C] : 0.f;
+    out[elem] = (x1 - ix) * (y1 - iy) * v00 + (ix - x0) * (y1 - iy) * v01 + (x1 - ix) * (iy - y0) * v10 +
+                (ix - x0) * (iy - y0) * v11;
+"""
+
+
 def bench_grid_sample(gpu):
     seed_mlx = load("grid_sample")
     import grid_sample as seed_alloy
@@ -75,6 +94,25 @@ def bench_grid_sample(gpu):
     fwd10_p = best(lambda: mx.eval([seed_mlx.grid_sample(xm, gm) for _ in range(10)]), repeat=10) / 10
     fwd10_a = best(lambda: ax.eval([seed_alloy.grid_sample(xa, ga) for _ in range(10)]), repeat=10) / 10
     row("grid_sample forward, 10 per eval", fwd10_p, "alloy own", fwd10_a)
+    if gpu:
+        # The same forward through MLX's own cuda_kernel, the algorithm as
+        # hand-written CUDA (benchmarks/cuda/grid_sample.cu): what MLX's
+        # graph costs around any custom kernel, with no Alloy in the path.
+        hand = mx.fast.cuda_kernel(name="grid_sample_hand", input_names=["x", "grid"], output_names=["out"],
+                                   source=HAND_FORWARD_BODY)
+
+        def mlx_hand():
+            return hand(inputs=[xm, gm], template=[("B", B), ("H", H), ("W", W), ("C", C), ("GH", gh), ("GW", gw)],
+                        grid=(B * gh * gw * C, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(B, gh, gw, C)],
+                        output_dtypes=[mx.float32])[0]
+
+        np.testing.assert_allclose(np.array(mlx_hand()), np.array(seed_mlx.grid_sample(xm, gm)), rtol=1e-5,
+                                   atol=1e-5)
+        hand10 = best(lambda: mx.eval([mlx_hand() for _ in range(10)]), repeat=10) / 10
+        row("info: grid_sample forward, 10 per eval: MLX cuda_kernel (hand CUDA)", hand10, "alloy own", fwd10_a)
+        row("info: grid_sample forward, 10 per eval: plugin", fwd10_p, "MLX cuda_kernel (hand CUDA)", hand10)
+        hand1 = best(lambda: mx.eval(mlx_hand()))
+        row("info: grid_sample forward: MLX cuda_kernel (hand CUDA)", hand1, "alloy own", fwd_a)
     vjp_p = best(lambda: mx.eval(mx.vjp(seed_mlx.grid_sample, [xm, gm], [cm])[1]))
     vjp_a = best(lambda: ax.eval(ax.vjp(seed_alloy.grid_sample, [xa, ga], [ca])[1]))
     row("grid_sample VJP (seed)", vjp_p, "alloy own", vjp_a)

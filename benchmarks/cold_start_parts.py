@@ -1,0 +1,89 @@
+"""Where a GPU program's first matmul spends its time, below Alloy: the CUDA
+driver and cuBLAS called through ctypes in a fresh process (issue 17's cold
+start). Prints milliseconds per step:
+
+  cuInit, the primary context, loading libcublas, cublasCreate, the first
+  512x1024 @ 1024x512 SGEMM (with its wait), and a second one.
+
+`--overlap` loads libcublas on a thread while the context is created, as
+Alloy does. Usage: python3 benchmarks/cold_start_parts.py [--overlap] [--json]
+"""
+import ctypes
+import ctypes.util
+import json
+import os
+import sys
+import threading
+import time
+
+
+def load_cublas():
+    for name in ("libcublas.so.13", "libcublas.so.12", "libcublas.so"):
+        try:
+            return ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            pass
+    for home in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
+        for name in ("libcublas.so.13", "libcublas.so.12"):
+            path = os.path.join(home, "lib64", name)
+            if os.path.exists(path):
+                return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    raise SystemExit("libcublas not found")
+
+
+def main():
+    overlap = "--overlap" in sys.argv
+    steps = {}
+    t = time.perf_counter()
+
+    def mark(name):
+        nonlocal t
+        now = time.perf_counter()
+        steps[name] = round((now - t) * 1e3, 2)
+        t = now
+
+    box = {}
+    loader = None
+    if overlap:
+        loader = threading.Thread(target=lambda: box.setdefault("cublas", load_cublas()))
+        loader.start()
+    cuda = ctypes.CDLL("libcuda.so.1")
+    assert cuda.cuInit(0) == 0
+    mark("cuInit")
+    dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+    assert cuda.cuDeviceGet(ctypes.byref(dev), 0) == 0
+    assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0
+    assert cuda.cuCtxSetCurrent(ctx) == 0
+    mark("primary context")
+    if loader:
+        loader.join()
+        cublas = box["cublas"]
+        mark("libcublas (after the context, overlapped)")
+    else:
+        cublas = load_cublas()
+        mark("libcublas")
+    handle = ctypes.c_void_p()
+    assert cublas.cublasCreate_v2(ctypes.byref(handle)) == 0
+    mark("cublasCreate")
+    m, n, k = 512, 512, 1024
+    ptrs = []
+    for count in (m * k, k * n, m * n):
+        p = ctypes.c_uint64()
+        assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(count * 4)) == 0
+        ptrs.append(p)
+    mark("3 allocations")
+    one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
+    for name in ("first SGEMM", "second SGEMM"):
+        # Column-major C (n x m) = B (n x k) A (k x m): row-major A @ B.
+        st = cublas.cublasSgemm_v2(handle, 0, 0, n, m, k, ctypes.byref(one), ctypes.c_uint64(ptrs[1].value), n,
+                                   ctypes.c_uint64(ptrs[0].value), k, ctypes.byref(zero),
+                                   ctypes.c_uint64(ptrs[2].value), n)
+        assert st == 0, st
+        assert cuda.cuCtxSynchronize() == 0
+        mark(name)
+    steps["total"] = round(sum(v for key, v in steps.items()), 2)
+    print(json.dumps(steps) if "--json" in sys.argv else "\n".join(f"{k:45s} {v:8.2f} ms" for k, v in steps.items()))
+
+
+if __name__ == "__main__":
+    main()
