@@ -349,3 +349,36 @@ def test_bad_type_combination_or_scope_is_a_compile_error_on_the_users_line(left
     with pytest.raises(RuntimeError) as e:
         mx.eval(lib.kernel("bad")(args=args, grid=(1, 1, 1), threadgroup=(1, 1, 1), stream=STREAM))
     assert_compile_error_on_line(e.value, source, line, message)
+
+
+# MLX's metal_kernel generates the signature (plain `device T*` inputs), so a
+# body that wants tensors wraps its inputs and outputs itself, inline.
+INLINE_BODY = r"""
+    // A (M x K), B (N x K) row-major: K-major operands, extents innermost first.
+    auto tA = tensor<device T, dextents<int, 2>, tensor_inline>((device T*)A, dextents<int, 2>(K, M));
+    auto tB = tensor<device T, dextents<int, 2>, tensor_inline>((device T*)B, dextents<int, 2>(K, N));
+    auto tC = tensor<device float, dextents<int, 2>, tensor_inline>(C, dextents<int, 2>(N, M));
+    constexpr auto desc = matmul2d_descriptor(M, N, dynamic_length_v<int>, false, true);
+    matmul2d<desc, execution_simdgroups<1>> op;
+    op.run(tA, tB, tC);
+    // Then each lane adds A's first column by indexing the inline tensor.
+    simdgroup_barrier(mem_flags::mem_device);
+    for (uint r = thread_position_in_grid.x; r < M; r += 32)
+        for (int n = 0; n < N; ++n) tC[n, r] += float(tA[0, r]);
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_metal_kernel_bodies_wrap_their_buffers_in_inline_tensors(rng, dtype):
+    M, N, K = 32, 16, 64
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    xa, xb = (mx.array(v).astype(getattr(mx, dtype)) for v in (a, b))
+    a16, b16 = (np.array(v.astype(mx.float32)).astype(np.float64) for v in (xa, xb))
+    k = mx.fast.metal_kernel(name=f"inline_mm_{dtype}", input_names=["A", "B"], output_names=["C"],
+                             source=INLINE_BODY, header=HEADER)
+    (out,) = k(inputs=[xa, xb], template=[("T", getattr(mx, dtype)), ("M", M), ("N", N), ("K", K)],
+               grid=(32, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(M, N)], output_dtypes=[mx.float32],
+               init_value=-99.0, stream=STREAM)
+    want = a16 @ b16.T + a16[:, :1]
+    np.testing.assert_allclose(np.array(out), want, rtol=2e-3, atol=2e-3)
