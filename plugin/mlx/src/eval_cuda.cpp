@@ -14,6 +14,12 @@
 
 namespace mxc = ::mlx::core;
 
+namespace {
+// A kernel of at least this many threads runs long enough (tens of
+// microseconds) to hide a graph launch behind it.
+constexpr unsigned long long kCommitAfterThreads = 1ull << 20;
+}  // namespace
+
 extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const alloy::fast::PreparedLaunch& launch,
                                                                           const mxc::Stream& stream,
                                                                           const std::vector<mxc::array>& inputs,
@@ -49,4 +55,12 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
   alloy::cuda::CustomKernelLaunch l(launch, views.data(), views.size(), outs.data(), outs.size());
   encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(l.function), dim3(l.blocks[0], l.blocks[1], l.blocks[2]),
                               dim3(l.block[0], l.block[1], l.block[2]), dim3(), l.shared_bytes, l.args());
+  // MLX gathers an eval's kernels into one CUDA graph and launches it when
+  // the eval ends (or its own count says so): the GPU idles while the host
+  // builds the rest. After a large kernel the graph so far goes now, so the
+  // GPU runs it while the host builds the next nodes; a small one waits for
+  // company (a graph launch costs more than it).
+  const unsigned long long threads = 1ull * l.blocks[0] * l.blocks[1] * l.blocks[2] * l.block[0] * l.block[1] *
+                                     l.block[2];
+  if (threads >= kCommitAfterThreads) encoder.commit();
 }
