@@ -6,6 +6,8 @@
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace alloy::cuda_driver {
@@ -213,6 +215,34 @@ std::mutex contexts_mutex;
 std::vector<CUcontext> contexts;  // retained primary contexts, by ordinal
 }  // namespace
 
+namespace {
+
+// What is known per function: the dynamic shared memory it is allowed (set
+// once per size, not per launch) and, per block and memory size, how many
+// of its blocks one SM holds. Functions live as long as their modules,
+// and are forgotten when a module is unloaded or the context is reset (a
+// new function may take a freed handle's value).
+struct FunctionFacts {
+  unsigned allowed_shared = 0;
+  std::vector<std::pair<uint64_t, int>> resident;  // (block << 32 | bytes, blocks per SM)
+};
+// Both outlive static destructors (modules are unloaded by them).
+std::mutex& facts_mutex() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::unordered_map<CUfunction, FunctionFacts>& facts() {
+  static auto* m = new std::unordered_map<CUfunction, FunctionFacts>();
+  return *m;
+}
+
+void forget_function_facts() {
+  std::lock_guard<std::mutex> lock(facts_mutex());
+  facts().clear();
+}
+
+}  // namespace
+
 void reset_primary_context(int device) {
   const Api& a = api();
   CUdevice dev = 0;
@@ -223,6 +253,7 @@ void reset_primary_context(int device) {
     // Not check(): a failure here must not re-enter the fault handler. The
     // thread lets go of the dead context first.
     a.cuCtxSetCurrent(nullptr);
+    forget_function_facts();
     CUresult r = a.cuDevicePrimaryCtxReset(dev);
     if (r != CUDA_SUCCESS) {
       throw std::runtime_error("[cuda_driver::reset_primary_context] cuDevicePrimaryCtxReset failed: " + error_text(r));
@@ -272,12 +303,24 @@ void make_current(int device) {
 // under 16 KB, so from 32 KB of dynamic memory on it is set, as needed or not.
 constexpr unsigned kDynamicSharedOptIn = 32u * 1024u;
 
+namespace {
+
+// Under facts_mutex().
+void allow_dynamic_shared(FunctionFacts& f, CUfunction fn, unsigned bytes, const char* who) {
+  if (bytes < kDynamicSharedOptIn || bytes <= f.allowed_shared) return;
+  check(api().cuFuncSetAttribute(fn, kFuncMaxDynamicSharedSizeBytes, int(bytes)), who,
+        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  f.allowed_shared = bytes;
+}
+
+}  // namespace
+
 void launch(CUfunction fn, const unsigned grid[3], const unsigned block[3], unsigned dynamic_shared_bytes,
             CUstream stream, void** params) {
   const Api& a = api();
   if (dynamic_shared_bytes >= kDynamicSharedOptIn) {
-    check(a.cuFuncSetAttribute(fn, kFuncMaxDynamicSharedSizeBytes, int(dynamic_shared_bytes)),
-          "cuda_driver::launch", "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    std::lock_guard<std::mutex> lock(facts_mutex());
+    allow_dynamic_shared(facts()[fn], fn, dynamic_shared_bytes, "cuda_driver::launch");
   }
   CUresult r = a.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                 dynamic_shared_bytes, stream, params, nullptr);
@@ -294,14 +337,18 @@ void launch(CUfunction fn, const unsigned grid[3], const unsigned block[3], unsi
 int resident_blocks_per_sm(CUfunction fn, unsigned block, unsigned dynamic_shared_bytes) {
   const Api& a = api();
   if (!a.cuOccupancyMaxActiveBlocksPerMultiprocessor) return 1;
-  if (dynamic_shared_bytes >= kDynamicSharedOptIn) {
-    check(a.cuFuncSetAttribute(fn, kFuncMaxDynamicSharedSizeBytes, int(dynamic_shared_bytes)),
-          "cuda_driver::resident_blocks_per_sm", "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-  }
+  std::lock_guard<std::mutex> lock(facts_mutex());
+  FunctionFacts& f = facts()[fn];
+  const uint64_t key = (uint64_t(block) << 32) | dynamic_shared_bytes;
+  for (const auto& [k, blocks] : f.resident)
+    if (k == key) return blocks;
+  allow_dynamic_shared(f, fn, dynamic_shared_bytes, "cuda_driver::resident_blocks_per_sm");
   int blocks = 0;
   check(a.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, int(block), dynamic_shared_bytes),
         "cuda_driver::resident_blocks_per_sm", "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-  return blocks > 0 ? blocks : 1;
+  blocks = blocks > 0 ? blocks : 1;
+  f.resident.emplace_back(key, blocks);
+  return blocks;
 }
 
 Module::Module(const void* cubin) {
@@ -309,12 +356,18 @@ Module::Module(const void* cubin) {
 }
 
 Module::~Module() {
-  if (module_ && is_available()) api().cuModuleUnload(module_);  // errors at teardown are ignored
+  if (module_ && is_available()) {
+    forget_function_facts();
+    api().cuModuleUnload(module_);  // errors at teardown are ignored
+  }
 }
 
 Module& Module::operator=(Module&& o) noexcept {
   if (this != &o) {
-    if (module_) api().cuModuleUnload(module_);
+    if (module_) {
+      forget_function_facts();
+      api().cuModuleUnload(module_);
+    }
     module_ = o.module_;
     o.module_ = nullptr;
   }
