@@ -10,13 +10,14 @@ Times: median of 9 rounds of `batch` launches and one wait, per launch.
 Usage: python3 benchmarks/managed_memory_probe.py
 """
 import pathlib
-import statistics
-import time
+import sys
 
 import cupy as cp
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from timing import median_ms  # noqa: E402
 
 
 def managed(shape, dtype):
@@ -25,16 +26,11 @@ def managed(shape, dtype):
 
 
 def per_launch_ms(fn, batch):
-    fn()
-    cp.cuda.runtime.deviceSynchronize()
-    times = []
-    for _ in range(9):
-        t0 = time.perf_counter()
+    def round_():
         for _ in range(batch):
             fn()
         cp.cuda.runtime.deviceSynchronize()
-        times.append((time.perf_counter() - t0) * 1e3 / batch)
-    return statistics.median(times)
+    return median_ms(round_, reps=9) / batch
 
 
 def main():
