@@ -49,10 +49,11 @@ class CppTarget final : public CxxTarget {
     w.generated("extern \"C\" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {\n");
     // The threadgroup parameters' memory, looked up once: in a shared object
     // every use of a thread_local is a call (__tls_get_addr), which keeps
-    // the loops over a group's threads from being vectorised. The groups
-    // (their fibers and coroutines too) run on the thread that called this.
+    // the loops over a group's threads from being vectorised (the empty asm
+    // stops g++ from redoing the lookup at each use). The groups (their
+    // fibers and coroutines too) run on the thread that called this.
     if (call.find("alloy_tg_memory") != std::string::npos)
-      w.generated("  unsigned char* const alloy_tg_memory = ::alloy_tg_memory;\n");
+      w.generated("  unsigned char* alloy_tg_memory = ::alloy_tg_memory;\n  __asm__(\"\" : \"+r\"(alloy_tg_memory));\n");
     if (c.regions) {
       w.generated("  alloy_msl::cpu::run_regions(L, [&](alloy_msl::cpu::GroupThreads& alloy_g) {\n");
       w.generated("    " + call + ";\n");

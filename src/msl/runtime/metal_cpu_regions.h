@@ -72,9 +72,12 @@ template <class P> ALLOY_FUNC void region_deposit(GroupThreads& g, unsigned slot
 ALLOY_FUNC void region_exchange(GroupThreads& g, unsigned first_slot, unsigned slots) {
   const unsigned groups = (g.count + kSimdWidth - 1) / kSimdWidth;
   for (unsigned s = 0; s < groups; ++s) {
-    unsigned m = 0;
-    for (unsigned l = 0; l < kSimdWidth && s * kSimdWidth + l < g.count; ++l)
-      m |= unsigned(g.alive[s * kSimdWidth + l] == 1) << l;
+    const unsigned lanes = g.count - s * kSimdWidth < kSimdWidth ? g.count - s * kSimdWidth : kSimdWidth;
+    unsigned m = lanes == kSimdWidth ? ~0u : (1u << lanes) - 1u;  // every lane, while all run
+    if (!g.all_alive) {
+      m = 0;
+      for (unsigned l = 0; l < lanes; ++l) m |= unsigned(g.alive[s * kSimdWidth + l] == 1) << l;
+    }
     g.simd_mask[s] = m;
     for (unsigned k = first_slot; k < first_slot + slots; ++k) g.results_ready[k][s] = 0;
   }
@@ -154,7 +157,13 @@ template <class F> ALLOY_FUNC void region_for(GroupThreads& g, F&& body) {
 // run<true>'s contract for a kernel split into regions: group_fn(GroupThreads&)
 // runs one whole threadgroup.
 template <class F> void run_regions(const Launch* L, F&& group_fn) {
-  static thread_local GroupThreads g;
+  // Looked up once per launch: in a shared object each use of a
+  // thread_local is a call (__tls_get_addr), which g++ would otherwise
+  // repeat for every thread; the empty asm keeps the address in a register.
+  static thread_local GroupThreads state;
+  GroupThreads* state_address = &state;
+  __asm__("" : "+r"(state_address));
+  GroupThreads& g = *state_address;
   for (unsigned long long n = L->tg_begin; n < L->tg_end; ++n) {
     if (L->cancel && __atomic_load_n(L->cancel, __ATOMIC_RELAXED)) return;
     const GroupGeometry geo = group_geometry(L->grid, L->threadgroup, n);
