@@ -641,7 +641,7 @@ class Splitter {
   void returns(std::size_t b, std::size_t e) {
     for (std::size_t k = b; k + 1 < e; ++k)
       if (t_[k].is_ident("return") && t_[k + 1].is_punct(";")) {
-        out_[k] = "{ alloy_g.alive[alloy_tid] = 0; alloy_g.all_alive = false; goto alloy_next_" + std::to_string(label_) + "; }";
+        out_[k] = "{ ::alloy_msl::cpu::region_return(alloy_g, alloy_tid); goto alloy_next_" + std::to_string(label_) + "; }";
         out_[k + 1] = "";
       }
   }

@@ -1,6 +1,7 @@
 // The content-addressed cache: memory and disk hits, distinct keys for
 // distinct inputs, corrupt or truncated entries rebuilt, one build for many
 // concurrent callers (threads and processes), failed builds not remembered.
+#include <algorithm>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -205,6 +206,17 @@ TEST(CacheCpu, KeyCoversOptions) {
   CompileOptions bad;
   bad.math_mode = "turbo";
   EXPECT_THROW(cpu_cache_key(s, bad), std::invalid_argument);
+  // The optimization level (kernels split into regions take -O3) is a flag
+  // of its own and part of the key; a level g++ does not have is refused.
+  CompileOptions o3;
+  o3.optimization = 3;
+  EXPECT_NE(cpu_cache_key(s, safe), cpu_cache_key(s, o3));
+  const std::vector<std::string> flags = host_compile_flags(o3);
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "-O3"), flags.end());
+  EXPECT_EQ(std::find(flags.begin(), flags.end(), "-O2"), flags.end());
+  CompileOptions o9;
+  o9.optimization = 9;
+  EXPECT_THROW(host_compile_flags(o9), std::invalid_argument);
 }
 
 TEST(CacheCpu, ConcurrentCompilesFromThreads) {

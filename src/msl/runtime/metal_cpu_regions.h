@@ -15,13 +15,13 @@ struct GroupThreads {
   unsigned count;
   unsigned extent[3];  // the group's threads along x, y, z (count = their product)
   ThreadIds base;      // the group's own ids (those of its thread 0)
-  unsigned short local[kRegionMaxThreads][3];
-  // 1: running; 0: returned; 2 + d: waiting after the loop at depth d it
-  // has left while others run on (as a SIMT machine reconverges there).
-  unsigned char alive[kRegionMaxThreads];
   // Every thread running (no return, no wait): regions then loop over the
-  // group's x, y and z without looking threads up (region_for).
+  // group's x, y and z (region_for), and `alive` is not kept.
   bool all_alive = true;
+  // Once not all_alive: 1 running; 0 returned; 2 + d waiting after the loop
+  // at depth d it has left while others run on (as a SIMT machine
+  // reconverges there).
+  unsigned char alive[kRegionMaxThreads];
   unsigned simd_mask[kRegionMaxThreads / kSimdWidth];  // living lanes at the current exchange
   unsigned results_ready[kRegionExchangeSlots][kRegionMaxThreads / kSimdWidth];
   alignas(16) unsigned char slots[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
@@ -44,12 +44,15 @@ ALLOY_FUNC void* region_frame(GroupThreads& g, unsigned long bytes) {
   return g.frame;
 }
 
+// Thread `tid`'s position in its group (x fastest), where the loop over
+// the threads does not have it at hand.
+ALLOY_FUNC metal::uint3 region_local(const GroupThreads& g, unsigned long tid) {
+  const unsigned t = unsigned(tid), nx = g.extent[0], ny = g.extent[1];
+  return metal::uint3(t % nx, t / nx % ny, t / (nx * ny));
+}
 // Each per-thread attribute of thread `tid` at position `lid` in its group,
 // computed on its own (a region reads a few); the group's own ones are read
 // from g.base.
-ALLOY_FUNC metal::uint3 region_local(const GroupThreads& g, unsigned long tid) {
-  return metal::uint3(g.local[tid][0], g.local[tid][1], g.local[tid][2]);
-}
 #define ALLOY_REGION_ATTRIBUTE(name, expr)                                                      \
   ALLOY_FUNC auto region_##name(const GroupThreads& g, unsigned long tid, metal::uint3 lid) { \
     (void)g, (void)tid, (void)lid;                                                              \
@@ -93,6 +96,34 @@ template <class P> ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot,
   e.v.results_ready = &g.results_ready[slot][s];
   return pending.then(e);
 }
+// One region: `body(tid, lid)` for each running thread of the group. While
+// every thread runs, the threads are nested loops over z, y and x with a
+// 64-bit index, the shape the compiler vectorises (x innermost, each
+// per-thread array indexed by an induction variable that cannot wrap);
+// otherwise a loop over the threads that skips those not running.
+template <class F> ALLOY_FUNC void region_for(GroupThreads& g, F&& body) {
+  if (g.all_alive) {
+    const unsigned long nx = g.extent[0], ny = g.extent[1], nz = g.extent[2];
+    for (unsigned long z = 0; z < nz; ++z)
+      for (unsigned long y = 0; y < ny; ++y)
+        for (unsigned long x = 0; x < nx; ++x)
+          body((z * ny + y) * nx + x, metal::uint3(unsigned(x), unsigned(y), unsigned(z)));
+  } else {
+    for (unsigned long tid = 0; tid < g.count; ++tid)
+      if (g.alive[tid] == 1) body(tid, region_local(g, tid));
+  }
+}
+
+// A thread's `return` inside a region: from here on the group keeps which
+// threads run.
+ALLOY_FUNC void region_return(GroupThreads& g, unsigned long tid) {
+  if (g.all_alive) {
+    for (unsigned long t = 0; t < g.count; ++t) g.alive[t] = 1;
+    g.all_alive = false;
+  }
+  g.alive[tid] = 0;
+}
+
 // A loop whose body has barriers runs for the group as a whole, while any
 // running thread's condition holds; a thread whose condition fails waits
 // after the loop (at nesting depth `depth`) until the last one leaves. (In
@@ -101,21 +132,16 @@ template <class P> ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot,
 template <class F> ALLOY_FUNC bool region_loop(GroupThreads& g, F cond, unsigned depth) {
   const unsigned char waiting = static_cast<unsigned char>(2 + depth);
   if (g.all_alive) {
-    // Every thread tests its condition once, in loops the compiler
-    // vectorises (as region_for: the answers go to 32-bit words, which
-    // unlike the alive bytes alias nothing else, and take 16 threads per
-    // 64-byte vector where bytes would take 64); the group stays whole unless
-    // they disagree.
+    // Every thread tests its condition once, in region_for's loops (the
+    // answers go to 32-bit words, which unlike the alive bytes alias nothing
+    // else, and take 16 threads per 64-byte vector where bytes would take
+    // 64); the group stays whole unless they disagree.
     unsigned stays[kRegionMaxThreads];
     unsigned long staying = 0;
-    const unsigned long nx = g.extent[0], ny = g.extent[1], nz = g.extent[2];
-    for (unsigned long z = 0; z < nz; ++z)
-      for (unsigned long y = 0; y < ny; ++y)
-        for (unsigned long x = 0; x < nx; ++x) {
-          const unsigned long tid = (z * ny + y) * nx + x;
-          stays[tid] = cond(tid, metal::uint3(unsigned(x), unsigned(y), unsigned(z)));
-          staying += stays[tid];
-        }
+    region_for(g, [&](unsigned long tid, metal::uint3 lid) __attribute__((always_inline)) {
+      stays[tid] = cond(tid, lid);
+      staying += stays[tid];
+    });
     if (staying == g.count || staying == 0) return staying != 0;
     for (unsigned long tid = 0; tid < g.count; ++tid) g.alive[tid] = stays[tid] ? 1 : waiting;
     g.all_alive = false;
@@ -134,24 +160,6 @@ template <class F> ALLOY_FUNC bool region_loop(GroupThreads& g, F cond, unsigned
   for (unsigned long tid = 0; tid < g.count; ++tid) all &= g.alive[tid] == 1;
   g.all_alive = all;
   return any;
-}
-
-// One region: `body(tid, lid)` for each running thread of the group. While
-// every thread runs, the threads are nested loops over z, y and x with a
-// 64-bit index, the shape the compiler vectorises (x innermost, each
-// per-thread array indexed by an induction variable that cannot wrap);
-// otherwise a loop over the threads that skips those not running.
-template <class F> ALLOY_FUNC void region_for(GroupThreads& g, F&& body) {
-  if (g.all_alive) {
-    const unsigned long nx = g.extent[0], ny = g.extent[1], nz = g.extent[2];
-    for (unsigned long z = 0; z < nz; ++z)
-      for (unsigned long y = 0; y < ny; ++y)
-        for (unsigned long x = 0; x < nx; ++x)
-          body((z * ny + y) * nx + x, metal::uint3(unsigned(x), unsigned(y), unsigned(z)));
-  } else {
-    for (unsigned long tid = 0; tid < g.count; ++tid)
-      if (g.alive[tid] == 1) body(tid, region_local(g, tid));
-  }
 }
 
 // run<true>'s contract for a kernel split into regions: group_fn(GroupThreads&)
@@ -173,15 +181,6 @@ template <class F> void run_regions(const Launch* L, F&& group_fn) {
     g.extent[1] = geo.actual.y;
     g.extent[2] = geo.actual.z;
     g.all_alive = true;
-    unsigned tid = 0;
-    for (unsigned z = 0; z < geo.actual.z; ++z)
-      for (unsigned y = 0; y < geo.actual.y; ++y)
-        for (unsigned x = 0; x < geo.actual.x; ++x, ++tid) {
-          g.local[tid][0] = (unsigned short)x;
-          g.local[tid][1] = (unsigned short)y;
-          g.local[tid][2] = (unsigned short)z;
-          g.alive[tid] = 1;
-        }
     group_fn(g);
     if (g.frame_wanted) {
       char msg[160];
