@@ -37,34 +37,50 @@ constant int TILE = 128;
 using scales_plane = tensor_blockwise<tensor_plane_scales, device metal_fp8_ue8m0_format, 32, 1>;
 using mxfp8_tensor = tensor<device metal_fp8_e4m3_format, dextents<int, 2>, tensor_handle, scales_plane>;
 
+// The tile (column, row) of C that threadgroup tgid computes. Threadgroups
+// take the tiles GROUP rows at a time, down each column of the group before
+// the next, so the threadgroups that run together read a few panels of A and
+// B (shared in L2) rather than every panel of B for each row of tiles.
+constant uint GROUP = 8;
+inline uint2 tile_of(uint2 tgid, uint2 tiles) {
+  const uint id = tgid.y * tiles.x + tgid.x, per_group = GROUP * tiles.x;
+  const uint first_row = id / per_group * GROUP, rows = min(tiles.y - first_row, GROUP);
+  const uint in_group = id % per_group;
+  return uint2(in_group / rows, first_row + in_group % rows);
+}
+
 // C = A B^T, A (M x K), B (N x K) half, row-major: K-major operands; SG
 // SIMD groups share the tile.
 template <int SG>
 kernel void gemm_half(tensor<device const half, dextents<int, 2>> A [[buffer(0)]],
                       tensor<device const half, dextents<int, 2>> B [[buffer(1)]],
                       tensor<device half, dextents<int, 2>> C [[buffer(2)]],
-                      uint2 tgid [[threadgroup_position_in_grid]]) {
+                      uint2 tgid [[threadgroup_position_in_grid]],
+                      uint2 tiles [[threadgroups_per_grid]]) {
   constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true);
   matmul2d<desc, execution_simdgroups<SG>> op;
-  op.run(A.slice(0, tgid.y * TILE), B.slice(0, tgid.x * TILE), C.slice(tgid.x * TILE, tgid.y * TILE));
+  const uint2 t = tile_of(tgid, tiles);
+  op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
 }
 
 template <int SG>
 kernel void gemm_mxfp8(mxfp8_tensor A [[buffer(0)]],
                        mxfp8_tensor B [[buffer(1)]],
                        tensor<device half, dextents<int, 2>> C [[buffer(2)]],
-                       uint2 tgid [[threadgroup_position_in_grid]]) {
+                       uint2 tgid [[threadgroup_position_in_grid]],
+                       uint2 tiles [[threadgroups_per_grid]]) {
   constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true);
   matmul2d<desc, execution_simdgroups<SG>> op;
-  op.run(A.slice(0, tgid.y * TILE), B.slice(0, tgid.x * TILE), C.slice(tgid.x * TILE, tgid.y * TILE));
+  const uint2 t = tile_of(tgid, tiles);
+  op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
 }
 """
 for _sg in (4, 8):
     GEMM += (f'template [[host_name("gemm_half_{_sg}")]] kernel void gemm_half<{_sg}>(tensor<device const half, '
              f'dextents<int, 2>>, tensor<device const half, dextents<int, 2>>, tensor<device half, dextents<int, 2>>, '
-             f'uint2);\n'
+             f'uint2, uint2);\n'
              f'template [[host_name("gemm_mxfp8_{_sg}")]] kernel void gemm_mxfp8<{_sg}>(mxfp8_tensor, mxfp8_tensor, '
-             f'tensor<device half, dextents<int, 2>>, uint2);\n')
+             f'tensor<device half, dextents<int, 2>>, uint2, uint2);\n')
 
 rows = []
 

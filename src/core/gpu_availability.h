@@ -10,6 +10,11 @@ bool gpu_is_available();
 std::string gpu_unavailable_reason();
 // The GPU's architecture as compilers name it ("sm_90"); makes the context current.
 const std::string& gpu_arch();
+// The architecture user kernels are compiled for: gpu_arch() with its
+// architecture-specific features ("sm_90a": Hopper's warpgroup MMA) where the
+// GPU has them. Such code runs only on that exact architecture, as the
+// kernel cache's entries do.
+const std::string& gpu_kernel_arch();
 // The GPU's name and memory in bytes (device 0; the GPU must be available).
 std::string gpu_name();
 size_t gpu_total_memory();

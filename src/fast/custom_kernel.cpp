@@ -123,7 +123,7 @@ void translate_variant(KernelVariant& v, msl::Target target) {
   if (target == msl::Target::Cuda && !v.spec.bounds_check) {
     // Built by an earlier process: its launch plan needs no translation
     // (a bounds-checked one does: its messages name what the translation found).
-    if (jit::Cache::Bytes bytes = jit::Cache::global().find(cuda_plan_key(v.spec, gpu_arch()))) {
+    if (jit::Cache::Bytes bytes = jit::Cache::global().find(cuda_plan_key(v.spec, gpu_kernel_arch()))) {
       if (auto plan = decode_plan(*bytes)) {
         v.cuda_plan = std::make_shared<const CudaLaunchPlan>(std::move(*plan));
         return;

@@ -79,7 +79,10 @@ TC_VARIANTS = [(t, u, tm, tn, tl, tr, acc, sg)
                for tm, tn, sg in ((16, 8, 1), (64, 32, 4), (32, 64, 2))
                for tl in (False, True) for tr in (False, True) for acc in (False, True)
                if (t, u) == ("half", "float") or (tm, tn, tl, acc) == (64, 32, False, True)]
-TC_VARIANTS += [("half", "float", 128, 128, False, True, False, 4), ("bfloat", "float", 128, 64, False, True, True, 4)]
+# K-major tiles of whole warpgroups: on sm_90a these run on wgmma (one and
+# two warpgroups, N of 128 and 64 a instruction).
+TC_VARIANTS += [("half", "float", 128, 128, False, True, False, 4), ("bfloat", "float", 128, 64, False, True, True, 4),
+                ("half", "half", 128, 128, False, True, True, 8), ("bfloat", "float", 256, 64, False, True, False, 8)]
 
 
 def tc_name(t, u, tm, tn, tl, tr, acc, sg):

@@ -43,7 +43,7 @@ std::shared_ptr<const fast::CudaLaunchPlan> plan_for(fast::KernelVariant& v) {
   if (v.cuda_plan) return v.cuda_plan;
   fast::CudaBuild built;
   eval_profile::timed("(cubin: cache or NVRTC)", [&] {
-    built = fast::build_for_cuda(v.spec, v.translated, cuda::device_arch(), fast::kernel_label(v));
+    built = fast::build_for_cuda(v.spec, v.translated, cuda::kernel_arch(), fast::kernel_label(v));
   });
   auto plan = std::make_shared<fast::CudaLaunchPlan>();
   for (const msl::GlueParam& p : v.translated.params) plan->params.push_back({p.kind, p.index, {}});
@@ -51,7 +51,7 @@ std::shared_ptr<const fast::CudaLaunchPlan> plan_for(fast::KernelVariant& v) {
   plan->entry = built.entry;
   plan->dynamic_threadgroup = built.dynamic_threadgroup;
   plan->cubin = built.cubin;
-  jit::Cache::global().put(fast::cuda_plan_key(v.spec, cuda::device_arch()), fast::encode_plan(*plan));
+  jit::Cache::global().put(fast::cuda_plan_key(v.spec, cuda::kernel_arch()), fast::encode_plan(*plan));
   return plan;
 }
 

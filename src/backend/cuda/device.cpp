@@ -56,6 +56,7 @@ CublasPrefetch& cublas_prefetch() {
 bool gpu_is_available() { return cuda_driver::is_available(); }
 void gpu_finish_background_loads() { cublas_prefetch().join(); }
 const std::string& gpu_arch() { return cuda::device_arch(); }
+const std::string& gpu_kernel_arch() { return cuda::kernel_arch(); }
 std::string gpu_name() { return cuda_driver::device_name(0); }
 size_t gpu_total_memory() { return cuda_driver::device_total_memory(0); }
 std::string gpu_unavailable_reason() {
@@ -177,6 +178,11 @@ const std::string& device_arch() {
     int minor = cuda_driver::device_attribute(cuda_driver::kComputeCapabilityMinor);
     return "sm_" + std::to_string(major) + std::to_string(minor);
   }();
+  return arch;
+}
+
+const std::string& kernel_arch() {
+  static const std::string arch = device_arch() == "sm_90" ? std::string("sm_90a") : device_arch();
   return arch;
 }
 

@@ -6,7 +6,9 @@
 // share evenly, and types with an mma.sync: half x half and bfloat x bfloat
 // (m16n8k16), and on sm_89 and later e4m3 x e4m3 and e5m2 x e5m2
 // (m16n8k32), all with float accumulation. Each warp owns a block of
-// fragments. Operands reach the registers one of three ways:
+// fragments. Operands reach the registers one of four ways:
+//  - warpgroup_tile() (sm_90a, cuda_wgmma.h): the staged tiles below, read
+//    by Hopper's warpgroup MMA straight from shared memory;
 //  - staged(): the whole threadgroup copies K-major tiles into shared memory
 //    (cp.async, two stages) and each warp reads them with ldmatrix;
 //  - straight from the tensors: 32-bit loads where K is contiguous and
@@ -152,9 +154,81 @@ ALLOY_FUNC void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2
 // with cp.async (two stages, the next in flight while the tensor cores work
 // on this one), and each warp reads its fragments with ldmatrix. Rows of a
 // slab are 4 chunks of 16 bytes, the chunk index XOR-ed with (row / 2) % 4,
-// so the 8 rows an ldmatrix reads fall in distinct banks.
+// so the 8 rows an ldmatrix reads fall in distinct banks: Hopper's 64-byte
+// swizzle (cuda_wgmma.h lays its slabs out in the 128-byte one).
 ALLOY_FUNC unsigned shared_address(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
-ALLOY_FUNC unsigned slab_offset(int row, int chunk) { return unsigned(row * 64 + ((chunk ^ ((row >> 1) & 3)) << 4)); }
+// Where chunk `chunk` of row `row` goes in a slab of ROW-byte rows: Hopper's
+// ROW-byte swizzle, the chunk index XOR-ed with address bits 7 and up (64:
+// (row / 2) % 4; 128: row % 8).
+template <int ROW = 64> ALLOY_FUNC unsigned slab_offset(int row, int chunk) {
+  return unsigned(row * ROW + ((chunk ^ ((row * ROW >> 7) & (ROW / 16 - 1))) << 4));
+}
+
+// Stage memory of BYTES: one array per size, 1024-aligned as the swizzle needs.
+template <int BYTES> ALLOY_FUNC unsigned char* stage_memory() {
+  __shared__ alignas(1024) unsigned char stages[BYTES];
+  return stages;
+}
+
+// Whether this launch's operands can be staged (see above), with K a
+// multiple of K_ALIGN bytes.
+template <int BM, int BN, int S, int K_ALIGN = 64, class AV, class BV>
+ALLOY_FUNC bool staged_fits(const AV& A, const BV& B, long K, unsigned count) {
+  constexpr int E = int(sizeof(*A.data));
+  return count == unsigned(S) && A.s_k == 1 && B.s_k == 1 && (A.s_o * E) % 16 == 0 && (B.s_o * E) % 16 == 0 &&
+         (reinterpret_cast<unsigned long>(A.data) % 16) == 0 && (reinterpret_cast<unsigned long>(B.data) % 16) == 0 &&
+         A.valid_o >= BM && B.valid_o >= BN && (K * E) % K_ALIGN == 0 && A.valid_k >= K && B.valid_k >= K;
+}
+
+// One thread's share of copying a slab of BM + BN rows of ROW bytes (C
+// chunks of 16): chunk tid + j * S for each j, i.e. row tid / C + j * S / C
+// and chunk tid % C. Its source and its place in the slab are worked out
+// once; a slab then costs one cp.async per chunk. (When S / C is a multiple
+// of 8, the XOR of the swizzle is the same for all j.) Chunks at or past
+// k_bytes are filled with zeros, not read.
+template <int BM, int BN, int S, int ROW = 64> struct slab_copy {
+  static constexpr int C = ROW / 16, CHUNKS = (BM + BN) * C, RJ = S / C;
+  static constexpr bool even = (BM * C) % S == 0 && (BN * C) % S == 0 && RJ % 8 == 0;
+  const unsigned char* a;
+  const unsigned char* b;
+  long a_ld, b_ld, k_bytes;
+  unsigned tid, dst0;
+  ALLOY_FUNC slab_copy(const void* a_data, long a_row_bytes, const void* b_data, long b_row_bytes, long k_total,
+                       unsigned t)
+      : a_ld(a_row_bytes), b_ld(b_row_bytes), k_bytes(k_total), tid(t) {
+    a = reinterpret_cast<const unsigned char*>(a_data) + long(t / C) * a_row_bytes + (t % C) * 16;
+    b = reinterpret_cast<const unsigned char*>(b_data) + long(t / C) * b_row_bytes + (t % C) * 16;
+    dst0 = slab_offset<ROW>(int(t / C), int(t % C));
+  }
+  // 16 bytes, or zeros when `bytes` is 0 (src is then not read).
+  ALLOY_FUNC static void copy16(unsigned dst, const unsigned char* src, unsigned bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes));
+  }
+  // Starts the copy of the slab at byte kbyte of K into the stage at `base`.
+  ALLOY_FUNC void issue(unsigned base, long kbyte) const {
+    if constexpr (even) {
+      const long k = kbyte + (tid % C) * 16;
+      const unsigned bytes = k < k_bytes ? 16u : 0u;
+      const long at = bytes ? kbyte : 0;
+#pragma unroll
+      for (int j = 0; j < BM * C / S; ++j) copy16(base + dst0 + j * RJ * ROW, a + j * RJ * a_ld + at, bytes);
+#pragma unroll
+      for (int j = 0; j < BN * C / S; ++j) copy16(base + dst0 + (BM + j * RJ) * ROW, b + j * RJ * b_ld + at, bytes);
+    } else {
+      const unsigned char* a0 = a - long(tid / C) * a_ld - (tid % C) * 16;
+      const unsigned char* b0 = b - long(tid / C) * b_ld - (tid % C) * 16;
+      for (int c = int(tid); c < CHUNKS; c += S) {
+        const int row = c / C, chunk = c % C;
+        const long k = kbyte + chunk * 16;
+        const unsigned bytes = k < k_bytes ? 16u : 0u;
+        const long at = bytes ? k : 0;
+        const unsigned char* src = row < BM ? a0 + row * a_ld + at : b0 + (row - BM) * b_ld + at;
+        copy16(base + slab_offset<ROW>(row, chunk), src, bytes);
+      }
+    }
+    asm volatile("cp.async.commit_group;");
+  }
+};
 
 template <matmul2d_descriptor Desc, int NW, class Grid, int KSTEP, class AV, class BV, class Step>
 ALLOY_FUNC bool staged(const AV& A, const BV& B, long K, unsigned tid, unsigned count, int lane, int m0, int n0,
@@ -164,52 +238,44 @@ ALLOY_FUNC bool staged(const AV& A, const BV& B, long K, unsigned tid, unsigned 
   if constexpr (Desc.transpose_left || !Desc.transpose_right || Grid::fn % 2 != 0 || 2 * SLAB > 32768) {
     return false;
   } else {
-    const bool fits = count == unsigned(S) && A.s_k == 1 && B.s_k == 1 && (A.s_o * E) % 16 == 0 &&
-                      (B.s_o * E) % 16 == 0 && (reinterpret_cast<unsigned long>(A.data) % 16) == 0 &&
-                      (reinterpret_cast<unsigned long>(B.data) % 16) == 0 && A.valid_o >= BM && B.valid_o >= BN &&
-                      (K * E) % 64 == 0 && A.valid_k >= K && B.valid_k >= K;
-    if (!fits) return false;
-    __shared__ alignas(128) unsigned char slabs[2][SLAB];
-    const unsigned char* a_bytes = reinterpret_cast<const unsigned char*>(A.data);
-    const unsigned char* b_bytes = reinterpret_cast<const unsigned char*>(B.data);
-    const long a_ld = A.s_o * E, b_ld = B.s_o * E;
-    auto load = [&](int stage, long kbyte) {
-      for (int c = int(tid); c < (BM + BN) * 4; c += S) {
-        const int row = c >> 2, chunk = c & 3;
-        const unsigned char* src = row < BM ? a_bytes + row * a_ld + kbyte + chunk * 16
-                                            : b_bytes + (row - BM) * b_ld + kbyte + chunk * 16;
-        const unsigned dst = shared_address(&slabs[stage][0]) + slab_offset(row, chunk);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src));
-      }
-      asm volatile("cp.async.commit_group;");
-    };
+    if (!staged_fits<BM, BN, S>(A, B, K, count)) return false;
+    const slab_copy<BM, BN, S> copy(A.data, A.s_o * E, B.data, B.s_o * E, K * E, tid);
+    const unsigned stages = shared_address(stage_memory<2 * SLAB>());
+    // This lane's ldmatrix addresses in a stage, for each half of a slab:
+    // row m0 + (lane % 16) (+ 16 i) of A, and row n0 + (lane % 8) + 8 (lane
+    // / 16) (+ 8 j) of B; a fragment 16 rows on is 1024 bytes on, with the
+    // same swizzle.
+    unsigned a_at[2], b_at[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      a_at[h] = slab_offset(m0 + (lane & 15), h * 2 + (lane >> 4));
+      b_at[h] = slab_offset(BM + n0 + (lane & 7) + ((lane >> 4) << 3), h * 2 + ((lane >> 3) & 1));
+    }
     const long slabs_k = K * E / 64;
-    load(0, 0);
+    copy.issue(stages, 0);
     for (long ks = 0; ks < slabs_k; ++ks) {
       if (ks + 1 < slabs_k) {
-        load(int((ks + 1) & 1), (ks + 1) * 64);
+        copy.issue(stages + unsigned((ks + 1) & 1) * SLAB, (ks + 1) * 64);
         asm volatile("cp.async.wait_group 1;");
       } else {
         asm volatile("cp.async.wait_group 0;");
       }
       __syncthreads();
-      const unsigned base = shared_address(&slabs[ks & 1][0]);
+      const unsigned base = stages + unsigned(ks & 1) * SLAB;
 #pragma unroll
       for (int half_slab = 0; half_slab < 2; ++half_slab) {  // one MMA K step: 32 bytes, 2 chunks
         uint32_t a[Grid::fm][4], b[Grid::fn][2];
 #pragma unroll
         for (int i = 0; i < Grid::fm; ++i) {
-          const int row = m0 + i * 16 + (lane & 15), chunk = half_slab * 2 + (lane >> 4);
           asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                        : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
-                       : "r"(base + slab_offset(row, chunk)));
+                       : "r"(base + a_at[half_slab] + i * 1024));
         }
 #pragma unroll
         for (int j = 0; j < Grid::fn; j += 2) {
-          const int row = BM + n0 + j * 8 + (lane & 7) + ((lane >> 4) << 3), chunk = half_slab * 2 + ((lane >> 3) & 1);
           asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                        : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j + 1][0]), "=r"(b[j + 1][1])
-                       : "r"(base + slab_offset(row, chunk)));
+                       : "r"(base + b_at[half_slab] + j * 512));
         }
         step((ks * 64 + half_slab * 32) / E, a, b);
       }
@@ -218,6 +284,8 @@ ALLOY_FUNC bool staged(const AV& A, const BV& B, long K, unsigned tid, unsigned 
     return true;
   }
 }
+
+#include "cuda_wgmma.h"
 
 // destination (+)= left * right for the descriptor's tile; false when this
 // launch cannot take the tensor cores (the caller then runs the reference).
@@ -253,6 +321,15 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     long K = Desc.k;
     if constexpr (Desc.k == 0 || Desc.k == dynamic_length_v<int>)
       K = long(left.get_extent(Desc.transpose_left ? 1 : 0));
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // Tiles the warpgroups take never reach staged() (whose condition is
+    // theirs), so its static stages are not allocated beside theirs.
+    constexpr bool on_warpgroups = !scaled && warpgroup_shape<Desc, NW, kind>::ok;
+    if constexpr (on_warpgroups)
+      if (warpgroup_tile<Desc, NW, kind>(A, B, K, index % S, count, dest)) return true;
+#else
+    constexpr bool on_warpgroups = false;
+#endif
     const bool rows_in = A.words && m0 + grid::fm * 16 <= A.valid_o;
     const bool cols_in = B.words && n0 + grid::fn * 8 <= B.valid_o;
 
@@ -307,7 +384,9 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     };
 
     const bool b_by_rows = !B.words && B.rows_contiguous();
-    if (!staged<Desc, NW, grid, KSTEP>(A, B, K, index % S, count, lane, m0, n0, step)) {
+    bool done = false;
+    if constexpr (!on_warpgroups) done = staged<Desc, NW, grid, KSTEP>(A, B, K, index % S, count, lane, m0, n0, step);
+    if (!done) {
       for (long k0 = 0; k0 < K; k0 += KSTEP) {
         const bool k_in = k0 + KSTEP <= A.valid_k && k0 + KSTEP <= B.valid_k;
         const bool fast_a = rows_in && k_in, fast_b = cols_in && k_in;

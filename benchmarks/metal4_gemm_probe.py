@@ -1,0 +1,27 @@
+"""One launch of a Metal 4 GEMM kernel of benchmarks/bench_metal4.py (after a
+warm-up), for a profiler to read its counters, e.g.
+  ncu --clock-control none --kernel-name regex:gemm --launch-skip 1 \
+      --launch-count 1 --section WarpStateStats python3 \
+      benchmarks/metal4_gemm_probe.py gemm_half_4 8192
+"""
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import alloy.core as mx  # noqa: E402
+from bench_metal4 import GEMM  # noqa: E402
+
+name, n = sys.argv[1], int(sys.argv[2])
+sg = int(name.rsplit("_", 1)[1])
+mx.set_default_device(mx.gpu)
+rng = np.random.default_rng(0)
+a = mx.array(rng.standard_normal((n, n)).astype(np.float16))
+b = mx.array(rng.standard_normal((n, n)).astype(np.float16))
+kernel = mx.fast.metal_library(GEMM).kernel(name)
+for _ in range(2):
+    out = kernel(args={"A": a, "B": b, "C": ((n, n), mx.float16)}, grid=(n // 128, n // 128, 1),
+                 threadgroup=(32 * sg, 1, 1), dispatch="threadgroups")[0]
+    mx.eval(out)
+print("done", name, n)
