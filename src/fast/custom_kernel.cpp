@@ -94,7 +94,9 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
   }();
   if (!enabled || !jit::nvrtc_available()) return;
   msl::TranslatedKernel t = msl::translate(spec, msl::Target::Cuda);
-  build_for_cuda(spec, t, "sm_90",
+  // sm_90a: what Hopper GPUs compile user kernels for (gpu_kernel_arch()),
+  // its warpgroup MMA paths included.
+  build_for_cuda(spec, t, "sm_90a",
                  spec.program_entry.empty() ? "[metal_kernel] kernel '" + spec.name + "'"
                                             : "[metal_library] kernel '" + spec.program_entry + "'");
 }

@@ -1,7 +1,7 @@
 """metal_kernel bodies that MSL accepts and the translation used to reject:
 bfloat conditionals and arithmetic with literals, and every MSL math macro.
 Each kernel runs on the test device; with ALLOY_CHECK_CUDA=1 (conftest) its
-CUDA translation is also compiled by NVRTC for sm_90."""
+CUDA translation is also compiled by NVRTC for sm_90a."""
 import math
 
 import numpy as np

@@ -1,7 +1,7 @@
 """metal_kernel headers that #include MLX's own kernel headers (read from the
 installed mlx package at test time, never copied here): a GEMM built from
 MLX's steel templates against numpy float64, on the test device and, with
-ALLOY_CHECK_CUDA=1 (conftest), compiled by NVRTC for sm_90."""
+ALLOY_CHECK_CUDA=1 (conftest), compiled by NVRTC for sm_90a."""
 import os
 import subprocess
 import sys

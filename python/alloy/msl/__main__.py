@@ -48,7 +48,7 @@ def main(argv=None):
     ap.add_argument("--output", action="append", default=[], type=lambda t: param(t, "--output"))
     ap.add_argument("--template", action="append", default=[], type=template, help="NAME=VALUE (type, int or bool)")
     ap.add_argument("--target", choices=TARGETS, default="cpp")
-    ap.add_argument("--arch", default="sm_90", help="CUDA architecture for --target cuda")
+    ap.add_argument("--arch", default="sm_90a", help="CUDA architecture for --target cuda (sm_90a: what Hopper GPUs run)")
     ap.add_argument("--atomic-outputs", action="store_true")
     ap.add_argument("--math-mode", default="safe", choices=("safe", "relaxed", "fast"))
     ap.add_argument("--print", action="store_true", help="print the translated source")
