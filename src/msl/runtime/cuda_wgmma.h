@@ -51,28 +51,25 @@ ALLOY_FUNC uint64_t wgmma_operand(unsigned shared_byte) {
          (uint64_t(1) << 62);
 }
 
+// One wgmma of SHAPE on TYPE operands into the accumulators ACC (listed as
+// REGS), descriptors a and b, accumulating (scale-d 1), no transposes.
+// A, B and P are the operand numbers of a, b and the scale-d flag.
+#define ALLOY_WGMMA_ASM(SHAPE, TYPE, REGS, ACC, A, B, P)                                                 \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" P ", 0;\nwgmma.mma_async.sync.aligned." SHAPE ".f32." \
+               TYPE "." TYPE " " REGS ", %" A ", %" B ", p, 1, 1, 0, 0;\n}\n"                          \
+               : ACC                                                                                    \
+               : "l"(a), "l"(b), "r"(1))
+
 // d (+)= A (64 x 16) * B (16 x N) for N = 64 or 128; Kind 1 half, 2 bfloat.
 template <int Kind, int N> ALLOY_FUNC void wgmma(float (&d)[N / 2], uint64_t a, uint64_t b) {
   if constexpr (N == 64 && Kind == 1)
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-                 ALLOY_WGMMA_REGS32 ", %32, %33, p, 1, 1, 0, 0;\n}\n"
-                 : ALLOY_WGMMA_ACC32
-                 : "l"(a), "l"(b), "r"(1));
+    ALLOY_WGMMA_ASM("m64n64k16", "f16", ALLOY_WGMMA_REGS32, ALLOY_WGMMA_ACC32, "32", "33", "34");
   else if constexpr (N == 64 && Kind == 2)
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-                 ALLOY_WGMMA_REGS32 ", %32, %33, p, 1, 1, 0, 0;\n}\n"
-                 : ALLOY_WGMMA_ACC32
-                 : "l"(a), "l"(b), "r"(1));
+    ALLOY_WGMMA_ASM("m64n64k16", "bf16", ALLOY_WGMMA_REGS32, ALLOY_WGMMA_ACC32, "32", "33", "34");
   else if constexpr (N == 128 && Kind == 1)
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-                 ALLOY_WGMMA_REGS64 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
-                 : ALLOY_WGMMA_ACC64
-                 : "l"(a), "l"(b), "r"(1));
+    ALLOY_WGMMA_ASM("m64n128k16", "f16", ALLOY_WGMMA_REGS64, ALLOY_WGMMA_ACC64, "64", "65", "66");
   else if constexpr (N == 128 && Kind == 2)
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-                 ALLOY_WGMMA_REGS64 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
-                 : ALLOY_WGMMA_ACC64
-                 : "l"(a), "l"(b), "r"(1));
+    ALLOY_WGMMA_ASM("m64n128k16", "bf16", ALLOY_WGMMA_REGS64, ALLOY_WGMMA_ACC64, "64", "65", "66");
 }
 
 // Which tiles the warpgroups take: NW a multiple of 4, K-major operands of
