@@ -2,7 +2,8 @@
 peers in the same run (issue 15's speed targets):
 
 - a half matmul2d GEMM (one 128 x 128 tile per threadgroup of four or eight
-  SIMD groups, execution_simdgroups<N>) against cuBLAS f16 (torch.matmul);
+  SIMD groups, execution_simdgroups<N>, tiles taken 8 tile rows at a time)
+  against cuBLAS f16 (torch.matmul);
 - the MXFP8 matmul2d GEMM (the same tiling, E4M3 with E8M0 block scales)
   against cuBLASLt FP8 (torch._scaled_mm, E4M3, tensor-wide scales: Hopper has
   no MX block scaling) and cuBLAS bf16;
