@@ -60,6 +60,7 @@ CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, co
     plan.coroutines = false;
     features.cpu_regions = true;
     k.cpu_threads = "regions";
+    k.cpu_optimization = 3;
   } else if (plan.coroutines) {
     features.cpu_coroutines = true;
     k.cpu_threads = "coroutines";

@@ -27,6 +27,9 @@ struct GlueContext {
   bool uses_sync;
   bool coroutines = false;  // CPU target: threads are coroutines (msl/cpu_threads.h)
   bool regions = false;     // CPU target: the kernel runs once per group, split into regions
+  // metal_library: the entry's [[threadgroup(i)]] parameters point into
+  // alloy_tg_memory (CxxTarget::threadgroup_memory).
+  bool threadgroup_parameters = false;
 };
 
 class CxxTarget {

@@ -120,7 +120,8 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
   // Split into regions, the entry runs once per group and takes the group's
   // state in place of its attribute parameters (msl/cpu_regions.h).
   const bool regions = threads.regions.has_value();
-  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync, threads.coroutines, regions};
+  GlueContext c{spec, k.kernel_name, params, k.params, k.analysis.uses_sync, threads.coroutines, regions,
+                k.threadgroup_parameter_bytes > 0};
   std::string call = entry.function + entry.template_args + "(";
   std::size_t in = 0, out = 0, tg = 0, args = 0;
   for (std::size_t i = 0; i < entry.params.size(); ++i) {

@@ -52,7 +52,7 @@ class CppTarget final : public CxxTarget {
     // the loops over a group's threads from being vectorised (the empty asm
     // stops g++ from redoing the lookup at each use). The groups (their
     // fibers and coroutines too) run on the thread that called this.
-    if (call.find("alloy_tg_memory") != std::string::npos)
+    if (c.threadgroup_parameters)
       w.generated("  unsigned char* alloy_tg_memory = ::alloy_tg_memory;\n  __asm__(\"\" : \"+r\"(alloy_tg_memory));\n");
     if (c.regions) {
       w.generated("  alloy_msl::cpu::run_regions(L, [&](alloy_msl::cpu::GroupThreads& alloy_g) {\n");

@@ -316,10 +316,12 @@ TEST(MslTranslate, SyncSelectsTheCoroutineOrFiberRun) {
     TranslatedKernel k = translate(s, Target::Cpp);
     EXPECT_TRUE(contains(k.source, "alloy_msl::cpu::run_regions(L,")) << k.source;
     EXPECT_EQ(k.cpu_threads, "regions");
+    EXPECT_EQ(k.cpu_optimization, 3);
     s.cpu_sync = KernelSpec::CpuSync::Coroutines;
     k = translate(s, Target::Cpp);
     EXPECT_TRUE(contains(k.source, "alloy_msl::cpu::run_coroutines(L,")) << k.source;
     EXPECT_EQ(k.cpu_threads, "coroutines");
+    EXPECT_EQ(k.cpu_optimization, 2);
     s.cpu_sync = KernelSpec::CpuSync::Fibers;
     k = translate(s, Target::Cpp);
     EXPECT_TRUE(contains(k.source, "alloy_msl::cpu::run</*uses_sync=*/true>"));

@@ -147,6 +147,11 @@ struct TranslatedKernel {
   // "fibers", then ": " and why not the one before where it was asked for
   // (msl/cpu_threads.h); "" otherwise.
   std::string cpu_threads;
+  // CPU target: the -O level to compile at. A kernel split into regions is
+  // loops over the group's threads around the user's own; g++ vectorises
+  // across the threads only at -O3 (it peels the inner loop and versions the
+  // nest), and other kernels gained nothing from it.
+  int cpu_optimization = 2;
 };
 
 // An error in the user's MSL found by the front end; what() quotes the

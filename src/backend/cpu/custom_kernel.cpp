@@ -29,10 +29,7 @@ const jit::CpuKernel* compiled_for(fast::KernelVariant& v) {
   if (v.binary) return static_cast<const jit::CpuKernel*>(v.binary.get());
   jit::CompileOptions opts;
   opts.math_mode = v.spec.math_mode;
-  // A kernel split into regions is loops over the group's threads with an
-  // inner loop of the user's; g++ vectorises across the threads only at -O3
-  // (it needs the inner loop peeled and the loop nest versioned).
-  if (v.translated.cpu_threads.rfind("regions", 0) == 0) opts.optimization = 3;
+  opts.optimization = v.translated.cpu_optimization;
   try {
     auto kernel = jit::compile_cpu(v.translated.source, opts);
     v.binary = kernel;
