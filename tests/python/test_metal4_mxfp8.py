@@ -157,6 +157,44 @@ def test_seed_mxfp8_matmul(rng, M, N, K):
     np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=2e-3, atol=1e-3 * np.abs(ref).max())
 
 
+WARPGROUP_MX = r"""#include <metal_tensor>
+#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
+using namespace metal;
+using namespace mpp::tensor_ops;
+using scales_plane = tensor_blockwise<tensor_plane_scales, device metal_fp8_ue8m0_format, 32, 1>;
+using mxfp8_tensor = tensor<device metal_fp8_e4m3_format, dextents<int, 2>, tensor_handle, scales_plane>;
+template <int TM, int TN, int SG>
+kernel void mx_gemm(mxfp8_tensor A [[buffer(0)]], mxfp8_tensor B [[buffer(1)]],
+                    tensor<device float, dextents<int, 2>> C [[buffer(2)]],
+                    uint2 tgid [[threadgroup_position_in_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroups<SG>> op;
+  op.run(A.slice(0, tgid.y * TM), B.slice(0, tgid.x * TN), C.slice(tgid.x * TN, tgid.y * TM));
+}
+template [[host_name("mx_128x64_4")]] kernel void mx_gemm<128, 64, 4>(mxfp8_tensor, mxfp8_tensor,
+    tensor<device float, dextents<int, 2>>, uint2);
+template [[host_name("mx_128x128_8")]] kernel void mx_gemm<128, 128, 8>(mxfp8_tensor, mxfp8_tensor,
+    tensor<device float, dextents<int, 2>>, uint2);
+"""
+
+
+@pytest.mark.parametrize("tile", [(128, 64, 4), (128, 128, 8)], ids=["128x64_4", "128x128_8"])
+@pytest.mark.parametrize("M,N,K", [(256, 192, 352), (200, 128, 80)])
+def test_mxfp8_tiles_of_whole_warpgroups(rng, tile, M, N, K):
+    """MXFP8 tiles shared by whole warpgroups (the shapes whose half tiles
+    take wgmma; MX tiles stay on mma.sync, one MMA per 32-wide block weighted
+    by both scales in float): whole tiles with a K that is not a multiple of
+    128 bytes, a ragged last row of tiles, and (80) a K whose last scale
+    block is partial."""
+    tm, tn, sg = tile
+    (a_np, a), (b_np, b) = mxfp8_pair(rng, M, K), mxfp8_pair(rng, N, K)
+    (c,) = run(mx.fast.metal_library(WARPGROUP_MX), f"mx_{tm}x{tn}_{sg}",
+               {"A": a, "B": b, "C": nan_array((M, N), mx.float32)}, (-(-N // tn), -(-M // tm), 1), (32 * sg, 1, 1),
+               "threadgroups")
+    ref = m4.dequantize(*a_np) @ m4.dequantize(*b_np).T
+    np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+
+
 def test_seed_inline_mxfp8_tensors(rng):
     M, N, K = 96, 64, 160
     (a_np, a), (b_np, b) = mxfp8_pair(rng, M, K), mxfp8_pair(rng, N, K)
