@@ -388,6 +388,34 @@ def test_atomics_under_contention(rng):
     assert float(np.array(t)[0]) == float(vals.astype(np.float64).sum())
 
 
+def test_atomic_adds_and_subs_over_many_threadgroups(rng):
+    """Atomic adds and subs from 2048 threadgroups into a few thousand bins,
+    on top of init_value: uint counts exact, float sums exact (integer
+    values), whether or not the body reads what an add returned."""
+    n, nbins = 1 << 18, 4099
+    bins = rng.integers(0, nbins, n).astype(np.int32)
+    vals = rng.integers(-64, 64, n).astype(np.float32)  # sums exact in float32 in any order
+    added = """
+    uint i = thread_position_in_grid.x;
+    atomic_fetch_add_explicit(&hist[bins[i]], 3u, memory_order_relaxed);
+    if (i % 3 == 0) atomic_fetch_sub_explicit(&hist[bins[i]], 1u, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sums[bins[i]], vals[i], memory_order_relaxed);
+    """
+    used = added.replace("atomic_fetch_add_explicit(&sums[bins[i]], vals[i], memory_order_relaxed);",
+                         "float before = atomic_fetch_add_explicit(&sums[bins[i]], vals[i], memory_order_relaxed);"
+                         " (void)before;")
+    want_hist = (7 + 3 * np.bincount(bins, minlength=nbins)
+                 - np.bincount(bins[np.arange(n) % 3 == 0], minlength=nbins)).astype(np.uint32)
+    want_sums = 7 + np.bincount(bins, weights=vals.astype(np.float64), minlength=nbins)
+    for name, src in (("only_added", added), ("result_read", used)):
+        k = mx.fast.metal_kernel(name=name, input_names=["bins", "vals"], output_names=["hist", "sums"], source=src,
+                                 atomic_outputs=True)
+        h, t = k(inputs=[mx.array(bins), mx.array(vals)], grid=(n, 1, 1), threadgroup=(128, 1, 1),
+                 output_shapes=[(nbins,), (nbins,)], output_dtypes=[mx.uint32, mx.float32], init_value=7)
+        np.testing.assert_array_equal(np.array(h), want_hist, err_msg=name)
+        np.testing.assert_array_equal(np.array(t).astype(np.float64), want_sums, err_msg=name)
+
+
 def test_swizzle_reads_and_writes():
     src = """
     uint i = thread_position_in_grid.x;
