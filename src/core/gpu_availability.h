@@ -11,9 +11,7 @@ std::string gpu_unavailable_reason();
 // The GPU's architecture as compilers name it ("sm_90"); makes the context current.
 const std::string& gpu_arch();
 // The architecture user kernels are compiled for: gpu_arch() with its
-// architecture-specific features ("sm_90a": Hopper's warpgroup MMA) where the
-// GPU has them. Such code runs only on that exact architecture, as the
-// kernel cache's entries do.
+// architecture-specific features where it has them (jit::with_arch_features).
 const std::string& gpu_kernel_arch();
 // The GPU's name and memory in bytes (device 0; the GPU must be available).
 std::string gpu_name();

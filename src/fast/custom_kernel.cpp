@@ -22,6 +22,7 @@
 #include "fast/prepared_launch.h"
 #include "fast/kernel_support.h"
 #include "jit/cuda_compile.h"
+#include "jit/nvrtc.h"
 #include "msl/runtime/cuda_launch.h"
 #include "primitives/custom_kernel.h"
 
@@ -94,9 +95,9 @@ void check_cuda_translation(const msl::KernelSpec& spec) {
   }();
   if (!enabled || !jit::nvrtc_available()) return;
   msl::TranslatedKernel t = msl::translate(spec, msl::Target::Cuda);
-  // sm_90a: what Hopper GPUs compile user kernels for (gpu_kernel_arch()),
-  // its warpgroup MMA paths included.
-  build_for_cuda(spec, t, "sm_90a",
+  // As a Hopper GPU compiles user kernels (gpu_kernel_arch()), its
+  // warpgroup MMA paths included.
+  build_for_cuda(spec, t, jit::with_arch_features("sm_90"),
                  spec.program_entry.empty() ? "[metal_kernel] kernel '" + spec.name + "'"
                                             : "[metal_library] kernel '" + spec.program_entry + "'");
 }

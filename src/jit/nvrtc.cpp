@@ -171,6 +171,8 @@ std::pair<int, int> nvrtc_version() {
   return {major, minor};
 }
 
+std::string with_arch_features(const std::string& arch) { return arch == "sm_90" ? "sm_90a" : arch; }
+
 std::vector<std::string> nvrtc_options(const NvrtcOptions& opts) {
   std::vector<std::string> o;
   o.push_back(arch_option(opts.arch));

@@ -55,6 +55,12 @@ const std::string& nvrtc_identity();
 std::string nvrtc_library_path();
 const std::vector<std::string>& nvrtc_include_dirs();
 
+// The architecture user kernels compile for on a GPU of architecture `arch`
+// ("sm_90"): the same with its architecture-specific features ("sm_90a":
+// Hopper's warpgroup MMA, which matmul2d uses) where it has them. Such code
+// runs only on that exact architecture, as the kernel cache's entries do.
+std::string with_arch_features(const std::string& arch);
+
 // The options nvrtc_compile passes for `opts` (part of any cache key).
 std::vector<std::string> nvrtc_options(const NvrtcOptions& opts);
 

@@ -42,6 +42,13 @@ NvrtcOutput compile_ok(const std::string& source, const char* name, const NvrtcO
   return out;
 }
 
+// User kernels on Hopper compile for sm_90a (wgmma); other GPUs keep their own name.
+TEST(CudaNvrtc, UserKernelsGetTheArchitectureFeatures) {
+  EXPECT_EQ(alloy::jit::with_arch_features("sm_90"), "sm_90a");
+  for (const char* arch : {"sm_80", "sm_86", "sm_89", "sm_100", "sm_120"})
+    EXPECT_EQ(alloy::jit::with_arch_features(arch), arch);
+}
+
 TEST(CudaNvrtc, LoadsAndReportsVersion) {
   ASSERT_TRUE(alloy::jit::nvrtc_available()) << alloy::jit::nvrtc_unavailable_reason();
   auto [major, minor] = alloy::jit::nvrtc_version();

@@ -13,6 +13,7 @@
 #include "backend/cuda/cublas.h"
 #include "backend/cuda/fault.h"
 #include "core/gpu_availability.h"
+#include "jit/nvrtc.h"
 
 namespace alloy {
 
@@ -182,7 +183,7 @@ const std::string& device_arch() {
 }
 
 const std::string& kernel_arch() {
-  static const std::string arch = device_arch() == "sm_90" ? std::string("sm_90a") : device_arch();
+  static const std::string arch = jit::with_arch_features(device_arch());
   return arch;
 }
 

@@ -35,7 +35,7 @@ void wait_stoppable(CUstream s, double deadline_s, const std::string& what);
 // "sm_90" for the current device.
 const std::string& device_arch();
 // What user kernels (metal_kernel, metal_library, cuda_kernel) are compiled
-// for: "sm_90a" on sm_90, whose wgmma matmul2d uses (gpu_kernel_arch()).
+// for: jit::with_arch_features(device_arch()) (gpu_kernel_arch()).
 const std::string& kernel_arch();
 
 // Throws "[where] call failed: ..." on a driver error.
