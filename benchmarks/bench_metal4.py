@@ -7,8 +7,10 @@ peers in the same run (issue 15's speed targets):
 - the MXFP8 matmul2d GEMM (the same tiling, E4M3 with E8M0 block scales)
   against cuBLASLt FP8 (torch._scaled_mm, E4M3, tensor-wide scales: Hopper has
   no MX block scaling) and cuBLAS bf16;
-- the cooperative-tensor flash attention (examples/metal4/flash_attention.metal,
-  D = 64) against torch SDPA (flash) at the same shape.
+- the cooperative-tensor flash attention against torch SDPA (flash) at the
+  same shape: the seed's kernel (examples/metal4/flash_attention.metal, D 64)
+  for information, and the tiled kernel (flash_attention_tiled.metal) at D 64
+  and D 128 (the issue's shape).
 
 Each row also gives TFLOP/s and the fraction of the H100 SXM dense peak
 (989 TFLOP/s f16/bf16, 1979 FP8). Times: median over 5 rounds of a batch of
@@ -116,6 +118,9 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--seq", type=int, default=4096)
+    ap.add_argument("--fa-configs", type=lambda t: [tuple(int(x) for x in c.split("x")) for c in t.split(",")],
+                    default=[(8, 64), (4, 64)], help="tiled attention configs: SIMDGROUPSxBK,...")
+    ap.add_argument("--skip-gemm", action="store_true")
     args = ap.parse_args()
     import torch
 
@@ -127,63 +132,71 @@ def main():
     flops = 2.0 * n ** 3
     lib = mx.fast.metal_library(GEMM)
 
-    # ---- half GEMM
-    a = rng.standard_normal((n, n)).astype(np.float16)
-    b = rng.standard_normal((n, n)).astype(np.float16)
-    xa, xb = mx.array(a), mx.array(b)
+    if not args.skip_gemm:
+        # ---- half GEMM
+        a = rng.standard_normal((n, n)).astype(np.float16)
+        b = rng.standard_normal((n, n)).astype(np.float16)
+        xa, xb = mx.array(a), mx.array(b)
 
-    def gemm(name, sg, a_arg, b_arg, want):
-        """One launch of a GEMM kernel with `sg` SIMD groups, and the max
-        relative error of its leading block against `want` (that block, float64)."""
-        rows = want.shape[0]
-        launch = lambda: lib.kernel(f"{name}_{sg}")(  # noqa: E731
-            args={"A": a_arg, "B": b_arg, "C": ((n, n), mx.float16)}, grid=(n // 128, n // 128, 1),
-            threadgroup=(32 * sg, 1, 1), dispatch="threadgroups")[0]
-        got = np.array(launch()[:rows, :rows]).astype(np.float64)
-        return launch, float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+        def gemm(name, sg, a_arg, b_arg, want):
+            """One launch of a GEMM kernel with `sg` SIMD groups, and the max
+            relative error of its leading block against `want` (that block, float64)."""
+            rows = want.shape[0]
+            launch = lambda: lib.kernel(f"{name}_{sg}")(  # noqa: E731
+                args={"A": a_arg, "B": b_arg, "C": ((n, n), mx.float16)}, grid=(n // 128, n // 128, 1),
+                threadgroup=(32 * sg, 1, 1), dispatch="threadgroups")[0]
+            got = np.array(launch()[:rows, :rows]).astype(np.float64)
+            return launch, float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
 
-    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-    want = (ta[:256].double() @ tb[:256].double().T).cpu().numpy()
-    cublas = timed(lambda: ta @ tb.T, tsync)
-    for sg in (4, 8):
-        half, err = gemm("gemm_half", sg, xa, xb, want)
-        row(f"half matmul2d GEMM {n}^3, {sg} SIMD groups", timed(half, alloy_sync), "cuBLAS f16", cublas, flops,
-            PEAK["f16"], f"max rel err {err:.1e}")
+        ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        want = (ta[:256].double() @ tb[:256].double().T).cpu().numpy()
+        cublas = timed(lambda: ta @ tb.T, tsync)
+        for sg in (4, 8):
+            half, err = gemm("gemm_half", sg, xa, xb, want)
+            row(f"half matmul2d GEMM {n}^3, {sg} SIMD groups", timed(half, alloy_sync), "cuBLAS f16", cublas, flops,
+                PEAK["f16"], f"max rel err {err:.1e}")
 
-    # ---- MXFP8 GEMM
-    codes_a, scales_a = m4.random_mxfp8(rng, n, n)
-    codes_b, scales_b = m4.random_mxfp8(rng, n, n)
-    qa = (mx.array(codes_a), mx.array(scales_a))
-    qb = (mx.array(codes_b), mx.array(scales_b))
-    want = m4.dequantize(codes_a[:64], scales_a[:64]) @ m4.dequantize(codes_b[:64], scales_b[:64]).T
-    t8a = torch.from_numpy(codes_a).cuda().view(torch.float8_e4m3fn)
-    t8b = torch.from_numpy(codes_b).cuda().view(torch.float8_e4m3fn)
-    one = torch.ones((), device="cuda")
-    peer = timed(lambda: torch._scaled_mm(t8a, t8b.T, scale_a=one, scale_b=one, out_dtype=torch.float16), tsync)
-    tba, tbb = ta.bfloat16(), tb.bfloat16()
-    bf16 = timed(lambda: tba @ tbb.T, tsync)
-    for sg in (4, 8):
-        mxfp8, err = gemm("gemm_mxfp8", sg, qa, qb, want)
-        t_ours = timed(mxfp8, alloy_sync)
-        row(f"MXFP8 matmul2d GEMM {n}^3, {sg} SIMD groups", t_ours, "cuBLASLt FP8", peer, flops, PEAK["fp8"],
-            f"max rel err {err:.1e}")
-        row(f"MXFP8 matmul2d GEMM {n}^3, {sg} SIMD groups (info)", t_ours, "cuBLAS bf16", bf16, flops, PEAK["fp8"])
+        # ---- MXFP8 GEMM
+        codes_a, scales_a = m4.random_mxfp8(rng, n, n)
+        codes_b, scales_b = m4.random_mxfp8(rng, n, n)
+        qa = (mx.array(codes_a), mx.array(scales_a))
+        qb = (mx.array(codes_b), mx.array(scales_b))
+        want = m4.dequantize(codes_a[:64], scales_a[:64]) @ m4.dequantize(codes_b[:64], scales_b[:64]).T
+        t8a = torch.from_numpy(codes_a).cuda().view(torch.float8_e4m3fn)
+        t8b = torch.from_numpy(codes_b).cuda().view(torch.float8_e4m3fn)
+        one = torch.ones((), device="cuda")
+        peer = timed(lambda: torch._scaled_mm(t8a, t8b.T, scale_a=one, scale_b=one, out_dtype=torch.float16), tsync)
+        tba, tbb = ta.bfloat16(), tb.bfloat16()
+        bf16 = timed(lambda: tba @ tbb.T, tsync)
+        for sg in (4, 8):
+            mxfp8, err = gemm("gemm_mxfp8", sg, qa, qb, want)
+            t_ours = timed(mxfp8, alloy_sync)
+            row(f"MXFP8 matmul2d GEMM {n}^3, {sg} SIMD groups", t_ours, "cuBLASLt FP8", peer, flops, PEAK["fp8"],
+                f"max rel err {err:.1e}")
+            row(f"MXFP8 matmul2d GEMM {n}^3, {sg} SIMD groups (info)", t_ours, "cuBLAS bf16", bf16, flops, PEAK["fp8"])
 
-    # ---- flash attention
-    sys.path.insert(0, str(ROOT / "examples" / "metal4"))
+    # ---- flash attention: the seed's kernel (D 64, info) and the tiled one
     import attention_driver as fa
-    B, H, S, D = 4, 32, args.seq, fa.D
-    q, k, v = (rng.standard_normal((B * H, S, D)).astype(np.float16) for _ in range(3))
-    xq, xk, xv = mx.array(q), mx.array(k), mx.array(v)
-    scale = 1.0 / np.sqrt(D)
-    ours = lambda: fa.run(xq, xk, xv, scale)  # noqa: E731
-    got = np.array(ours()[0, :128]).astype(np.float64)
-    want = fa.reference(q[:1], k[:1], v[:1], scale)[0, :128]
-    err = float(np.max(np.abs(got - want)))
-    tq, tk, tv = (torch.from_numpy(x).cuda().view(B, H, S, D) for x in (q, k, v))
-    sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, scale=scale)  # noqa: E731
-    row(f"flash attention B{B} H{H} S{S} D{D}", timed(ours, alloy_sync, reps=3, batch=1), "torch SDPA",
-        timed(sdpa, tsync), 4.0 * B * H * S * S * D, PEAK["f16"], f"max abs err {err:.1e}")
+    B, H, S = 4, 32, args.seq
+    for D in (64, 128):
+        q, k, v = (rng.standard_normal((B * H, S, D)).astype(np.float16) for _ in range(3))
+        xq, xk, xv = mx.array(q), mx.array(k), mx.array(v)
+        scale = 1.0 / np.sqrt(D)
+        tq, tk, tv = (torch.from_numpy(x).cuda().view(B, H, S, D) for x in (q, k, v))
+        sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, scale=scale)  # noqa: E731
+        t_sdpa = timed(sdpa, tsync)
+        flops_fa = 4.0 * B * H * S * S * D
+        want = fa.reference(q[:1], k[:1], v[:1], scale)[0, :256]
+        runs = [(f"seed flash attention (info) B{B} H{H} S{S} D{D}", lambda: fa.run(xq, xk, xv, scale))] if D == fa.D \
+            else []
+        for nsimd, bk in args.fa_configs:
+            runs.append((f"tiled flash attention B{B} H{H} S{S} D{D}, {nsimd} SG, BK {bk}",
+                         lambda nsimd=nsimd, bk=bk: fa.run_tiled(xq, xk, xv, scale, nsimd=nsimd, bk=bk)))
+        for what, fn in runs:
+            got = np.array(fn()[0, :256]).astype(np.float64)
+            err = float(np.max(np.abs(got - want)))
+            row(what, timed(fn, alloy_sync, reps=3, batch=2), "torch SDPA", t_sdpa, flops_fa, PEAK["f16"],
+                f"max abs err {err:.1e}")
 
     if args.out:
         lines = ["| workload | alloy | TFLOP/s | peer | peer time | peer TFLOP/s | alloy/peer time | % of peak | note |",

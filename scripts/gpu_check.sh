@@ -84,7 +84,7 @@ extension_check() {
 want extension && step extension extension.log extension_check
 want bench && step bench bench.log python3 benchmarks/bench_gpu.py --out "$out/bench.md"
 want bench_guide && step bench_guide bench_guide.log python3 benchmarks/bench_guide.py gpu --out "$out/bench_guide.md"
-want bench_metal4 && step bench_metal4 bench_metal4.log python3 benchmarks/bench_metal4.py --out "$out/bench_metal4.md"
+want bench_metal4 && step bench_metal4 bench_metal4.log python3 benchmarks/bench_metal4.py --out "$out/bench_metal4.md" ${BENCH_METAL4_ARGS:-}
 want bench_faults && step bench_faults bench_faults.log python3 benchmarks/bench_fault_costs.py gpu --out "$out/bench_faults.md"
 # mx.compile's fused chains against the uncompiled ops and a device copy.
 want fusion && step fusion fusion.log python3 benchmarks/bench_compile_fusion.py --device gpu

@@ -4,6 +4,7 @@ V half (heads, S, D), O float, against float64 numpy.
 
 Run: python examples/metal4/attention_driver.py [cpu|gpu] [heads] [S]
 """
+import functools
 import sys
 
 import numpy as np
@@ -19,6 +20,24 @@ def run(q, k, v, scale):
     kern = m4.library("flash_attention").kernel("flash_attention")
     return kern(args={"Q": q, "K": k, "V": v, "O": ((heads, S, D), mx.float32), "S": S, "scale": scale},
                 grid=(-(-S // ROWS), heads, 1), threadgroup=(128, 1, 1), dispatch="threadgroups")[0]
+
+
+@functools.lru_cache(maxsize=None)
+def tiled_kernel(d=128, nsimd=8, bk=64):
+    """flash_attention_tiled.metal with its shape constants set."""
+    src = f"#define FA_D {d}\n#define FA_NSIMD {nsimd}\n#define FA_BK {bk}\n" + m4.source("flash_attention_tiled")
+    return mx.fast.metal_library(src).kernel("flash_attention_tiled")
+
+
+def run_tiled(q, k, v, scale, nsimd=8, bk=64, out=None, stream=None):
+    """The tiled kernel: Q, K, V half (heads, S, D) -> O half."""
+    heads, S, d = q.shape
+    rows = 16 * nsimd
+    kw = {} if stream is None else {"stream": stream}
+    return tiled_kernel(d, nsimd, bk)(
+        args={"Q": q, "K": k, "V": v, "O": out if out is not None else ((heads, S, d), mx.float16), "S": S,
+              "scale": scale},
+        grid=(-(-S // rows), heads, 1), threadgroup=(32 * nsimd, 1, 1), dispatch="threadgroups", **kw)[0]
 
 
 def reference(q, k, v, scale):

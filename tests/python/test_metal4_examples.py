@@ -54,6 +54,30 @@ def test_flash_attention_with_large_scores_stays_finite(rng):
     np.testing.assert_allclose(got, fa.reference(q, k, v, 1.0), rtol=1e-3, atol=1e-3)
 
 
+# The tiled kernel (examples/metal4/flash_attention_tiled.metal): K and V
+# staged in threadgroup memory, Q held as a left-input cooperative tensor, P V
+# in relaxed precision (P rounded to half), half output.
+@pytest.mark.parametrize("D,nsimd,bk,heads,S", [(128, 8, 64, 2, 100), (128, 4, 32, 1, 200), (64, 4, 64, 3, 37),
+                                                (64, 8, 32, 1, 129)])
+def test_tiled_flash_attention_matches_float64_softmax(rng, D, nsimd, bk, heads, S):
+    q, k, v = (rng.standard_normal((heads, S, D)).astype(np.float16) for _ in range(3))
+    scale = float(1.0 / np.sqrt(D))
+    poison = mx.array(np.full((heads, S, D), np.nan, np.float16))
+    out = fa.run_tiled(mx.array(q), mx.array(k), mx.array(v), scale, nsimd=nsimd, bk=bk, out=poison, stream=STREAM)
+    want = fa.reference(q, k, v, scale)
+    np.testing.assert_allclose(np.array(out).astype(np.float64), want, rtol=4e-3, atol=2e-3)
+
+
+def test_tiled_flash_attention_with_large_scores_stays_finite(rng):
+    heads, S, D = 1, 150, 128
+    q = (rng.standard_normal((heads, S, D)) * 3).astype(np.float16)
+    k = (rng.standard_normal((heads, S, D)) * 3).astype(np.float16)
+    v = rng.standard_normal((heads, S, D)).astype(np.float16)
+    out = np.array(fa.run_tiled(mx.array(q), mx.array(k), mx.array(v), 1.0, stream=STREAM)).astype(np.float64)
+    assert np.isfinite(out).all()
+    np.testing.assert_allclose(out, fa.reference(q, k, v, 1.0), rtol=4e-3, atol=4e-3)
+
+
 # ---- matmul2d at SIMD-group scopes: every shape the tensor cores take ------
 
 GEMM = r"""#include <metal_tensor>

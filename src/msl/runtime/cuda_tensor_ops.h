@@ -108,6 +108,33 @@ template <class T> struct operand_view {
     asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(row));
     return r;
   }
+  // A 16-bit operand in threadgroup memory, K or the other dimension
+  // contiguous, its rows 16-byte aligned: ldmatrix reads its fragments.
+  ALLOY_FUNC bool in_shared_rows() const {
+    if (sizeof(T) != 2 || !__isShared(data) || (reinterpret_cast<unsigned long>(data) % 16) != 0) return false;
+    return (s_k == 1 && (s_o * 2) % 16 == 0) || (s_o == 1 && (s_k * 2) % 16 == 0);
+  }
+  // ldmatrix for such an operand: this lane's address of the 8 x 8 matrix
+  // rows it names (row lane % 8 of matrix lane / 8) at o0 = k0 = 0, then the
+  // B fragments (both registers) of the 8 columns from o0 and the 8 after,
+  // for the 16 K rows from k0, by one ldmatrix.x4 (transposing when the
+  // other dimension is contiguous). Every lane of the warp calls them.
+  ALLOY_FUNC unsigned shared_lane_address(int lane) const {
+    const long lo = (lane & 7) + ((lane >> 4) << 3), lk = ((lane >> 3) & 1) << 3;
+    const T* p = s_k == 1 ? data + lo * s_o + lk : data + (lk + (lane & 7)) * s_k + ((lane >> 4) << 3);
+    return unsigned(__cvta_generic_to_shared(p));
+  }
+  ALLOY_FUNC void shared_pair(unsigned lane_at, long o0, long k0, uint32_t (&b0)[2], uint32_t (&b1)[2]) const {
+    if (s_k == 1) {
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
+                   : "r"(lane_at + unsigned((o0 * s_o + k0) * 2)));
+    } else {
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
+                   : "r"(lane_at + unsigned((k0 * s_k + o0) * 2)));
+    }
+  }
   // per_word consecutive K elements from k (k a multiple of per_word).
   ALLOY_FUNC uint32_t word(long o, long k, bool fast) const {
     if (fast) return *reinterpret_cast<const uint32_t*>(data + o * s_o + k);
@@ -460,7 +487,8 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
     return false;
   } else {
     constexpr int FM = Desc.m / 16, FN = Desc.n / 8;
-    constexpr bool split = metal::is_same_v<L, float>;
+    // relaxed_precision lets a float left tile go through one half MMA.
+    constexpr bool split = metal::is_same_v<L, float> && !Desc.relaxed_precision;
     constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
     const int lane = int(dest.lane_), g = lane >> 2, t = lane & 3;
     if (!accumulate)
@@ -493,7 +521,13 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
         auto at = [&](int f, int e) -> float {
           return f < LFN ? float(left.v_[(i * LFN + f) * 4 + e]) : 0.0f;
         };
-        if constexpr (split) {
+        if constexpr (metal::is_same_v<L, half>) {
+          auto bits = [&](int f, int e) -> uint32_t { return f < LFN ? raw_bits(left.v_[(i * LFN + f) * 4 + e]) : 0u; };
+          hi[0] = bits(f0, 0) | (bits(f0, 1) << 16);
+          hi[1] = bits(f0, 2) | (bits(f0, 3) << 16);
+          hi[2] = bits(f0 + 1, 0) | (bits(f0 + 1, 1) << 16);
+          hi[3] = bits(f0 + 1, 2) | (bits(f0 + 1, 3) << 16);
+        } else if constexpr (split) {
           split_halves(at(f0, 0), at(f0, 1), hi[0], lo[0]);
           split_halves(at(f0, 2), at(f0, 3), hi[1], lo[1]);
           split_halves(at(f0 + 1, 0), at(f0 + 1, 1), hi[2], lo[2]);
@@ -523,33 +557,48 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
       }
     };
 
+    // The K loop, its B fragments read by ldmatrix from threadgroup memory
+    // (Shared) or from the tensor; one branch for the whole loop, so the
+    // loads and MMAs of successive K steps interleave.
+    auto k_loop = [&](auto shared_tag) {
+      constexpr bool Shared = decltype(shared_tag)::value;
+      unsigned lane_at = 0;
+      if constexpr (Shared) lane_at = B.shared_lane_address(lane);
 #pragma unroll
-    for (long k0 = 0; k0 < K; k0 += 16) {
-      const bool fast_b = cols_in && k0 + 16 <= B.valid_k;
-      uint32_t b[FN][2];
+      for (long k0 = 0; k0 < K; k0 += 16) {
+        uint32_t b[FN][2];
+        if constexpr (Shared) {
 #pragma unroll
-      for (int j = 0; j < FN; ++j) {
-        if (b_by_rows && B.block_inside(j * 8, k0, 16)) {
-          b[j][0] = B.transposed_word(j * 8, k0, g, t);
-          b[j][1] = B.transposed_word(j * 8, k0 + 8, g, t);
-          continue;
+          for (int j = 0; j < FN; j += 2) B.shared_pair(lane_at, j * 8, k0, b[j], b[j + 1]);
+        } else {
+          const bool fast_b = cols_in && k0 + 16 <= B.valid_k;
+#pragma unroll
+          for (int j = 0; j < FN; ++j) {
+            if (b_by_rows && B.block_inside(j * 8, k0, 16)) {
+              b[j][0] = B.transposed_word(j * 8, k0, g, t);
+              b[j][1] = B.transposed_word(j * 8, k0 + 8, g, t);
+              continue;
+            }
+            const long c = j * 8 + g, k = k0 + 2 * t;
+            b[j][0] = B.word(c, k, fast_b);
+            b[j][1] = B.word(c, k + 8, fast_b);
+          }
         }
-        const long c = j * 8 + g, k = k0 + 2 * t;
-        b[j][0] = B.word(c, k, fast_b);
-        b[j][1] = B.word(c, k + 8, fast_b);
-      }
 #pragma unroll
-      for (int i = 0; i < FM; ++i) {
-        uint32_t hi[4], lo[4];
-        left_regs(i, k0, hi, lo);
+        for (int i = 0; i < FM; ++i) {
+          uint32_t hi[4], lo[4];
+          left_regs(i, k0, hi, lo);
 #pragma unroll
-        for (int j = 0; j < FN; ++j) {
-          float (&acc)[4] = *reinterpret_cast<float(*)[4]>(&dest.v_[(i * FN + j) * 4]);
-          mma<1>(acc, hi, b[j]);
-          if constexpr (split) mma<1>(acc, lo, b[j]);
+          for (int j = 0; j < FN; ++j) {
+            float (&acc)[4] = *reinterpret_cast<float(*)[4]>(&dest.v_[(i * FN + j) * 4]);
+            mma<1>(acc, hi, b[j]);
+            if constexpr (split) mma<1>(acc, lo, b[j]);
+          }
         }
       }
-    }
+    };
+    if (FN % 2 == 0 && B.in_shared_rows() && B.block_inside(FN * 8 - 8, 0, (K + 15) / 16 * 16)) k_loop(metal::true_type());
+    else k_loop(metal::false_type());
     return true;
   }
 }

@@ -187,6 +187,8 @@ namespace detail {
 
 template <class E> ALLOY_FUNC E combine(reduction_operation op, E a, E b) {
   if (op == reduction_operation::sum) return E(a + b);
+  if constexpr (metal::is_same_v<E, float>)  // one instruction (FMNMX), not a compare and a select
+    return op == reduction_operation::max ? metal::fmax(a, b) : metal::fmin(a, b);
   if (op == reduction_operation::max) return b > a ? b : a;
   return b < a ? b : a;
 }

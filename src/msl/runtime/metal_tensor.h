@@ -483,9 +483,15 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   }
   // The left (right) operand tile, in the operand's own dimension order: the
   // left is (K, M), or (M, K) transposed; the right (N, K), or (K, N).
+  // On CUDA, a left tile the tensor cores can read from registers is laid
+  // out as their A fragments (the accumulator layout of an m x k
+  // destination), spread over the SIMD group, rather than held whole by
+  // every thread: a Q tile loaded once stays in registers across a loop.
   template <class L, class R, class E> ALLOY_FUNC static auto get_left_input_cooperative_tensor() {
     constexpr int K = static_k();
-    if constexpr (Desc.transpose_left)
+    if constexpr (left_in_registers<L, R>())
+      return cooperative_tensor<L, K, Desc.m, scope_threads, detail::tile_kind::spread>();
+    else if constexpr (Desc.transpose_left)
       return cooperative_tensor<L, Desc.m, K, scope_threads, detail::tile_kind::replicated>();
     else
       return cooperative_tensor<L, K, Desc.m, scope_threads, detail::tile_kind::replicated>();
@@ -503,10 +509,17 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   // On CUDA, a destination in the accumulator layout is also the left
   // operand's register layout (for half, or float split into two halves,
   // against a half right operand): it stays where it is.
+  template <class L, class R> static constexpr bool left_in_registers() {
+    if constexpr (dynamic_k || Desc.transpose_left) {
+      return false;
+    } else {
+      return cooperative_tensor<L, Desc.k, Desc.m, scope_threads, detail::tile_kind::spread>::frag_ &&
+             Desc.n % 8 == 0 && metal::is_same_v<R, metal::half> &&
+             (metal::is_same_v<L, metal::half> || metal::is_same_v<L, float>);
+    }
+  }
   template <class L, class R, class CT> static constexpr bool stays_in_registers() {
-    return CT::frag_ && !Desc.transpose_left && !dynamic_k && CT::cols_ == Desc.k && CT::rows_ == Desc.m &&
-           Desc.m % 16 == 0 && Desc.n % 8 == 0 && metal::is_same_v<R, metal::half> &&
-           (metal::is_same_v<L, metal::half> || metal::is_same_v<L, float>);
+    return CT::frag_ && CT::cols_ == Desc.k && CT::rows_ == Desc.m && left_in_registers<L, R>();
   }
   template <class L, class R, class E, class CT> ALLOY_FUNC static bool is_compatible_as_left_input(const CT&) {
     return CT::scope_ == 1 || stays_in_registers<L, R, CT>();
