@@ -119,7 +119,7 @@ def main():
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--seq", type=int, default=4096)
     ap.add_argument("--fa-configs", type=lambda t: [tuple(int(x) for x in c.split("x")) for c in t.split(",")],
-                    default=[(8, 64), (4, 64)], help="tiled attention configs: SIMDGROUPSxBK,...")
+                    default=[(8, 64), (4, 64, 0, 1)], help="tiled attention configs: SIMDGROUPSxBK[xPREFETCH[xQ_STAGED]],...")
     ap.add_argument("--skip-gemm", action="store_true")
     args = ap.parse_args()
     import torch
@@ -189,9 +189,12 @@ def main():
         want = fa.reference(q[:1], k[:1], v[:1], scale)[0, :256]
         runs = [(f"seed flash attention (info) B{B} H{H} S{S} D{D}", lambda: fa.run(xq, xk, xv, scale))] if D == fa.D \
             else []
-        for nsimd, bk in args.fa_configs:
-            runs.append((f"tiled flash attention B{B} H{H} S{S} D{D}, {nsimd} SG, BK {bk}",
-                         lambda nsimd=nsimd, bk=bk: fa.run_tiled(xq, xk, xv, scale, nsimd=nsimd, bk=bk)))
+        for nsimd, bk, *rest in args.fa_configs:
+            pre, qsh = (rest + [1, 0][len(rest):])[:2]
+            runs.append((f"tiled flash attention B{B} H{H} S{S} D{D}, {nsimd} SG, BK {bk}"
+                         + ("" if pre else ", no prefetch") + (", Q staged" if qsh else ""),
+                         lambda nsimd=nsimd, bk=bk, pre=pre, qsh=qsh: fa.run_tiled(
+                             xq, xk, xv, scale, nsimd=nsimd, bk=bk, prefetch=pre, q_shared=qsh)))
         for what, fn in runs:
             got = np.array(fn()[0, :256]).astype(np.float64)
             err = float(np.max(np.abs(got - want)))

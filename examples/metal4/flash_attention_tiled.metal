@@ -13,7 +13,9 @@
 //  - the running row max and row sum are row-reduction cooperative tensors,
 //    updated element by element (no threadgroup round trips);
 //  - scale * log2(e) is folded into metal::fast::exp2, and P V runs with
-//    relaxed precision (P rounded to half, as attention kernels do).
+//    relaxed precision (P rounded to half, as attention kernels do);
+//  - every loop over a cooperative tensor's elements is unrolled in full, so
+//    its elements stay in registers.
 //
 // Q, K, V, O: (heads, S, D) half, row-major. Threadgroup grid:
 // (ceil(S / (NSIMD * ROWS)), heads), NSIMD * 32 threads. S need not be a
@@ -33,6 +35,12 @@ using namespace mpp::tensor_ops;
 #endif
 #ifndef FA_BK
 #define FA_BK 64
+#endif
+#ifndef FA_PREFETCH
+#define FA_PREFETCH 1
+#endif
+#ifndef FA_QSHARED
+#define FA_QSHARED 0
 #endif
 
 constant int D = FA_D;           // head dimension (a multiple of 16)
@@ -78,7 +86,8 @@ kernel void flash_attention_tiled(device const half* Q [[buffer(0)]],
                                   constant float& scale [[buffer(5)]],
                                   uint2 tgid [[threadgroup_position_in_grid]],
                                   uint tid [[thread_index_in_threadgroup]],
-                                  uint sgid [[simdgroup_index_in_threadgroup]])
+                                  uint sgid [[simdgroup_index_in_threadgroup]],
+                                  uint lane [[thread_index_in_simdgroup]])
 {
     static_assert(CHUNKS % (NSIMD * 32) == 0 && (NSIMD * 32) % (D / 8) == 0,
                   "each thread copies whole 16-byte pieces, in the same columns of every row it copies");
@@ -103,16 +112,31 @@ kernel void flash_attention_tiled(device const half* Q [[buffer(0)]],
                                                  matmul2d_descriptor::mode::multiply_accumulate);
     matmul2d<pv_desc, execution_simdgroup> pv_op;
 
+#if FA_QSHARED
+    // This SIMD group's Q rows, copied once into threadgroup memory.
+    threadgroup half tgQ[NSIMD * ROWS * LD];
+    threadgroup half* myQ = tgQ + sgid * ROWS * LD;
+    for (int c = int(lane); c < ROWS * D / 8; c += 32) {
+        const int r = c / (D / 8), col = (c % (D / 8)) * 8;
+        *(threadgroup uint4*)(myQ + r * LD + col) =
+            row0 + r < S ? *(device const uint4*)(Q + long(row0 + r) * D + col) : uint4(0);
+    }
+    simdgroup_barrier(mem_flags::mem_threadgroup);
+    staged_block ctQ(myQ, dextents<int, 2>(D, ROWS), array<int, 2>({ 1, LD }));
+#else
     auto tQRows = tQ.slice<D, ROWS>(0, row0);
     auto ctQ = qk_op.get_left_input_cooperative_tensor<half, half, float>();
     ctQ.load(tQRows);
+#endif
 
     auto ctO = pv_op.get_destination_cooperative_tensor<decltype(ctQ), staged_block, float>();
+    #pragma clang loop unroll(full)
     for (auto it = ctO.begin(); it != ctO.end(); it++)
         *it = 0.0f;
     // Running max (of the raw scores) and sum of each row.
     auto ctMax = qk_op.get_row_reduction_destination_cooperative_tensor<decltype(ctQ), staged_block, float>();
     auto ctSum = qk_op.get_row_reduction_destination_cooperative_tensor<decltype(ctQ), staged_block, float>();
+    #pragma clang loop unroll(full)
     for (int i = 0; i < ctMax.get_capacity(); ++i) {
         ctMax[i] = -INFINITY;
         ctSum[i] = 0.0f;
@@ -120,8 +144,13 @@ kernel void flash_attention_tiled(device const half* Q [[buffer(0)]],
     const float scale_log2 = scale * M_LOG2E_F;
 
     uint4 kr[PER_THREAD], vr[PER_THREAD];
+#if FA_PREFETCH
     fetch_block(K, V, S, 0, tid, kr, vr);
+#endif
     for (int k0 = 0; k0 < S; k0 += BK) {
+#if !FA_PREFETCH
+        fetch_block(K, V, S, k0, tid, kr, vr);
+#endif
         threadgroup_barrier(mem_flags::mem_threadgroup);  // the last block is read
         for (int j = 0; j < PER_THREAD; ++j) {
             const int at = (int(tid) / (D / 8) + j * ROW_STEP) * LD + (int(tid) % (D / 8)) * 8;
@@ -129,12 +158,15 @@ kernel void flash_attention_tiled(device const half* Q [[buffer(0)]],
             *(threadgroup uint4*)(tgV + at) = vr[j];
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
+#if FA_PREFETCH
         if (k0 + BK < S)
             fetch_block(K, V, S, k0 + BK, tid, kr, vr);
+#endif
 
         auto ctS = qk_op.get_destination_cooperative_tensor<decltype(ctQ), staged_block, float>();
         qk_op.run(ctQ, sK, ctS);
         if (k0 + BK > S) {
+            #pragma clang loop unroll(full)
             for (int i = 0; i < ctS.get_capacity(); ++i) {
                 if (!ctS.is_valid_element(i))
                     continue;
@@ -148,8 +180,11 @@ kernel void flash_attention_tiled(device const half* Q [[buffer(0)]],
         auto ctTileMax = qk_op.get_row_reduction_destination_cooperative_tensor<decltype(ctQ), staged_block, float>();
         reduce_rows(ctS, ctTileMax, reduction_operation::max, -INFINITY);
         auto ctCorr = qk_op.get_row_reduction_destination_cooperative_tensor<decltype(ctQ), staged_block, float>();
+        bool max_moved = false;
+        #pragma clang loop unroll(full)
         for (int i = 0; i < ctMax.get_capacity(); ++i) {
             const float m_new = max(ctMax[i], ctTileMax[i]);
+            max_moved = max_moved || m_new != ctMax[i];
             ctCorr[i] = fast::exp2((ctMax[i] - m_new) * scale_log2);
             ctMax[i] = m_new;
         }
@@ -161,17 +196,23 @@ kernel void flash_attention_tiled(device const half* Q [[buffer(0)]],
 
         auto ctTileSum = qk_op.get_row_reduction_destination_cooperative_tensor<decltype(ctQ), staged_block, float>();
         reduce_rows(ctS, ctTileSum, reduction_operation::sum, 0.0f);
+        #pragma clang loop unroll(full)
         for (int i = 0; i < ctSum.get_capacity(); ++i)
             ctSum[i] = ctSum[i] * ctCorr[i] + ctTileSum[i];
 
-        // O = O * corr + P V
-        for (auto it = ctO.begin(); it != ctO.end(); it++)
-            *it *= *ctCorr.map_iterator(it);
+        // O = O * corr + P V (corr is exactly 1 in rows whose max stayed:
+        // when no row of the SIMD group moved, O stays as it is).
+        if (simd_any(max_moved)) {
+            #pragma clang loop unroll(full)
+            for (auto it = ctO.begin(); it != ctO.end(); it++)
+                *it *= *ctCorr.map_iterator(it);
+        }
         auto ctP = pv_op.get_left_input_cooperative_tensor<float, half, float>(ctS);
         pv_op.run(ctP, sV, ctO);
     }
 
     // O / l, written to this SIMD group's rows.
+    #pragma clang loop unroll(full)
     for (auto it = ctO.begin(); it != ctO.end(); it++)
         *it /= *ctSum.map_iterator(it);
     ctO.store(tO.slice<D, ROWS>(0, row0));

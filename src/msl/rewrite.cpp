@@ -212,6 +212,7 @@ class Rewriter {
           // MLX's headers are emitted before the header (msl/includes.h);
           // `#pragma once` and Metal's internal pragmas mean nothing here.
           if (is_metal_include(t.text) || mlx_include_path(t) || is_dropped_pragma(t)) out[i] = "";
+          else if (auto unroll = loop_unroll_pragma(t)) out[i] = *unroll;
           break;
         case TokenKind::Number:
           if (auto h = half_literal(t.text)) out[i] = *h;
@@ -523,6 +524,27 @@ class Rewriter {
     if (b == std::string::npos) return false;
     std::string_view rest = std::string_view(t.text).substr(b);
     return rest.substr(0, 4) == "once" || rest.substr(0, 5) == "METAL";
+  }
+
+  // `#pragma clang loop unroll(full|enable|disable)` and `unroll_count(N)`,
+  // which Metal's compiler (clang) takes and NVRTC ignores, become the
+  // targets' own unrolling (ALLOY_LOOP_UNROLL..., runtime preludes): a full
+  // unroll is what keeps a loop over a cooperative tensor's elements in
+  // registers rather than in local memory.
+  static std::optional<std::string> loop_unroll_pragma(const Token& t) {
+    if (directive_name(t) != "pragma") return std::nullopt;
+    std::string words;  // the pragma's text without blanks
+    for (char c : std::string_view(t.text).substr(t.text.find("pragma") + 6))
+      if (c != ' ' && c != '\t') words += c;
+    if (words.rfind("clangloop", 0) != 0) return std::nullopt;
+    if (words == "clangloopunroll(full)" || words == "clangloopunroll(enable)") return "ALLOY_LOOP_UNROLL";
+    if (words == "clangloopunroll(disable)") return "ALLOY_LOOP_UNROLL_BY(1)";
+    const std::string count = "clangloopunroll_count(";
+    if (words.rfind(count, 0) == 0 && words.back() == ')') {
+      const std::string n = words.substr(count.size(), words.size() - count.size() - 1);
+      if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) return "ALLOY_LOOP_UNROLL_BY(" + n + ")";
+    }
+    return std::nullopt;
   }
 
   // `template <class T> struct pointer_element<threadgroup T*> {...};` after

@@ -103,6 +103,20 @@ TEST(MslTranslate, HalfLiterals) {
             "int x = 0x1h;");
 }
 
+TEST(MslTranslate, ClangLoopPragmasBecomeTheTargetsUnrolling) {
+  const std::string src =
+      "#pragma clang loop unroll(full)\nfor (int i = 0; i < 4; ++i) out[i] = 0;\n"
+      "#pragma clang loop unroll_count(4)\nfor (int i = 0; i < 8; ++i) out[i] = 1;\n"
+      "#pragma  clang loop unroll(disable)\nfor (int i = 0; i < 8; ++i) out[i] = 2;\n"
+      "#pragma clang loop vectorize(enable)\nfor (int i = 0; i < 8; ++i) out[i] = 3;\n";
+  for (Target t : {Target::Cpp, Target::Cuda}) {
+    EXPECT_EQ(body_line(src, 1, "", t), "ALLOY_LOOP_UNROLL");
+    EXPECT_EQ(body_line(src, 3, "", t), "ALLOY_LOOP_UNROLL_BY(4)");
+    EXPECT_EQ(body_line(src, 5, "", t), "ALLOY_LOOP_UNROLL_BY(1)");
+    EXPECT_EQ(body_line(src, 7, "", t), "#pragma clang loop vectorize(enable)");  // not unrolling: as written
+  }
+}
+
 TEST(MslTranslate, ConditionalsWithOneLiteralArm) {
   // The other arm is converted by Metal's rules (a bfloat arm has no C++
   // common type with a float literal).

@@ -48,3 +48,7 @@
 #define ALLOY_KERNEL_FN __device__ __forceinline__
 #define METAL_FUNC __device__ __forceinline__
 #define ALLOY_FUNC __device__ __forceinline__
+// `#pragma clang loop unroll(...)` in Metal source (msl/rewrite.cpp).
+#define ALLOY_PRAGMA_TEXT(x) _Pragma(#x)
+#define ALLOY_LOOP_UNROLL _Pragma("unroll")
+#define ALLOY_LOOP_UNROLL_BY(n) ALLOY_PRAGMA_TEXT(unroll n)

@@ -22,7 +22,11 @@
 // MMA).
 // run_cooperative(): a cooperative destination in the accumulator layout
 // (metal_cooperative_tensor.h), the left operand a half tensor or a half or
-// float cooperative tile, the right a half tensor.
+// float cooperative tile (a float one split into two half MMAs unless the
+// descriptor allows relaxed precision), the right a half tensor. Half
+// tensors in threadgroup memory with 16-byte aligned rows (attention's
+// staged K and V blocks) are read with ldmatrix, transposing where the
+// other dimension is contiguous.
 // Anything else, or a launch where the scope is partial or a scaled slice
 // starts inside a block, returns false and the reference path runs.
 #pragma once
@@ -132,6 +136,24 @@ template <class T> struct operand_view {
     } else {
       asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                    : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
+                   : "r"(lane_at + unsigned((k0 * s_k + o0) * 2)));
+    }
+  }
+  // The same for a left operand: this lane's ldmatrix address, then the A
+  // fragment (four registers) of the 16 rows from o0 and the 16 K from k0.
+  ALLOY_FUNC unsigned shared_lane_address_left(int lane) const {
+    const T* p = s_k == 1 ? data + (lane & 15) * s_o + ((lane >> 4) << 3)
+                          : data + ((lane & 7) + ((lane >> 4) << 3)) * s_k + (((lane >> 3) & 1) << 3);
+    return unsigned(__cvta_generic_to_shared(p));
+  }
+  ALLOY_FUNC void shared_quad(unsigned lane_at, long o0, long k0, uint32_t (&a)[4]) const {
+    if (s_k == 1) {
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                   : "r"(lane_at + unsigned((o0 * s_o + k0) * 2)));
+    } else {
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
                    : "r"(lane_at + unsigned((k0 * s_k + o0) * 2)));
     }
   }
@@ -506,8 +528,12 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
     }();
 
     // The left operand's registers for m-fragment i and the K chunk at k0.
-    auto left_regs = [&](int i, long k0, uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+    auto left_regs = [&](int i, long k0, uint32_t (&hi)[4], uint32_t (&lo)[4], unsigned a_at) {
       if constexpr (!coop_left) {
+        if (a_at != ~0u) {  // in threadgroup memory (see k_loop)
+          A.shared_quad(a_at, i * 16, k0, hi);
+          return;
+        }
         const bool fast = A.words && FM * 16 <= A.valid_o && k0 + 16 <= A.valid_k;
         const long r = i * 16 + g, k = k0 + 2 * t;
         hi[0] = A.word(r, k, fast);
@@ -560,10 +586,13 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
     // The K loop, its B fragments read by ldmatrix from threadgroup memory
     // (Shared) or from the tensor; one branch for the whole loop, so the
     // loads and MMAs of successive K steps interleave.
-    auto k_loop = [&](auto shared_tag) {
-      constexpr bool Shared = decltype(shared_tag)::value;
-      unsigned lane_at = 0;
+    auto k_loop = [&](auto shared_tag, auto shared_left_tag) {
+      constexpr bool Shared = decltype(shared_tag)::value, SharedLeft = decltype(shared_left_tag)::value;
+      unsigned lane_at = 0, a_at = ~0u;
       if constexpr (Shared) lane_at = B.shared_lane_address(lane);
+      if constexpr (!coop_left) {
+        if constexpr (SharedLeft) a_at = A.shared_lane_address_left(lane);
+      }
 #pragma unroll
       for (long k0 = 0; k0 < K; k0 += 16) {
         uint32_t b[FN][2];
@@ -587,7 +616,7 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
 #pragma unroll
         for (int i = 0; i < FM; ++i) {
           uint32_t hi[4], lo[4];
-          left_regs(i, k0, hi, lo);
+          left_regs(i, k0, hi, lo, a_at);
 #pragma unroll
           for (int j = 0; j < FN; ++j) {
             float (&acc)[4] = *reinterpret_cast<float(*)[4]>(&dest.v_[(i * FN + j) * 4]);
@@ -597,8 +626,18 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
         }
       }
     };
-    if (FN % 2 == 0 && B.in_shared_rows() && B.block_inside(FN * 8 - 8, 0, (K + 15) / 16 * 16)) k_loop(metal::true_type());
-    else k_loop(metal::false_type());
+    const long k_steps = (K + 15) / 16 * 16;
+    if (FN % 2 == 0 && B.in_shared_rows() && B.block_inside(FN * 8 - 8, 0, k_steps)) {
+      if constexpr (!coop_left) {
+        if (A.in_shared_rows() && FM * 16 <= A.valid_o && k_steps <= A.valid_k) {
+          k_loop(metal::true_type(), metal::true_type());
+          return true;
+        }
+      }
+      k_loop(metal::true_type(), metal::false_type());
+    } else {
+      k_loop(metal::false_type(), metal::false_type());
+    }
     return true;
   }
 }

@@ -231,9 +231,14 @@ ALLOY_FUNC void reduce_tile(const Src& src, Dst& dst, reduction_operation op, ty
     D part[FM][2];
     for (int fi = 0; fi < FM; ++fi)
       for (int h = 0; h < 2; ++h) {
-        D acc = neutral<D>(op);
+        // Pairwise, so the combines of a row form a tree of depth log2(2 FN)
+        // rather than a chain of 2 FN.
+        D vals[2 * FN];
         for (int fj = 0; fj < FN; ++fj)
-          for (int c = 0; c < 2; ++c) acc = combine(op, acc, D(src.v_[(fi * FN + fj) * 4 + 2 * h + c]));
+          for (int c = 0; c < 2; ++c) vals[2 * fj + c] = D(src.v_[(fi * FN + fj) * 4 + 2 * h + c]);
+        for (int width = 1; width < 2 * FN; width *= 2)
+          for (int i = 0; i + width < 2 * FN; i += 2 * width) vals[i] = combine(op, vals[i], vals[i + width]);
+        D acc = vals[0];
         acc = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)1));
         part[fi][h] = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)2));
       }

@@ -34,6 +34,10 @@
 #endif
 #define ALLOY_PROGRAM_CONSTANT static constexpr
 #define METAL_FUNC inline __attribute__((always_inline))
+// `#pragma clang loop unroll(...)` in Metal source (msl/rewrite.cpp): left
+// to the host compiler's own judgement, as before it was translated.
+#define ALLOY_LOOP_UNROLL
+#define ALLOY_LOOP_UNROLL_BY(n)
 #if ALLOY_MSL_CPU_COROUTINES || ALLOY_MSL_CPU_REGIONS
 #define ALLOY_KERNEL_FN inline  // a coroutine is resumed, not inlined; regions run once per group
 #else
