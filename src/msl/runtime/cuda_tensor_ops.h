@@ -81,6 +81,18 @@ template <class T> ALLOY_FUNC uint32_t raw_bits(const T& v) {
   else return __builtin_bit_cast(uint8_t, v);
 }
 
+// Four 8 x 8 matrices of 16-bit elements from shared memory (each lane
+// names one row), transposed or not: ldmatrix.x4.
+template <bool Trans>
+ALLOY_FUNC void ldmatrix_x4(unsigned at, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(at));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(at));
+}
+
 // One operand as the MMA reads it: element (o, k), o the row of A (or the
 // column of B), k along K, with element strides and the extents in memory.
 template <class T> struct operand_view {
@@ -128,16 +140,13 @@ template <class T> struct operand_view {
     const T* p = s_k == 1 ? data + lo * s_o + lk : data + (lk + (lane & 7)) * s_k + ((lane >> 4) << 3);
     return unsigned(__cvta_generic_to_shared(p));
   }
+  ALLOY_FUNC void shared_x4(unsigned lane_at, long o0, long k0, uint32_t& r0, uint32_t& r1, uint32_t& r2,
+                            uint32_t& r3) const {
+    if (s_k == 1) ldmatrix_x4<false>(lane_at + unsigned((o0 * s_o + k0) * 2), r0, r1, r2, r3);
+    else ldmatrix_x4<true>(lane_at + unsigned((k0 * s_k + o0) * 2), r0, r1, r2, r3);
+  }
   ALLOY_FUNC void shared_pair(unsigned lane_at, long o0, long k0, uint32_t (&b0)[2], uint32_t (&b1)[2]) const {
-    if (s_k == 1) {
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
-                   : "r"(lane_at + unsigned((o0 * s_o + k0) * 2)));
-    } else {
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
-                   : "r"(lane_at + unsigned((k0 * s_k + o0) * 2)));
-    }
+    shared_x4(lane_at, o0, k0, b0[0], b0[1], b1[0], b1[1]);
   }
   // The same for a left operand: this lane's ldmatrix address, then the A
   // fragment (four registers) of the 16 rows from o0 and the 16 K from k0.
@@ -147,15 +156,7 @@ template <class T> struct operand_view {
     return unsigned(__cvta_generic_to_shared(p));
   }
   ALLOY_FUNC void shared_quad(unsigned lane_at, long o0, long k0, uint32_t (&a)[4]) const {
-    if (s_k == 1) {
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-                   : "r"(lane_at + unsigned((o0 * s_o + k0) * 2)));
-    } else {
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                   : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-                   : "r"(lane_at + unsigned((k0 * s_k + o0) * 2)));
-    }
+    shared_x4(lane_at, o0, k0, a[0], a[1], a[2], a[3]);
   }
   // per_word consecutive K elements from k (k a multiple of per_word).
   ALLOY_FUNC uint32_t word(long o, long k, bool fast) const {
@@ -316,15 +317,11 @@ ALLOY_FUNC bool staged(const AV& A, const BV& B, long K, unsigned tid, unsigned 
         uint32_t a[Grid::fm][4], b[Grid::fn][2];
 #pragma unroll
         for (int i = 0; i < Grid::fm; ++i) {
-          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                       : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
-                       : "r"(base + a_at[half_slab] + i * 1024));
+          ldmatrix_x4<false>(base + a_at[half_slab] + i * 1024, a[i][0], a[i][1], a[i][2], a[i][3]);
         }
 #pragma unroll
         for (int j = 0; j < Grid::fn; j += 2) {
-          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                       : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j + 1][0]), "=r"(b[j + 1][1])
-                       : "r"(base + b_at[half_slab] + j * 512));
+          ldmatrix_x4<false>(base + b_at[half_slab] + j * 512, b[j][0], b[j][1], b[j + 1][0], b[j + 1][1]);
         }
         step((ks * 64 + half_slab * 32) / E, a, b);
       }
