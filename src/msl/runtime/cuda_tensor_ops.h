@@ -331,6 +331,14 @@ ALLOY_FUNC bool staged(const AV& A, const BV& B, long K, unsigned tid, unsigned 
   }
 }
 
+// One accumulator into the destination tensor at (row m, column n), added
+// to what is there for multiply_accumulate; outside the tensor, nothing.
+template <bool Accumulate, class DT> ALLOY_FUNC void store_result(DT& dest, long m, long n, float v) {
+  if (m >= long(dest.valid_[1]) || n >= long(dest.valid_[0])) return;
+  if constexpr (Accumulate) v += float(dest(n, m));
+  dest(n, m) = typename DT::value_type(v);
+}
+
 #include "cuda_wgmma.h"
 
 // destination (+)= left * right for the descriptor's tile; false when this
@@ -338,7 +346,6 @@ ALLOY_FUNC bool staged(const AV& A, const BV& B, long K, unsigned tid, unsigned 
 template <matmul2d_descriptor Desc, int NW, class LT, class RT, class DT>
 ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
   typedef typename LT::value_type L;
-  typedef typename DT::value_type D;
   constexpr int kind = mma_kind<L, typename RT::value_type>::value;
   typedef warp_grid<Desc.m, Desc.n, NW> grid;
   if constexpr (kind == 0 || !grid::ok) {
@@ -470,10 +477,7 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const long m = m0 + i * 16 + g + 8 * (e >> 1), n = n0 + j * 8 + 2 * t + (e & 1);
-          if (m >= long(dest.valid_[1]) || n >= long(dest.valid_[0])) continue;
-          float v = acc[i][j][e];
-          if constexpr (accumulate) v += float(dest(n, m));
-          dest(n, m) = D(v);
+          store_result<accumulate>(dest, m, n, acc[i][j][e]);
         }
     return true;
   }

@@ -97,7 +97,6 @@ ALLOY_FUNC bool warpgroup_tile(const AV& A, const BV& B, long K, unsigned tid, u
   typedef warpgroup_shape<Desc, NW, Kind> W;
   constexpr int BM = Desc.m, E = 2, S = 32 * NW, ST = W::STAGES, SLAB = W::SLAB, ROW = W::ROW;
   constexpr int MI = W::MI, NJ = W::NJ, NI = W::NI;
-  typedef typename DT::value_type D;
   constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
   if (!staged_fits<BM, Desc.n, S, 16>(A, B, K, count)) return false;
   // Static shared memory: for sm_90a ptxas takes more than 48 KB of it.
@@ -160,10 +159,7 @@ ALLOY_FUNC bool warpgroup_tile(const AV& A, const BV& B, long K, unsigned tid, u
       for (int e = 0; e < NI / 2; ++e) {
         const long m = wg * W::ROWS + i * 64 + warp * 16 + (lane >> 2) + 8 * ((e >> 1) & 1);
         const long n = j * NI + 8 * (e >> 2) + 2 * (lane & 3) + (e & 1);
-        if (m >= long(dest.valid_[1]) || n >= long(dest.valid_[0])) continue;
-        float v = acc[i][j][e];
-        if constexpr (accumulate) v += float(dest(n, m));
-        dest(n, m) = D(v);
+        store_result<accumulate>(dest, m, n, acc[i][j][e]);
       }
   return true;
 }
