@@ -30,6 +30,10 @@ struct KernelVariant {
   std::mutex compile_mutex;
   std::shared_ptr<void> binary;
   std::atomic<void*> ready{nullptr};
+  // CUDA target: the same kernel built for blocks of 1024 threads
+  // (spec.cuda_launch_bound), made when a launch needs more threads than
+  // this build's registers allow (under compile_mutex).
+  std::shared_ptr<KernelVariant> bounded;
 };
 
 class KernelVariantCache {

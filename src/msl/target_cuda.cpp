@@ -39,7 +39,9 @@ class CudaTarget final : public CxxTarget {
   }
 
   void glue(const GlueContext& c, const std::string& call, Writer& w) const override {
-    w.generated("extern \"C\" __global__ void alloy_kernel_main(");
+    const unsigned bound = c.spec.cuda_launch_bound;
+    w.generated(std::string("extern \"C\" __global__ void ") +
+                (bound ? "__launch_bounds__(" + std::to_string(bound) + ") " : std::string()) + "alloy_kernel_main(");
     std::size_t g = 0;
     for (const KernelParam& p : c.params) {
       if (p.kind == KernelParam::Kind::Attribute) continue;

@@ -117,6 +117,14 @@ TEST(MslTranslate, ClangLoopPragmasBecomeTheTargetsUnrolling) {
   }
 }
 
+TEST(MslTranslate, CudaLaunchBoundOnTheEntryPoint) {
+  KernelSpec s = spec("out[0] = 0;");
+  EXPECT_FALSE(contains(translate(s, Target::Cuda).source, "__launch_bounds__"));
+  s.cuda_launch_bound = 1024;
+  EXPECT_TRUE(contains(translate(s, Target::Cuda).source, "__global__ void __launch_bounds__(1024) alloy_kernel_main("));
+  EXPECT_FALSE(contains(translate(s, Target::Cpp).source, "__launch_bounds__"));
+}
+
 TEST(MslTranslate, ConditionalsWithOneLiteralArm) {
   // The other arm is converted by Metal's rules (a bfloat arm has no C++
   // common type with a float literal).

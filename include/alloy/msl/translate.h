@@ -61,6 +61,11 @@ struct KernelSpec {
   // checks its index (runtime/metal_bounds.h); the launch then raises
   // naming the buffer, the index and the thread. metal_kernel bodies only.
   bool bounds_check = false;
+  // CUDA target: the entry point's __launch_bounds__ (0: none). A kernel
+  // whose registers leave fewer threads a block than a launch asks for is
+  // built again with 1024 here (the backend's CustomKernelLaunch), as Metal
+  // runs any kernel in threadgroups of 1024.
+  unsigned cuda_launch_bound = 0;
   // CPU target, a kernel that synchronises its threads: Auto splits it into
   // regions where it can (msl/cpu_regions.h), else makes its threads
   // coroutines where it can, else fibers (msl/cpu_threads.h); the others

@@ -34,6 +34,7 @@ struct CudaBinary {
   cuda_driver::Module module;
   cuda_driver::CUfunction fn = nullptr;
   int static_shared = 0;  // bytes of __shared__ the kernel declares
+  int max_threads = 0;    // threads a block may have with the registers it uses
   std::shared_ptr<const fast::CudaLaunchPlan> plan;
 };
 
@@ -83,9 +84,40 @@ const CudaBinary* compiled_for(fast::KernelVariant& v) {
   bin->fn = bin->module.function(bin->plan->entry.c_str());
   cuda::check(cuda_driver::api().cuFuncGetAttribute(&bin->static_shared, cuda_driver::kFuncSharedSizeBytes, bin->fn),
               "custom_kernel", "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+  cuda::check(cuda_driver::api().cuFuncGetAttribute(&bin->max_threads, cuda_driver::kFuncMaxThreadsPerBlock, bin->fn),
+              "custom_kernel", "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)");
   v.binary = bin;
   v.ready.store(bin.get(), std::memory_order_release);
   return bin.get();
+}
+
+// A Metal kernel in a threadgroup of `threads`: Metal runs any kernel with up
+// to 1024 threads a threadgroup, but a CUDA build that uses many registers
+// allows fewer threads a block. Such a launch takes the variant built with
+// __launch_bounds__(1024) (the compiler then fits the registers, spilling if
+// it must), made the first time one is needed.
+const CudaBinary* compiled_for_threads(fast::KernelVariant& v, unsigned threads) {
+  const CudaBinary* bin = compiled_for(v);
+  if (v.spec.dialect != msl::Dialect::Metal || threads <= static_cast<unsigned>(bin->max_threads)) return bin;
+  fast::KernelVariant* bounded;
+  {
+    std::lock_guard<std::mutex> lock(v.compile_mutex);
+    if (!v.bounded) {
+      auto b = std::make_shared<fast::KernelVariant>();
+      b->spec = v.spec;
+      b->spec.cuda_launch_bound = 1024;
+      b->translated = msl::translate(b->spec, msl::Target::Cuda);
+      v.bounded = std::move(b);
+    }
+    bounded = v.bounded.get();
+  }
+  bin = compiled_for(*bounded);
+  if (threads > static_cast<unsigned>(bin->max_threads)) {
+    throw std::invalid_argument(fast::kernel_label(v) + ": a threadgroup of " + std::to_string(threads) +
+                                " threads is more than this kernel can run on the GPU (" +
+                                std::to_string(bin->max_threads) + " with the registers it needs).");
+  }
+  return bin;
 }
 
 // The CUDA stream behind an Alloy stream, remembered per thread: the
@@ -145,7 +177,7 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
                                        const unsigned long long* output_elements, const KernelInput* output_views)
     : variant_(p.variant.get()) {
   fast::KernelVariant& v = *p.variant;
-  const CudaBinary* bin = compiled_for(v);
+  const CudaBinary* bin = compiled_for_threads(v, p.threadgroup[0] * p.threadgroup[1] * p.threadgroup[2]);
   function = bin->fn;
 
   // Kernel arguments in the glue's order: 8-byte slots for pointers and ints,
