@@ -190,7 +190,8 @@ def main():
         runs = [(f"seed flash attention (info) B{B} H{H} S{S} D{D}", lambda: fa.run(xq, xk, xv, scale))] if D == fa.D \
             else []
         for nsimd, bk, *rest in args.fa_configs:
-            pre, qsh = (rest + [1, 0][len(rest):])[:2]
+            pre = rest[0] if rest else 1  # prefetch the next K/V block (default on)
+            qsh = rest[1] if len(rest) > 1 else 0  # Q in threadgroup memory (default off)
             runs.append((f"tiled flash attention B{B} H{H} S{S} D{D}, {nsimd} SG, BK {bk}"
                          + ("" if pre else ", no prefetch") + (", Q staged" if qsh else ""),
                          lambda nsimd=nsimd, bk=bk, pre=pre, qsh=qsh: fa.run_tiled(

@@ -145,18 +145,12 @@ template <class T> struct operand_view {
     if (s_k == 1) ldmatrix_x4<false>(lane_at + unsigned((o0 * s_o + k0) * 2), r0, r1, r2, r3);
     else ldmatrix_x4<true>(lane_at + unsigned((k0 * s_k + o0) * 2), r0, r1, r2, r3);
   }
-  ALLOY_FUNC void shared_pair(unsigned lane_at, long o0, long k0, uint32_t (&b0)[2], uint32_t (&b1)[2]) const {
-    shared_x4(lane_at, o0, k0, b0[0], b0[1], b1[0], b1[1]);
-  }
-  // The same for a left operand: this lane's ldmatrix address, then the A
-  // fragment (four registers) of the 16 rows from o0 and the 16 K from k0.
+  // The same for a left operand: this lane's address, for shared_x4 to read
+  // the A fragment (four registers) of the 16 rows from o0 and 16 K from k0.
   ALLOY_FUNC unsigned shared_lane_address_left(int lane) const {
     const T* p = s_k == 1 ? data + (lane & 15) * s_o + ((lane >> 4) << 3)
                           : data + ((lane & 7) + ((lane >> 4) << 3)) * s_k + (((lane >> 3) & 1) << 3);
     return unsigned(__cvta_generic_to_shared(p));
-  }
-  ALLOY_FUNC void shared_quad(unsigned lane_at, long o0, long k0, uint32_t (&a)[4]) const {
-    shared_x4(lane_at, o0, k0, a[0], a[1], a[2], a[3]);
   }
   // per_word consecutive K elements from k (k a multiple of per_word).
   ALLOY_FUNC uint32_t word(long o, long k, bool fast) const {
@@ -532,7 +526,7 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
     auto left_regs = [&](int i, long k0, uint32_t (&hi)[4], uint32_t (&lo)[4], unsigned a_at) {
       if constexpr (!coop_left) {
         if (a_at != ~0u) {  // in threadgroup memory (see k_loop)
-          A.shared_quad(a_at, i * 16, k0, hi);
+          A.shared_x4(a_at, i * 16, k0, hi[0], hi[1], hi[2], hi[3]);
           return;
         }
         const bool fast = A.words && FM * 16 <= A.valid_o && k0 + 16 <= A.valid_k;
@@ -599,7 +593,7 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
         uint32_t b[FN][2];
         if constexpr (Shared) {
 #pragma unroll
-          for (int j = 0; j < FN; j += 2) B.shared_pair(lane_at, j * 8, k0, b[j], b[j + 1]);
+          for (int j = 0; j < FN; j += 2) B.shared_x4(lane_at, j * 8, k0, b[j][0], b[j][1], b[j + 1][0], b[j + 1][1]);
         } else {
           const bool fast_b = cols_in && k0 + 16 <= B.valid_k;
 #pragma unroll

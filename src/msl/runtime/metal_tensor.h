@@ -506,9 +506,9 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   // A destination tile (of an op whose m x k matches this op's left operand)
   // as this op's left input: every thread gathers the whole tile from the
   // threads holding it. Compatible without a copy only within one thread.
-  // On CUDA, a destination in the accumulator layout is also the left
-  // operand's register layout (for half, or float split into two halves,
-  // against a half right operand): it stays where it is.
+  // On CUDA, the tensor cores read a left tile of half (or float, split into
+  // two halves) against a half right operand from the accumulator layout of
+  // one SIMD group.
   template <class L, class R> static constexpr bool left_in_registers() {
     if constexpr (dynamic_k || Desc.transpose_left) {
       return false;
@@ -518,6 +518,8 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
              (metal::is_same_v<L, metal::half> || metal::is_same_v<L, float>);
     }
   }
+  // A destination in that layout is then already the left operand: it
+  // stays where it is.
   template <class L, class R, class CT> static constexpr bool stays_in_registers() {
     return CT::frag_ && CT::cols_ == Desc.k && CT::rows_ == Desc.m && left_in_registers<L, R>();
   }
