@@ -68,6 +68,8 @@ std::vector<msl::KernelSpec> program_specs(const msl::ProgramInfo& info, const s
     for (const msl::ProgramParam& p : k.params) {
       if (p.role == Role::ReadBuffer || p.role == Role::ConstantValue)
         spec.inputs.push_back({p.name, p.type, p.role == Role::ConstantValue, false});
+      // A quantized tensor binds its scales plane too, as metal_library does.
+      if (p.role == Role::ReadBuffer && p.tensor_scales) spec.inputs.push_back({p.name + "_scales", "uint8_t", false, false});
       if (p.role == Role::WriteBuffer) spec.outputs.push_back({p.name, p.type, false, false});
       if (p.role == Role::Threadgroup) spec.threadgroup_bytes.push_back(threadgroup_bytes);
     }

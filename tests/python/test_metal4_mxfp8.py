@@ -140,6 +140,29 @@ def test_floats_round_to_nearest_even_and_saturate(rng):
         assert np.isnan(decoded[np.isnan(x)]).all()
 
 
+# Hopper's FP8 warpgroup MMA adds an instruction's 32 products keeping
+# about 13 bits below the largest (benchmarks/fp8_accumulation_probe.py: a
+# term under 2^-13 of the leading one is lost); matmul2d adds each such
+# block into float, so an FP8 product from it is within a small multiple of
+# 2^-13 * sum_k |a_k b_k| of the exact one (measured: 2^-12.2 at K 4096).
+# The bound below leaves 4x of room; a lost or misscaled block (at least
+# 1/16 of the sum at these sizes) is far outside it. mma.sync's FP8 and the
+# CPU's reference path are exact in float and meet it trivially.
+FP8_MMA_BOUND = 2.0 ** -10
+
+
+def assert_fp8_product_close(got, a, b):
+    """got (M x N) against a @ b.T in float64, within FP8_MMA_BOUND of
+    sum_k |a_k b_k| for each element (plus float32's own rounding)."""
+    ref = a @ b.T
+    mag = np.abs(a) @ np.abs(b).T
+    err = np.abs(np.asarray(got, np.float64) - ref)
+    bound = FP8_MMA_BOUND * mag + 1e-6 * np.abs(ref).max()
+    bad = ~(err <= bound)
+    assert not bad.any(), (f"{bad.sum()} of {bad.size} elements off, first at {np.argwhere(bad)[0]}: "
+                           f"max err / sum|ab| = {np.nanmax(err / np.maximum(mag, 1e-300)):.3e}")
+
+
 def mxfp8_pair(rng, rows, k):
     codes, scales = m4.random_mxfp8(rng, rows, k)
     return (codes, scales), (mx.array(codes), mx.array(scales))
@@ -175,24 +198,78 @@ template [[host_name("mx_128x64_4")]] kernel void mx_gemm<128, 64, 4>(mxfp8_tens
     tensor<device float, dextents<int, 2>>, uint2);
 template [[host_name("mx_128x128_8")]] kernel void mx_gemm<128, 128, 8>(mxfp8_tensor, mxfp8_tensor,
     tensor<device float, dextents<int, 2>>, uint2);
+template [[host_name("mx_128x64_8")]] kernel void mx_gemm<128, 64, 8>(mxfp8_tensor, mxfp8_tensor,
+    tensor<device float, dextents<int, 2>>, uint2);
+
+// Plain FP8 (no scales plane) on the same tiles.
+template <typename T>
+kernel void fp8_gemm(tensor<device const T, dextents<int, 2>> A [[buffer(0)]],
+                     tensor<device const T, dextents<int, 2>> B [[buffer(1)]],
+                     tensor<device float, dextents<int, 2>> C [[buffer(2)]],
+                     uint2 tgid [[threadgroup_position_in_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(128, 128, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroups<8>> op;
+  op.run(A.slice(0, tgid.y * 128), B.slice(0, tgid.x * 128), C.slice(tgid.x * 128, tgid.y * 128));
+}
+template [[host_name("e4m3_gemm")]] kernel void fp8_gemm<metal_fp8_e4m3_format>(
+    tensor<device const metal_fp8_e4m3_format, dextents<int, 2>>, tensor<device const metal_fp8_e4m3_format, dextents<int, 2>>,
+    tensor<device float, dextents<int, 2>>, uint2);
+template [[host_name("e5m2_gemm")]] kernel void fp8_gemm<metal_fp8_e5m2_format>(
+    tensor<device const metal_fp8_e5m2_format, dextents<int, 2>>, tensor<device const metal_fp8_e5m2_format, dextents<int, 2>>,
+    tensor<device float, dextents<int, 2>>, uint2);
 """
 
 
-@pytest.mark.parametrize("tile", [(128, 64, 4), (128, 128, 8)], ids=["128x64_4", "128x128_8"])
-@pytest.mark.parametrize("M,N,K", [(256, 192, 352), (200, 128, 80)])
+@pytest.mark.parametrize("tile", [(128, 64, 4), (128, 128, 8), (128, 64, 8)], ids=["128x64_4", "128x128_8", "128x64_8"])
+@pytest.mark.parametrize("M,N,K", [(256, 192, 352), (200, 128, 80), (256, 256, 512), (128, 128, 400)])
 def test_mxfp8_tiles_of_whole_warpgroups(rng, tile, M, N, K):
-    """MXFP8 tiles shared by whole warpgroups (the shapes whose half tiles
-    take wgmma; MX tiles stay on mma.sync, one MMA per 32-wide block weighted
-    by both scales in float): whole tiles with a K that is not a multiple of
-    128 bytes, a ragged last row of tiles, and (80) a K whose last scale
-    block is partial."""
+    """MXFP8 tiles shared by whole warpgroups (one warpgroup of two m64
+    instructions, two of one) take Hopper's FP8 wgmma on the GPU: one k32
+    instruction per scale block into its own accumulator, added in float
+    times both scales. Whole tiles with a K that is not a multiple of 128 bytes
+    (352, 400), a ragged last row of tiles (200: the tensor cores read the
+    tensors directly), a K whose last scale block is partial (80, 400), and
+    scale rows of 16 blocks (512: read a word of four blocks at a time) or of
+    11 and 13 (read byte by byte)."""
     tm, tn, sg = tile
     (a_np, a), (b_np, b) = mxfp8_pair(rng, M, K), mxfp8_pair(rng, N, K)
     (c,) = run(mx.fast.metal_library(WARPGROUP_MX), f"mx_{tm}x{tn}_{sg}",
                {"A": a, "B": b, "C": nan_array((M, N), mx.float32)}, (-(-N // tn), -(-M // tm), 1), (32 * sg, 1, 1),
                "threadgroups")
-    ref = m4.dequantize(*a_np) @ m4.dequantize(*b_np).T
-    np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+    assert_fp8_product_close(np.array(c), m4.dequantize(*a_np), m4.dequantize(*b_np))
+
+
+@pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
+def test_plain_fp8_tiles_of_whole_warpgroups(rng, fmt):
+    """FP8 without scales at 8 SIMD groups (wgmma k32, each 32-wide block
+    added into float as MX blocks are) against float64 on the decoded codes,
+    K 400 (a partial last slab)."""
+    M, N, K = 256, 384, 400
+    dt = ml_dtypes.float8_e4m3fn if fmt == "e4m3" else ml_dtypes.float8_e5m2
+    a8 = (rng.standard_normal((M, K)) * 2).astype(dt)
+    b8 = (rng.standard_normal((N, K)) * 2).astype(dt)
+    (c,) = run(mx.fast.metal_library(WARPGROUP_MX), f"{fmt}_gemm",
+               {"A": mx.array(a8.view(np.uint8)), "B": mx.array(b8.view(np.uint8)),
+                "C": nan_array((M, N), mx.float32)}, (N // 128, M // 128, 1), (256, 1, 1), "threadgroups")
+    assert_fp8_product_close(np.array(c), a8.astype(np.float64), b8.astype(np.float64))
+
+
+def test_warpgroup_mx_nan_scale_poisons_its_row_and_column_only(rng):
+    """A 0xFF (NaN) scale in A's row 5, block 2 and in B's row 70, block 9,
+    at 8 SIMD groups: row 5 and column 70 of C are NaN, the rest finite and
+    right (the block's own accumulator keeps the NaN out of other rows)."""
+    M, N, K = 128, 128, 512
+    (a_np, a), (b_np, b) = mxfp8_pair(rng, M, K), mxfp8_pair(rng, N, K)
+    sa, sb = a_np[1].copy(), b_np[1].copy()
+    sa[5, 2] = 0xFF
+    sb[70, 9] = 0xFF
+    (c,) = run(mx.fast.metal_library(WARPGROUP_MX), "mx_128x128_8",
+               {"A": (a[0], mx.array(sa)), "B": (b[0], mx.array(sb)), "C": nan_array((M, N), mx.float32)},
+               (1, 1, 1), (256, 1, 1), "threadgroups")
+    c = np.array(c).astype(np.float64)
+    assert np.isnan(c[5]).all() and np.isnan(c[:, 70]).all()
+    rest = np.delete(np.delete(c, 5, axis=0), 70, axis=1)
+    assert_fp8_product_close(rest, np.delete(m4.dequantize(*a_np), 5, axis=0), np.delete(m4.dequantize(*b_np), 70, axis=0))
 
 
 def test_seed_inline_mxfp8_tensors(rng):

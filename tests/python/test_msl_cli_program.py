@@ -66,3 +66,12 @@ def test_print_of_a_refused_program_is_the_error(tmp_path, capsys):
     assert main([str(f), "--program", "--print"]) == 1
     captured = capsys.readouterr()
     assert "declares no kernel" in captured.err and "alloy_kernel_main" not in captured.out
+
+
+@pytest.mark.parametrize("target", ["cpp", "cuda"])
+def test_quantized_tensor_parameters_bind_their_scales(capsys, target):
+    # An MXFP8 tensor parameter is two buffers (codes and scales plane), as
+    # metal_library binds it; the seed's quantized matmul compiles.
+    example = GUIDE.parent / "metal4" / "mxfp8_matmul.metal"
+    assert main([str(example), "--program", "--target", target]) == 0
+    assert "compiled for" in capsys.readouterr().out

@@ -8,7 +8,8 @@
 // (m16n8k32), all with float accumulation. Each warp owns a block of
 // fragments. Operands reach the registers one of four ways:
 //  - warpgroup_tile() (sm_90a, cuda_wgmma.h): the staged tiles below, read
-//    by Hopper's warpgroup MMA straight from shared memory;
+//    by Hopper's warpgroup MMA straight from shared memory (MX operands
+//    included);
 //  - staged(): the whole threadgroup copies K-major tiles into shared memory
 //    (cp.async, two stages) and each warp reads them with ldmatrix;
 //  - straight from the tensors: 32-bit loads where K is contiguous and
@@ -371,9 +372,9 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Tiles the warpgroups take never reach staged() (whose condition is
     // theirs), so its static stages are not allocated beside theirs.
-    constexpr bool on_warpgroups = !scaled && warpgroup_shape<Desc, NW, kind>::ok;
+    constexpr bool on_warpgroups = warpgroup_shape<Desc, NW, kind>::ok;
     if constexpr (on_warpgroups)
-      if (warpgroup_tile<Desc, NW, kind>(A, B, K, index % S, count, dest)) return true;
+      if (warpgroup_tile<Desc, NW, kind>(left, right, A, B, K, index % S, count, dest)) return true;
 #else
     constexpr bool on_warpgroups = false;
 #endif

@@ -3,19 +3,30 @@
 // slabs and copies it shares.
 //
 // A threadgroup of whole warpgroups (4 SIMD groups each) whose operands the
-// staged path would take (half or bfloat, K-major, inside the tensors; here
-// K need only be a multiple of 8) skips the ldmatrix/mma.sync loop. The
-// threadgroup copies slabs of 64 K elements (rows of 128 bytes) of both
-// tiles into shared memory in Hopper's 128-byte swizzle (16-byte chunk c of
-// row r stored at chunk c ^ r % 8, 8 rows to 1024 bytes), three stages deep,
-// and wgmma reads both operands from the slab through descriptors: a warp
-// issues a handful of instructions per slab instead of one ldmatrix per
-// fragment and one mma per 16 x 8, and the next slab's MMAs are issued
-// while this one's finish.
+// staged path would take (K-major, inside the tensors; here K need only be a
+// multiple of 16 bytes) skips the ldmatrix/mma.sync loop: half and bfloat
+// (k16 instructions), e4m3 and e5m2 (k32), FP8 with or without MX scales.
+// The threadgroup copies slabs of 128 bytes of K (64 half or 128 FP8
+// elements a row) of both tiles into shared memory in Hopper's 128-byte
+// swizzle (16-byte chunk c of row r stored at chunk c ^ r % 8, 8 rows to
+// 1024 bytes), three stages deep, and wgmma reads both operands from the
+// slab through descriptors: a warp issues a handful of instructions per slab
+// instead of one ldmatrix per fragment and one mma per 16 x 8, and the next
+// slab's MMAs are issued while this one's finish.
+// FP8: an FP8 instruction's 32 bytes of K are one MX scale block, and
+// Hopper's FP8 MMA adds its products with about 14 bits kept (measured: sums
+// land on a grid of 2^-13 of their magnitude), so each block's MMAs go into
+// a fresh accumulator (scale-d 0), and the block before it, finished
+// meanwhile, is added into the float result, times its row and column scales
+// for MX operands (two such accumulators alternate). The rounding of one
+// block's 32 products is then all that remains of the FP8 MMA's, as with
+// cuBLASLt's FP8 GEMM without fast accumulation. The slab's scales are read a
+// slab ahead into registers, then written to shared memory as floats, a
+// thread's columns side by side.
 // Warpgroup w owns rows [w * BM / WG, (w + 1) * BM / WG) of the tile and all
-// its columns, as m64 x n(64 or 128) x k16 instructions; the accumulators
-// are laid out as mma.sync's (row r % 8 + 8 h of 16, columns 2 (lane % 4)),
-// one 16-row band per warp.
+// its columns, as m64 x n(64 or 128) instructions; the accumulators are laid
+// out as mma.sync's (row r % 8 + 8 h of 16, columns 2 (lane % 4)), one
+// 16-row band per warp.
 #pragma once
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -52,29 +63,40 @@ ALLOY_FUNC uint64_t wgmma_operand(unsigned shared_byte) {
 }
 
 // One wgmma of SHAPE on TYPE operands into the accumulators ACC (listed as
-// REGS), descriptors a and b, accumulating (scale-d 1), no transposes.
-// A, B and P are the operand numbers of a, b and the scale-d flag.
-#define ALLOY_WGMMA_ASM(SHAPE, TYPE, REGS, ACC, A, B, P)                                                 \
+// REGS), descriptors a and b, adding to them (scale-d 1) when Accumulate,
+// else overwriting them; TAIL ends the operands (16-bit types name their
+// transposes, none; FP8 has none to name). A, B and P are the operand
+// numbers of a, b and the scale-d flag.
+#define ALLOY_WGMMA_ASM(SHAPE, TYPE, TAIL, REGS, ACC, A, B, P)                                           \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" P ", 0;\nwgmma.mma_async.sync.aligned." SHAPE ".f32." \
-               TYPE "." TYPE " " REGS ", %" A ", %" B ", p, 1, 1, 0, 0;\n}\n"                          \
+               TYPE "." TYPE " " REGS ", %" A ", %" B ", p, 1, 1" TAIL ";\n}\n"                        \
                : ACC                                                                                    \
-               : "l"(a), "l"(b), "r"(1))
+               : "l"(a), "l"(b), "r"(int(Accumulate)))
+#define ALLOY_WGMMA_N(K, TYPE, TAIL)                                                                       \
+  if constexpr (N == 64)                                                                                   \
+    ALLOY_WGMMA_ASM("m64n64" K, TYPE, TAIL, ALLOY_WGMMA_REGS32, ALLOY_WGMMA_ACC32, "32", "33", "34");      \
+  else                                                                                                     \
+    ALLOY_WGMMA_ASM("m64n128" K, TYPE, TAIL, ALLOY_WGMMA_REGS64, ALLOY_WGMMA_ACC64, "64", "65", "66")
 
-// d (+)= A (64 x 16) * B (16 x N) for N = 64 or 128; Kind 1 half, 2 bfloat.
-template <int Kind, int N> ALLOY_FUNC void wgmma(float (&d)[N / 2], uint64_t a, uint64_t b) {
-  if constexpr (N == 64 && Kind == 1)
-    ALLOY_WGMMA_ASM("m64n64k16", "f16", ALLOY_WGMMA_REGS32, ALLOY_WGMMA_ACC32, "32", "33", "34");
-  else if constexpr (N == 64 && Kind == 2)
-    ALLOY_WGMMA_ASM("m64n64k16", "bf16", ALLOY_WGMMA_REGS32, ALLOY_WGMMA_ACC32, "32", "33", "34");
-  else if constexpr (N == 128 && Kind == 1)
-    ALLOY_WGMMA_ASM("m64n128k16", "f16", ALLOY_WGMMA_REGS64, ALLOY_WGMMA_ACC64, "64", "65", "66");
-  else if constexpr (N == 128 && Kind == 2)
-    ALLOY_WGMMA_ASM("m64n128k16", "bf16", ALLOY_WGMMA_REGS64, ALLOY_WGMMA_ACC64, "64", "65", "66");
+// d (+)= A (64 x 32 bytes of K) * B (32 bytes of K x N) for N = 64 or 128:
+// Kind 1 half and 2 bfloat (k16), 3 e4m3 and 4 e5m2 (k32).
+template <int Kind, int N, bool Accumulate = true> ALLOY_FUNC void wgmma(float (&d)[N / 2], uint64_t a, uint64_t b) {
+  static_assert(N == 64 || N == 128, "wgmma: n64 or n128");
+  if constexpr (Kind == 1) {
+    ALLOY_WGMMA_N("k16", "f16", ", 0, 0");
+  } else if constexpr (Kind == 2) {
+    ALLOY_WGMMA_N("k16", "bf16", ", 0, 0");
+  } else if constexpr (Kind == 3) {
+    ALLOY_WGMMA_N("k32", "e4m3", "");
+  } else if constexpr (Kind == 4) {
+    ALLOY_WGMMA_N("k32", "e5m2", "");
+  }
 }
 
 // Which tiles the warpgroups take: NW a multiple of 4, K-major operands of
-// half or bfloat, whole m64 instructions per warpgroup, N a multiple of 64
-// and at most 128 accumulators a thread.
+// half, bfloat or FP8, whole m64 instructions per warpgroup, N a multiple
+// of 64 and at most 128 accumulators a thread (MX operands: 64, beside two
+// blocks' own).
 template <matmul2d_descriptor Desc, int NW, int Kind> struct warpgroup_shape {
   static constexpr int WG = NW / 4;
   static constexpr int ROWS = WG > 0 ? Desc.m / WG : 0;  // a warpgroup's rows
@@ -85,24 +107,117 @@ template <matmul2d_descriptor Desc, int NW, int Kind> struct warpgroup_shape {
   static constexpr int SLAB = (Desc.m + Desc.n) * ROW;
   // Three stages: two slabs in flight while the tensor cores work on one.
   static constexpr int STAGES = 3;
-  static constexpr bool ok = (Kind == 1 || Kind == 2) && NW % 4 == 0 && !Desc.transpose_left &&
+  static constexpr bool by_blocks = Kind >= 3;  // FP8: per-block accumulators (above)
+  static constexpr bool ok = Kind >= 1 && Kind <= 4 && NW % 4 == 0 && !Desc.transpose_left &&
                              Desc.transpose_right && ROWS % 64 == 0 && MI > 0 && Desc.n % 64 == 0 &&
-                             MI * NJ * NI / 2 <= 128 && STAGES * SLAB <= 200 * 1024;
+                             MI * NJ * NI / 2 <= (by_blocks ? 64 : 128) && STAGES * SLAB <= 200 * 1024;
+};
+
+// The float scales of MX operands for one slab of BM + BN rows (4 blocks of
+// 32 along K), in shared memory (the slab's, then the next's): block kk's row scales of the left operand
+// at [kk][row], then its column scales of the right operand permuted so
+// that the BN / 4 columns a thread of the accumulator layout owns (8 q + 2 t
+// + h for lane % 4 = t) lie side by side, each t's run padded by 4 floats
+// against bank conflicts. Each thread carries PER rows: their 4 scale bytes
+// for the next slab wait in registers until this slab is done with the
+// buffer. Rows of an unscaled operand, and blocks past K, read 1.
+template <int BM, int BN, int S> struct slab_scales {
+  static constexpr int ROWS = BM + BN, PER = (ROWS + S - 1) / S;
+  static constexpr int RUN = BN / 4 + 4;             // floats from one t's columns to the next's
+  static constexpr int FLOATS = 4 * (BM + 4 * RUN);  // one slab
+  const unsigned char* row_at[PER];                  // a row's scale of block 0 (null: unscaled)
+  bool words;                                        // each row's scales of a slab: one aligned word
+  long blocks;                                       // blocks of K
+  uint32_t next[PER];
+  unsigned tid;
+
+  template <class LT, class RT> ALLOY_FUNC slab_scales(const LT& left, const RT& right, long K, unsigned t) : tid(t) {
+    blocks = (K + 31) / 32;
+    words = true;
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+      const int r = int(t) + p * S;
+      row_at[p] = nullptr;
+      if (r < BM) row_at[p] = rows_of(left, r);
+      else if (r < ROWS) row_at[p] = rows_of(right, r - BM);
+      if (row_at[p] && reinterpret_cast<unsigned long>(row_at[p]) % 4 != 0) words = false;
+    }
+  }
+  // Where row r's scales start: the operand is K-major (dimension 0 is K),
+  // its slice starts on a block's edge.
+  template <class T> ALLOY_FUNC static const unsigned char* rows_of(const T& t, int r) {
+    if constexpr (!T::scaled_) {
+      return nullptr;
+    } else {
+      return reinterpret_cast<const unsigned char*>(t.scales_.scales) + t.scales_.origin0 / 32 +
+             long(r) * long(t.scales_.strides[1]);
+    }
+  }
+  // The scale bytes of slab ks (blocks 4 ks ...) into registers.
+  ALLOY_FUNC void load(long ks) {
+    const long b0 = 4 * ks;
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+      next[p] = 0x7f7f7f7fu;  // 2^0 each
+      const unsigned char* at = row_at[p];
+      if (!at) continue;
+      if (words && b0 + 4 <= blocks) {
+        next[p] = *reinterpret_cast<const uint32_t*>(at + b0);
+      } else {
+        for (int q = 0; q < 4; ++q)
+          if (b0 + q < blocks) next[p] = (next[p] & ~(0xffu << (8 * q))) | (uint32_t(at[b0 + q]) << (8 * q));
+      }
+    }
+  }
+  // The loaded bytes into the slab's buffer, as floats.
+  ALLOY_FUNC void store(float* buf) const {
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+      const int r = int(tid) + p * S;
+      if (r >= ROWS) continue;
+      int at, per_block;
+      if (r < BM) {
+        at = r;
+        per_block = BM;
+      } else {
+        const int c = r - BM;
+        at = 4 * BM + ((c >> 1) & 3) * RUN + 2 * (c >> 3) + (c & 1);
+        per_block = 4 * RUN;
+      }
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        // E8M0 to float on the bits: 2^(e - 127), 0 the subnormal 2^-127,
+        // 0xFF NaN (as metal_fp8_ue8m0_format's conversion, without its
+        // general power of two).
+        const uint32_t e = (next[p] >> (8 * kk)) & 0xffu;
+        const uint32_t bits = e == 0xffu ? 0x7fc00000u : e == 0 ? 0x00400000u : e << 23;
+        buf[at + kk * per_block] = __uint_as_float(bits);
+      }
+    }
+  }
 };
 
 // The whole tile on the warpgroups, epilogue included; false when the launch
 // does not qualify (the caller then reads the operands from the tensors).
-template <matmul2d_descriptor Desc, int NW, int Kind, class AV, class BV, class DT>
-ALLOY_FUNC bool warpgroup_tile(const AV& A, const BV& B, long K, unsigned tid, unsigned count, DT& dest) {
+template <matmul2d_descriptor Desc, int NW, int Kind, class LT, class RT, class AV, class BV, class DT>
+ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, const BV& B, long K, unsigned tid,
+                               unsigned count, DT& dest) {
+  constexpr bool scaled = LT::scaled_ || RT::scaled_;
   typedef warpgroup_shape<Desc, NW, Kind> W;
-  constexpr int BM = Desc.m, E = 2, S = 32 * NW, ST = W::STAGES, SLAB = W::SLAB, ROW = W::ROW;
+  constexpr bool by_blocks = W::by_blocks;
+  constexpr int BM = Desc.m, BN = Desc.n, E = Kind <= 2 ? 2 : 1, S = 32 * NW, ST = W::STAGES, SLAB = W::SLAB,
+                ROW = W::ROW;
   constexpr int MI = W::MI, NJ = W::NJ, NI = W::NI;
   constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
-  if (!staged_fits<BM, Desc.n, S, 16>(A, B, K, count)) return false;
-  // Static shared memory: for sm_90a ptxas takes more than 48 KB of it.
-  const unsigned stages = shared_address(stage_memory<ST * SLAB>());
-  const slab_copy<BM, Desc.n, S, ROW> copy(A.data, A.s_o * E, B.data, B.s_o * E, K * E, tid);
-  const int wg = int(tid) / 128;
+  typedef slab_scales<BM, BN, S> Scales;
+  if (!staged_fits<BM, BN, S, 16>(A, B, K, count)) return false;
+  // Static shared memory: for sm_90a ptxas takes more than 48 KB of it. MX
+  // operands add the slab's scales.
+  constexpr int SCALE_BYTES = scaled ? Scales::FLOATS * 4 : 0;
+  unsigned char* memory = stage_memory<ST * SLAB + SCALE_BYTES>();
+  const unsigned stages = shared_address(memory);
+  const slab_copy<BM, BN, S, ROW> copy(A.data, A.s_o * E, B.data, B.s_o * E, K * E, tid);
+  const int wg = int(tid) / 128, warp = (int(tid) % 128) / 32, lane = int(tid) % 32;
   float acc[MI][NJ][NI / 2];
 #pragma unroll
   for (int i = 0; i < MI; ++i)
@@ -110,6 +225,45 @@ ALLOY_FUNC bool warpgroup_tile(const AV& A, const BV& B, long K, unsigned tid, u
     for (int j = 0; j < NJ; ++j)
 #pragma unroll
       for (int e = 0; e < NI / 2; ++e) acc[i][j][e] = 0.0f;
+
+  // FP8: two blocks' own accumulators; MX: their scales.
+  float part[2][MI][NJ][NI / 2];
+  float* const scale_buf = reinterpret_cast<float*>(memory + ST * SLAB);
+  Scales scales(left, right, K, tid);  // (nothing to read for unscaled operands)
+  // The products of block kk of this slab (in part[kk % 2]), times their
+  // scales, into acc. kk is a constant wherever this is called (unrolled),
+  // so part stays in registers.
+  auto add_block = [&](int kk) {
+    float(&p)[MI][NJ][NI / 2] = part[kk % 2];
+    if constexpr (!scaled) {
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NJ; ++j)
+#pragma unroll
+          for (int e = 0; e < NI / 2; ++e) acc[i][j][e] += p[i][j][e];
+      return;
+    }
+    const float* sc = scale_buf;
+    float sa[MI][2];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) sa[i][h] = sc[kk * BM + wg * W::ROWS + i * 64 + warp * 16 + (lane >> 2) + 8 * h];
+    const float* sb = sc + 4 * BM + kk * 4 * Scales::RUN + (lane & 3) * Scales::RUN;
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int q = 0; q < NI / 8; q += 2) {  // columns 8 q + 2 t + h of this n-block, two q at a time
+        const float4 s4 = *reinterpret_cast<const float4*>(sb + 2 * (j * NI / 8 + q));
+        const float s[4] = {s4.x, s4.y, s4.z, s4.w};
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int e = 4 * q; e < 4 * q + 8; ++e)
+            acc[i][j][e] = fmaf(p[i][j][e], sa[i][(e >> 1) & 1] * s[(e - 4 * q) / 4 * 2 + (e & 1)], acc[i][j][e]);
+      }
+  };
 
   // Slab s goes to stage s % ST. Every step commits one copy group (empty
   // past the end), so "all but ST - 2 groups done" means slab ks is in. The
@@ -120,37 +274,75 @@ ALLOY_FUNC bool warpgroup_tile(const AV& A, const BV& B, long K, unsigned tid, u
     if (s < slabs_k) copy.issue(stages + unsigned(s) * SLAB, long(s) * ROW);
     else asm volatile("cp.async.commit_group;");
   }
+  if constexpr (scaled) {
+    scales.load(0);
+    scales.store(scale_buf);
+  }
+  // Stages by counters, not ks % ST (a 64-bit division each trip).
+  int read_stage = 0, fill_stage = ST - 1;
   for (long ks = 0; ks < slabs_k; ++ks) {
     asm volatile("cp.async.wait_group %0;" ::"n"(ST - 2));
     // cp.async wrote through the generic proxy; wgmma reads through the async one.
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
-    const unsigned base = stages + unsigned(ks % ST) * SLAB;
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    const unsigned base = stages + unsigned(read_stage) * SLAB;
+    if constexpr (!by_blocks) {
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-    for (int kk = 0; kk < ROW / 32; ++kk)  // k16 steps: 32 bytes of each row
+      for (int kk = 0; kk < ROW / 32; ++kk)  // instructions of 32 bytes of each row
 #pragma unroll
-      for (int i = 0; i < MI; ++i)
+        for (int i = 0; i < MI; ++i)
 #pragma unroll
-        for (int j = 0; j < NJ; ++j)
-          wgmma<Kind, NI>(acc[i][j], wgmma_operand(base + (wg * W::ROWS + i * 64) * ROW + kk * 32),
-                          wgmma_operand(base + (BM + j * NI) * ROW + kk * 32));
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    // The previous slab's MMAs are done (this one's may still run), so its
-    // stage, the next copy's, is free once every warp is past here (each
-    // warp waits for its own share of a warpgroup's MMA).
-    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+          for (int j = 0; j < NJ; ++j)
+            wgmma<Kind, NI>(acc[i][j], wgmma_operand(base + (wg * W::ROWS + i * 64) * ROW + kk * 32),
+                            wgmma_operand(base + (BM + j * NI) * ROW + kk * 32));
+      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      // The previous slab's MMAs are done (this one's may still run), so its
+      // stage, the next copy's, is free once every warp is past here (each
+      // warp waits for its own share of a warpgroup's MMA).
+      asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+    } else {
+      if constexpr (scaled)
+        if (ks + 1 < slabs_k) scales.load(ks + 1);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {  // one scale block an instruction
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NJ; ++j)
+            wgmma<Kind, NI, false>(part[kk % 2][i][j], wgmma_operand(base + (wg * W::ROWS + i * 64) * ROW + kk * 32),
+                                   wgmma_operand(base + (BM + j * NI) * ROW + kk * 32));
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        // The block before is done (this one's may still run).
+        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+        if (kk > 0) add_block(kk - 1);
+      }
+      // The slab's last block too: reading its accumulators in the next
+      // trip round the loop, while that trip's first MMAs run, is safe, but
+      // ptxas cannot tell across the loop's back edge and would serialize
+      // every wgmma. (The other warpgroup's MMAs run meanwhile.)
+      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+      add_block(3);
+    }
     __syncthreads();
     const long next = ks + ST - 1;
-    if (next < slabs_k) copy.issue(stages + unsigned(next % ST) * SLAB, next * ROW);
+    // (The stage the copy fills is the one this trip read: ks + ST - 1 and
+    // ks - 1 fall on the same stage.)
+    if (next < slabs_k) copy.issue(stages + unsigned(fill_stage) * SLAB, next * ROW);
     else asm volatile("cp.async.commit_group;");
+    // Every thread is done with this slab's scales: the next one's take
+    // their place.
+    if constexpr (scaled)
+      if (ks + 1 < slabs_k) scales.store(scale_buf);
+    read_stage = read_stage == ST - 1 ? 0 : read_stage + 1;
+    fill_stage = fill_stage == ST - 1 ? 0 : fill_stage + 1;
   }
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
   asm volatile("cp.async.wait_group 0;" ::: "memory");
 
   // Register e of an n-block: row (lane / 4) + 8 ((e / 2) % 2) of this
   // warp's 16, column 8 (e / 4) + 2 (lane % 4) + e % 2.
-  const int warp = (int(tid) % 128) / 32, lane = int(tid) % 32;
 #pragma unroll
   for (int i = 0; i < MI; ++i)
 #pragma unroll
