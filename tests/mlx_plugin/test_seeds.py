@@ -73,7 +73,15 @@ def test_grid_sample_vjp_under_grad_matches_mlx_autodiff(plugin, rng):
         up = (grid_sample_numpy(x, grid + step) * cot).sum(-1)
         down = (grid_sample_numpy(x, grid - step) * cot).sum(-1)
         want[..., c] = (up - down) / (2 * eps)
-    np.testing.assert_allclose(np.array(dg), want, rtol=1e-3, atol=1e-3)
+    # Where a sample sits on a pixel boundary (ix or iy within float32
+    # rounding or the step of an integer) the derivative jumps: the central
+    # difference averages its two sides and the kernel takes one. Such points
+    # (one in about 4% of runs; the test failed in ~2% before) are left out.
+    H, W = x.shape[1:3]
+    g64 = grid.astype(np.float64)
+    pos = np.stack([((g64[..., 0] + 1) * W - 1) / 2, ((g64[..., 1] + 1) * H - 1) / 2], -1)
+    smooth = (np.abs(pos - np.round(pos)) > 1e-4).all(-1)
+    np.testing.assert_allclose(np.array(dg)[smooth], want[smooth], rtol=1e-3, atol=1e-3)
 
 
 def test_llama_mlp_fused_gate_forward_and_vjp(plugin, rng):
