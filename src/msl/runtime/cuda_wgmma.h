@@ -114,13 +114,12 @@ template <matmul2d_descriptor Desc, int NW, int Kind> struct warpgroup_shape {
 };
 
 // The float scales of MX operands for one slab of BM + BN rows (4 blocks of
-// 32 along K), in shared memory (the slab's, then the next's): block kk's row scales of the left operand
+// 32 along K), in shared memory: block kk's row scales of the left operand
 // at [kk][row], then its column scales of the right operand permuted so
 // that the BN / 4 columns a thread of the accumulator layout owns (8 q + 2 t
 // + h for lane % 4 = t) lie side by side, each t's run padded by 4 floats
 // against bank conflicts. Each thread carries PER rows: their 4 scale bytes
-// for the next slab wait in registers until this slab is done with the
-// buffer. Rows of an unscaled operand, and blocks past K, read 1.
+// are read into registers a slab before they are stored. Rows of an unscaled operand, and blocks past K, read 1.
 template <int BM, int BN, int S> struct slab_scales {
   static constexpr int ROWS = BM + BN, PER = (ROWS + S - 1) / S;
   static constexpr int RUN = BN / 4 + 4;             // floats from one t's columns to the next's
@@ -212,8 +211,8 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
   typedef slab_scales<BM, BN, S> Scales;
   if (!staged_fits<BM, BN, S, 16>(A, B, K, count)) return false;
   // Static shared memory: for sm_90a ptxas takes more than 48 KB of it. MX
-  // operands add the slab's scales.
-  constexpr int SCALE_BYTES = scaled ? Scales::FLOATS * 4 : 0;
+  // operands add two slabs' scales (slab ks's in buffer ks % 2).
+  constexpr int SCALE_BYTES = scaled ? 2 * Scales::FLOATS * 4 : 0;
   unsigned char* memory = stage_memory<ST * SLAB + SCALE_BYTES>();
   const unsigned stages = shared_address(memory);
   const slab_copy<BM, BN, S, ROW> copy(A.data, A.s_o * E, B.data, B.s_o * E, K * E, tid);
@@ -230,38 +229,72 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
   float part[2][MI][NJ][NI / 2];
   float* const scale_buf = reinterpret_cast<float*>(memory + ST * SLAB);
   Scales scales(left, right, K, tid);  // (nothing to read for unscaled operands)
-  // The products of block kk of this slab (in part[kk % 2]), times their
-  // scales, into acc. kk is a constant wherever this is called (unrolled),
-  // so part stays in registers.
-  auto add_block = [&](int kk) {
-    float(&p)[MI][NJ][NI / 2] = part[kk % 2];
-    if constexpr (!scaled) {
+  // Block kk's scales from shared memory: this thread's rows (sa) and its
+  // columns, 8 q + 2 (lane % 4) + h of each n-block (sb, in that order).
+  // The rows and the first EARLY columns are read before the wait for the
+  // block's MMAs, so their latency hides behind it (all of them would take
+  // more registers than are left), the rest while the first are used.
+  constexpr int COLS = NJ * NI / 4, EARLY = COLS / 2;
+  struct block_scales {
+    float sa[MI][2];
+    float sb[EARLY];
+  };
+  const int sb_at = 4 * BM + (lane & 3) * Scales::RUN;
+  auto scales_of = [&](const float* sc, int kk) {
+    block_scales b;
+    if constexpr (scaled) {
 #pragma unroll
       for (int i = 0; i < MI; ++i)
 #pragma unroll
-        for (int j = 0; j < NJ; ++j)
+        for (int h = 0; h < 2; ++h)
+          b.sa[i][h] = sc[kk * BM + wg * W::ROWS + i * 64 + warp * 16 + (lane >> 2) + 8 * h];
 #pragma unroll
-          for (int e = 0; e < NI / 2; ++e) acc[i][j][e] += p[i][j][e];
-      return;
+      for (int c = 0; c < EARLY; c += 4) {
+        const float4 s4 = *reinterpret_cast<const float4*>(sc + sb_at + kk * 4 * Scales::RUN + c);
+        b.sb[c] = s4.x;
+        b.sb[c + 1] = s4.y;
+        b.sb[c + 2] = s4.z;
+        b.sb[c + 3] = s4.w;
+      }
     }
-    const float* sc = scale_buf;
-    float sa[MI][2];
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) sa[i][h] = sc[kk * BM + wg * W::ROWS + i * 64 + warp * 16 + (lane >> 2) + 8 * h];
-    const float* sb = sc + 4 * BM + kk * 4 * Scales::RUN + (lane & 3) * Scales::RUN;
+    return b;
+  };
+  // The products of block kk of this slab (in part[kk % 2]), times their
+  // scales, into acc. kk is a constant wherever this is called (unrolled),
+  // so part stays in registers. Register e of an n-block is row 8 ((e / 2)
+  // % 2) on and column 8 (e / 4) + e % 2 on: the thread's column 2 (e / 4)
+  // + e % 2 of the n-block.
+  auto add_block = [&](const float* sc, int kk, const block_scales& b) {
+    float(&p)[MI][NJ][NI / 2] = part[kk % 2];
 #pragma unroll
     for (int j = 0; j < NJ; ++j)
 #pragma unroll
-      for (int q = 0; q < NI / 8; q += 2) {  // columns 8 q + 2 t + h of this n-block, two q at a time
-        const float4 s4 = *reinterpret_cast<const float4*>(sb + 2 * (j * NI / 8 + q));
-        const float s[4] = {s4.x, s4.y, s4.z, s4.w};
+      for (int q = 0; q < NI / 8; q += 2) {  // two 8-column groups: four of the thread's columns
+        const int c = 2 * (j * NI / 8 + q);
+        float s4[4];
+        if constexpr (scaled) {
+          if (c < EARLY) {
+#pragma unroll
+            for (int x = 0; x < 4; ++x) s4[x] = b.sb[c + x];
+          } else {
+            const float4 v = *reinterpret_cast<const float4*>(sc + sb_at + kk * 4 * Scales::RUN + c);
+            s4[0] = v.x;
+            s4[1] = v.y;
+            s4[2] = v.z;
+            s4[3] = v.w;
+          }
+        }
 #pragma unroll
         for (int i = 0; i < MI; ++i)
 #pragma unroll
-          for (int e = 4 * q; e < 4 * q + 8; ++e)
-            acc[i][j][e] = fmaf(p[i][j][e], sa[i][(e >> 1) & 1] * s[(e - 4 * q) / 4 * 2 + (e & 1)], acc[i][j][e]);
+          for (int e = 4 * q; e < 4 * q + 8; ++e) {
+            if constexpr (scaled) {
+              const float s = b.sa[i][(e >> 1) & 1] * s4[(e - 4 * q) / 4 * 2 + (e & 1)];
+              acc[i][j][e] = fmaf(p[i][j][e], s, acc[i][j][e]);
+            } else {
+              acc[i][j][e] += p[i][j][e];
+            }
+          }
       }
   };
 
@@ -274,11 +307,15 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
     if (s < slabs_k) copy.issue(stages + unsigned(s) * SLAB, long(s) * ROW);
     else asm volatile("cp.async.commit_group;");
   }
+  // MX: slab 0's scales in place, slab 1's in registers.
   if constexpr (scaled) {
     scales.load(0);
     scales.store(scale_buf);
+    if (slabs_k > 1) scales.load(1);
   }
-  // Stages by counters, not ks % ST (a 64-bit division each trip).
+  // Stages by counters, not ks % ST (a 64-bit division each trip). The
+  // stage a trip fills, that of slab ks + ST - 1, is the one slab ks - 1
+  // was read from.
   int read_stage = 0, fill_stage = ST - 1;
   for (long ks = 0; ks < slabs_k; ++ks) {
     asm volatile("cp.async.wait_group %0;" ::"n"(ST - 2));
@@ -286,6 +323,7 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
     const unsigned base = stages + unsigned(read_stage) * SLAB;
+    const long next = ks + ST - 1;
     if constexpr (!by_blocks) {
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
@@ -301,9 +339,19 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
       // stage, the next copy's, is free once every warp is past here (each
       // warp waits for its own share of a warpgroup's MMA).
       asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+      __syncthreads();
+      if (next < slabs_k) copy.issue(stages + unsigned(fill_stage) * SLAB, next * ROW);
+      else asm volatile("cp.async.commit_group;");
     } else {
-      if constexpr (scaled)
-        if (ks + 1 < slabs_k) scales.load(ks + 1);
+      // Every warp waited for all of slab ks - 1's MMAs before the barrier
+      // above: its stage and its scales' buffer are free at once.
+      if (next < slabs_k) copy.issue(stages + unsigned(fill_stage) * SLAB, next * ROW);
+      else asm volatile("cp.async.commit_group;");
+      if constexpr (scaled) {
+        if (ks + 1 < slabs_k) scales.store(scale_buf + ((ks + 1) & 1) * Scales::FLOATS);
+        if (ks + 2 < slabs_k) scales.load(ks + 2);
+      }
+      const float* const slab_scales = scale_buf + (ks & 1) * Scales::FLOATS;
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {  // one scale block an instruction
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -315,26 +363,22 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
                                    wgmma_operand(base + (BM + j * NI) * ROW + kk * 32));
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
         // The block before is done (this one's may still run).
-        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-        if (kk > 0) add_block(kk - 1);
+        if (kk > 0) {
+          const block_scales b = scales_of(slab_scales, kk - 1);
+          asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+          add_block(slab_scales, kk - 1, b);
+        } else {
+          asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+        }
       }
       // The slab's last block too: reading its accumulators in the next
       // trip round the loop, while that trip's first MMAs run, is safe, but
       // ptxas cannot tell across the loop's back edge and would serialize
       // every wgmma. (The other warpgroup's MMAs run meanwhile.)
+      const block_scales b = scales_of(slab_scales, 3);
       asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-      add_block(3);
+      add_block(slab_scales, 3, b);
     }
-    __syncthreads();
-    const long next = ks + ST - 1;
-    // (The stage the copy fills is the one this trip read: ks + ST - 1 and
-    // ks - 1 fall on the same stage.)
-    if (next < slabs_k) copy.issue(stages + unsigned(fill_stage) * SLAB, next * ROW);
-    else asm volatile("cp.async.commit_group;");
-    // Every thread is done with this slab's scales: the next one's take
-    // their place.
-    if constexpr (scaled)
-      if (ks + 1 < slabs_k) scales.store(scale_buf);
     read_stage = read_stage == ST - 1 ? 0 : read_stage + 1;
     fill_stage = fill_stage == ST - 1 ? 0 : fill_stage + 1;
   }
