@@ -186,11 +186,12 @@ using namespace metal;
 using namespace mpp::tensor_ops;
 using scales_plane = tensor_blockwise<tensor_plane_scales, device metal_fp8_ue8m0_format, 32, 1>;
 using mxfp8_tensor = tensor<device metal_fp8_e4m3_format, dextents<int, 2>, tensor_handle, scales_plane>;
-template <int TM, int TN, int SG>
+template <int TM, int TN, int SG, bool ACC = false>
 kernel void mx_gemm(mxfp8_tensor A [[buffer(0)]], mxfp8_tensor B [[buffer(1)]],
                     tensor<device float, dextents<int, 2>> C [[buffer(2)]],
                     uint2 tgid [[threadgroup_position_in_grid]]) {
-  constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, false, true);
+  constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, false, true, false,
+      ACC ? matmul2d_descriptor::mode::multiply_accumulate : matmul2d_descriptor::mode::multiply);
   matmul2d<desc, execution_simdgroups<SG>> op;
   op.run(A.slice(0, tgid.y * TM), B.slice(0, tgid.x * TN), C.slice(tgid.x * TN, tgid.y * TM));
 }
@@ -199,6 +200,8 @@ template [[host_name("mx_128x64_4")]] kernel void mx_gemm<128, 64, 4>(mxfp8_tens
 template [[host_name("mx_128x128_8")]] kernel void mx_gemm<128, 128, 8>(mxfp8_tensor, mxfp8_tensor,
     tensor<device float, dextents<int, 2>>, uint2);
 template [[host_name("mx_128x64_8")]] kernel void mx_gemm<128, 64, 8>(mxfp8_tensor, mxfp8_tensor,
+    tensor<device float, dextents<int, 2>>, uint2);
+template [[host_name("mx_128x128_8_acc")]] kernel void mx_gemm<128, 128, 8, true>(mxfp8_tensor, mxfp8_tensor,
     tensor<device float, dextents<int, 2>>, uint2);
 
 // Plain FP8 (no scales plane) on the same tiles.
@@ -252,6 +255,17 @@ def test_plain_fp8_tiles_of_whole_warpgroups(rng, fmt):
                {"A": mx.array(a8.view(np.uint8)), "B": mx.array(b8.view(np.uint8)),
                 "C": nan_array((M, N), mx.float32)}, (N // 128, M // 128, 1), (256, 1, 1), "threadgroups")
     assert_fp8_product_close(np.array(c), a8.astype(np.float64), b8.astype(np.float64))
+
+
+def test_warpgroup_mx_multiply_accumulate_adds_to_the_destination(rng):
+    """multiply_accumulate on the warpgroup MX path (8 SIMD groups): C =
+    C0 + A B^T, C0 random, two tiles each way, K 640 (five slabs)."""
+    M, N, K = 256, 256, 640
+    (a_np, a), (b_np, b) = mxfp8_pair(rng, M, K), mxfp8_pair(rng, N, K)
+    c0 = rng.standard_normal((M, N)).astype(np.float32) * 100
+    (c,) = run(mx.fast.metal_library(WARPGROUP_MX), "mx_128x128_8_acc",
+               {"A": a, "B": b, "C": mx.array(c0)}, (2, 2, 1), (256, 1, 1), "threadgroups")
+    assert_fp8_product_close(np.array(c).astype(np.float64) - c0, m4.dequantize(*a_np), m4.dequantize(*b_np))
 
 
 def test_warpgroup_mx_nan_scale_poisons_its_row_and_column_only(rng):
