@@ -95,8 +95,8 @@ template <int Kind, int N, bool Accumulate = true> ALLOY_FUNC void wgmma(float (
 
 // Which tiles the warpgroups take: NW a multiple of 4, K-major operands of
 // half, bfloat or FP8, whole m64 instructions per warpgroup, N a multiple
-// of 64 and at most 128 accumulators a thread (MX operands: 64, beside two
-// blocks' own).
+// of 64 and at most 128 accumulators a thread (FP8: 64, beside two blocks'
+// own).
 template <matmul2d_descriptor Desc, int NW, int Kind> struct warpgroup_shape {
   static constexpr int WG = NW / 4;
   static constexpr int ROWS = WG > 0 ? Desc.m / WG : 0;  // a warpgroup's rows
@@ -119,7 +119,8 @@ template <matmul2d_descriptor Desc, int NW, int Kind> struct warpgroup_shape {
 // that the BN / 4 columns a thread of the accumulator layout owns (8 q + 2 t
 // + h for lane % 4 = t) lie side by side, each t's run padded by 4 floats
 // against bank conflicts. Each thread carries PER rows: their 4 scale bytes
-// are read into registers a slab before they are stored. Rows of an unscaled operand, and blocks past K, read 1.
+// are read into registers a slab before they are stored. Rows of an
+// unscaled operand, and blocks past K, read 1.
 template <int BM, int BN, int S> struct slab_scales {
   static constexpr int ROWS = BM + BN, PER = (ROWS + S - 1) / S;
   static constexpr int RUN = BN / 4 + 4;             // floats from one t's columns to the next's
