@@ -34,6 +34,7 @@ struct KernelVariant {
   // (spec.cuda_launch_bound), made when a launch needs more threads than
   // this build's registers allow (under compile_mutex).
   std::shared_ptr<KernelVariant> bounded;
+  std::atomic<KernelVariant*> bounded_ready{nullptr};  // bounded.get() once made: launches read it unlocked
 };
 
 class KernelVariantCache {

@@ -23,6 +23,7 @@
 #include "fast/bounds_check.h"
 #include "fast/cuda_build.h"
 #include "fast/cuda_plan.h"
+#include "fast/kernel_support.h"
 #include "primitives/custom_kernel.h"
 
 namespace alloy {
@@ -99,15 +100,16 @@ const CudaBinary* compiled_for(fast::KernelVariant& v) {
 const CudaBinary* compiled_for_threads(fast::KernelVariant& v, unsigned threads) {
   const CudaBinary* bin = compiled_for(v);
   if (v.spec.dialect != msl::Dialect::Metal || threads <= static_cast<unsigned>(bin->max_threads)) return bin;
-  fast::KernelVariant* bounded;
-  {
+  fast::KernelVariant* bounded = v.bounded_ready.load(std::memory_order_acquire);
+  if (!bounded) {
     std::lock_guard<std::mutex> lock(v.compile_mutex);
     if (!v.bounded) {
       auto b = std::make_shared<fast::KernelVariant>();
       b->spec = v.spec;
       b->spec.cuda_launch_bound = 1024;
-      b->translated = msl::translate(b->spec, msl::Target::Cuda);
+      fast::translate_variant(*b, msl::Target::Cuda);  // its plan from the cache when an earlier process built it
       v.bounded = std::move(b);
+      v.bounded_ready.store(v.bounded.get(), std::memory_order_release);
     }
     bounded = v.bounded.get();
   }

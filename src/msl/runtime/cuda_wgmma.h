@@ -93,6 +93,19 @@ template <int Kind, int N, bool Accumulate = true> ALLOY_FUNC void wgmma(float (
   }
 }
 
+// One 32-byte K step of a warpgroup's tile: its MI x NJ instructions into
+// d (added to it, or overwriting it), A's rows of this warpgroup from a_row
+// and B's from b_row, both in the slab at `base`.
+template <int Kind, int NI, bool Accumulate, int MI, int NJ>
+ALLOY_FUNC void wgmma_step(float (&d)[MI][NJ][NI / 2], unsigned base, int a_row, int b_row, int kk) {
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+      wgmma<Kind, NI, Accumulate>(d[i][j], wgmma_operand(base + (a_row + i * 64) * 128 + kk * 32),
+                                  wgmma_operand(base + (b_row + j * NI) * 128 + kk * 32));
+}
+
 // Which tiles the warpgroups take: NW a multiple of 4, K-major operands of
 // half, bfloat or FP8, whole m64 instructions per warpgroup, N a multiple
 // of 64 and at most 128 accumulators a thread (FP8: 64, beside two blocks'
@@ -186,12 +199,7 @@ template <int BM, int BN, int S> struct slab_scales {
       }
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        // E8M0 to float on the bits: 2^(e - 127), 0 the subnormal 2^-127,
-        // 0xFF NaN (as metal_fp8_ue8m0_format's conversion, without its
-        // general power of two).
-        const uint32_t e = (next[p] >> (8 * kk)) & 0xffu;
-        const uint32_t bits = e == 0xffu ? 0x7fc00000u : e == 0 ? 0x00400000u : e << 23;
-        buf[at + kk * per_block] = __uint_as_float(bits);
+        buf[at + kk * per_block] = float(metal::metal_fp8_ue8m0_format::from_bits(uint8_t(next[p] >> (8 * kk))));
       }
     }
   }
@@ -328,13 +336,7 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
     if constexpr (!by_blocks) {
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-      for (int kk = 0; kk < ROW / 32; ++kk)  // instructions of 32 bytes of each row
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NJ; ++j)
-            wgmma<Kind, NI>(acc[i][j], wgmma_operand(base + (wg * W::ROWS + i * 64) * ROW + kk * 32),
-                            wgmma_operand(base + (BM + j * NI) * ROW + kk * 32));
+      for (int kk = 0; kk < ROW / 32; ++kk) wgmma_step<Kind, NI, true>(acc, base, wg * W::ROWS, BM, kk);
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       // The previous slab's MMAs are done (this one's may still run), so its
       // stage, the next copy's, is free once every warp is past here (each
@@ -356,20 +358,14 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {  // one scale block an instruction
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NJ; ++j)
-            wgmma<Kind, NI, false>(part[kk % 2][i][j], wgmma_operand(base + (wg * W::ROWS + i * 64) * ROW + kk * 32),
-                                   wgmma_operand(base + (BM + j * NI) * ROW + kk * 32));
+        wgmma_step<Kind, NI, false>(part[kk % 2], base, wg * W::ROWS, BM, kk);
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        // The block before is done (this one's may still run).
+        // The block before is done once all but this one's MMAs are (the
+        // previous slab's were all waited for).
         if (kk > 0) {
           const block_scales b = scales_of(slab_scales, kk - 1);
           asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
           add_block(slab_scales, kk - 1, b);
-        } else {
-          asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
         }
       }
       // The slab's last block too: reading its accumulators in the next

@@ -94,9 +94,11 @@ struct metal_fp8_ue8m0_format {
   metal_fp8_ue8m0_format() = default;
   template <class U, class = decltype(static_cast<float>(U()))>
   ALLOY_FUNC constexpr metal_fp8_ue8m0_format(U v) : bits(from_float(static_cast<float>(v))) {}
+  // On the bits: 2^(e - 127) is the exponent field e, except e = 0, the
+  // subnormal 2^-127 (cheap enough for matmul2d's per-slab scale decoding).
   ALLOY_FUNC constexpr operator float() const {
-    if (bits == 0xffu) return __builtin_bit_cast(float, 0x7fc00000u);
-    return detail_fp8::pow2(int(bits) - 127);
+    const uint32_t e = bits;
+    return __builtin_bit_cast(float, e == 0xffu ? 0x7fc00000u : e == 0 ? 0x00400000u : e << 23);
   }
   ALLOY_FUNC static constexpr metal_fp8_ue8m0_format from_bits(uint8_t b) {
     metal_fp8_ue8m0_format r{};
