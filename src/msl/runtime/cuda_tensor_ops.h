@@ -372,9 +372,16 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Tiles the warpgroups take never reach staged() (whose condition is
     // theirs), so its static stages are not allocated beside theirs.
-    constexpr bool on_warpgroups = warpgroup_shape<Desc, NW, kind>::ok;
-    if constexpr (on_warpgroups)
+    // FP8 tiles whose stages fit are decoded to bfloat; the others (and
+    // half, bfloat) take the warpgroup tile. Only one of the two is
+    // instantiated: each has its own static stages.
+    constexpr bool decoded = decoded_shape<Desc, NW, kind>::ok;
+    constexpr bool on_warpgroups = decoded || warpgroup_shape<Desc, NW, kind>::ok;
+    if constexpr (decoded) {
+      if (warpgroup_tile_decoded<Desc, NW, kind>(left, right, A, B, K, index % S, count, dest)) return true;
+    } else if constexpr (on_warpgroups) {
       if (warpgroup_tile<Desc, NW, kind>(left, right, A, B, K, index % S, count, dest)) return true;
+    }
 #else
     constexpr bool on_warpgroups = false;
 #endif
