@@ -227,9 +227,9 @@ template [[host_name("e5m2_gemm")]] kernel void fp8_gemm<metal_fp8_e5m2_format>(
 @pytest.mark.parametrize("M,N,K", [(256, 192, 352), (200, 128, 80), (256, 256, 512), (128, 128, 400)])
 def test_mxfp8_tiles_of_whole_warpgroups(rng, tile, M, N, K):
     """MXFP8 tiles shared by whole warpgroups (one warpgroup of two m64
-    instructions, two of one) take Hopper's FP8 wgmma on the GPU: one k32
-    instruction per scale block into its own accumulator, added in float
-    times both scales. Whole tiles with a K that is not a multiple of 128 bytes
+    instructions, two of one) take Hopper's warpgroup MMA on the GPU (decoded
+    to half where the scales allow, as these do; see below for the others).
+    Whole tiles with a K that is not a multiple of 128 bytes
     (352, 400), a ragged last row of tiles (200: the tensor cores read the
     tensors directly), a K whose last scale block is partial (80, 400), and
     scale rows of 16 blocks (512: read a word of four blocks at a time) or of
@@ -244,9 +244,9 @@ def test_mxfp8_tiles_of_whole_warpgroups(rng, tile, M, N, K):
 
 @pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
 def test_plain_fp8_tiles_of_whole_warpgroups(rng, fmt):
-    """FP8 without scales at 8 SIMD groups (wgmma k32, each 32-wide block
-    added into float as MX blocks are) against float64 on the decoded codes,
-    K 400 (a partial last slab)."""
+    """FP8 without scales at 8 SIMD groups (decoded to half for the
+    warpgroup MMA) against float64 on the decoded codes, K 400 (a partial
+    last slab)."""
     M, N, K = 256, 384, 400
     dt = ml_dtypes.float8_e4m3fn if fmt == "e4m3" else ml_dtypes.float8_e5m2
     a8 = (rng.standard_normal((M, K)) * 2).astype(dt)
@@ -255,6 +255,52 @@ def test_plain_fp8_tiles_of_whole_warpgroups(rng, fmt):
                {"A": mx.array(a8.view(np.uint8)), "B": mx.array(b8.view(np.uint8)),
                 "C": nan_array((M, N), mx.float32)}, (N // 128, M // 128, 1), (256, 1, 1), "threadgroups")
     assert_fp8_product_close(np.array(c), a8.astype(np.float64), b8.astype(np.float64))
+
+
+# Decoded tiles multiply exact halves (each code times 2^(scale - the row's
+# offset)) and add in float: their error is float accumulation's, far below
+# FP8_MMA_BOUND. The FP8 MMA's 13-bit sums, or a half product that lost
+# bits, would be well outside it.
+DECODED_BOUND = 2.0 ** -16
+
+
+@pytest.mark.parametrize("kernel,tile", [("mx_128x128_8", (128, 128)), ("mx_128x64_4", (128, 64))])
+def test_decoded_mx_tiles_are_exact_to_float_accumulation(rng, kernel, tile):
+    """Scales spread as far as decoding to half allows (A's rows 2^-27 ..
+    2^-9: 18 octaves, codes times 2^-12 .. 2^6 around each row's offset,
+    subnormal halves included; B's 2^-15 .. 2^-3), K 512: every element
+    within 2^-16 of sum |a_k b_k|."""
+    M, N, K = 256, 256, 512
+    a_np, _ = mxfp8_pair(rng, M, K)
+    b_np, _ = mxfp8_pair(rng, N, K)
+    sa = rng.integers(100, 119, size=a_np[1].shape, dtype=np.uint8)
+    sa[:, 0], sa[:, 1] = 100, 118  # every row spans the whole 18 octaves
+    a_np = (a_np[0], sa)
+    tm, tn = tile
+    sg = 8 if tn == 128 else 4
+    (c,) = run(mx.fast.metal_library(WARPGROUP_MX), kernel,
+               {"A": (mx.array(a_np[0]), mx.array(sa)), "B": (mx.array(b_np[0]), mx.array(b_np[1])),
+                "C": nan_array((M, N), mx.float32)}, (N // tn, M // tm, 1), (32 * sg, 1, 1), "threadgroups")
+    a, b = m4.dequantize(*a_np), m4.dequantize(*b_np)
+    ref, mag = a @ b.T, np.abs(a) @ np.abs(b).T
+    err = np.abs(np.array(c).astype(np.float64) - ref)
+    assert (err <= DECODED_BOUND * mag).all(), f"max err / sum|ab| = {np.max(err / mag):.3e}"
+
+
+def test_mx_tiles_whose_scales_spread_wider_take_the_per_block_path(rng):
+    """A's rows with scales from 2^-67 to 2^73 (more than 18 octaves: no
+    half holds every code times its block's scale around one offset) at 8
+    SIMD groups: the tile falls back to the per-block FP8 path, and the
+    product is still right to FP8_MMA_BOUND."""
+    M, N, K = 256, 256, 512
+    a_np, _ = mxfp8_pair(rng, M, K)
+    b_np, _ = mxfp8_pair(rng, N, K)
+    sa = rng.integers(60, 201, size=a_np[1].shape, dtype=np.uint8)
+    a_np = (a_np[0], sa)
+    (c,) = run(mx.fast.metal_library(WARPGROUP_MX), "mx_128x128_8",
+               {"A": (mx.array(a_np[0]), mx.array(sa)), "B": (mx.array(b_np[0]), mx.array(b_np[1])),
+                "C": nan_array((M, N), mx.float32)}, (2, 2, 1), (256, 1, 1), "threadgroups")
+    assert_fp8_product_close(np.array(c), m4.dequantize(*a_np), m4.dequantize(*b_np))
 
 
 def test_warpgroup_mx_multiply_accumulate_adds_to_the_destination(rng):
@@ -271,7 +317,8 @@ def test_warpgroup_mx_multiply_accumulate_adds_to_the_destination(rng):
 def test_warpgroup_mx_nan_scale_poisons_its_row_and_column_only(rng):
     """A 0xFF (NaN) scale in A's row 5, block 2 and in B's row 70, block 9,
     at 8 SIMD groups: row 5 and column 70 of C are NaN, the rest finite and
-    right (the block's own accumulator keeps the NaN out of other rows)."""
+    right (a NaN scale sends the tile to the per-block path, whose block
+    accumulators keep the NaN out of other rows)."""
     M, N, K = 128, 128, 512
     (a_np, a), (b_np, b) = mxfp8_pair(rng, M, K), mxfp8_pair(rng, N, K)
     sa, sb = a_np[1].copy(), b_np[1].copy()

@@ -9,7 +9,8 @@
 // fragments. Operands reach the registers one of four ways:
 //  - warpgroup_tile() (sm_90a, cuda_wgmma.h): the staged tiles below, read
 //    by Hopper's warpgroup MMA straight from shared memory (MX operands
-//    included);
+//    included), FP8 tiles first decoded to half where their scales allow
+//    (warpgroup_tile_decoded(), cuda_wgmma_decoded.h);
 //  - staged(): the whole threadgroup copies K-major tiles into shared memory
 //    (cp.async, two stages) and each warp reads them with ldmatrix;
 //  - straight from the tensors: 32-bit loads where K is contiguous and
@@ -372,16 +373,17 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Tiles the warpgroups take never reach staged() (whose condition is
     // theirs), so its static stages are not allocated beside theirs.
-    // FP8 tiles whose stages fit are decoded to bfloat; the others (and
-    // half, bfloat) take the warpgroup tile. Only one of the two is
-    // instantiated: each has its own static stages.
+    // FP8 tiles whose stages fit are decoded to half when their scales
+    // allow; the others (and those whose scales spread too far, and half,
+    // bfloat) take the per-block warpgroup tile. Both share one static
+    // stage array.
     constexpr bool decoded = decoded_shape<Desc, NW, kind>::ok;
-    constexpr bool on_warpgroups = decoded || warpgroup_shape<Desc, NW, kind>::ok;
-    if constexpr (decoded) {
+    constexpr bool per_block = warpgroup_shape<Desc, NW, kind>::ok;
+    constexpr bool on_warpgroups = decoded || per_block;
+    if constexpr (decoded)
       if (warpgroup_tile_decoded<Desc, NW, kind>(left, right, A, B, K, index % S, count, dest)) return true;
-    } else if constexpr (on_warpgroups) {
+    if constexpr (per_block)
       if (warpgroup_tile<Desc, NW, kind>(left, right, A, B, K, index % S, count, dest)) return true;
-    }
 #else
     constexpr bool on_warpgroups = false;
 #endif

@@ -22,7 +22,9 @@
 // block's 32 products is then all that remains of the FP8 MMA's, as with
 // cuBLASLt's FP8 GEMM without fast accumulation. The slab's scales are read a
 // slab ahead into registers, then written to shared memory as floats, a
-// thread's columns side by side.
+// thread's columns side by side. FP8 tiles whose scales allow are decoded to
+// half instead (decoded_shape below, cuda_wgmma_decoded.h); this per-block
+// path is their fallback.
 // Warpgroup w owns rows [w * BM / WG, (w + 1) * BM / WG) of the tile and all
 // its columns, as m64 x n(64 or 128) instructions; the accumulators are laid
 // out as mma.sync's (row r % 8 + 8 h of 16, columns 2 (lane % 4)), one
@@ -182,6 +184,29 @@ template <int BM, int BN, int S> struct slab_scales {
       }
     }
   }
+  // The smallest and the largest scale byte of row p's blocks over all of K
+  // (127 for a row without scales).
+  ALLOY_FUNC void range(int p, uint32_t& lo, uint32_t& hi) const {
+    lo = hi = 127u;
+    const unsigned char* at = row_at[p];
+    if (!at) return;
+    uint32_t low4 = 0xffffffffu, high4 = 0u;
+    long b = 0;
+    if (words)
+      for (; b + 4 <= blocks; b += 4) {
+        const uint32_t w = *reinterpret_cast<const uint32_t*>(at + b);
+        low4 = __vminu4(low4, w);
+        high4 = __vmaxu4(high4, w);
+      }
+    for (; b < blocks; ++b) {
+      low4 = __vminu4(low4, 0xffffff00u | at[b]);
+      high4 = __vmaxu4(high4, at[b]);
+    }
+    low4 = __vminu4(low4, low4 >> 16);
+    high4 = __vmaxu4(high4, high4 >> 16);
+    lo = min(low4 & 0xffu, (low4 >> 8) & 0xffu);
+    hi = max(high4 & 0xffu, (high4 >> 8) & 0xffu);
+  }
   // The loaded bytes into the slab's buffer, as floats.
   ALLOY_FUNC void store(float* buf) const {
 #pragma unroll
@@ -205,11 +230,42 @@ template <int BM, int BN, int S> struct slab_scales {
   }
 };
 
-// A warpgroup tile's accumulators into the destination: register e of an
-// n-block is row (lane / 4) + 8 ((e / 2) % 2) of the warp's 16, column
+// FP8 tiles decoded to half precision in shared memory (cuda_wgmma_decoded.h):
+// an FP8 slab of 128 bytes of K a row, three stages deep, turned into two
+// half-slabs of 64 half elements, double-buffered, and each row's exponent
+// offset. A row's block scales 2^(e - 127) become 2^(e - R) for the row's
+// offset 2^(R - 127), applied to the result at the end: E4M3 codes times
+// 2^d are exact halves for d in [-12, 6] (2^-9 * 2^-12 is a multiple of
+// half's smallest step 2^-24; 448 * 2^6 < 65504), E5M2 codes for d in
+// [-6, 0]. A tile whose rows' scales spread wider (or hold a NaN) takes the
+// per-block path above.
+template <matmul2d_descriptor Desc, int NW, int Kind> struct decoded_shape {
+  typedef warpgroup_shape<Desc, NW, 1> hw;  // the half tiles' split
+  static constexpr int ROW = 128;
+  static constexpr int RAW = (Desc.m + Desc.n) * ROW;   // an FP8 slab: 128 of K
+  static constexpr int HALF = (Desc.m + Desc.n) * ROW;  // a half-slab: 64 halves of K
+  static constexpr int RAW_STAGES = 3;
+  static constexpr int EXPS = (Desc.m + Desc.n) * 2;   // the rows' offsets R, as shorts
+  static constexpr int BYTES = RAW_STAGES * RAW + 2 * 2 * HALF + EXPS;
+  static constexpr int D_LO = Kind == 3 ? -12 : -6, D_HI = Kind == 3 ? 6 : 0;
+  static constexpr bool ok = (Kind == 3 || Kind == 4) && hw::ok && BYTES - EXPS <= 224 * 1024;
+};
+
+// The static stage array both FP8 paths share (the decoded one falls back
+// to the per-block one at run time): the larger of their sizes.
+template <matmul2d_descriptor Desc, int NW, int Kind, bool Scaled> constexpr int warpgroup_stage_bytes() {
+  typedef warpgroup_shape<Desc, NW, Kind> W;
+  typedef decoded_shape<Desc, NW, Kind> D;
+  const int per_block = W::ok ? W::STAGES * W::SLAB + (Scaled ? 2 * slab_scales<Desc.m, Desc.n, 32 * NW>::FLOATS * 4 : 0) : 0;
+  const int decoded = D::ok ? D::BYTES : 0;
+  return per_block > decoded ? per_block : decoded;
+}
+
+// A warpgroup tile's accumulators into the destination, each through
+// map(m, n, value): register e of an n-block is row (lane / 4) + 8 ((e / 2) % 2) of the warp's 16, column
 // 8 (e / 4) + 2 (lane % 4) + e % 2.
-template <bool Accumulate, int ROWS, int MI, int NJ, int HALF_NI, class DT>
-ALLOY_FUNC void store_warpgroup_tile(const float (&acc)[MI][NJ][HALF_NI], int tid, DT& dest) {
+template <bool Accumulate, int ROWS, int MI, int NJ, int HALF_NI, class DT, class Map>
+ALLOY_FUNC void store_warpgroup_tile(const float (&acc)[MI][NJ][HALF_NI], int tid, DT& dest, const Map& map) {
   const int wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
 #pragma unroll
   for (int i = 0; i < MI; ++i)
@@ -219,7 +275,7 @@ ALLOY_FUNC void store_warpgroup_tile(const float (&acc)[MI][NJ][HALF_NI], int ti
       for (int e = 0; e < HALF_NI; ++e) {
         const long m = wg * ROWS + i * 64 + warp * 16 + (lane >> 2) + 8 * ((e >> 1) & 1);
         const long n = j * 2 * HALF_NI + 8 * (e >> 2) + 2 * (lane & 3) + (e & 1);
-        store_result<Accumulate>(dest, m, n, acc[i][j][e]);
+        store_result<Accumulate>(dest, m, n, map(m, n, acc[i][j][e]));
       }
 }
 
@@ -239,8 +295,7 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
   if (!staged_fits<BM, BN, S, 16>(A, B, K, count)) return false;
   // Static shared memory: for sm_90a ptxas takes more than 48 KB of it. MX
   // operands add two slabs' scales (slab ks's in buffer ks % 2).
-  constexpr int SCALE_BYTES = scaled ? 2 * Scales::FLOATS * 4 : 0;
-  unsigned char* memory = stage_memory<ST * SLAB + SCALE_BYTES>();
+  unsigned char* memory = stage_memory<warpgroup_stage_bytes<Desc, NW, Kind, scaled>()>();
   const unsigned stages = shared_address(memory);
   const slab_copy<BM, BN, S, ROW> copy(A.data, A.s_o * E, B.data, B.s_o * E, K * E, tid);
   const int wg = int(tid) / 128, warp = (int(tid) % 128) / 32, lane = int(tid) % 32;
@@ -400,154 +455,9 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
   asm volatile("cp.async.wait_group 0;" ::: "memory");
 
-  store_warpgroup_tile<accumulate, W::ROWS>(acc, int(tid), dest);
+  store_warpgroup_tile<accumulate, W::ROWS>(acc, int(tid), dest, [](long, long, float v) { return v; });
   return true;
 }
 
-// ---- FP8 decoded to bfloat
-// FP8 tiles (MX or plain) whose stages fit take this path before the one
-// above: each thread turns rows of the FP8 slab into bfloat, times the
-// row's block scale (exact: an E4M3 or E5M2 value times a power of two is a
-// bfloat while the scale stays within 2^+-100 or so), into a bfloat slab
-// that bfloat wgmma then reads, accumulating all of K in float on the tensor
-// cores. No per-block rescale of the accumulators (two FP32 instructions an
-// element a block above) and no 13-bit FP8 sums: the conversion costs three
-// instructions per operand element per tile, and runs while the previous
-// slab's MMAs do.
-// FP8 slabs (128 bytes of K a row) arrive by cp.async three stages deep as
-// above; trip ks converts slab ks + 1 into bfloat buffer (ks + 1) % 2 (two
-// 64-element half-slabs in the 128-byte swizzle) while the MMAs of buffer
-// ks % 2 run.
-template <int Kind> ALLOY_FUNC uint32_t fp8x2_to_f16x2(uint16_t v) {
-  uint32_t d;
-  if constexpr (Kind == 3) asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(d) : "h"(v));
-  else asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(d) : "h"(v));
-  return d;
-}
-// Two FP8 codes (low byte first) times s, as a bfloat pair (low first).
-template <int Kind> ALLOY_FUNC uint32_t fp8x2_to_bf16x2(uint16_t v, float s) {
-  const uint32_t h = fp8x2_to_f16x2<Kind>(v);
-  float lo, hi;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"(uint16_t(h & 0xffffu)));
-  asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"(uint16_t(h >> 16)));
-  uint32_t d;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi * s), "f"(lo * s));
-  return d;
-}
-
-template <matmul2d_descriptor Desc, int NW, int Kind> struct decoded_shape {
-  typedef warpgroup_shape<Desc, NW, 2> bf;  // the bfloat tiles' split
-  static constexpr int ROW = 128;
-  static constexpr int RAW = (Desc.m + Desc.n) * ROW;   // an FP8 slab: 128 of K
-  static constexpr int HALF = (Desc.m + Desc.n) * ROW;  // a bfloat half-slab: 64 of K
-  static constexpr int RAW_STAGES = 3;
-  static constexpr int BYTES = RAW_STAGES * RAW + 2 * 2 * HALF;
-  static constexpr bool ok = (Kind == 3 || Kind == 4) && bf::ok && BYTES <= 224 * 1024;
-};
-
-template <matmul2d_descriptor Desc, int NW, int Kind, class LT, class RT, class AV, class BV, class DT>
-ALLOY_FUNC bool warpgroup_tile_decoded(const LT& left, const RT& right, const AV& A, const BV& B, long K,
-                                       unsigned tid, unsigned count, DT& dest) {
-  typedef decoded_shape<Desc, NW, Kind> D;
-  typedef typename D::bf W;
-  constexpr int BM = Desc.m, BN = Desc.n, S = 32 * NW, ROW = D::ROW, RAW = D::RAW, HALF = D::HALF;
-  constexpr int ST = D::RAW_STAGES, MI = W::MI, NJ = W::NJ, NI = W::NI;
-  constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
-  typedef slab_scales<BM, BN, S> Scales;
-  constexpr int PER = Scales::PER;
-  if (!staged_fits<BM, BN, S, 16>(A, B, K, count)) return false;
-  unsigned char* memory = stage_memory<D::BYTES>();
-  const unsigned raw = shared_address(memory);
-  unsigned char* const bf_mem = memory + ST * RAW;  // two buffers of two half-slabs
-  const slab_copy<BM, BN, S, ROW> copy(A.data, A.s_o, B.data, B.s_o, K, tid);
-  const int wg = int(tid) / 128;
-  Scales scales(left, right, K, tid);  // rows tid + p S: the rows this thread converts
-  float acc[MI][NJ][NI / 2];
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NJ; ++j)
-#pragma unroll
-      for (int e = 0; e < NI / 2; ++e) acc[i][j][e] = 0.0f;
-
-  // This thread's rows of FP8 slab `stage` into bfloat buffer `buf`, with
-  // the scales in scales.next; then made visible to wgmma's proxy.
-  auto convert = [&](int stage, int buf) {
-    const unsigned char* src = memory + stage * RAW;
-    unsigned char* dst = bf_mem + buf * 2 * HALF;
-#pragma unroll
-    for (int p = 0; p < PER; ++p) {
-      const int r = int(tid) + p * S;
-      if (r >= BM + BN) continue;
-#pragma unroll
-      for (int c = 0; c < 8; ++c) {  // 16-byte chunks: 16 codes, half a scale block
-        const uint4 v = *reinterpret_cast<const uint4*>(src + r * ROW + ((c ^ (r & 7)) << 4));
-        const uint32_t e = (scales.next[p] >> (8 * (c >> 1))) & 0xffu;
-        const float sc = __uint_as_float(e == 0xffu ? 0x7fc00000u : e == 0 ? 0x00400000u : e << 23);
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-        uint32_t o[8];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          o[2 * q] = fp8x2_to_bf16x2<Kind>(uint16_t(w[q] & 0xffffu), sc);
-          o[2 * q + 1] = fp8x2_to_bf16x2<Kind>(uint16_t(w[q] >> 16), sc);
-        }
-        // K 16 c .. 16 c + 15: half-slab c / 4, its chunks 2 (c % 4) and the next.
-        unsigned char* row = dst + (c >> 2) * HALF + r * ROW;
-        const int q0 = 2 * (c & 3);
-        *reinterpret_cast<uint4*>(row + ((q0 ^ (r & 7)) << 4)) = uint4{o[0], o[1], o[2], o[3]};
-        *reinterpret_cast<uint4*>(row + (((q0 + 1) ^ (r & 7)) << 4)) = uint4{o[4], o[5], o[6], o[7]};
-      }
-    }
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  };
-
-  // Slab s goes to FP8 stage s % ST; every trip commits one copy group
-  // (empty past the end). Slab 0 is converted before the loop; trip ks
-  // needs slab ks + 1 in: all but one group done.
-  const long slabs_k = (K + ROW - 1) / ROW;
-#pragma unroll
-  for (int s = 0; s < ST; ++s) {
-    if (s < slabs_k) copy.issue(raw + unsigned(s) * RAW, long(s) * ROW);
-    else asm volatile("cp.async.commit_group;");
-  }
-  scales.load(0);
-  asm volatile("cp.async.wait_group %0;" ::"n"(ST - 1));
-  __syncthreads();
-  convert(0, 0);
-  if (slabs_k > 1) scales.load(1);
-  int next_stage = 1, fill_stage = 0;  // slab ks + 1's stage; the stage slab ks + ST takes
-  for (long ks = 0; ks < slabs_k; ++ks) {
-    asm volatile("cp.async.wait_group 1;" ::: "memory");
-    __syncthreads();  // buffer ks % 2 converted and fenced; slab ks + 1 in
-    const unsigned base = shared_address(bf_mem) + unsigned(ks & 1) * 2 * HALF;
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int kk = 0; kk < ROW / 32; ++kk)
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-          for (int j = 0; j < NJ; ++j)
-            wgmma<2, NI>(acc[i][j], wgmma_operand(base + h * HALF + (wg * W::ROWS + i * 64) * ROW + kk * 32),
-                         wgmma_operand(base + h * HALF + (BM + j * NI) * ROW + kk * 32));
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    // Trip ks - 1's MMAs are done in every warp past the barrier: buffer
-    // (ks + 1) % 2 is free; slab ks's FP8 stage was converted last trip.
-    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-    __syncthreads();
-    if (ks + ST < slabs_k) copy.issue(raw + unsigned(fill_stage) * RAW, (ks + ST) * ROW);
-    else asm volatile("cp.async.commit_group;");
-    if (ks + 1 < slabs_k) {
-      convert(next_stage, int((ks + 1) & 1));
-      if (ks + 2 < slabs_k) scales.load(ks + 2);
-    }
-    next_stage = next_stage == ST - 1 ? 0 : next_stage + 1;
-    fill_stage = fill_stage == ST - 1 ? 0 : fill_stage + 1;
-  }
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  asm volatile("cp.async.wait_group 0;" ::: "memory");
-  store_warpgroup_tile<accumulate, W::ROWS>(acc, int(tid), dest);
-  return true;
-}
+#include "cuda_wgmma_decoded.h"
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL

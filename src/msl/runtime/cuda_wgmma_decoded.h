@@ -1,0 +1,175 @@
+// FP8 matmul2d tiles decoded to half precision for Hopper's half wgmma.
+// Included by cuda_wgmma.h (sm_90a only), after the per-block FP8 path and
+// decoded_shape, whose layout comments this file follows.
+//
+// Why: the per-block path adds each 32-wide block's FP8 products into float
+// with two FP32 instructions per accumulator element (the scale product and
+// an FMA), four times the issue slots of the block's MMAs at the FP8 rate.
+// Decoding costs one conversion and one multiply per two operand elements
+// per tile instead, and the half MMA adds all of K in float exactly (no
+// 13-bit FP8 sums). The price is the half MMA's rate (half the FP8 rate).
+//
+// How: before the loop each thread finds the smallest and largest block
+// scale of its rows (the tile's M + N rows over all of K) and takes the row
+// offset R = largest - D_HI; a threadgroup where some row's scales spread
+// beyond D_HI - D_LO (or hold the NaN code) returns false and the caller
+// runs the per-block path. In the loop FP8 slabs arrive by cp.async three
+// stages deep; trip ks converts slab ks + 1 (each thread its rows: E4M3 or
+// E5M2 pairs to half pairs by cvt, times 2^(e - R) as a half pair, exact)
+// into half buffer (ks + 1) % 2 while the MMAs of buffer ks % 2 run. The
+// epilogue multiplies element (m, n) by 2^(R_m - 127) 2^(R_n - 127).
+#pragma once
+
+template <int Kind> ALLOY_FUNC uint32_t fp8x2_to_f16x2(uint16_t v) {
+  uint32_t d;
+  if constexpr (Kind == 3) asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(d) : "h"(v));
+  else asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(d) : "h"(v));
+  return d;
+}
+
+ALLOY_FUNC uint32_t mul_f16x2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
+template <matmul2d_descriptor Desc, int NW, int Kind, class LT, class RT, class AV, class BV, class DT>
+ALLOY_FUNC bool warpgroup_tile_decoded(const LT& left, const RT& right, const AV& A, const BV& B, long K,
+                                       unsigned tid, unsigned count, DT& dest) {
+  typedef decoded_shape<Desc, NW, Kind> D;
+  typedef typename D::hw W;
+  constexpr bool scaled = LT::scaled_ || RT::scaled_;
+  constexpr int BM = Desc.m, BN = Desc.n, S = 32 * NW, ROW = D::ROW, RAW = D::RAW, HALF = D::HALF;
+  constexpr int ST = D::RAW_STAGES, MI = W::MI, NJ = W::NJ, NI = W::NI;
+  constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
+  typedef slab_scales<BM, BN, S> Scales;
+  constexpr int PER = Scales::PER;
+  if (!staged_fits<BM, BN, S, 16>(A, B, K, count)) return false;
+  unsigned char* memory = stage_memory<warpgroup_stage_bytes<Desc, NW, Kind, scaled>()>();
+  const unsigned raw = shared_address(memory);
+  unsigned char* const half_mem = memory + ST * RAW;  // two buffers of two half-slabs
+  short* const offsets = reinterpret_cast<short*>(half_mem + 2 * 2 * HALF);  // R of each row
+  const slab_copy<BM, BN, S, ROW> copy(A.data, A.s_o, B.data, B.s_o, K, tid);
+  const int wg = int(tid) / 128;
+  Scales scales(left, right, K, tid);  // rows tid + p S: the rows this thread converts
+
+  // Each row's offset, and whether every row's scales fit around it.
+  int offset[PER];
+  if constexpr (scaled) {
+    bool fits = true;
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+      const int r = int(tid) + p * S;
+      offset[p] = 127;
+      if (r >= BM + BN) continue;
+      uint32_t lo, hi;
+      scales.range(p, lo, hi);
+      fits = fits && hi != 0xffu && int(hi) - int(lo) <= D::D_HI - D::D_LO;
+      if (scales.row_at[p]) offset[p] = int(hi) - D::D_HI;
+      offsets[r] = short(offset[p]);
+    }
+    if (!__syncthreads_and(fits)) return false;
+  }
+
+  float acc[MI][NJ][NI / 2];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int e = 0; e < NI / 2; ++e) acc[i][j][e] = 0.0f;
+
+  // This thread's rows of FP8 slab `stage` into half buffer `buf`, with the
+  // scales in scales.next; then made visible to wgmma's proxy.
+  auto convert = [&](int stage, int buf) {
+    const unsigned char* src = memory + stage * RAW;
+    unsigned char* dst = half_mem + buf * 2 * HALF;
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+      const int r = int(tid) + p * S;
+      if (r >= BM + BN) continue;
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {  // 16-byte chunks: 16 codes, half a scale block
+        const uint4 v = *reinterpret_cast<const uint4*>(src + r * ROW + ((c ^ (r & 7)) << 4));
+        // 2^(e - R) as a half pair; blocks past K (zeros, scale byte 127)
+        // are clamped into range.
+        uint32_t factor = 0x3c003c00u;
+        if constexpr (scaled) {
+          const int e = int((scales.next[p] >> (8 * (c >> 1))) & 0xffu);
+          const int d = max(D::D_LO, min(D::D_HI, e - offset[p]));
+          factor = uint32_t(d + 15) << 10;
+          factor |= factor << 16;
+        }
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+        uint32_t o[8];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          o[2 * q] = fp8x2_to_f16x2<Kind>(uint16_t(w[q] & 0xffffu));
+          o[2 * q + 1] = fp8x2_to_f16x2<Kind>(uint16_t(w[q] >> 16));
+          if constexpr (scaled) {
+            o[2 * q] = mul_f16x2(o[2 * q], factor);
+            o[2 * q + 1] = mul_f16x2(o[2 * q + 1], factor);
+          }
+        }
+        // K 16 c .. 16 c + 15: half-slab c / 4, its chunks 2 (c % 4) and the next.
+        unsigned char* row = dst + (c >> 2) * HALF + r * ROW;
+        const int q0 = 2 * (c & 3);
+        *reinterpret_cast<uint4*>(row + ((q0 ^ (r & 7)) << 4)) = uint4{o[0], o[1], o[2], o[3]};
+        *reinterpret_cast<uint4*>(row + (((q0 + 1) ^ (r & 7)) << 4)) = uint4{o[4], o[5], o[6], o[7]};
+      }
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  };
+
+  // Slab s goes to FP8 stage s % ST; every trip commits one copy group
+  // (empty past the end). Slab 0 is converted before the loop; trip ks
+  // needs slab ks + 1 in: all but one group done.
+  const long slabs_k = (K + ROW - 1) / ROW;
+#pragma unroll
+  for (int s = 0; s < ST; ++s) {
+    if (s < slabs_k) copy.issue(raw + unsigned(s) * RAW, long(s) * ROW);
+    else asm volatile("cp.async.commit_group;");
+  }
+  if constexpr (scaled) scales.load(0);
+  asm volatile("cp.async.wait_group %0;" ::"n"(ST - 1));
+  __syncthreads();
+  convert(0, 0);
+  if constexpr (scaled)
+    if (slabs_k > 1) scales.load(1);
+  int next_stage = 1, fill_stage = 0;  // slab ks + 1's stage; the stage slab ks + ST takes
+  for (long ks = 0; ks < slabs_k; ++ks) {
+    asm volatile("cp.async.wait_group 1;" ::: "memory");
+    __syncthreads();  // buffer ks % 2 converted and fenced; slab ks + 1 in
+    const unsigned base = shared_address(half_mem) + unsigned(ks & 1) * 2 * HALF;
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int kk = 0; kk < ROW / 32; ++kk)
+        wgmma_step<1, NI, true>(acc, base + h * HALF, wg * W::ROWS, BM, kk);
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    // Trip ks - 1's MMAs are done in every warp past the barrier: buffer
+    // (ks + 1) % 2 is free; slab ks's FP8 stage was converted last trip.
+    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+    __syncthreads();
+    if (ks + ST < slabs_k) copy.issue(raw + unsigned(fill_stage) * RAW, (ks + ST) * ROW);
+    else asm volatile("cp.async.commit_group;");
+    if (ks + 1 < slabs_k) {
+      convert(next_stage, int((ks + 1) & 1));
+      if constexpr (scaled)
+        if (ks + 2 < slabs_k) scales.load(ks + 2);
+    }
+    next_stage = next_stage == ST - 1 ? 0 : next_stage + 1;
+    fill_stage = fill_stage == ST - 1 ? 0 : fill_stage + 1;
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+  if constexpr (scaled) {
+    store_warpgroup_tile<accumulate, W::ROWS>(acc, int(tid), dest, [&](long m, long n, float v) {
+      return ldexpf(v, int(offsets[m]) + int(offsets[BM + n]) - 254);
+    });
+  } else {
+    store_warpgroup_tile<accumulate, W::ROWS>(acc, int(tid), dest, [](long, long, float v) { return v; });
+  }
+  return true;
+}
