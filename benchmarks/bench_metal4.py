@@ -119,7 +119,9 @@ def main():
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--seq", type=int, default=4096)
     ap.add_argument("--fa-configs", type=lambda t: [tuple(int(x) for x in c.split("x")) for c in t.split(",")],
-                    default=[(8, 64), (4, 64, 0, 1)], help="tiled attention configs: SIMDGROUPSxBK[xPREFETCH[xQ_STAGED]],...")
+                    default=[(8, 64), (4, 64, 0, 1), (4, 64, 0, 1, 32), (4, 64, 1, 0, 32)], help="tiled attention configs: SIMDGROUPSxBK[xPREFETCH[xQ_STAGED[xROWS]]],...")
+    ap.add_argument("--fa-dims", type=lambda t: [int(x) for x in t.split(",")], default=[64, 128],
+                    help="head dimensions of the flash attentions")
     ap.add_argument("--skip-gemm", action="store_true")
     ap.add_argument("--skip-fa", action="store_true", help="skip the flash attentions")
     args = ap.parse_args()
@@ -179,7 +181,7 @@ def main():
     # ---- flash attention: the seed's kernel (D 64, info) and the tiled one
     import attention_driver as fa
     B, H, S = 4, 32, args.seq
-    for D in () if args.skip_fa else (64, 128):
+    for D in () if args.skip_fa else args.fa_dims:
         q, k, v = (rng.standard_normal((B * H, S, D)).astype(np.float16) for _ in range(3))
         xq, xk, xv = mx.array(q), mx.array(k), mx.array(v)
         scale = 1.0 / np.sqrt(D)
@@ -193,10 +195,12 @@ def main():
         for nsimd, bk, *rest in args.fa_configs:
             pre = rest[0] if rest else 1  # prefetch the next K/V block (default on)
             qsh = rest[1] if len(rest) > 1 else 0  # Q in threadgroup memory (default off)
+            q_rows = rest[2] if len(rest) > 2 else 16  # query rows per SIMD group
             runs.append((f"tiled flash attention B{B} H{H} S{S} D{D}, {nsimd} SG, BK {bk}"
-                         + ("" if pre else ", no prefetch") + (", Q staged" if qsh else ""),
-                         lambda nsimd=nsimd, bk=bk, pre=pre, qsh=qsh: fa.run_tiled(
-                             xq, xk, xv, scale, nsimd=nsimd, bk=bk, prefetch=pre, q_shared=qsh)))
+                         + ("" if pre else ", no prefetch") + (", Q staged" if qsh else "")
+                         + ("" if q_rows == 16 else f", {q_rows} rows a SG"),
+                         lambda nsimd=nsimd, bk=bk, pre=pre, qsh=qsh, q_rows=q_rows: fa.run_tiled(
+                             xq, xk, xv, scale, nsimd=nsimd, bk=bk, prefetch=pre, q_shared=qsh, rows=q_rows)))
         for what, fn in runs:
             got = np.array(fn()[0, :256]).astype(np.float64)
             err = float(np.max(np.abs(got - want)))

@@ -23,21 +23,22 @@ def run(q, k, v, scale):
 
 
 @functools.lru_cache(maxsize=None)
-def tiled_kernel(d=128, nsimd=8, bk=64, prefetch=1, q_shared=0):
+def tiled_kernel(d=128, nsimd=8, bk=64, prefetch=1, q_shared=0, rows=16):
     """flash_attention_tiled.metal with its shape constants set."""
     src = (f"#define FA_D {d}\n#define FA_NSIMD {nsimd}\n#define FA_BK {bk}\n#define FA_PREFETCH {prefetch}\n"
-           f"#define FA_QSHARED {q_shared}\n" + m4.source("flash_attention_tiled"))
+           f"#define FA_QSHARED {q_shared}\n#define FA_ROWS {rows}\n" + m4.source("flash_attention_tiled"))
     return mx.fast.metal_library(src).kernel("flash_attention_tiled")
 
 
-def run_tiled(q, k, v, scale, nsimd=8, bk=64, out=None, stream=None, prefetch=1, q_shared=0):
+def run_tiled(q, k, v, scale, nsimd=8, bk=64, out=None, stream=None, prefetch=1, q_shared=0, rows=16):
     """The tiled kernel: Q, K, V half (heads, S, D) -> O half. prefetch: the
     next K and V block read into registers during this one; q_shared: Q read
-    from threadgroup memory rather than held in registers."""
+    from threadgroup memory rather than held in registers; rows: query rows
+    per SIMD group (16 or 32)."""
     heads, S, d = q.shape
-    per_group = 16 * nsimd
+    per_group = rows * nsimd
     kw = {} if stream is None else {"stream": stream}
-    return tiled_kernel(d, nsimd, bk, prefetch, q_shared)(
+    return tiled_kernel(d, nsimd, bk, prefetch, q_shared, rows)(
         args={"Q": q, "K": k, "V": v, "O": out if out is not None else ((heads, S, d), mx.float16), "S": S,
               "scale": scale},
         grid=(-(-S // per_group), heads, 1), threadgroup=(32 * nsimd, 1, 1), dispatch="threadgroups", **kw)[0]

@@ -18,7 +18,8 @@
 //    its elements stay in registers.
 //
 // Q, K, V, O: (heads, S, D) half, row-major. Threadgroup grid:
-// (ceil(S / (NSIMD * ROWS)), heads), NSIMD * 32 threads. S need not be a
+// (ceil(S / (NSIMD * ROWS)), heads), NSIMD * 32 threads (ROWS 16 unless
+// FA_ROWS says otherwise). S need not be a
 // multiple of anything: keys past S get no weight, rows past S are not
 // written. The shape constants can be set by #defines ahead of this file.
 #include <metal_tensor>
@@ -42,9 +43,12 @@ using namespace mpp::tensor_ops;
 #ifndef FA_QSHARED
 #define FA_QSHARED 0
 #endif
+#ifndef FA_ROWS
+#define FA_ROWS 16
+#endif
 
 constant int D = FA_D;           // head dimension (a multiple of 16)
-constant int ROWS = 16;          // query rows per SIMD group
+constant int ROWS = FA_ROWS;     // query rows per SIMD group (a multiple of 16)
 constant int NSIMD = FA_NSIMD;   // SIMD groups per threadgroup
 constant int BK = FA_BK;         // keys per block (a multiple of 16)
 constant int LD = D + 8;         // halves per staged row

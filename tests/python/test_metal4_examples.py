@@ -57,15 +57,16 @@ def test_flash_attention_with_large_scores_stays_finite(rng):
 # The tiled kernel (examples/metal4/flash_attention_tiled.metal): K and V
 # staged in threadgroup memory, Q held as a left-input cooperative tensor, P V
 # in relaxed precision (P rounded to half), half output.
-@pytest.mark.parametrize("D,nsimd,bk,prefetch,q_staged,heads,S", [
-    (128, 8, 64, 1, 0, 2, 100), (128, 4, 32, 1, 0, 1, 200), (64, 4, 64, 1, 0, 3, 37), (64, 8, 32, 1, 0, 1, 129),
-    (128, 4, 64, 0, 1, 2, 150), (64, 4, 32, 0, 0, 2, 77), (128, 2, 128, 1, 1, 1, 300)])
-def test_tiled_flash_attention_matches_float64_softmax(rng, D, nsimd, bk, prefetch, q_staged, heads, S):
+@pytest.mark.parametrize("D,nsimd,bk,prefetch,q_staged,heads,S,rows", [
+    (128, 8, 64, 1, 0, 2, 100, 16), (128, 4, 32, 1, 0, 1, 200, 16), (64, 4, 64, 1, 0, 3, 37, 16),
+    (64, 8, 32, 1, 0, 1, 129, 16), (128, 4, 64, 0, 1, 2, 150, 16), (64, 4, 32, 0, 0, 2, 77, 16),
+    (128, 2, 128, 1, 1, 1, 300, 16), (128, 4, 32, 0, 1, 2, 230, 32), (64, 4, 64, 1, 0, 1, 100, 32)])
+def test_tiled_flash_attention_matches_float64_softmax(rng, D, nsimd, bk, prefetch, q_staged, heads, S, rows):
     q, k, v = (rng.standard_normal((heads, S, D)).astype(np.float16) for _ in range(3))
     scale = float(1.0 / np.sqrt(D))
     poison = mx.array(np.full((heads, S, D), np.nan, np.float16))
     out = fa.run_tiled(mx.array(q), mx.array(k), mx.array(v), scale, nsimd=nsimd, bk=bk, out=poison, stream=STREAM,
-                       prefetch=prefetch, q_shared=q_staged)
+                       prefetch=prefetch, q_shared=q_staged, rows=rows)
     want = fa.reference(q, k, v, scale)
     np.testing.assert_allclose(np.array(out).astype(np.float64), want, rtol=4e-3, atol=2e-3)
 

@@ -72,6 +72,7 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   unsigned lane_ = 0;
 
   ALLOY_FUNC cooperative_tensor() : lane_(spread_ || quad_rows_ ? detail::scope_lane(S) : 0u) {
+    ALLOY_LOOP_UNROLL
     for (int i = 0; i < capacity_; ++i) v_[i] = E(0);
   }
 
@@ -170,12 +171,14 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   // extent of 1 in the tensor broadcasts along that dimension, and elements
   // outside it read as 0 and are not written.
   template <class T> ALLOY_FUNC void load(const T& t) {
+    ALLOY_LOOP_UNROLL
     for (int i = 0; i < valid_count(); ++i) {
       const metal::array<int, 2> idx = get_multidimensional_index(i);
       v_[i] = E(t.load(t.get_extent(0) == 1 ? 0 : idx[0], t.get_extent(1) == 1 ? 0 : idx[1]));
     }
   }
   template <class T> ALLOY_FUNC void store(const T& t) const {
+    ALLOY_LOOP_UNROLL
     for (int i = 0; i < valid_count(); ++i) {
       const metal::array<int, 2> idx = get_multidimensional_index(i);
       t.store(v_[i], idx[0], idx[1]);
@@ -229,23 +232,32 @@ ALLOY_FUNC void reduce_tile(const Src& src, Dst& dst, reduction_operation op, ty
     // there; a replicated one gets each row's value from its quad.
     constexpr int FM = Src::rows_ / 16, FN = Src::cols_ / 8;
     D part[FM][2];
+    ALLOY_LOOP_UNROLL
     for (int fi = 0; fi < FM; ++fi)
+      ALLOY_LOOP_UNROLL
       for (int h = 0; h < 2; ++h) {
         // Pairwise, so the combines of a row form a tree of depth log2(2 FN)
         // rather than a chain of 2 FN.
         D vals[2 * FN];
+        ALLOY_LOOP_UNROLL
         for (int fj = 0; fj < FN; ++fj)
+          ALLOY_LOOP_UNROLL
           for (int c = 0; c < 2; ++c) vals[2 * fj + c] = D(src.v_[(fi * FN + fj) * 4 + 2 * h + c]);
+        ALLOY_LOOP_UNROLL
         for (int width = 1; width < 2 * FN; width *= 2)
+          ALLOY_LOOP_UNROLL
           for (int i = 0; i + width < 2 * FN; i += 2 * width) vals[i] = combine(op, vals[i], vals[i + width]);
         D acc = vals[0];
         acc = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)1));
         part[fi][h] = combine(op, acc, metal::simd_shuffle_xor(acc, (unsigned short)2));
       }
     if constexpr (Dst::quad_rows_) {
+      ALLOY_LOOP_UNROLL
       for (int fi = 0; fi < FM; ++fi)
+        ALLOY_LOOP_UNROLL
         for (int h = 0; h < 2; ++h) dst.v_[fi * 2 + h] = combine(op, identity, part[fi][h]);
     } else {
+      ALLOY_LOOP_UNROLL
       for (int row = 0; row < lines; ++row)
         dst.v_[row] = combine(op, identity,
                               metal::simd_shuffle(part[row / 16][(row % 16) / 8], (unsigned short)((row % 8) * 4)));
