@@ -192,12 +192,24 @@ template <int BM, int BN, int S> struct slab_scales {
     if (!at) return;
     uint32_t low4 = 0xffffffffu, high4 = 0u;
     long b = 0;
-    if (words)
+    // Unrolled so that several loads are in flight (each waited for in turn
+    // this took a tenth of an 8192^3 GEMM's time).
+    if (reinterpret_cast<unsigned long>(at) % 16 == 0) {
+#pragma unroll 4
+      for (; b + 16 <= blocks; b += 16) {
+        const uint4 w = *reinterpret_cast<const uint4*>(at + b);
+        low4 = __vminu4(__vminu4(low4, w.x), __vminu4(w.y, __vminu4(w.z, w.w)));
+        high4 = __vmaxu4(__vmaxu4(high4, w.x), __vmaxu4(w.y, __vmaxu4(w.z, w.w)));
+      }
+    }
+    if (words) {
+#pragma unroll 4
       for (; b + 4 <= blocks; b += 4) {
         const uint32_t w = *reinterpret_cast<const uint32_t*>(at + b);
         low4 = __vminu4(low4, w);
         high4 = __vmaxu4(high4, w);
       }
+    }
     for (; b < blocks; ++b) {
       low4 = __vminu4(low4, 0xffffff00u | at[b]);
       high4 = __vmaxu4(high4, at[b]);
@@ -261,6 +273,16 @@ template <matmul2d_descriptor Desc, int NW, int Kind, bool Scaled> constexpr int
   return per_block > decoded ? per_block : decoded;
 }
 
+// Accumulators [MI][NJ][N] to 0.
+template <int MI, int NJ, int N> ALLOY_FUNC void clear_tile(float (&acc)[MI][NJ][N]) {
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int e = 0; e < N; ++e) acc[i][j][e] = 0.0f;
+}
+
 // A warpgroup tile's accumulators into the destination, each through
 // map(m, n, value): register e of an n-block is row (lane / 4) + 8 ((e / 2) % 2) of the warp's 16, column
 // 8 (e / 4) + 2 (lane % 4) + e % 2.
@@ -300,12 +322,7 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
   const slab_copy<BM, BN, S, ROW> copy(A.data, A.s_o * E, B.data, B.s_o * E, K * E, tid);
   const int wg = int(tid) / 128, warp = (int(tid) % 128) / 32, lane = int(tid) % 32;
   float acc[MI][NJ][NI / 2];
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NJ; ++j)
-#pragma unroll
-      for (int e = 0; e < NI / 2; ++e) acc[i][j][e] = 0.0f;
+  clear_tile(acc);
 
   // FP8: two blocks' own accumulators; MX: their scales.
   float part[2][MI][NJ][NI / 2];

@@ -20,10 +20,19 @@
 // epilogue multiplies element (m, n) by 2^(R_m - 127) 2^(R_n - 127).
 #pragma once
 
-template <int Kind> ALLOY_FUNC uint32_t fp8x2_to_f16x2(uint16_t v) {
+// The FP8 pair in half H (0 low, 1 high) of w as a half pair; the halves
+// are split in PTX, so ptxas reads the high one as an operand half rather
+// than shifting it down first.
+template <int Kind, int H> ALLOY_FUNC uint32_t fp8x2_to_f16x2(uint32_t w) {
   uint32_t d;
-  if constexpr (Kind == 3) asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(d) : "h"(v));
-  else asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(d) : "h"(v));
+  if constexpr (Kind == 3 && H == 0)
+    asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\ncvt.rn.f16x2.e4m3x2 %0, l;\n}" : "=r"(d) : "r"(w));
+  else if constexpr (Kind == 3)
+    asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\ncvt.rn.f16x2.e4m3x2 %0, h;\n}" : "=r"(d) : "r"(w));
+  else if constexpr (H == 0)
+    asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\ncvt.rn.f16x2.e5m2x2 %0, l;\n}" : "=r"(d) : "r"(w));
+  else
+    asm("{\n.reg .b16 l, h;\nmov.b32 {l, h}, %1;\ncvt.rn.f16x2.e5m2x2 %0, h;\n}" : "=r"(d) : "r"(w));
   return d;
 }
 
@@ -72,12 +81,7 @@ ALLOY_FUNC bool warpgroup_tile_decoded(const LT& left, const RT& right, const AV
   }
 
   float acc[MI][NJ][NI / 2];
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NJ; ++j)
-#pragma unroll
-      for (int e = 0; e < NI / 2; ++e) acc[i][j][e] = 0.0f;
+  clear_tile(acc);
 
   // This thread's rows of FP8 slab `stage` into half buffer `buf`, with the
   // scales in scales.next; then made visible to wgmma's proxy.
@@ -88,9 +92,14 @@ ALLOY_FUNC bool warpgroup_tile_decoded(const LT& left, const RT& right, const AV
     for (int p = 0; p < PER; ++p) {
       const int r = int(tid) + p * S;
       if (r >= BM + BN) continue;
+      // The row's eight 16-byte chunks (16 codes each, half a scale block)
+      // read first, so the reads overlap.
+      uint4 chunk[8];
 #pragma unroll
-      for (int c = 0; c < 8; ++c) {  // 16-byte chunks: 16 codes, half a scale block
-        const uint4 v = *reinterpret_cast<const uint4*>(src + r * ROW + ((c ^ (r & 7)) << 4));
+      for (int c = 0; c < 8; ++c) chunk[c] = *reinterpret_cast<const uint4*>(src + r * ROW + ((c ^ (r & 7)) << 4));
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        const uint4 v = chunk[c];
         // 2^(e - R) as a half pair; blocks past K (zeros, scale byte 127)
         // are clamped into range.
         uint32_t factor = 0x3c003c00u;
@@ -104,8 +113,8 @@ ALLOY_FUNC bool warpgroup_tile_decoded(const LT& left, const RT& right, const AV
         uint32_t o[8];
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-          o[2 * q] = fp8x2_to_f16x2<Kind>(uint16_t(w[q] & 0xffffu));
-          o[2 * q + 1] = fp8x2_to_f16x2<Kind>(uint16_t(w[q] >> 16));
+          o[2 * q] = fp8x2_to_f16x2<Kind, 0>(w[q]);
+          o[2 * q + 1] = fp8x2_to_f16x2<Kind, 1>(w[q]);
           if constexpr (scaled) {
             o[2 * q] = mul_f16x2(o[2 * q], factor);
             o[2 * q + 1] = mul_f16x2(o[2 * q + 1], factor);
