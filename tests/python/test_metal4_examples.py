@@ -164,3 +164,25 @@ def test_matmul2d_simdgroup_scopes(rng, variant, layout):
     ref = (a64.T if tl else a64) @ (b64.T if tr else b64) + (f64(start) if acc else 0.0)
     tol = 2e-3 if u == "half" else 1e-4
     np.testing.assert_allclose(f64(c), ref, rtol=tol, atol=tol * 8)
+
+
+# Metal leaves a dispatch whose SIMD groups differ from execution_simdgroups<N>
+# undefined; it cannot be a compile error (the threadgroup size is the
+# launch's). Here threads are dealt to scopes by their index: a threadgroup
+# short of N SIMD groups is one partial scope (the reference path), a larger
+# one runs the op once per N SIMD groups (multiply writes the same values).
+@pytest.mark.parametrize("variant", [("half", "float", 64, 32, False, True, False, 4),
+                                     ("half", "float", 128, 128, False, True, False, 4)],
+                         ids=["64x32_4", "128x128_4_wgmma"])
+@pytest.mark.parametrize("simdgroups", [2, 8])
+def test_matmul2d_dispatched_with_other_than_its_simd_groups(rng, variant, simdgroups):
+    t, u, tm, tn, tl, tr, acc, sg = variant
+    M, N, K = 2 * tm, 2 * tn, 96
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    A, B = operand(a, False, MXT[t]), operand(b, False, MXT[t])
+    (c,) = gemm_lib().kernel(tc_name(*variant))(
+        args={"A": A, "B": B, "C": mx.array(np.full((M, N), np.nan, np.float32))}, grid=(2, 2, 1),
+        threadgroup=(32 * simdgroups, 1, 1), dispatch="threadgroups", stream=STREAM)
+    f64 = lambda x: np.array(x.astype(mx.float32)).astype(np.float64)  # noqa: E731
+    np.testing.assert_allclose(f64(c), f64(A) @ f64(B).T, rtol=1e-4, atol=8e-4)
