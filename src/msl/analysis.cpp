@@ -59,7 +59,7 @@ Analysis analyze(const KernelSpec& spec, const LexedKernel& lexed) {
     // its own body and everything outside the other kernels' bodies (the
     // helpers it may call); threadgroup parameters count too.
     a.uses_shape = a.uses_strides = a.uses_ndim = std::vector<bool>(spec.inputs.size(), false);
-    const ProgramInfo info = parse_program(spec.source);
+    const ProgramInfo info = parse_program(spec.source, spec.header);
     std::size_t own_begin = 0, own_end = 0;
     for (const ProgramKernel& k : info.kernels)
       if (k.name == spec.program_entry) own_begin = k.body_begin, own_end = k.body_end;

@@ -781,7 +781,7 @@ namespace {
 // (dropped: they are never called, and their synchronising calls would need
 // the fiber runtime this translation does not use).
 void plan_program(const KernelSpec& spec, const std::vector<Token>& t, RegionsPlan& plan) {
-  const ProgramInfo info = parse_program(spec.source);
+  const ProgramInfo info = parse_program(spec.source, spec.header);
   const ProgramKernel* entry = nullptr;
   for (const ProgramKernel& k : info.kernels)
     if (k.name == spec.program_entry) entry = &k;

@@ -73,7 +73,7 @@ CpuThreadsPlan plan_cpu_threads(const KernelSpec& spec, const LexedKernel& lexed
     plan.bodies.emplace_back(0, kWholeText);
   } else {
     plan.whole_program = true;
-    for (const ProgramKernel& k : parse_program(spec.source).kernels) {
+    for (const ProgramKernel& k : parse_program(spec.source, spec.header).kernels) {
       std::pair<std::size_t, std::size_t> r{k.body_begin, k.body_end};
       bool seen = false;
       for (const auto& b : plan.bodies) seen = seen || b == r;

@@ -50,7 +50,7 @@ std::string tensor_argument(const GlueContext& c, const CxxTarget& target, const
 void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target, TranslatedKernel& k) {
   check_brackets(lexed.header);
   check_brackets(lexed.source);
-  const ProgramInfo info = parse_program(spec.source);
+  const ProgramInfo info = parse_program(spec.source, spec.header);
   const ProgramKernel& entry = find_entry(info, spec.program_entry);
   const std::set<std::string> user_names = all_user_names(lexed);
 
@@ -181,7 +181,7 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
 }
 
 ProgramInfo check_program(const std::string& source, const std::string& header) {
-  ProgramInfo info = parse_program(source);
+  ProgramInfo info = parse_program(source, header);
   KernelSpec spec;
   spec.source = source;
   spec.header = header;

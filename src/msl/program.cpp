@@ -73,7 +73,24 @@ struct KernelAttributes {
 
 class Parser {
  public:
-  explicit Parser(const std::string& source) : text_(source), lexed_(lex_text(source, "source")) {
+  // The header's program-scope `using` declarations come first, so that a
+  // kernel parameter may name a tensor alias declared there (Metal prepends
+  // the header to the source).
+  Parser(const std::string& source, const std::string& header)
+      : text_(source), header_text_(header), lexed_(lex_text(source, "source")) {
+    if (!header.empty()) {
+      const LexedText lexed_header = lex_text(header, "header");
+      int braces = 0;
+      const std::vector<Token>& h = lexed_header.tokens;
+      for (std::size_t i = 0; i < h.size(); ++i) {
+        if (h[i].is_punct("{")) ++braces;
+        if (h[i].is_punct("}")) --braces;
+        if (braces != 0 || !h[i].is_ident("using") || i + 2 >= h.size() || !h[i + 2].is_punct("=")) continue;
+        for (; i < h.size() && !h[i].is_punct(";"); ++i) toks_.push_back(h[i]);
+        if (i < h.size()) toks_.push_back(h[i]);
+      }
+      header_tokens_ = toks_.size();
+    }
     for (const Token& t : lexed_.tokens)
       if (t.kind != TokenKind::Directive) toks_.push_back(t);
   }
@@ -116,7 +133,9 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const Token& at, const std::string& what) const {
-    throw_compile_error(kWhere, "source", text_, at.line, at.col, what);
+    const bool in_header = &at >= toks_.data() && &at < toks_.data() + header_tokens_;
+    throw_compile_error(kWhere, in_header ? "header" : "source", in_header ? header_text_ : text_, at.line, at.col,
+                        what);
   }
 
   // `[[unroll]]` and other attributes Metal does not know, on statements:
@@ -529,15 +548,19 @@ class Parser {
   }
 
   const std::string& text_;
+  const std::string& header_text_;
   LexedText lexed_;
   Tokens toks_;
   ProgramInfo info_;
   std::map<std::string, std::size_t> tensor_aliases_;  // alias name -> the `<` of its `tensor<`
+  std::size_t header_tokens_ = 0;                       // toks_ taken from the header's `using`s
   std::set<std::string> plane_aliases_;                 // `using scales_plane = tensor_blockwise<...>;`
 };
 
 }  // namespace
 
-ProgramInfo parse_program(const std::string& source) { return Parser(source).run(); }
+ProgramInfo parse_program(const std::string& source, const std::string& header) {
+  return Parser(source, header).run();
+}
 
 }  // namespace alloy::msl

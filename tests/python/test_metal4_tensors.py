@@ -4,6 +4,9 @@ innermost first, the arrays' own strides), indexing, load/store bounds,
 slices, and matmul2d in every transpose and mode, checked against numpy
 float64 on fresh random inputs. Every launch runs on the test device
 (ALLOY_TEST_DEVICE: the CPU by default, the GPU in gpu_check)."""
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
@@ -13,6 +16,8 @@ from conftest import DEVICE
 from shared_fixtures import assert_compile_error_on_line
 
 STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "metal4"))
+import metal4_common as m4  # noqa: E402
 
 HEADER = r"""
 #include <metal_stdlib>
@@ -382,3 +387,52 @@ def test_metal_kernel_bodies_wrap_their_buffers_in_inline_tensors(rng, dtype):
                init_value=-99.0, stream=STREAM)
     want = a16 @ b16.T + a16[:, :1]
     np.testing.assert_allclose(np.array(out), want, rtol=2e-3, atol=2e-3)
+
+
+# Tensor aliases declared in the library's header (which Metal prepends to
+# the source) name kernel parameters as those in the source do.
+ALIAS_HEADER = r"""#include <metal_tensor>
+#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
+using namespace metal;
+using namespace mpp::tensor_ops;
+using half_matrix = tensor<device const half, dextents<int, 2>>;
+using scales_plane = tensor_blockwise<tensor_plane_scales, device metal_fp8_ue8m0_format, 32, 1>;
+using mxfp8_tensor = tensor<device metal_fp8_e4m3_format, dextents<int, 2>, tensor_handle, scales_plane>;
+"""
+ALIAS_SOURCE = r"""
+kernel void mm(half_matrix A [[buffer(0)]], half_matrix B [[buffer(1)]],
+               tensor<device float, dextents<int, 2>> C [[buffer(2)]]) {
+  constexpr auto desc = matmul2d_descriptor(16, 8, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroup> op;
+  op.run(A, B, C);
+}
+kernel void mx(mxfp8_tensor A [[buffer(0)]], mxfp8_tensor B [[buffer(1)]],
+               tensor<device float, dextents<int, 2>> C [[buffer(2)]]) {
+  constexpr auto desc = matmul2d_descriptor(16, 8, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroup> op;
+  op.run(A, B, C);
+}
+"""
+
+
+def test_tensor_aliases_declared_in_the_header_name_parameters(rng):
+    lib = mx.fast.metal_library(ALIAS_SOURCE, header=ALIAS_HEADER)
+    a = rng.standard_normal((16, 64)).astype(np.float16)
+    b = rng.standard_normal((8, 64)).astype(np.float16)
+    nan = lambda shape: mx.array(np.full(shape, np.nan, np.float32))  # noqa: E731
+    (c,) = run(lib, "mm", {"A": mx.array(a), "B": mx.array(b), "C": nan((16, 8))}, (1, 1, 1), (32, 1, 1),
+               "threadgroups")
+    np.testing.assert_allclose(np.array(c), a.astype(np.float64) @ b.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+    qa, qb = m4.random_mxfp8(rng, 16, 64), m4.random_mxfp8(rng, 8, 64)
+    out = run(lib, "mx", {"A": tuple(mx.array(x) for x in qa), "B": tuple(mx.array(x) for x in qb),
+                          "C": nan((16, 8))}, (1, 1, 1), (32, 1, 1), "threadgroups")
+    ref = m4.dequantize(*qa) @ m4.dequantize(*qb).T
+    np.testing.assert_allclose(np.array(out[-1]), ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
+def test_a_bad_tensor_alias_in_the_header_is_an_error_on_its_header_line():
+    header = ALIAS_HEADER.replace("using half_matrix = tensor<device const half, dextents<int, 2>>;",
+                                  "using half_matrix = tensor<device const half, dims<int, 2>>;")
+    with pytest.raises(RuntimeError) as e:
+        mx.fast.metal_library(ALIAS_SOURCE, header=header)
+    assert "header:5:" in str(e.value) and "the extents must be `dextents<int, R>`" in str(e.value)

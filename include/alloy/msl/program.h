@@ -70,7 +70,9 @@ struct ProgramInfo {
 // kernel, two entry points with one name, an attribute parameter of a type
 // Metal does not allow (`uint4 id [[thread_position_in_grid]]`), a parameter
 // the host cannot bind, an explicit instantiation without [[host_name]].
-ProgramInfo parse_program(const std::string& source);
+// `header` (the library's header, which Metal prepends) is read for its
+// program-scope `using` aliases only.
+ProgramInfo parse_program(const std::string& source, const std::string& header = "");
 
 // The function constants `source` declares (CompileError for a malformed
 // declaration or two with one index or name).
