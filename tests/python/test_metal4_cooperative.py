@@ -105,6 +105,21 @@ kernel void right_tile(in_t A [[buffer(0)]], in_t B [[buffer(1)]], out_t C [[buf
   op.run(A, b, ct);
   ct.store(C);
 }
+// C = A D with D = X Y^T kept in its cooperative tile and passed on as the
+// next op's right input (extents (N, K): D's columns are C's).
+kernel void right_from_tile(in_t X [[buffer(0)]], in_t Y [[buffer(1)]], in_t A [[buffer(2)]],
+                            out_t C [[buffer(3)]]) {
+  constexpr auto xy = matmul2d_descriptor(16, 24, 32, false, true);
+  constexpr auto ad = matmul2d_descriptor(8, 24, 16);
+  matmul2d<xy, execution_simdgroup> op1;
+  matmul2d<ad, execution_simdgroup> op2;
+  auto d = op1.get_destination_cooperative_tensor<decltype(X), decltype(Y), float>();
+  op1.run(X, Y, d);
+  auto right = op2.get_right_input_cooperative_tensor<float, float, float>(d);
+  auto ct = op2.get_destination_cooperative_tensor<decltype(A), decltype(right), float>();
+  op2.run(A, right, ct);
+  ct.store(C);
+}
 template [[host_name("right_tile")]] kernel void right_tile<false>(in_t, in_t, out_t);
 template [[host_name("right_tile_t")]] kernel void right_tile<true>(in_t, in_t, out_t);
 
@@ -188,6 +203,16 @@ def test_a_loaded_right_input_tile(lib, rng, name, transposed):
     b_arg = b.T.copy() if transposed else b
     (c,) = run(lib, name, {"A": mx.array(a), "B": mx.array(b_arg), "C": poisoned((16, 16))}, 32)
     np.testing.assert_allclose(np.array(c), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_a_destination_tile_as_the_next_right_input(lib, rng):
+    x = rng.standard_normal((16, 32)).astype(np.float32)  # X: 16 rows of K 32
+    y = rng.standard_normal((24, 32)).astype(np.float32)  # Y: 24 rows of K 32 (transposed right)
+    a = rng.standard_normal((8, 16)).astype(np.float32)
+    (c,) = run(lib, "right_from_tile", {"X": mx.array(x), "Y": mx.array(y), "A": mx.array(a),
+                                        "C": poisoned((8, 24))}, 32)
+    d = x.astype(np.float64) @ y.astype(np.float64).T  # 16 x 24
+    np.testing.assert_allclose(np.array(c), a.astype(np.float64) @ d, rtol=1e-4, atol=1e-4)
 
 
 def test_accumulate_load_store_and_column_reductions(lib, rng):
