@@ -12,6 +12,7 @@ import pytest
 import alloy.core as mx
 
 from conftest import DEVICE
+from shared_fixtures import assert_compile_error_on_line
 
 STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
 
@@ -213,6 +214,24 @@ def test_a_destination_tile_as_the_next_right_input(lib, rng):
                                         "C": poisoned((8, 24))}, 32)
     d = x.astype(np.float64) @ y.astype(np.float64).T  # 16 x 24
     np.testing.assert_allclose(np.array(c), a.astype(np.float64) @ d, rtol=1e-4, atol=1e-4)
+
+
+def test_a_right_input_tile_of_the_wrong_shape_is_a_compile_error_on_the_users_line():
+    bad = PROGRAM.split("// S = Q K^T")[0] + r"""
+kernel void wrong(in_t X [[buffer(0)]], in_t Y [[buffer(1)]], out_t C [[buffer(2)]]) {
+  matmul2d<matmul2d_descriptor(16, 24, 32, false, true), execution_simdgroup> op1;
+  matmul2d<matmul2d_descriptor(8, 16, 16), execution_simdgroup> op2;
+  auto d = op1.get_destination_cooperative_tensor<decltype(X), decltype(Y), float>();
+  op1.run(X, Y, d);
+  auto right = op2.get_right_input_cooperative_tensor<float, float, float>(d);
+}
+"""
+    with pytest.raises(RuntimeError) as e:
+        mx.fast.metal_library(bad).kernel("wrong")(
+            args={"X": mx.zeros((16, 32)), "Y": mx.zeros((24, 32)), "C": ((8, 16), mx.float32)},
+            grid=(32, 1, 1), threadgroup=(32, 1, 1), stream=STREAM)
+    line = bad.splitlines().index(next(l for l in bad.splitlines() if "get_right_input_cooperative_tensor" in l)) + 1
+    assert_compile_error_on_line(e.value, bad, line, "the tile's shape is not this op's right operand")
 
 
 def test_accumulate_load_store_and_column_reductions(lib, rng):

@@ -542,11 +542,7 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
 
   // A destination tile of another op as this op's right input (its shape
   // that of the right operand: (N, K), or (K, N) transposed): every thread
-  // gathers the whole tile, as a left input does. Compatible without a copy
-  // only within one thread.
-  template <class L, class R, class E, class CT> ALLOY_FUNC static bool is_compatible_as_right_input(const CT&) {
-    return CT::scope_ == 1;
-  }
+  // gathers the whole tile, as a left input does.
   template <class L, class R, class E, class CT> ALLOY_FUNC static auto get_right_input_cooperative_tensor(const CT& src) {
     auto in = get_right_input_cooperative_tensor<L, R, E>();
     static_assert(decltype(in)::size_ == CT::size_ && decltype(in)::cols_ == CT::cols_,
