@@ -186,3 +186,43 @@ def test_matmul2d_dispatched_with_other_than_its_simd_groups(rng, variant, simdg
         threadgroup=(32 * simdgroups, 1, 1), dispatch="threadgroups", stream=STREAM)
     f64 = lambda x: np.array(x.astype(mx.float32)).astype(np.float64)  # noqa: E731
     np.testing.assert_allclose(f64(c), f64(A) @ f64(B).T, rtol=1e-4, atol=8e-4)
+
+
+# 8-bit integers at SIMD-group scopes: int32 results, exact (on the GPU,
+# int8 / uint8 MMAs of one signedness).
+INT8_VARIANTS = [(t, tm, tn, tl, tr, acc, sg) for t in ("char", "uchar")
+                 for tm, tn, sg in ((16, 8, 1), (64, 32, 4), (128, 128, 8))
+                 for tl, tr in ((False, True), (False, False), (True, True)) for acc in (False, True)
+                 if t == "char" or (tl, tr) == (False, True)]
+
+
+def int8_name(t, tm, tn, tl, tr, acc, sg):
+    return f"igemm_{t}_{tm}x{tn}_{int(tl)}{int(tr)}{int(acc)}_{sg}"
+
+
+@functools.lru_cache(maxsize=None)
+def int8_lib():
+    inst = "".join(
+        f'template [[host_name("{int8_name(*v)}")]] kernel void gemm<{v[0]}, int, {v[1]}, {v[2]}, '
+        f'{str(v[3]).lower()}, {str(v[4]).lower()}, {str(v[5]).lower()}, {v[6]}>(\n'
+        f"    tensor<device const {v[0]}, dextents<int, 2>>, tensor<device const {v[0]}, dextents<int, 2>>,\n"
+        f"    tensor<device int, dextents<int, 2>>, uint2);\n" for v in INT8_VARIANTS)
+    return mx.fast.metal_library(GEMM + inst)
+
+
+@pytest.mark.parametrize("variant", INT8_VARIANTS, ids=[int8_name(*v) for v in INT8_VARIANTS])
+@pytest.mark.parametrize("layout", ["whole_tiles", "ragged"])
+def test_matmul2d_int8_at_simdgroup_scopes_is_exact(rng, variant, layout):
+    t, tm, tn, tl, tr, acc, sg = variant
+    M, N, K = (2 * tm - 5, 2 * tn - 3, 37) if layout == "ragged" else (2 * tm, 2 * tn, 96)
+    lo, hi, dtype = (-128, 128, np.int8) if t == "char" else (0, 256, np.uint8)
+    a = rng.integers(lo, hi, (M, K)).astype(dtype)
+    b = rng.integers(lo, hi, (K, N)).astype(dtype)
+    A = mx.array(np.ascontiguousarray(a.T if tl else a))
+    B = mx.array(np.ascontiguousarray(b.T if tr else b))
+    start = rng.integers(-1000, 1000, (M, N)).astype(np.int32) if acc else np.full((M, N), -7777777, np.int32)
+    (c,) = int8_lib().kernel(int8_name(*variant))(
+        args={"A": A, "B": B, "C": mx.array(start)}, grid=(-(-N // tn), -(-M // tm), 1),
+        threadgroup=(32 * sg, 1, 1), dispatch="threadgroups", stream=STREAM)
+    want = a.astype(np.int64) @ b.astype(np.int64) + (start if acc else 0)
+    np.testing.assert_array_equal(np.array(c).astype(np.int64), want)

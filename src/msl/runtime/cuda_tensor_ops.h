@@ -5,7 +5,8 @@
 // descriptor's tile split into 16 x 8 fragments that the scope's warps can
 // share evenly, and types with an mma.sync: half x half and bfloat x bfloat
 // (m16n8k16), and on sm_89 and later e4m3 x e4m3 and e5m2 x e5m2
-// (m16n8k32), all with float accumulation. Each warp owns a block of
+// (m16n8k32), all with float accumulation; on sm_80 and later 8-bit integers
+// of one signedness (m16n8k32, int32 accumulation). Each warp owns a block of
 // fragments. Operands reach the registers one of four ways:
 //  - warpgroup_tile() (sm_90a, cuda_wgmma.h): the staged tiles below, read
 //    by Hopper's warpgroup MMA straight from shared memory (MX operands
@@ -44,6 +45,18 @@ template <> struct mma_kind<half, half> {
 template <> struct mma_kind<bfloat, bfloat> {
   static constexpr int value = 2;
 };
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// 8-bit integers (int32 accumulators): Metal's char is signed.
+template <> struct mma_kind<char, char> {
+  static constexpr int value = 5;
+};
+template <> struct mma_kind<signed char, signed char> {
+  static constexpr int value = 5;
+};
+template <> struct mma_kind<unsigned char, unsigned char> {
+  static constexpr int value = 6;
+};
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 template <> struct mma_kind<metal::metal_fp8_e4m3_format, metal::metal_fp8_e4m3_format> {
   static constexpr int value = 3;
@@ -191,6 +204,21 @@ ALLOY_FUNC void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 }
+// 8-bit integers, exact in int32: Kind 5 signed, 6 unsigned.
+template <int Kind>
+ALLOY_FUNC void mma(int (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  if constexpr (Kind == 5) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else if constexpr (Kind == 6) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
 
 // ---- the staged main loop: operand tiles through shared memory
 // When the scope is the whole threadgroup, both operands are K-major (left
@@ -329,9 +357,9 @@ ALLOY_FUNC bool staged(const AV& A, const BV& B, long K, unsigned tid, unsigned 
 
 // One accumulator into the destination tensor at (row m, column n), added
 // to what is there for multiply_accumulate; outside the tensor, nothing.
-template <bool Accumulate, class DT> ALLOY_FUNC void store_result(DT& dest, long m, long n, float v) {
+template <bool Accumulate, class DT, class V> ALLOY_FUNC void store_result(DT& dest, long m, long n, V v) {
   if (m >= long(dest.valid_[1]) || n >= long(dest.valid_[0])) return;
-  if constexpr (Accumulate) v += float(dest(n, m));
+  if constexpr (Accumulate) v += V(dest(n, m));
   dest(n, m) = typename DT::value_type(v);
 }
 
@@ -344,10 +372,13 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
   typedef typename LT::value_type L;
   constexpr int kind = mma_kind<L, typename RT::value_type>::value;
   typedef warp_grid<Desc.m, Desc.n, NW> grid;
-  if constexpr (kind == 0 || !grid::ok) {
+  // Scales planes belong to the FP8 formats; an integer tensor with one
+  // takes the reference path.
+  if constexpr (kind == 0 || !grid::ok || (kind >= 5 && (LT::scaled_ || RT::scaled_))) {
     return false;
   } else {
     constexpr int KSTEP = kind <= 2 ? 16 : 32;
+    typedef metal::conditional_t<(kind >= 5), int, float> Acc;  // int32 for 8-bit integers
     constexpr int W = 4 / int(sizeof(L));  // K elements a register holds
     constexpr bool scaled = LT::scaled_ || RT::scaled_;
     constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
@@ -390,13 +421,13 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     const bool rows_in = A.words && m0 + grid::fm * 16 <= A.valid_o;
     const bool cols_in = B.words && n0 + grid::fn * 8 <= B.valid_o;
 
-    float acc[grid::fm][grid::fn][4];
+    Acc acc[grid::fm][grid::fn][4];
 #pragma unroll
     for (int i = 0; i < grid::fm; ++i)
 #pragma unroll
       for (int j = 0; j < grid::fn; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = Acc(0);
 
     // One K step (KSTEP wide from k0) of the warp's fragments.
     auto step = [&](long k0, const uint32_t (&a)[grid::fm][4], const uint32_t (&b)[grid::fn][2]) {
