@@ -227,9 +227,9 @@ kernel void wrong(in_t X [[buffer(0)]], in_t Y [[buffer(1)]], out_t C [[buffer(2
 }
 """
     with pytest.raises(RuntimeError) as e:
-        mx.fast.metal_library(bad).kernel("wrong")(
+        mx.eval(mx.fast.metal_library(bad).kernel("wrong")(
             args={"X": mx.zeros((16, 32)), "Y": mx.zeros((24, 32)), "C": ((8, 16), mx.float32)},
-            grid=(32, 1, 1), threadgroup=(32, 1, 1), stream=STREAM)
+            grid=(32, 1, 1), threadgroup=(32, 1, 1), stream=STREAM))
     line = bad.splitlines().index(next(l for l in bad.splitlines() if "get_right_input_cooperative_tensor" in l)) + 1
     assert_compile_error_on_line(e.value, bad, line, "the tile's shape is not this op's right operand")
 
