@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "examples" / "metal4"))
 import alloy.core as mx  # noqa: E402
 import metal4_common as m4  # noqa: E402
 
-PEAK = {"f16": 989e12, "fp8": 1979e12}
+PEAK = {"f16": 989e12, "fp8": 1979e12, "tf32": 494e12}
 GEMM = r"""#include <metal_tensor>
 #include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
 using namespace metal;
@@ -66,6 +66,20 @@ kernel void gemm_half(tensor<device const half, dextents<int, 2>> A [[buffer(0)]
   op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
 }
 
+// The same in float: exact (three TF32 MMAs of split operands on the GPU)
+// or with relaxed precision (one).
+template <int SG, bool RELAXED>
+kernel void gemm_float(tensor<device const float, dextents<int, 2>> A [[buffer(0)]],
+                       tensor<device const float, dextents<int, 2>> B [[buffer(1)]],
+                       tensor<device float, dextents<int, 2>> C [[buffer(2)]],
+                       uint2 tgid [[threadgroup_position_in_grid]],
+                       uint2 tiles [[threadgroups_per_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true, RELAXED);
+  matmul2d<desc, execution_simdgroups<SG>> op;
+  const uint2 t = tile_of(tgid, tiles);
+  op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
+}
+
 template <int SG>
 kernel void gemm_mxfp8(mxfp8_tensor A [[buffer(0)]],
                        mxfp8_tensor B [[buffer(1)]],
@@ -84,6 +98,10 @@ for _sg in (4, 8):
              f'uint2, uint2);\n'
              f'template [[host_name("gemm_mxfp8_{_sg}")]] kernel void gemm_mxfp8<{_sg}>(mxfp8_tensor, mxfp8_tensor, '
              f'tensor<device half, dextents<int, 2>>, uint2, uint2);\n')
+    for _rel in (False, True):
+        GEMM += (f'template [[host_name("gemm_float{"_relaxed" if _rel else ""}_{_sg}")]] kernel void '
+                 f'gemm_float<{_sg}, {str(_rel).lower()}>(tensor<device const float, dextents<int, 2>>, '
+                 f'tensor<device const float, dextents<int, 2>>, tensor<device float, dextents<int, 2>>, uint2, uint2);\n')
 
 rows = []
 
@@ -124,6 +142,7 @@ def main():
                     help="head dimensions of the flash attentions")
     ap.add_argument("--skip-gemm", action="store_true")
     ap.add_argument("--skip-fa", action="store_true", help="skip the flash attentions")
+    ap.add_argument("--skip-float", action="store_true", help="skip the float GEMMs")
     args = ap.parse_args()
     import torch
 
@@ -141,12 +160,12 @@ def main():
         b = rng.standard_normal((n, n)).astype(np.float16)
         xa, xb = mx.array(a), mx.array(b)
 
-        def gemm(name, sg, a_arg, b_arg, want):
+        def gemm(name, sg, a_arg, b_arg, want, out=mx.float16):
             """One launch of a GEMM kernel with `sg` SIMD groups, and the max
             relative error of its leading block against `want` (that block, float64)."""
             rows = want.shape[0]
             launch = lambda: lib.kernel(f"{name}_{sg}")(  # noqa: E731
-                args={"A": a_arg, "B": b_arg, "C": ((n, n), mx.float16)}, grid=(n // 128, n // 128, 1),
+                args={"A": a_arg, "B": b_arg, "C": ((n, n), out)}, grid=(n // 128, n // 128, 1),
                 threadgroup=(32 * sg, 1, 1), dispatch="threadgroups")[0]
             got = np.array(launch()[:rows, :rows]).astype(np.float64)
             return launch, float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
@@ -158,6 +177,25 @@ def main():
             half, err = gemm("gemm_half", sg, xa, xb, want)
             row(f"half matmul2d GEMM {n}^3, {sg} SIMD groups", timed(half, alloy_sync), "cuBLAS f16", cublas, flops,
                 PEAK["f16"], f"max rel err {err:.1e}")
+
+        # ---- float GEMM: exact against cuBLAS SGEMM, relaxed against cuBLAS on TF32
+        if not args.skip_float:
+            fa32, fb32 = a.astype(np.float32), b.astype(np.float32)
+            xa32, xb32 = mx.array(fa32), mx.array(fb32)
+            ta32, tb32 = ta.float(), tb.float()
+            torch.backends.cuda.matmul.allow_tf32 = False
+            sgemm = timed(lambda: ta32 @ tb32.T, tsync)
+            torch.backends.cuda.matmul.allow_tf32 = True
+            tf32 = timed(lambda: ta32 @ tb32.T, tsync)
+            torch.backends.cuda.matmul.allow_tf32 = False
+            for sg in (4, 8):
+                exact, err = gemm("gemm_float", sg, xa32, xb32, want, mx.float32)
+                row(f"float matmul2d GEMM {n}^3, {sg} SIMD groups", timed(exact, alloy_sync), "cuBLAS f32", sgemm,
+                    flops, PEAK["tf32"], f"max rel err {err:.1e}")
+                relaxed, err = gemm("gemm_float_relaxed", sg, xa32, xb32, want, mx.float32)
+                row(f"float matmul2d GEMM {n}^3, relaxed, {sg} SG", timed(relaxed, alloy_sync), "cuBLAS TF32", tf32,
+                    flops, PEAK["tf32"], f"max rel err {err:.1e}")
+            del xa32, xb32, ta32, tb32
 
         # ---- MXFP8 GEMM
         codes_a, scales_a = m4.random_mxfp8(rng, n, n)

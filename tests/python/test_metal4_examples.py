@@ -87,12 +87,12 @@ GEMM = r"""#include <metal_tensor>
 #include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
 using namespace metal;
 using namespace mpp::tensor_ops;
-template <typename T, typename U, int TM, int TN, bool TL, bool TR, bool ACC, int SG>
+template <typename T, typename U, int TM, int TN, bool TL, bool TR, bool ACC, int SG, bool RELAXED>
 kernel void gemm(tensor<device const T, dextents<int, 2>> A [[buffer(0)]],
                  tensor<device const T, dextents<int, 2>> B [[buffer(1)]],
                  tensor<device U, dextents<int, 2>> C [[buffer(2)]],
                  uint2 tgid [[threadgroup_position_in_grid]]) {
-  constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, TL, TR, false,
+  constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, TL, TR, RELAXED,
       ACC ? matmul2d_descriptor::mode::multiply_accumulate : matmul2d_descriptor::mode::multiply);
   matmul2d<desc, execution_simdgroups<SG>> op;
   auto a = TL ? A.slice(tgid.y * TM, 0) : A.slice(0, tgid.y * TM);
@@ -102,7 +102,7 @@ kernel void gemm(tensor<device const T, dextents<int, 2>> A [[buffer(0)]],
 """
 # (T, U, tile M, tile N, TL, TR, ACC, SIMD groups)
 TC_VARIANTS = [(t, u, tm, tn, tl, tr, acc, sg)
-               for t, u in (("half", "float"), ("bfloat", "float"), ("half", "half"))
+               for t, u in (("half", "float"), ("bfloat", "float"), ("half", "half"), ("float", "float"))
                for tm, tn, sg in ((16, 8, 1), (64, 32, 4), (32, 64, 2))
                for tl in (False, True) for tr in (False, True) for acc in (False, True)
                if (t, u) == ("half", "float") or (tm, tn, tl, acc) == (64, 32, False, True)]
@@ -112,17 +112,25 @@ TC_VARIANTS += [("half", "float", 128, 128, False, True, False, 4), ("bfloat", "
                 ("half", "half", 128, 128, False, True, True, 8), ("bfloat", "float", 256, 64, False, True, False, 8)]
 
 
-def tc_name(t, u, tm, tn, tl, tr, acc, sg):
-    return f"gemm_{t}_{u}_{tm}x{tn}_{int(tl)}{int(tr)}{int(acc)}_{sg}"
+# float x float, exact and relaxed (on the GPU: TF32 MMAs, three of split
+# operands or one), through each way the tensor cores read operands.
+FLOAT_VARIANTS = [("float", "float", tm, tn, tl, tr, False, sg) for tm, tn, sg, tl, tr in
+                  ((16, 8, 1, False, False), (64, 32, 4, False, True), (32, 64, 2, True, False),
+                   (128, 128, 8, False, True))]
+
+
+def tc_name(t, u, tm, tn, tl, tr, acc, sg, relaxed=False):
+    return f"gemm_{t}_{u}_{tm}x{tn}_{int(tl)}{int(tr)}{int(acc)}_{sg}" + ("_relaxed" if relaxed else "")
 
 
 @functools.lru_cache(maxsize=None)
 def gemm_lib():
+    variants = [(v, False) for v in TC_VARIANTS] + [(v, r) for v in FLOAT_VARIANTS for r in (False, True)]
     inst = "".join(
-        f'template [[host_name("{tc_name(*v)}")]] kernel void gemm<{v[0]}, {v[1]}, {v[2]}, {v[3]}, '
-        f'{str(v[4]).lower()}, {str(v[5]).lower()}, {str(v[6]).lower()}, {v[7]}>(\n'
+        f'template [[host_name("{tc_name(*v, relaxed=r)}")]] kernel void gemm<{v[0]}, {v[1]}, {v[2]}, {v[3]}, '
+        f'{str(v[4]).lower()}, {str(v[5]).lower()}, {str(v[6]).lower()}, {v[7]}, {str(r).lower()}>(\n'
         f"    tensor<device const {v[0]}, dextents<int, 2>>, tensor<device const {v[0]}, dextents<int, 2>>,\n"
-        f"    tensor<device {v[1]}, dextents<int, 2>>, uint2);\n" for v in TC_VARIANTS)
+        f"    tensor<device {v[1]}, dextents<int, 2>>, uint2);\n" for v, r in dict.fromkeys(variants))
     return mx.fast.metal_library(GEMM + inst)
 
 
@@ -166,6 +174,28 @@ def test_matmul2d_simdgroup_scopes(rng, variant, layout):
     np.testing.assert_allclose(f64(c), ref, rtol=tol, atol=tol * 8)
 
 
+@pytest.mark.parametrize("variant", FLOAT_VARIANTS, ids=[tc_name(*v) for v in FLOAT_VARIANTS])
+@pytest.mark.parametrize("relaxed", [False, True], ids=["exact", "relaxed"])
+def test_float_matmul2d_keeps_float_precision_unless_relaxed(rng, variant, relaxed):
+    # Error bounds per element, relative to sum_k |a_mk b_kn|: float's
+    # (a few ulps, 2^-18 with K = 200) unless relaxed_precision, which
+    # allows TF32's 10-bit significands (2^-9).
+    t, u, tm, tn, tl, tr, acc, sg = variant
+    M, N, K = 2 * tm, 2 * tn, 200
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    A = operand(a.T if tl else a, False, mx.float32)
+    B = operand(b.T if tr else b, False, mx.float32)
+    (c,) = gemm_lib().kernel(tc_name(*variant, relaxed=relaxed))(
+        args={"A": A, "B": B, "C": mx.array(np.full((M, N), np.nan, np.float32))}, grid=(2, 2, 1),
+        threadgroup=(32 * sg, 1, 1), dispatch="threadgroups", stream=STREAM)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    err = np.abs(np.array(c).astype(np.float64) - a64 @ b64)
+    scale = np.abs(a64) @ np.abs(b64)
+    bound = 2.0 ** (-9 if relaxed else -18)
+    assert np.all(err <= bound * scale), f"max error / sum|ab| = {np.max(err / scale):.3g}, bound {bound:.3g}"
+
+
 # Metal leaves a dispatch whose SIMD groups differ from execution_simdgroups<N>
 # undefined; it cannot be a compile error (the threadgroup size is the
 # launch's). Here threads are dealt to scopes by their index: a threadgroup
@@ -204,7 +234,7 @@ def int8_name(t, tm, tn, tl, tr, acc, sg):
 def int8_lib():
     inst = "".join(
         f'template [[host_name("{int8_name(*v)}")]] kernel void gemm<{v[0]}, int, {v[1]}, {v[2]}, '
-        f'{str(v[3]).lower()}, {str(v[4]).lower()}, {str(v[5]).lower()}, {v[6]}>(\n'
+        f'{str(v[3]).lower()}, {str(v[4]).lower()}, {str(v[5]).lower()}, {v[6]}, false>(\n'
         f"    tensor<device const {v[0]}, dextents<int, 2>>, tensor<device const {v[0]}, dextents<int, 2>>,\n"
         f"    tensor<device int, dextents<int, 2>>, uint2);\n" for v in INT8_VARIANTS)
     return mx.fast.metal_library(GEMM + inst)

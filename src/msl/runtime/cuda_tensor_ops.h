@@ -6,7 +6,10 @@
 // share evenly, and types with an mma.sync: half x half and bfloat x bfloat
 // (m16n8k16), and on sm_89 and later e4m3 x e4m3 and e5m2 x e5m2
 // (m16n8k32), all with float accumulation; on sm_80 and later 8-bit integers
-// of one signedness (m16n8k32, int32 accumulation). Each warp owns a block of
+// of one signedness (m16n8k32, int32 accumulation) and float x float on
+// TF32 (m16n8k8): three MMAs of each operand split into a TF32 head and
+// tail (hi*hi + hi*lo + lo*hi, near float's precision), or one of the
+// heads where the descriptor allows relaxed precision. Each warp owns a block of
 // fragments. Operands reach the registers one of four ways:
 //  - warpgroup_tile() (sm_90a, cuda_wgmma.h): the staged tiles below, read
 //    by Hopper's warpgroup MMA straight from shared memory (MX operands
@@ -56,7 +59,13 @@ template <> struct mma_kind<signed char, signed char> {
 template <> struct mma_kind<unsigned char, unsigned char> {
   static constexpr int value = 6;
 };
+template <> struct mma_kind<float, float> {
+  static constexpr int value = 7;  // TF32
+};
 #endif
+// 8-bit integers accumulate in int32; only the FP8 formats carry MX scales.
+constexpr bool integer_kind(int kind) { return kind == 5 || kind == 6; }
+constexpr bool fp8_kind(int kind) { return kind == 3 || kind == 4; }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 template <> struct mma_kind<metal::metal_fp8_e4m3_format, metal::metal_fp8_e4m3_format> {
   static constexpr int value = 3;
@@ -92,7 +101,8 @@ template <int M, int N, int NW> struct warp_grid {
 };
 
 template <class T> ALLOY_FUNC uint32_t raw_bits(const T& v) {
-  if constexpr (sizeof(T) == 2) return __builtin_bit_cast(uint16_t, v);
+  if constexpr (sizeof(T) == 4) return __builtin_bit_cast(uint32_t, v);
+  else if constexpr (sizeof(T) == 2) return __builtin_bit_cast(uint16_t, v);
   else return __builtin_bit_cast(uint8_t, v);
 }
 
@@ -204,6 +214,26 @@ ALLOY_FUNC void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 }
+// Float as TF32 (rounded to nearest, ties away: cvt.rna), and the head and
+// tail of a float as two TF32 values: x = hi + lo up to x's last 2-3 bits.
+ALLOY_FUNC uint32_t to_tf32(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+ALLOY_FUNC void split_tf32(uint32_t bits, uint32_t& hi, uint32_t& lo) {
+  const float x = __uint_as_float(bits);
+  hi = to_tf32(x);
+  lo = to_tf32(x - __uint_as_float(hi));
+}
+// TF32 operands (Kind 7), float accumulators: m16n8k8.
+ALLOY_FUNC void mma_tf32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 // 8-bit integers, exact in int32: Kind 5 signed, 6 unsigned.
 template <int Kind>
 ALLOY_FUNC void mma(int (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
@@ -372,13 +402,13 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
   typedef typename LT::value_type L;
   constexpr int kind = mma_kind<L, typename RT::value_type>::value;
   typedef warp_grid<Desc.m, Desc.n, NW> grid;
-  // Scales planes belong to the FP8 formats; an integer tensor with one
-  // takes the reference path.
-  if constexpr (kind == 0 || !grid::ok || (kind >= 5 && (LT::scaled_ || RT::scaled_))) {
+  // Scales planes belong to the FP8 formats; another tensor with one takes
+  // the reference path.
+  if constexpr (kind == 0 || !grid::ok || (!fp8_kind(kind) && (LT::scaled_ || RT::scaled_))) {
     return false;
   } else {
-    constexpr int KSTEP = kind <= 2 ? 16 : 32;
-    typedef metal::conditional_t<(kind >= 5), int, float> Acc;  // int32 for 8-bit integers
+    constexpr int KSTEP = kind <= 2 ? 16 : kind == 7 ? 8 : 32;
+    typedef metal::conditional_t<integer_kind(kind), int, float> Acc;  // int32 for 8-bit integers
     constexpr int W = 4 / int(sizeof(L));  // K elements a register holds
     constexpr bool scaled = LT::scaled_ || RT::scaled_;
     constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
@@ -431,7 +461,29 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
 
     // One K step (KSTEP wide from k0) of the warp's fragments.
     auto step = [&](long k0, const uint32_t (&a)[grid::fm][4], const uint32_t (&b)[grid::fn][2]) {
-      if constexpr (!scaled) {
+      if constexpr (kind == 7) {
+        // Float words: each split once into TF32 head and tail; the small
+        // products first.
+        uint32_t ah[grid::fm][4], al[grid::fm][4], bh[grid::fn][2], bl[grid::fn][2];
+#pragma unroll
+        for (int i = 0; i < grid::fm; ++i)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) split_tf32(a[i][e], ah[i][e], al[i][e]);
+#pragma unroll
+        for (int j = 0; j < grid::fn; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) split_tf32(b[j][e], bh[j][e], bl[j][e]);
+#pragma unroll
+        for (int i = 0; i < grid::fm; ++i)
+#pragma unroll
+          for (int j = 0; j < grid::fn; ++j) {
+            if constexpr (!Desc.relaxed_precision) {
+              mma_tf32(acc[i][j], al[i], bh[j]);
+              mma_tf32(acc[i][j], ah[i], bl[j]);
+            }
+            mma_tf32(acc[i][j], ah[i], bh[j]);
+          }
+      } else if constexpr (!scaled) {
 #pragma unroll
         for (int i = 0; i < grid::fm; ++i)
 #pragma unroll
