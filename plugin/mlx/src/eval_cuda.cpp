@@ -5,6 +5,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 #include "backend/cuda/custom_kernel.h"
 #include "dtypes.h"
 #include "mlx/backend/cuda/allocator.h"
@@ -16,8 +18,15 @@ namespace mxc = ::mlx::core;
 
 namespace {
 // A kernel of at least this many threads runs long enough (tens of
-// microseconds) to hide a graph launch behind it.
-constexpr unsigned long long kCommitAfterThreads = 1ull << 20;
+// microseconds) to hide a graph launch behind it. ALLOY_MLX_COMMIT_THREADS
+// overrides it (a tuning knob, docs/design/mlx-plugin.md).
+unsigned long long commit_after_threads() {
+  static const unsigned long long threads = [] {
+    const char* v = std::getenv("ALLOY_MLX_COMMIT_THREADS");
+    return v && *v ? std::strtoull(v, nullptr, 10) : 1ull << 20;
+  }();
+  return threads;
+}
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const alloy::fast::PreparedLaunch& launch,
@@ -62,5 +71,5 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
   // company (a graph launch costs more than it).
   const unsigned long long threads = 1ull * l.blocks[0] * l.blocks[1] * l.blocks[2] * l.block[0] * l.block[1] *
                                      l.block[2];
-  if (threads >= kCommitAfterThreads) encoder.commit();
+  if (threads >= commit_after_threads()) encoder.commit();
 }
