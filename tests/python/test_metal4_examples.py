@@ -196,6 +196,78 @@ def test_float_matmul2d_keeps_float_precision_unless_relaxed(rng, variant, relax
     assert np.all(err <= bound * scale), f"max error / sum|ab| = {np.max(err / scale):.3g}, bound {bound:.3g}"
 
 
+# Mixed operand types at SIMD-group scopes (on the GPU: read as float, TF32
+# MMAs; half, bfloat and 8-bit integers are exact there, a float side split
+# in two). (left, right, destination) as Apple lists them.
+MIXED_PAIRS = [("half", "float", "float"), ("float", "half", "float"), ("bfloat", "float", "float"),
+               ("half", "bfloat", "float"), ("bfloat", "half", "half"), ("half", "char", "half"),
+               ("char", "half", "float"), ("char", "float", "float"), ("bfloat", "uchar", "bfloat"),
+               ("float", "uchar", "float")]
+MIXED_SHAPES = [(64, 32, False, True, 4), (16, 8, True, False, 1)]  # tile, TL, TR, SIMD groups
+MIXED_GEMM = r"""#include <metal_tensor>
+#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
+using namespace metal;
+using namespace mpp::tensor_ops;
+template <typename TA, typename TB, typename U, int TM, int TN, bool TL, bool TR, int SG>
+kernel void mixed(tensor<device const TA, dextents<int, 2>> A [[buffer(0)]],
+                  tensor<device const TB, dextents<int, 2>> B [[buffer(1)]],
+                  tensor<device U, dextents<int, 2>> C [[buffer(2)]],
+                  uint2 tgid [[threadgroup_position_in_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, TL, TR);
+  matmul2d<desc, execution_simdgroups<SG>> op;
+  auto a = TL ? A.slice(tgid.y * TM, 0) : A.slice(0, tgid.y * TM);
+  auto b = TR ? B.slice(0, tgid.x * TN) : B.slice(tgid.x * TN, 0);
+  op.run(a, b, C.slice(tgid.x * TN, tgid.y * TM));
+}
+"""
+MIXED_DT = {"half": mx.float16, "bfloat": mx.bfloat16, "float": mx.float32, "char": mx.int8, "uchar": mx.uint8}
+
+
+def mixed_name(ta, tb, u, tm, tn, tl, tr, sg):
+    return f"mixed_{ta}_{tb}_{u}_{tm}x{tn}_{int(tl)}{int(tr)}_{sg}"
+
+
+@functools.lru_cache(maxsize=None)
+def mixed_lib():
+    inst = "".join(
+        f'template [[host_name("{mixed_name(*p, *sh)}")]] kernel void mixed<{p[0]}, {p[1]}, {p[2]}, {sh[0]}, {sh[1]}, '
+        f'{str(sh[2]).lower()}, {str(sh[3]).lower()}, {sh[4]}>(\n'
+        f"    tensor<device const {p[0]}, dextents<int, 2>>, tensor<device const {p[1]}, dextents<int, 2>>,\n"
+        f"    tensor<device {p[2]}, dextents<int, 2>>, uint2);\n" for p in MIXED_PAIRS for sh in MIXED_SHAPES)
+    return mx.fast.metal_library(MIXED_GEMM + inst)
+
+
+def typed_operand(rng, shape, t):
+    if t == "char":
+        return mx.array(rng.integers(-128, 128, shape).astype(np.int8))
+    if t == "uchar":
+        return mx.array(rng.integers(0, 256, shape).astype(np.uint8))
+    return mx.array(rng.standard_normal(shape).astype(np.float32)).astype(MIXED_DT[t])
+
+
+@pytest.mark.parametrize("shape", MIXED_SHAPES, ids=["64x32_4_kmajor", "16x8_1_strided"])
+@pytest.mark.parametrize("types", MIXED_PAIRS, ids=["_".join(p) for p in MIXED_PAIRS])
+def test_mixed_type_matmul2d_at_simdgroup_scopes(rng, types, shape):
+    ta, tb, u = types
+    tm, tn, tl, tr, sg = shape
+    M, N, K = 2 * tm - 5, 2 * tn - 3, 37
+    A = typed_operand(rng, (K, M) if tl else (M, K), ta)
+    B = typed_operand(rng, (N, K) if tr else (K, N), tb)
+    (c,) = mixed_lib().kernel(mixed_name(ta, tb, u, tm, tn, tl, tr, sg))(
+        args={"A": A, "B": B, "C": mx.array(np.full((M, N), np.nan, np.float32)).astype(MIXED_DT[u])},
+        grid=(2, 2, 1), threadgroup=(32 * sg, 1, 1), dispatch="threadgroups", stream=STREAM)
+    a64 = np.array(A.astype(mx.float32)).astype(np.float64)
+    b64 = np.array(B.astype(mx.float32)).astype(np.float64)
+    a64, b64 = (a64.T if tl else a64), (b64.T if tr else b64)
+    ref = a64 @ b64
+    # Float's accumulation (2^-18 of sum |a b| with K = 37), then the
+    # destination's rounding.
+    dest_eps = {"float": 0.0, "half": 2.0 ** -11, "bfloat": 2.0 ** -8}[u]
+    bound = 2.0 ** -18 * (np.abs(a64) @ np.abs(b64)) + dest_eps * np.abs(ref) + (6e-8 if u == "half" else 0.0)
+    err = np.abs(np.array(c.astype(mx.float32)).astype(np.float64) - ref)
+    assert np.all(err <= bound), f"max error over bound {np.max(err / bound):.3g}"
+
+
 # Metal leaves a dispatch whose SIMD groups differ from execution_simdgroups<N>
 # undefined; it cannot be a compile error (the threadgroup size is the
 # launch's). Here threads are dealt to scopes by their index: a threadgroup

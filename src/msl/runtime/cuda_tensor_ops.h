@@ -6,10 +6,12 @@
 // share evenly, and types with an mma.sync: half x half and bfloat x bfloat
 // (m16n8k16), and on sm_89 and later e4m3 x e4m3 and e5m2 x e5m2
 // (m16n8k32), all with float accumulation; on sm_80 and later 8-bit integers
-// of one signedness (m16n8k32, int32 accumulation) and float x float on
-// TF32 (m16n8k8): three MMAs of each operand split into a TF32 head and
-// tail (hi*hi + hi*lo + lo*hi, near float's precision), or one of the
-// heads where the descriptor allows relaxed precision. Each warp owns a block of
+// of one signedness (m16n8k32, int32 accumulation) and, on TF32 (m16n8k8),
+// float x float and every mixed pair of half, bfloat, float and 8-bit
+// integers with a float-type side: operands read as float, a float one
+// split into a TF32 head and tail (hi*hi + hi*lo + lo*hi, near float's
+// precision; the heads alone where the descriptor allows relaxed
+// precision). Half, bfloat and 8-bit integers are exact in TF32. Each warp owns a block of
 // fragments. Operands reach the registers one of four ways:
 //  - warpgroup_tile() (sm_90a, cuda_wgmma.h): the staged tiles below, read
 //    by Hopper's warpgroup MMA straight from shared memory (MX operands
@@ -39,8 +41,21 @@
 
 namespace detail::tc {
 
+// Types the TF32 path reads as float: exactly (half, bfloat, 8-bit
+// integers: at most 11 significant bits) or split in two (float).
+template <class T> constexpr bool tf32_exact() {
+  return metal::is_same_v<T, half> || metal::is_same_v<T, bfloat> || is_int8_v<T>;
+}
+template <class L, class R> constexpr bool on_tf32() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr bool l = tf32_exact<L>() || metal::is_same_v<L, float>, r = tf32_exact<R>() || metal::is_same_v<R, float>;
+  return l && r && (is_float_v<L> || is_float_v<R>);  // two integers: int32 results, not here
+#else
+  return false;
+#endif
+}
 template <class L, class R> struct mma_kind {
-  static constexpr int value = 0;  // none
+  static constexpr int value = on_tf32<L, R>() ? 7 : 0;  // TF32, or none
 };
 template <> struct mma_kind<half, half> {
   static constexpr int value = 1;
@@ -120,8 +135,11 @@ ALLOY_FUNC void ldmatrix_x4(unsigned at, uint32_t& r0, uint32_t& r1, uint32_t& r
 
 // One operand as the MMA reads it: element (o, k), o the row of A (or the
 // column of B), k along K, with element strides and the extents in memory.
-template <class T> struct operand_view {
-  static constexpr int per_word = 4 / int(sizeof(T));  // K elements in one 32-bit register
+// M, the element type in the MMA's registers, is T, or float for a T the
+// TF32 path converts (every load then reads one element and converts it).
+template <class T, class M = T> struct operand_view {
+  static constexpr bool converts = !metal::is_same_v<T, M>;
+  static constexpr int per_word = 4 / int(sizeof(M));  // K elements in one 32-bit register
   const T* data;
   long s_o, s_k;
   long valid_o, valid_k;
@@ -133,14 +151,14 @@ template <class T> struct operand_view {
     s_o = long(t.strides_[k_first ? 1 : 0]);
     valid_k = long(t.valid_[k_first ? 0 : 1]);
     valid_o = long(t.valid_[k_first ? 1 : 0]);
-    words = s_k == 1 && (s_o % per_word) == 0 && (reinterpret_cast<unsigned long>(data) % 4) == 0;
+    words = converts || (s_k == 1 && (s_o % per_word) == 0 && (reinterpret_cast<unsigned long>(data) % 4) == 0);
   }
   // For a 16-bit operand whose other dimension is contiguous (a row-major
   // K x N right operand, V of attention): the B fragment's register for K
   // rows k0..k0 + 7 and the 8 columns from o0, read as rows (one 32-bit load
   // a lane) and transposed by movmatrix. Every lane of the warp calls it.
   ALLOY_FUNC bool rows_contiguous() const {
-    return sizeof(T) == 2 && s_o == 1 && s_k % 2 == 0 && (reinterpret_cast<unsigned long>(data) % 4) == 0;
+    return !converts && sizeof(T) == 2 && s_o == 1 && s_k % 2 == 0 && (reinterpret_cast<unsigned long>(data) % 4) == 0;
   }
   ALLOY_FUNC bool block_inside(long o0, long k0, long ko) const { return o0 + 8 <= valid_o && k0 + ko <= valid_k; }
   ALLOY_FUNC uint32_t transposed_word(long o0, long k0, int g, int t) const {
@@ -152,7 +170,7 @@ template <class T> struct operand_view {
   // A 16-bit operand in threadgroup memory, K or the other dimension
   // contiguous, its rows 16-byte aligned: ldmatrix reads its fragments.
   ALLOY_FUNC bool in_shared_rows() const {
-    if (sizeof(T) != 2 || !__isShared(data) || (reinterpret_cast<unsigned long>(data) % 16) != 0) return false;
+    if (converts || sizeof(T) != 2 || !__isShared(data) || (reinterpret_cast<unsigned long>(data) % 16) != 0) return false;
     return (s_k == 1 && (s_o * 2) % 16 == 0) || (s_o == 1 && (s_k * 2) % 16 == 0);
   }
   // ldmatrix for such an operand: this lane's address of the 8 x 8 matrix
@@ -179,6 +197,10 @@ template <class T> struct operand_view {
   }
   // per_word consecutive K elements from k (k a multiple of per_word).
   ALLOY_FUNC uint32_t word(long o, long k, bool fast) const {
+    if constexpr (converts) {
+      if (!fast && (o >= valid_o || k >= valid_k)) return 0u;
+      return __float_as_uint(float(data[o * s_o + k * s_k]));
+    }
     if (fast) return *reinterpret_cast<const uint32_t*>(data + o * s_o + k);
     uint32_t r = 0;
     if (o < valid_o) {
@@ -409,7 +431,7 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
   } else {
     constexpr int KSTEP = kind <= 2 ? 16 : kind == 7 ? 8 : 32;
     typedef metal::conditional_t<integer_kind(kind), int, float> Acc;  // int32 for 8-bit integers
-    constexpr int W = 4 / int(sizeof(L));  // K elements a register holds
+    constexpr int W = kind == 7 ? 1 : 4 / int(sizeof(L));  // K elements a register holds
     constexpr bool scaled = LT::scaled_ || RT::scaled_;
     constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
     // Scale blocks must line up with the K steps.
@@ -426,8 +448,11 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     const int m0 = (warp / grid::wn) * grid::fm * 16, n0 = (warp % grid::wn) * grid::fn * 8;
 
     // Left: (K, M), or (M, K) transposed; right: (N, K), or (K, N) transposed.
-    const operand_view<L> A(left, !Desc.transpose_left);
-    const operand_view<typename RT::value_type> B(right, Desc.transpose_right);
+    // On TF32 each is read as float.
+    typedef typename RT::value_type R;
+    const operand_view<L, metal::conditional_t<kind == 7, float, L>> A(left, !Desc.transpose_left);
+    const operand_view<R, metal::conditional_t<kind == 7, float, R>> B(right, Desc.transpose_right);
+    constexpr bool converted = decltype(A)::converts || decltype(B)::converts;
     long K = Desc.k;
     if constexpr (Desc.k == 0 || Desc.k == dynamic_length_v<int>)
       K = long(left.get_extent(Desc.transpose_left ? 1 : 0));
@@ -462,25 +487,32 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     // One K step (KSTEP wide from k0) of the warp's fragments.
     auto step = [&](long k0, const uint32_t (&a)[grid::fm][4], const uint32_t (&b)[grid::fn][2]) {
       if constexpr (kind == 7) {
-        // Float words: each split once into TF32 head and tail; the small
-        // products first.
+        // Float words. A float operand's are split once into TF32 head and
+        // tail (unless relaxed); the others' are exact TF32 already. The
+        // small products first.
+        constexpr bool a_tail = metal::is_same_v<L, float> && !Desc.relaxed_precision;
+        constexpr bool b_tail = metal::is_same_v<R, float> && !Desc.relaxed_precision;
         uint32_t ah[grid::fm][4], al[grid::fm][4], bh[grid::fn][2], bl[grid::fn][2];
 #pragma unroll
         for (int i = 0; i < grid::fm; ++i)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) split_tf32(a[i][e], ah[i][e], al[i][e]);
+          for (int e = 0; e < 4; ++e) {
+            if constexpr (metal::is_same_v<L, float>) split_tf32(a[i][e], ah[i][e], al[i][e]);
+            else ah[i][e] = a[i][e];
+          }
 #pragma unroll
         for (int j = 0; j < grid::fn; ++j)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) split_tf32(b[j][e], bh[j][e], bl[j][e]);
+          for (int e = 0; e < 2; ++e) {
+            if constexpr (metal::is_same_v<R, float>) split_tf32(b[j][e], bh[j][e], bl[j][e]);
+            else bh[j][e] = b[j][e];
+          }
 #pragma unroll
         for (int i = 0; i < grid::fm; ++i)
 #pragma unroll
           for (int j = 0; j < grid::fn; ++j) {
-            if constexpr (!Desc.relaxed_precision) {
-              mma_tf32(acc[i][j], al[i], bh[j]);
-              mma_tf32(acc[i][j], ah[i], bl[j]);
-            }
+            if constexpr (a_tail) mma_tf32(acc[i][j], al[i], bh[j]);
+            if constexpr (b_tail) mma_tf32(acc[i][j], ah[i], bl[j]);
             mma_tf32(acc[i][j], ah[i], bh[j]);
           }
       } else if constexpr (!scaled) {
@@ -525,7 +557,8 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
 
     const bool b_by_rows = !B.words && B.rows_contiguous();
     bool done = false;
-    if constexpr (!on_warpgroups) done = staged<Desc, NW, grid, KSTEP>(A, B, K, index % S, count, lane, m0, n0, step);
+    // Operands converted on load do not go through shared memory as bytes.
+    if constexpr (!on_warpgroups && !converted) done = staged<Desc, NW, grid, KSTEP>(A, B, K, index % S, count, lane, m0, n0, step);
     if (!done) {
       for (long k0 = 0; k0 < K; k0 += KSTEP) {
         const bool k_in = k0 + KSTEP <= A.valid_k && k0 + KSTEP <= B.valid_k;
