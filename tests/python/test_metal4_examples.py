@@ -119,6 +119,15 @@ FLOAT_VARIANTS = [("float", "float", tm, tn, tl, tr, False, sg) for tm, tn, sg, 
                    (128, 128, 8, False, True))]
 
 
+def instantiation(kernel, host_name, template_args, left, right, dest):
+    """One instantiation of a template kernel with two 2-D input tensors, an
+    output tensor and the threadgroup position, for metal_library."""
+    targs = ", ".join(str(a).lower() if isinstance(a, bool) else str(a) for a in template_args)
+    return (f'template [[host_name("{host_name}")]] kernel void {kernel}<{targs}>(\n'
+            f"    tensor<device const {left}, dextents<int, 2>>, tensor<device const {right}, dextents<int, 2>>,\n"
+            f"    tensor<device {dest}, dextents<int, 2>>, uint2);\n")
+
+
 def tc_name(t, u, tm, tn, tl, tr, acc, sg, relaxed=False):
     return f"gemm_{t}_{u}_{tm}x{tn}_{int(tl)}{int(tr)}{int(acc)}_{sg}" + ("_relaxed" if relaxed else "")
 
@@ -126,11 +135,8 @@ def tc_name(t, u, tm, tn, tl, tr, acc, sg, relaxed=False):
 @functools.lru_cache(maxsize=None)
 def gemm_lib():
     variants = [(v, False) for v in TC_VARIANTS] + [(v, r) for v in FLOAT_VARIANTS for r in (False, True)]
-    inst = "".join(
-        f'template [[host_name("{tc_name(*v, relaxed=r)}")]] kernel void gemm<{v[0]}, {v[1]}, {v[2]}, {v[3]}, '
-        f'{str(v[4]).lower()}, {str(v[5]).lower()}, {str(v[6]).lower()}, {v[7]}, {str(r).lower()}>(\n'
-        f"    tensor<device const {v[0]}, dextents<int, 2>>, tensor<device const {v[0]}, dextents<int, 2>>,\n"
-        f"    tensor<device {v[1]}, dextents<int, 2>>, uint2);\n" for v, r in dict.fromkeys(variants))
+    inst = "".join(instantiation("gemm", tc_name(*v, relaxed=r), (*v, r), v[0], v[0], v[1])
+                   for v, r in dict.fromkeys(variants))
     return mx.fast.metal_library(GEMM + inst)
 
 
@@ -229,11 +235,7 @@ def mixed_name(ta, tb, u, tm, tn, tl, tr, sg):
 
 @functools.lru_cache(maxsize=None)
 def mixed_lib():
-    inst = "".join(
-        f'template [[host_name("{mixed_name(*p, *sh)}")]] kernel void mixed<{p[0]}, {p[1]}, {p[2]}, {sh[0]}, {sh[1]}, '
-        f'{str(sh[2]).lower()}, {str(sh[3]).lower()}, {sh[4]}>(\n'
-        f"    tensor<device const {p[0]}, dextents<int, 2>>, tensor<device const {p[1]}, dextents<int, 2>>,\n"
-        f"    tensor<device {p[2]}, dextents<int, 2>>, uint2);\n" for p in MIXED_PAIRS for sh in MIXED_SHAPES)
+    inst = "".join(instantiation("mixed", mixed_name(*p, *sh), (*p, *sh), *p) for p in MIXED_PAIRS for sh in MIXED_SHAPES)
     return mx.fast.metal_library(MIXED_GEMM + inst)
 
 
@@ -304,11 +306,8 @@ def int8_name(t, tm, tn, tl, tr, acc, sg):
 
 @functools.lru_cache(maxsize=None)
 def int8_lib():
-    inst = "".join(
-        f'template [[host_name("{int8_name(*v)}")]] kernel void gemm<{v[0]}, int, {v[1]}, {v[2]}, '
-        f'{str(v[3]).lower()}, {str(v[4]).lower()}, {str(v[5]).lower()}, {v[6]}, false>(\n'
-        f"    tensor<device const {v[0]}, dextents<int, 2>>, tensor<device const {v[0]}, dextents<int, 2>>,\n"
-        f"    tensor<device int, dextents<int, 2>>, uint2);\n" for v in INT8_VARIANTS)
+    inst = "".join(instantiation("gemm", int8_name(*v), (v[0], "int", *v[1:], False), v[0], v[0], "int")
+                   for v in INT8_VARIANTS)
     return mx.fast.metal_library(GEMM + inst)
 
 
