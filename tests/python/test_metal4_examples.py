@@ -8,6 +8,7 @@ import functools
 import pathlib
 import sys
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -208,7 +209,8 @@ def test_float_matmul2d_keeps_float_precision_unless_relaxed(rng, variant, relax
 MIXED_PAIRS = [("half", "float", "float"), ("float", "half", "float"), ("bfloat", "float", "float"),
                ("half", "bfloat", "float"), ("bfloat", "half", "half"), ("half", "char", "half"),
                ("char", "half", "float"), ("char", "float", "float"), ("bfloat", "uchar", "bfloat"),
-               ("float", "uchar", "float")]
+               ("float", "uchar", "float"), ("half", "metal_fp8_e4m3_format", "float"),
+               ("metal_fp8_e5m2_format", "half", "half")]
 MIXED_SHAPES = [(64, 32, False, True, 4), (16, 8, True, False, 1)]  # tile, TL, TR, SIMD groups
 MIXED_GEMM = r"""#include <metal_tensor>
 #include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
@@ -229,8 +231,12 @@ kernel void mixed(tensor<device const TA, dextents<int, 2>> A [[buffer(0)]],
 MIXED_DT = {"half": mx.float16, "bfloat": mx.bfloat16, "float": mx.float32, "char": mx.int8, "uchar": mx.uint8}
 
 
+FP8_NP = {"metal_fp8_e4m3_format": ml_dtypes.float8_e4m3fn, "metal_fp8_e5m2_format": ml_dtypes.float8_e5m2}
+
+
 def mixed_name(ta, tb, u, tm, tn, tl, tr, sg):
-    return f"mixed_{ta}_{tb}_{u}_{tm}x{tn}_{int(tl)}{int(tr)}_{sg}"
+    short = lambda t: t.replace("metal_fp8_", "").replace("_format", "")  # noqa: E731
+    return f"mixed_{short(ta)}_{short(tb)}_{short(u)}_{tm}x{tn}_{int(tl)}{int(tr)}_{sg}"
 
 
 @functools.lru_cache(maxsize=None)
@@ -240,11 +246,18 @@ def mixed_lib():
 
 
 def typed_operand(rng, shape, t):
+    """A random operand of Metal type t, and its values in float64."""
     if t == "char":
-        return mx.array(rng.integers(-128, 128, shape).astype(np.int8))
+        x = rng.integers(-128, 128, shape).astype(np.int8)
+        return mx.array(x), x.astype(np.float64)
     if t == "uchar":
-        return mx.array(rng.integers(0, 256, shape).astype(np.uint8))
-    return mx.array(rng.standard_normal(shape).astype(np.float32)).astype(MIXED_DT[t])
+        x = rng.integers(0, 256, shape).astype(np.uint8)
+        return mx.array(x), x.astype(np.float64)
+    if t in FP8_NP:  # codes as uint8
+        x = (rng.standard_normal(shape) * 4).astype(FP8_NP[t])
+        return mx.array(x.view(np.uint8)), x.astype(np.float64)
+    x = mx.array(rng.standard_normal(shape).astype(np.float32)).astype(MIXED_DT[t])
+    return x, np.array(x.astype(mx.float32)).astype(np.float64)
 
 
 @pytest.mark.parametrize("shape", MIXED_SHAPES, ids=["64x32_4_kmajor", "16x8_1_strided"])
@@ -253,13 +266,11 @@ def test_mixed_type_matmul2d_at_simdgroup_scopes(rng, types, shape):
     ta, tb, u = types
     tm, tn, tl, tr, sg = shape
     M, N, K = 2 * tm - 5, 2 * tn - 3, 37
-    A = typed_operand(rng, (K, M) if tl else (M, K), ta)
-    B = typed_operand(rng, (N, K) if tr else (K, N), tb)
+    A, a64 = typed_operand(rng, (K, M) if tl else (M, K), ta)
+    B, b64 = typed_operand(rng, (N, K) if tr else (K, N), tb)
     (c,) = mixed_lib().kernel(mixed_name(ta, tb, u, tm, tn, tl, tr, sg))(
         args={"A": A, "B": B, "C": mx.array(np.full((M, N), np.nan, np.float32)).astype(MIXED_DT[u])},
         grid=(2, 2, 1), threadgroup=(32 * sg, 1, 1), dispatch="threadgroups", stream=STREAM)
-    a64 = np.array(A.astype(mx.float32)).astype(np.float64)
-    b64 = np.array(B.astype(mx.float32)).astype(np.float64)
     a64, b64 = (a64.T if tl else a64), (b64.T if tr else b64)
     ref = a64 @ b64
     # Float's accumulation (2^-18 of sum |a b| with K = 37), then the

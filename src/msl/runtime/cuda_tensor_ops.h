@@ -7,8 +7,8 @@
 // (m16n8k16), and on sm_89 and later e4m3 x e4m3 and e5m2 x e5m2
 // (m16n8k32), all with float accumulation; on sm_80 and later 8-bit integers
 // of one signedness (m16n8k32, int32 accumulation) and, on TF32 (m16n8k8),
-// float x float and every mixed pair of half, bfloat, float and 8-bit
-// integers with a float-type side: operands read as float, a float one
+// float x float and every mixed pair of half, bfloat, float, 8-bit
+// integers and unscaled FP8 with a float-type side: operands read as float, a float one
 // split into a TF32 head and tail (hi*hi + hi*lo + lo*hi, near float's
 // precision; the heads alone where the descriptor allows relaxed
 // precision). Half, bfloat and 8-bit integers are exact in TF32. Each warp owns a block of
@@ -42,9 +42,10 @@
 namespace detail::tc {
 
 // Types the TF32 path reads as float: exactly (half, bfloat, 8-bit
-// integers: at most 11 significant bits) or split in two (float).
+// integers, unscaled FP8: at most 11 significant bits, exponents within
+// float's) or split in two (float).
 template <class T> constexpr bool tf32_exact() {
-  return metal::is_same_v<T, half> || metal::is_same_v<T, bfloat> || is_int8_v<T>;
+  return metal::is_same_v<T, half> || metal::is_same_v<T, bfloat> || is_int8_v<T> || is_fp8_v<T>;
 }
 template <class L, class R> constexpr bool on_tf32() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
