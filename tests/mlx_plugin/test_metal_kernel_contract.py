@@ -200,6 +200,21 @@ def test_bad_input_is_rejected_like_alloy_and_leaves_mlx_intact(rng):
         k(inputs=[mx.ones((4,))], **{**ok, "output_dtypes": ["float32"]})
     with pytest.raises(ValueError, match="appears twice"):
         kernel("out[0] = 1;", inputs=("a", "a"))
+    # The call's own arguments: lists or tuples of the right things.
+    one = [mx.ones((4,))]
+    with pytest.raises(TypeError, match="inputs must be a list"):
+        k(inputs=mx.ones((4,)), **ok)
+    with pytest.raises(TypeError, match="each output shape"):
+        k(inputs=one, **{**ok, "output_shapes": [4]})
+    with pytest.raises(ValueError, match="grid must have 3 dimensions, got 2"):
+        k(inputs=one, **{**ok, "grid": (4, 1)})
+    with pytest.raises(TypeError, match=r"template entries must be \(name, value\) tuples"):
+        k(inputs=one, template=[["T", mx.float32]], **ok)
+    with pytest.raises(TypeError, match="template value for 'T' must be a Dtype, int or bool, not float"):
+        k(inputs=one, template=[("T", 1.5)], **ok)
+    (as_tuples,) = k(inputs=(mx.arange(4, dtype=mx.float32),), output_shapes=((4,),), output_dtypes=(mx.float32,),
+                     grid=[4, 1, 1], threadgroup=[4, 1, 1], template=(("T", mx.float32),))
+    assert as_tuples.tolist() == [0.0, 1.0, 2.0, 3.0]
     broken = kernel("uint i = thread_position_in_grid.x;\n    out[i] = undefined_thing(inp[i]);", name="broken")
     # Raised by the call or by the eval (with ALLOY_CHECK_CUDA=1 the call
     # also compiles the CUDA translation), quoting the user's line.

@@ -40,11 +40,16 @@ std::vector<std::string> to_names(nb::handle seq, const char* what) {
   return names;
 }
 
-nb::list as_list(nb::handle seq, const char* what) {
-  if (!nb::isinstance<nb::list>(seq) && !nb::isinstance<nb::tuple>(seq)) {
+// Calls fn on each item of a list or tuple, in place (a call's arguments
+// are walked on every launch: no copy of the sequence).
+template <class F> void for_each_item(nb::handle seq, const char* what, F&& fn) {
+  if (!PyList_Check(seq.ptr()) && !PyTuple_Check(seq.ptr())) {
     type_error(std::string(what) + " must be a list, not " + nb::type_name(seq.type()).c_str() + ".");
   }
-  return nb::list(seq);
+  PyObject* fast = seq.ptr();  // a list or tuple is its own PySequence_Fast
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  PyObject** items = PySequence_Fast_ITEMS(fast);
+  for (Py_ssize_t i = 0; i < n; ++i) fn(nb::handle(items[i]));
 }
 
 int to_int(nb::handle h, const char* what) {
@@ -56,15 +61,16 @@ int to_int(nb::handle h, const char* what) {
 }
 
 std::tuple<int, int, int> to_dims(nb::handle h, const char* what) {
-  if (!nb::isinstance<nb::tuple>(h) && !nb::isinstance<nb::list>(h)) {
+  if (!PyTuple_Check(h.ptr()) && !PyList_Check(h.ptr())) {
     type_error(std::string(what) + " must be a tuple of 3 integers.");
   }
-  nb::list l(h);
-  if (l.size() != 3) {
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(h.ptr());
+  if (n != 3) {
     throw std::invalid_argument("[metal_kernel] " + std::string(what) + " must have 3 dimensions, got " +
-                                std::to_string(l.size()) + ".");
+                                std::to_string(n) + ".");
   }
-  return {to_int(l[0], what), to_int(l[1], what), to_int(l[2], what)};
+  PyObject** items = PySequence_Fast_ITEMS(h.ptr());
+  return {to_int(items[0], what), to_int(items[1], what), to_int(items[2], what)};
 }
 
 mxc::array to_array(nb::handle h) {
@@ -90,27 +96,31 @@ nb::list call(Kernel& k, nb::handle inputs, nb::handle output_shapes, nb::handle
               nb::handle threadgroup, nb::handle template_args, nb::handle init_value, bool verbose,
               nb::handle stream, std::optional<bool> ensure_row_contiguous) {
   std::vector<mxc::array> ins;
-  for (nb::handle h : as_list(inputs, "inputs")) ins.push_back(to_array(h));
+  for_each_item(inputs, "inputs", [&](nb::handle h) { ins.push_back(to_array(h)); });
   std::vector<mxc::Shape> shapes;
-  for (nb::handle s : as_list(output_shapes, "output_shapes")) {
+  for_each_item(output_shapes, "output_shapes", [&](nb::handle s) {
     mxc::Shape shape;
-    for (nb::handle d : as_list(s, "each output shape")) shape.push_back(to_int(d, "output_shapes"));
+    for_each_item(s, "each output shape", [&](nb::handle d) { shape.push_back(to_int(d, "output_shapes")); });
     shapes.push_back(std::move(shape));
-  }
+  });
   std::vector<mxc::Dtype> dtypes;
-  for (nb::handle d : as_list(output_dtypes, "output_dtypes")) {
+  for_each_item(output_dtypes, "output_dtypes", [&](nb::handle d) {
     mxc::Dtype* dt = nullptr;
     if (!nb::try_cast<mxc::Dtype*>(d, dt) || !dt) type_error("output_dtypes must hold Dtypes.");
     dtypes.push_back(*dt);
-  }
+  });
   std::vector<std::pair<std::string, mxc::fast::TemplateArg>> targs;
   if (!template_args.is_none()) {
-    for (nb::handle item : as_list(template_args, "template")) {
-      if (!nb::isinstance<nb::tuple>(item) || nb::len(item) != 2 || !nb::isinstance<nb::str>(item[0])) {
+    for_each_item(template_args, "template", [&](nb::handle item) {
+      if (!PyTuple_Check(item.ptr()) || PyTuple_GET_SIZE(item.ptr()) != 2 ||
+          !PyUnicode_Check(PyTuple_GET_ITEM(item.ptr(), 0))) {
         type_error("template entries must be (name, value) tuples.");
       }
-      std::string name = nb::cast<std::string>(item[0]);
-      nb::handle v = item[1];
+      Py_ssize_t length = 0;
+      const char* chars = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(item.ptr(), 0), &length);
+      if (!chars) throw nb::python_error();
+      std::string name(chars, static_cast<size_t>(length));
+      nb::handle v = PyTuple_GET_ITEM(item.ptr(), 1);
       mxc::Dtype* dt = nullptr;
       if (nb::try_cast<mxc::Dtype*>(v, dt) && dt) {
         targs.emplace_back(name, *dt);
@@ -122,7 +132,7 @@ nb::list call(Kernel& k, nb::handle inputs, nb::handle output_shapes, nb::handle
         type_error("template value for '" + name + "' must be a Dtype, int or bool, not " +
                    nb::type_name(v.type()).c_str() + ".");
       }
-    }
+    });
   }
   std::optional<float> init;
   if (!init_value.is_none()) init = nb::cast<float>(init_value);
