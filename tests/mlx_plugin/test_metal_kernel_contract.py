@@ -70,6 +70,21 @@ def test_outputs_are_lazy_mlx_arrays_with_shape_strides_ndim_template(rng):
     np.testing.assert_allclose(np.array(out), np.transpose(a, (2, 0, 1)) * 3.0 + 1.0, rtol=1e-6, atol=1e-6)
 
 
+def test_a_kernel_made_again_with_the_same_definition_is_the_same_object(rng):
+    # Code that calls metal_kernel on every call (the seeds) reuses the first.
+    src = "uint i = thread_position_in_grid.x; out[i] = inp[i] * 2.0f;"
+    k1, k2 = kernel(src, name="twice"), kernel(src, name="twice")
+    assert k1 is k2
+    for other in (kernel(src + " ", name="twice"), kernel(src, name="twice2"), kernel(src, name="twice", header="//"),
+                  kernel(src, name="twice", compile_options={"math_mode": "fast"}),
+                  kernel(src, name="twice", ensure_row_contiguous=False)):
+        assert other is not k1
+    a = rng.standard_normal(8).astype(np.float32)
+    (out,) = k2(inputs=[mx.array(a)], grid=(8, 1, 1), threadgroup=(8, 1, 1), output_shapes=[(8,)],
+                output_dtypes=[mx.float32])
+    np.testing.assert_allclose(np.array(out), a * 2.0, rtol=1e-6)
+
+
 def test_scalar_and_small_inputs_in_constant_memory(rng):
     a = rng.standard_normal(100).astype(np.float32)
     src = "uint i = thread_position_in_grid.x; out[i] = inp[i] * s + small[i % 3];"

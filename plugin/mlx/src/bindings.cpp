@@ -161,8 +161,8 @@ NB_MODULE(_ext, m) {
 
   m.def(
       "metal_kernel",
-      [](const std::string& name, nb::handle input_names, nb::handle output_names, const std::string& source,
-         const std::string& header, bool ensure_row_contiguous, bool atomic_outputs, nb::handle compile_options) {
+      [](nb::str name, nb::handle input_names, nb::handle output_names, nb::str source, nb::str header,
+         bool ensure_row_contiguous, bool atomic_outputs, nb::handle compile_options) -> nb::object {
         mxc::CompileOptions options;
         if (!compile_options.is_none()) {
           if (!nb::isinstance<nb::dict>(compile_options)) type_error("compile_options must be a dict.");
@@ -179,9 +179,24 @@ NB_MODULE(_ext, m) {
             else throw std::invalid_argument("[metal_kernel] math_mode must be 'safe', 'relaxed' or 'fast', not '" + mode + "'.");
           }
         }
-        return Kernel{name, alloy::mlx::make_kernel(name, to_names(input_names, "input_names"),
-                                                     to_names(output_names, "output_names"), source, header,
-                                                     ensure_row_contiguous, atomic_outputs, options)};
+        std::vector<std::string> inputs = to_names(input_names, "input_names");
+        std::vector<std::string> outputs = to_names(output_names, "output_names");
+        // Code that makes its kernel on every call (the seeds do) gets the
+        // one made first for the same definition: a dictionary lookup on
+        // strings whose hashes Python keeps.
+        static nb::dict* made = new nb::dict();  // lives as long as the module
+        constexpr Py_ssize_t kMaxDefinitions = 4096;
+        nb::tuple key = nb::make_tuple(name, nb::tuple(input_names), nb::tuple(output_names), source, header,
+                                       ensure_row_contiguous, atomic_outputs, static_cast<int>(options.math_mode));
+        if (PyObject* hit = PyDict_GetItemWithError(made->ptr(), key.ptr())) return nb::borrow(hit);
+        if (PyErr_Occurred()) throw nb::python_error();
+        std::string n = nb::cast<std::string>(name);
+        nb::object kernel = nb::cast(Kernel{n, alloy::mlx::make_kernel(n, inputs, outputs, nb::cast<std::string>(source),
+                                                                       nb::cast<std::string>(header),
+                                                                       ensure_row_contiguous, atomic_outputs, options)});
+        if (PyDict_Size(made->ptr()) >= kMaxDefinitions) PyDict_Clear(made->ptr());
+        if (PyDict_SetItem(made->ptr(), key.ptr(), kernel.ptr()) != 0) throw nb::python_error();
+        return kernel;
       },
       "name"_a, "input_names"_a, "output_names"_a, "source"_a, "header"_a = "", "ensure_row_contiguous"_a = true,
       "atomic_outputs"_a = false, "compile_options"_a = nb::none(),
