@@ -12,28 +12,11 @@
 #include "alloy/fast.h"
 #include "bindings.h"
 #include "convert.h"
+#include "definition_cache.h"
 #include "kernel_launcher.h"
 #include "stream_or_device.h"
 
 using namespace alloy;
-
-// Kernel definitions already made, by their arguments. The seeds (like many
-// MLX users) build the kernel object inside the function they call, so the
-// same definition comes back on every call: handing back the launcher made
-// the first time skips making a Python function (tens of microseconds) and
-// lets its variant memo answer the launch at once. Launchers hold no state
-// beyond their definition, so sharing one is invisible.
-template <class Make>
-nb::object cached_launcher(const nb::tuple& key, Make&& make) {
-  static nb::dict* cache = new nb::dict();  // never freed: lives as long as the module
-  constexpr Py_ssize_t kMaxDefinitions = 4096;
-  if (PyObject* hit = PyDict_GetItemWithError(cache->ptr(), key.ptr())) return nb::borrow(hit);
-  if (PyErr_Occurred()) throw nb::python_error();
-  nb::object fn = make();
-  if (PyDict_Size(cache->ptr()) >= kMaxDefinitions) PyDict_Clear(cache->ptr());
-  if (PyDict_SetItem(cache->ptr(), key.ptr(), fn.ptr()) != 0) throw nb::python_error();
-  return fn;
-}
 
 std::vector<std::string> to_names(nb::handle seq) { return nb::cast<std::vector<std::string>>(seq); }
 
@@ -65,7 +48,7 @@ void init_fast(nb::module_& m) {
         const bool checked = bounds_check ? *bounds_check : fast::default_bounds_check();
         nb::tuple key = nb::make_tuple("metal", name, nb::tuple(input_names), nb::tuple(output_names), source,
                                        header, ensure_row_contiguous, atomic_outputs, math_mode, checked);
-        return cached_launcher(key, [&] {
+        return alloy_python::cached_definition(key, [&] {
           std::string n = nb::cast<std::string>(name);
           return make_kernel_launcher("metal_kernel",
                           fast::metal_kernel(n, to_names(input_names), to_names(output_names),
@@ -85,7 +68,7 @@ void init_fast(nb::module_& m) {
          bool ensure_row_contiguous, int shared_memory) {
         nb::tuple key = nb::make_tuple("cuda", name, nb::tuple(input_names), nb::tuple(output_names), source,
                                        header, ensure_row_contiguous, shared_memory);
-        return cached_launcher(key, [&] {
+        return alloy_python::cached_definition(key, [&] {
           std::string n = nb::cast<std::string>(name);
           return make_kernel_launcher("cuda_kernel",
                           fast::cuda_kernel(n, to_names(input_names), to_names(output_names),

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "alloy/mlx/metal_kernel.h"
+#include "definition_cache.h"
 #include "launch.h"
 #include "mlx/array.h"
 #include "mlx/stream.h"
@@ -182,21 +183,15 @@ NB_MODULE(_ext, m) {
         std::vector<std::string> inputs = to_names(input_names, "input_names");
         std::vector<std::string> outputs = to_names(output_names, "output_names");
         // Code that makes its kernel on every call (the seeds do) gets the
-        // one made first for the same definition: a dictionary lookup on
-        // strings whose hashes Python keeps.
-        static nb::dict* made = new nb::dict();  // lives as long as the module
-        constexpr Py_ssize_t kMaxDefinitions = 4096;
+        // one made first for the same definition, as from Alloy's own.
         nb::tuple key = nb::make_tuple(name, nb::tuple(input_names), nb::tuple(output_names), source, header,
                                        ensure_row_contiguous, atomic_outputs, static_cast<int>(options.math_mode));
-        if (PyObject* hit = PyDict_GetItemWithError(made->ptr(), key.ptr())) return nb::borrow(hit);
-        if (PyErr_Occurred()) throw nb::python_error();
-        std::string n = nb::cast<std::string>(name);
-        nb::object kernel = nb::cast(Kernel{n, alloy::mlx::make_kernel(n, inputs, outputs, nb::cast<std::string>(source),
-                                                                       nb::cast<std::string>(header),
-                                                                       ensure_row_contiguous, atomic_outputs, options)});
-        if (PyDict_Size(made->ptr()) >= kMaxDefinitions) PyDict_Clear(made->ptr());
-        if (PyDict_SetItem(made->ptr(), key.ptr(), kernel.ptr()) != 0) throw nb::python_error();
-        return kernel;
+        return alloy_python::cached_definition(key, [&] {
+          std::string n = nb::cast<std::string>(name);
+          return nb::cast(Kernel{n, alloy::mlx::make_kernel(n, inputs, outputs, nb::cast<std::string>(source),
+                                                            nb::cast<std::string>(header), ensure_row_contiguous,
+                                                            atomic_outputs, options)});
+        });
       },
       "name"_a, "input_names"_a, "output_names"_a, "source"_a, "header"_a = "", "ensure_row_contiguous"_a = true,
       "atomic_outputs"_a = false, "compile_options"_a = nb::none(),
