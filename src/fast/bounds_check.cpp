@@ -36,7 +36,9 @@ void throw_bounds_fault(const KernelVariant& v, const alloy_msl::BoundsReport& r
     if (r.dim > 0) m << " in its dimension " << r.dim;
   }
   m << " at index " << r.index << "; ";
-  if (r.slot < n_in + n_out)
+  if (r.slot < n_in + n_out && r.size == ~0ull)  // a buffer whose size the caller did not give
+    m << "the index is negative";
+  else if (r.slot < n_in + n_out)
     m << "it has " << r.size << " element" << (r.size == 1 ? "" : "s");
   else
     m << "the dimension has " << r.size;

@@ -35,10 +35,11 @@ void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::
     cpu::OperandTables tables(ins.size(), outs.size());
     for (size_t i = 0; i < ins.size(); ++i) {
       const mxc::array& in = ins[i];
+      // data_size(): the elements the buffer holds, a bounds-checked kernel's limit.
       tables.set_input(i, const_cast<void*>(in.data<void>()), in.shape().data(), in.strides().data(),
-                       static_cast<int>(in.ndim()));
+                       static_cast<int>(in.ndim()), in.data_size());
     }
-    for (size_t i = 0; i < outs.size(); ++i) tables.set_output(i, outs[i].data<void>());
+    for (size_t i = 0; i < outs.size(); ++i) tables.set_output(i, outs[i].data<void>(), outs[i].data_size());
     cpu::run_custom_kernel(*launch.variant, tables.view(), launch.grid, launch.threadgroup, launch.timeout);
   });
 }
