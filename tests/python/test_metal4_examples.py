@@ -88,9 +88,9 @@ GEMM = r"""#include <metal_tensor>
 #include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
 using namespace metal;
 using namespace mpp::tensor_ops;
-template <typename T, typename U, int TM, int TN, bool TL, bool TR, bool ACC, int SG, bool RELAXED>
-kernel void gemm(tensor<device const T, dextents<int, 2>> A [[buffer(0)]],
-                 tensor<device const T, dextents<int, 2>> B [[buffer(1)]],
+template <typename TA, typename TB, typename U, int TM, int TN, bool TL, bool TR, bool ACC, int SG, bool RELAXED>
+kernel void gemm(tensor<device const TA, dextents<int, 2>> A [[buffer(0)]],
+                 tensor<device const TB, dextents<int, 2>> B [[buffer(1)]],
                  tensor<device U, dextents<int, 2>> C [[buffer(2)]],
                  uint2 tgid [[threadgroup_position_in_grid]]) {
   constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, TL, TR, RELAXED,
@@ -136,7 +136,7 @@ def tc_name(t, u, tm, tn, tl, tr, acc, sg, relaxed=False):
 @functools.lru_cache(maxsize=None)
 def gemm_lib():
     variants = [(v, False) for v in TC_VARIANTS] + [(v, r) for v in FLOAT_VARIANTS for r in (False, True)]
-    inst = "".join(instantiation("gemm", tc_name(*v, relaxed=r), (*v, r), v[0], v[0], v[1])
+    inst = "".join(instantiation("gemm", tc_name(*v, relaxed=r), (v[0], *v, r), v[0], v[0], v[1])
                    for v, r in dict.fromkeys(variants))
     return mx.fast.metal_library(GEMM + inst)
 
@@ -304,20 +304,23 @@ def test_matmul2d_dispatched_with_other_than_its_simd_groups(rng, variant, simdg
 
 
 # 8-bit integers at SIMD-group scopes: int32 results, exact (on the GPU,
-# int8 / uint8 MMAs of one signedness).
-INT8_VARIANTS = [(t, tm, tn, tl, tr, acc, sg) for t in ("char", "uchar")
+# int8 / uint8 MMAs, of one signedness or mixed: s8 x u8, u8 x s8).
+INT8_VARIANTS = [(ta, tb, tm, tn, tl, tr, acc, sg) for ta, tb in (("char", "char"), ("uchar", "uchar"),
+                                                                  ("char", "uchar"), ("uchar", "char"))
                  for tm, tn, sg in ((16, 8, 1), (64, 32, 4), (128, 128, 8))
                  for tl, tr in ((False, True), (False, False), (True, True)) for acc in (False, True)
-                 if t == "char" or (tl, tr) == (False, True)]
+                 if (ta, tb) == ("char", "char") or ((tl, tr) == (False, True) and (ta == tb or acc or sg == 1))
+                 or (ta != tb and sg == 1 and (tl, tr) == (False, False) and not acc)]
+INT8_RANGE = {"char": (-128, 128, np.int8), "uchar": (0, 256, np.uint8)}
 
 
-def int8_name(t, tm, tn, tl, tr, acc, sg):
-    return f"igemm_{t}_{tm}x{tn}_{int(tl)}{int(tr)}{int(acc)}_{sg}"
+def int8_name(ta, tb, tm, tn, tl, tr, acc, sg):
+    return f"igemm_{ta}_{tb}_{tm}x{tn}_{int(tl)}{int(tr)}{int(acc)}_{sg}"
 
 
 @functools.lru_cache(maxsize=None)
 def int8_lib():
-    inst = "".join(instantiation("gemm", int8_name(*v), (v[0], "int", *v[1:], False), v[0], v[0], "int")
+    inst = "".join(instantiation("gemm", int8_name(*v), (v[0], v[1], "int", *v[2:], False), v[0], v[1], "int")
                    for v in INT8_VARIANTS)
     return mx.fast.metal_library(GEMM + inst)
 
@@ -325,11 +328,10 @@ def int8_lib():
 @pytest.mark.parametrize("variant", INT8_VARIANTS, ids=[int8_name(*v) for v in INT8_VARIANTS])
 @pytest.mark.parametrize("layout", ["whole_tiles", "ragged"])
 def test_matmul2d_int8_at_simdgroup_scopes_is_exact(rng, variant, layout):
-    t, tm, tn, tl, tr, acc, sg = variant
+    ta, tb, tm, tn, tl, tr, acc, sg = variant
     M, N, K = (2 * tm - 5, 2 * tn - 3, 37) if layout == "ragged" else (2 * tm, 2 * tn, 96)
-    lo, hi, dtype = (-128, 128, np.int8) if t == "char" else (0, 256, np.uint8)
-    a = rng.integers(lo, hi, (M, K)).astype(dtype)
-    b = rng.integers(lo, hi, (K, N)).astype(dtype)
+    a = rng.integers(*INT8_RANGE[ta][:2], (M, K)).astype(INT8_RANGE[ta][2])
+    b = rng.integers(*INT8_RANGE[tb][:2], (K, N)).astype(INT8_RANGE[tb][2])
     A = mx.array(np.ascontiguousarray(a.T if tl else a))
     B = mx.array(np.ascontiguousarray(b.T if tr else b))
     start = rng.integers(-1000, 1000, (M, N)).astype(np.int32) if acc else np.full((M, N), -7777777, np.int32)

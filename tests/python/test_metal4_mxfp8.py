@@ -419,6 +419,62 @@ def test_unscaled_fp8_with_half(rng):
     np.testing.assert_allclose(np.array(c8).astype(np.float64), ref8, rtol=2e-3, atol=2e-3 * np.abs(ref8).max())
 
 
+# MX (scaled) FP8 beside half at SIMD-group scopes, either side, slices that
+# start inside a scale block: on the GPU the TF32 path, each code times its
+# block's scale read as float (exact), float accumulation.
+MX_HALF = r"""
+using scales_plane = tensor_blockwise<tensor_plane_scales, device metal_fp8_ue8m0_format, 32, 1>;
+using mxfp8_tensor = tensor<device metal_fp8_e4m3_format, dextents<int, 2>, tensor_handle, scales_plane>;
+template <bool SCALED_LEFT, typename U, int TM, int TN, int SG>
+kernel void mx_half(mxfp8_tensor Q [[buffer(0)]], tensor<device const half, dextents<int, 2>> H [[buffer(1)]],
+                    tensor<device U, dextents<int, 2>> C [[buffer(2)]], constant int& k0 [[buffer(3)]],
+                    uint2 tgid [[threadgroup_position_in_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroups<SG>> op;
+  auto c = C.slice(tgid.x * TN, tgid.y * TM);
+  if (SCALED_LEFT) op.run(Q.slice(k0, tgid.y * TM), H.slice(k0, tgid.x * TN), c);
+  else op.run(H.slice(k0, tgid.y * TM), Q.slice(k0, tgid.x * TN), c);
+}
+"""
+MX_HALF_VARIANTS = [(left, u, tm, tn, sg) for left in (True, False) for u in ("float", "half")
+                    for tm, tn, sg in ((64, 32, 4), (16, 8, 1))]
+
+
+def mx_half_name(left, u, tm, tn, sg):
+    return f"mx_half_{int(left)}_{u}_{tm}x{tn}_{sg}"
+
+
+@functools.lru_cache(maxsize=None)
+def mx_half_lib():
+    inst = "".join(
+        f'template [[host_name("{mx_half_name(*v)}")]] kernel void mx_half<{str(v[0]).lower()}, {v[1]}, {v[2]}, {v[3]}, {v[4]}>(\n'
+        f"    mxfp8_tensor, tensor<device const half, dextents<int, 2>>, tensor<device {v[1]}, dextents<int, 2>>,\n"
+        f"    constant int&, uint2);\n" for v in MX_HALF_VARIANTS)
+    return mx.fast.metal_library(MX_HALF + inst, header=PRELUDE)
+
+
+@pytest.mark.parametrize("k0", [0, 13])
+@pytest.mark.parametrize("variant", MX_HALF_VARIANTS, ids=[mx_half_name(*v) for v in MX_HALF_VARIANTS])
+def test_mxfp8_with_half_at_simdgroup_scopes(rng, variant, k0):
+    left, u, tm, tn, sg = variant
+    M, N, K = 2 * tm - 5, 2 * tn - 3, 80
+    q_rows, h_rows = (M, N) if left else (N, M)
+    (q_np, q) = mxfp8_pair(rng, q_rows, K)
+    h = rng.standard_normal((h_rows, K)).astype(np.float16)
+    dt = mx.float32 if u == "float" else mx.float16
+    (c,) = run(mx_half_lib(), mx_half_name(*variant),
+               {"Q": q, "H": mx.array(h), "C": nan_array((M, N), dt), "k0": k0},
+               (2, 2, 1), (32 * sg, 1, 1), "threadgroups")
+    qf, hf = m4.dequantize(*q_np)[:, k0:], h.astype(np.float64)[:, k0:]
+    a, b = (qf, hf) if left else (hf, qf)
+    ref = a @ b.T
+    # Float's accumulation over K - k0 <= 80 products, then the destination's rounding.
+    dest_eps = 2.0 ** -11 if u == "half" else 0.0
+    bound = 2.0 ** -17 * (np.abs(a) @ np.abs(b).T) + dest_eps * np.abs(ref) + (6e-8 if u == "half" else 0.0)
+    err = np.abs(np.array(c.astype(mx.float32)).astype(np.float64) - ref)
+    assert np.all(err <= bound), f"max error over bound {np.nanmax(err / bound):.3g}"
+
+
 # ---- what Apple's compiler refuses: errors on the user's line ---------------
 
 BAD = r"""using namespace metal;

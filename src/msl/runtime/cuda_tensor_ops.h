@@ -72,15 +72,34 @@ template <> struct mma_kind<char, char> {
 template <> struct mma_kind<signed char, signed char> {
   static constexpr int value = 5;
 };
+template <> struct mma_kind<char, signed char> {
+  static constexpr int value = 5;
+};
+template <> struct mma_kind<signed char, char> {
+  static constexpr int value = 5;
+};
 template <> struct mma_kind<unsigned char, unsigned char> {
   static constexpr int value = 6;
+};
+// Mixed signedness: 8 signed x unsigned, 9 unsigned x signed.
+template <> struct mma_kind<char, unsigned char> {
+  static constexpr int value = 8;
+};
+template <> struct mma_kind<signed char, unsigned char> {
+  static constexpr int value = 8;
+};
+template <> struct mma_kind<unsigned char, char> {
+  static constexpr int value = 9;
+};
+template <> struct mma_kind<unsigned char, signed char> {
+  static constexpr int value = 9;
 };
 template <> struct mma_kind<float, float> {
   static constexpr int value = 7;  // TF32
 };
 #endif
 // 8-bit integers accumulate in int32; only the FP8 formats carry MX scales.
-constexpr bool integer_kind(int kind) { return kind == 5 || kind == 6; }
+constexpr bool integer_kind(int kind) { return kind == 5 || kind == 6 || kind == 8 || kind == 9; }
 constexpr bool fp8_kind(int kind) { return kind == 3 || kind == 4; }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 template <> struct mma_kind<metal::metal_fp8_e4m3_format, metal::metal_fp8_e4m3_format> {
@@ -138,15 +157,28 @@ ALLOY_FUNC void ldmatrix_x4(unsigned at, uint32_t& r0, uint32_t& r1, uint32_t& r
 // column of B), k along K, with element strides and the extents in memory.
 // M, the element type in the MMA's registers, is T, or float for a T the
 // TF32 path converts (every load then reads one element and converts it).
-template <class T, class M = T> struct operand_view {
+// A Scaled operand (an MX tensor beside a half one, on the TF32 path) is
+// K-major and each element it converts is multiplied by its block's scale,
+// 2^(e - 127): exact in float, as the product of a code of at most 8
+// significant bits and a power of two.
+template <class T, class M = T, bool Scaled = false> struct operand_view {
   static constexpr bool converts = !metal::is_same_v<T, M>;
+  static_assert(!Scaled || converts, "operand_view: only converted operands apply scales");
   static constexpr int per_word = 4 / int(sizeof(M));  // K elements in one 32-bit register
   const T* data;
   long s_o, s_k;
   long valid_o, valid_k;
   bool words;  // K contiguous and every word 4-byte aligned
+  // Scaled: the block scales, element (o, k)'s at (origin + k) / 32 + o * stride.
+  const metal::metal_fp8_ue8m0_format* scales = nullptr;
+  long scale_origin = 0, scale_stride = 0;
 
   template <class Tensor> ALLOY_FUNC operand_view(const Tensor& t, bool k_first) {
+    if constexpr (Scaled) {
+      scales = t.scales_.scales;
+      scale_origin = long(t.scales_.origin0);
+      scale_stride = long(t.scales_.strides[1]);
+    }
     data = reinterpret_cast<const T*>(t.data_);
     s_k = long(t.strides_[k_first ? 0 : 1]);
     s_o = long(t.strides_[k_first ? 1 : 0]);
@@ -200,7 +232,9 @@ template <class T, class M = T> struct operand_view {
   ALLOY_FUNC uint32_t word(long o, long k, bool fast) const {
     if constexpr (converts) {
       if (!fast && (o >= valid_o || k >= valid_k)) return 0u;
-      return __float_as_uint(float(data[o * s_o + k * s_k]));
+      float v = float(data[o * s_o + k * s_k]);
+      if constexpr (Scaled) v *= float(scales[(scale_origin + k) / 32 + o * scale_stride]);
+      return __float_as_uint(v);
     }
     if (fast) return *reinterpret_cast<const uint32_t*>(data + o * s_o + k);
     uint32_t r = 0;
@@ -213,30 +247,23 @@ template <class T, class M = T> struct operand_view {
   }
 };
 
+// Float accumulators: Kind 1 half and 2 bfloat (m16n8k16), 3 e4m3 and 4
+// e5m2 (m16n8k32), 7 TF32 (m16n8k8; see split_tf32 below).
+#define ALLOY_MMA_F32(SHAPE, TYPES)                                                                     \
+  asm volatile("mma.sync.aligned." SHAPE ".row.col.f32." TYPES ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, " \
+               "{%0,%1,%2,%3};"                                                                         \
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                         \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 template <int Kind>
 ALLOY_FUNC void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  if constexpr (Kind == 1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else if constexpr (Kind == 2) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else if constexpr (Kind == 3) {
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else if constexpr (Kind == 4) {
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
+  if constexpr (Kind == 1) ALLOY_MMA_F32("m16n8k16", "f16.f16");
+  else if constexpr (Kind == 2) ALLOY_MMA_F32("m16n8k16", "bf16.bf16");
+  else if constexpr (Kind == 3) ALLOY_MMA_F32("m16n8k32", "e4m3.e4m3");
+  else if constexpr (Kind == 4) ALLOY_MMA_F32("m16n8k32", "e5m2.e5m2");
+  else if constexpr (Kind == 7) ALLOY_MMA_F32("m16n8k8", "tf32.tf32");
 }
+#undef ALLOY_MMA_F32
+
 // Float as TF32 (rounded to nearest, ties away: cvt.rna), and the head and
 // tail of a float as two TF32 values: x = hi + lo up to x's last 2-3 bits.
 ALLOY_FUNC uint32_t to_tf32(float x) {
@@ -249,29 +276,22 @@ ALLOY_FUNC void split_tf32(uint32_t bits, uint32_t& hi, uint32_t& lo) {
   hi = to_tf32(x);
   lo = to_tf32(x - __uint_as_float(hi));
 }
-// TF32 operands (Kind 7), float accumulators: m16n8k8.
-ALLOY_FUNC void mma_tf32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%0,%1,%2,%3};"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
 
-// 8-bit integers, exact in int32: Kind 5 signed, 6 unsigned.
+// 8-bit integers, exact in int32: Kind 5 signed, 6 unsigned, 8 signed x
+// unsigned, 9 unsigned x signed.
+#define ALLOY_MMA_S32(TYPES)                                                                               \
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32." TYPES ".s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, " \
+               "{%0,%1,%2,%3};"                                                                            \
+               : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])                                            \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 template <int Kind>
 ALLOY_FUNC void mma(int (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  if constexpr (Kind == 5) {
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};"
-                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else if constexpr (Kind == 6) {
-    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};"
-                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
+  if constexpr (Kind == 5) ALLOY_MMA_S32("s8.s8");
+  else if constexpr (Kind == 6) ALLOY_MMA_S32("u8.u8");
+  else if constexpr (Kind == 8) ALLOY_MMA_S32("s8.u8");
+  else if constexpr (Kind == 9) ALLOY_MMA_S32("u8.s8");
 }
+#undef ALLOY_MMA_S32
 
 // ---- the staged main loop: operand tiles through shared memory
 // When the scope is the whole threadgroup, both operands are K-major (left
@@ -425,9 +445,10 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
   typedef typename LT::value_type L;
   constexpr int kind = mma_kind<L, typename RT::value_type>::value;
   typedef warp_grid<Desc.m, Desc.n, NW> grid;
-  // Scales planes belong to the FP8 formats; another tensor with one takes
-  // the reference path.
-  if constexpr (kind == 0 || !grid::ok || (!fp8_kind(kind) && (LT::scaled_ || RT::scaled_))) {
+  // Scales planes: the FP8 MMAs apply them per block, the TF32 path (an MX
+  // tensor beside a half one) as it converts each element; 8-bit integers
+  // with one take the reference path.
+  if constexpr (kind == 0 || !grid::ok || (!fp8_kind(kind) && kind != 7 && (LT::scaled_ || RT::scaled_))) {
     return false;
   } else {
     constexpr int KSTEP = kind <= 2 ? 16 : kind == 7 ? 8 : 32;
@@ -435,10 +456,10 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     constexpr int W = kind == 7 ? 1 : 4 / int(sizeof(L));  // K elements a register holds
     constexpr bool scaled = LT::scaled_ || RT::scaled_;
     constexpr bool accumulate = Desc.matmul_mode == matmul2d_descriptor::mode::multiply_accumulate;
-    // Scale blocks must line up with the K steps.
-    if constexpr (LT::scaled_)
+    // FP8 MMAs: scale blocks must line up with the K steps.
+    if constexpr (LT::scaled_ && kind != 7)
       if (left.scales_.origin0 % 32 != 0) return false;
-    if constexpr (RT::scaled_)
+    if constexpr (RT::scaled_ && kind != 7)
       if (right.scales_.origin0 % 32 != 0) return false;
     unsigned index = 0, count = 1;
     ::alloy_msl::thread_in_threadgroup(index, count);
@@ -451,8 +472,8 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     // Left: (K, M), or (M, K) transposed; right: (N, K), or (K, N) transposed.
     // On TF32 each is read as float.
     typedef typename RT::value_type R;
-    const operand_view<L, metal::conditional_t<kind == 7, float, L>> A(left, !Desc.transpose_left);
-    const operand_view<R, metal::conditional_t<kind == 7, float, R>> B(right, Desc.transpose_right);
+    const operand_view<L, metal::conditional_t<kind == 7, float, L>, kind == 7 && LT::scaled_> A(left, !Desc.transpose_left);
+    const operand_view<R, metal::conditional_t<kind == 7, float, R>, kind == 7 && RT::scaled_> B(right, Desc.transpose_right);
     constexpr bool converted = decltype(A)::converts || decltype(B)::converts;
     long K = Desc.k;
     if constexpr (Desc.k == 0 || Desc.k == dynamic_length_v<int>)
@@ -512,9 +533,9 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
         for (int i = 0; i < grid::fm; ++i)
 #pragma unroll
           for (int j = 0; j < grid::fn; ++j) {
-            if constexpr (a_tail) mma_tf32(acc[i][j], al[i], bh[j]);
-            if constexpr (b_tail) mma_tf32(acc[i][j], ah[i], bl[j]);
-            mma_tf32(acc[i][j], ah[i], bh[j]);
+            if constexpr (a_tail) mma<7>(acc[i][j], al[i], bh[j]);
+            if constexpr (b_tail) mma<7>(acc[i][j], ah[i], bl[j]);
+            mma<7>(acc[i][j], ah[i], bh[j]);
           }
       } else if constexpr (!scaled) {
 #pragma unroll
