@@ -11,6 +11,8 @@ import pytest
 
 import mlx.core as mx
 
+from conftest import DEVICE
+
 import alloy.mlx
 
 NAN = float("nan")
@@ -275,7 +277,11 @@ def test_a_faulting_kernel_on_mlx_cpu_is_an_error_and_mlx_goes_on():
     assert (mx.ones(3, stream=mx.cpu) + 1).tolist() == [2.0, 2.0, 2.0]
 
 
-def test_bounds_checked_kernel_on_mlx_cpu_names_the_buffer_and_its_size(monkeypatch):
+@pytest.mark.parametrize("stream", ["cpu", "gpu"] if DEVICE == "gpu" else ["cpu"])
+def test_bounds_checked_kernel_names_the_buffer_and_its_size(monkeypatch, stream):
+    stream = getattr(mx, stream)
+    before = mx.arange(4, stream=stream) * 3
+    mx.eval(before)
     # ALLOY_BOUNDS_CHECK is read at each definition, so the same definition
     # made with and without it gives two kernels.
     src = "uint i = thread_position_in_grid.x;\n    out[i] = inp[i + 3];"
@@ -285,10 +291,19 @@ def test_bounds_checked_kernel_on_mlx_cpu_names_the_buffer_and_its_size(monkeypa
     checked = kernel(src, name="past_end")
     assert checked is not unchecked and kernel(src, name="past_end") is checked
     (bad,) = checked(inputs=[mx.arange(8, dtype=mx.float32)], grid=(8, 1, 1), threadgroup=(8, 1, 1),
-                     output_shapes=[(8,)], output_dtypes=[mx.float32], stream=mx.cpu)
+                     output_shapes=[(8,)], output_dtypes=[mx.float32], stream=stream)
     with pytest.raises(RuntimeError, match=r"(?s)kernel 'past_end': out-of-bounds read of input 'inp' .* "
                                            r"it has 8 elements.*out\[i\] = inp\[i \+ 3\]"):
         mx.eval(bad)
     (fine,) = checked(inputs=[mx.arange(16, dtype=mx.float32)], grid=(8, 1, 1), threadgroup=(8, 1, 1),
-                      output_shapes=[(8,)], output_dtypes=[mx.float32], stream=mx.cpu)
+                      output_shapes=[(8,)], output_dtypes=[mx.float32], stream=stream)
     assert fine.tolist() == [float(i + 3) for i in range(8)]
+    # An output written past its end, at its own size.
+    writer = kernel("uint i = thread_position_in_grid.x;\n    out[i + 2] = inp[i];", name="write_past_end")
+    (bad,) = writer(inputs=[mx.ones(8)], grid=(8, 1, 1), threadgroup=(8, 1, 1), output_shapes=[(8,)],
+                    output_dtypes=[mx.float32], stream=stream)
+    with pytest.raises(RuntimeError, match=r"(?s)kernel 'write_past_end': out-of-bounds write to output 'out' .* "
+                                           r"it has 8 elements"):
+        mx.eval(bad)
+    assert before.tolist() == [0, 3, 6, 9]
+    assert (mx.ones(3, stream=stream) + 1).tolist() == [2.0, 2.0, 2.0]

@@ -48,22 +48,41 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
                                   dim3(), 0, fill.args());
     }
   }
+  // data_size(): the elements each buffer holds, a bounds-checked kernel's limit.
   std::vector<alloy::cuda::KernelInput> views;
   views.reserve(inputs.size());
   for (auto& in : inputs) {
     encoder.set_input_array(in);
-    views.push_back({mxc::gpu_ptr<void>(in), in.shape().data(), in.strides().data(), static_cast<int>(in.ndim())});
+    views.push_back({mxc::gpu_ptr<void>(in), in.shape().data(), in.strides().data(), static_cast<int>(in.ndim()),
+                     static_cast<unsigned long long>(in.data_size())});
   }
   std::vector<void*> outs;
+  std::vector<unsigned long long> out_elements;
   outs.reserve(outputs.size());
+  out_elements.reserve(outputs.size());
   for (auto& out : outputs) {
     if (launch.init_value) encoder.set_input_array(out);  // after its fill
     encoder.set_output_array(out);
     outs.push_back(mxc::gpu_ptr<void>(out));
+    out_elements.push_back(out.data_size());
   }
-  alloy::cuda::CustomKernelLaunch l(launch, views.data(), views.size(), outs.data(), outs.size());
+  alloy::cuda::CustomKernelLaunch l(launch, views.data(), views.size(), outs.data(), outs.size(), out_elements.data());
+  if (l.bounds_checked()) {
+    // The kernel's fault report, zeroed by a node ahead of it.
+    alloy::cuda::FillLaunch zero(reinterpret_cast<void*>(l.bounds_report()), sizeof(alloy_msl::BoundsReport), 1, 0);
+    encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(zero.function), dim3(zero.blocks), dim3(zero.block),
+                                dim3(), 0, zero.args());
+  }
   encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(l.function), dim3(l.blocks[0], l.blocks[1], l.blocks[2]),
                               dim3(l.block[0], l.block[1], l.block[2]), dim3(), l.shared_bytes, l.args());
+  if (l.bounds_checked()) {
+    // A bounds-checked kernel (a debugging mode) is run and waited for here,
+    // as Alloy's own path does, so that a fault raises at this kernel's eval
+    // with its own message rather than passing silently.
+    encoder.commit();
+    l.check_bounds(reinterpret_cast<alloy::cuda_driver::CUstream>(static_cast<cudaStream_t>(encoder.stream())));
+    return;
+  }
   // MLX gathers an eval's kernels into one CUDA graph and launches it when
   // the eval ends (or its own count says so): the GPU idles while the host
   // builds the rest. After a large kernel the graph so far goes now, so the
