@@ -8,7 +8,8 @@ against n splits each path's cost into a per-kernel slope (the GPU's time per
 kernel, if the host keeps ahead) and a fixed part per eval (host work before
 the first kernel starts, and the wait at the end).
 
-Usage: python3 benchmarks/plugin_overhead_probe.py [--cpu] [--counts 1,5,10,20]
+Usage: python3 benchmarks/plugin_overhead_probe.py [--cpu] [--counts 1,5,10,20] [--paths plugin,alloy]
+(one path, few counts, under ncu: each kernel's own GPU time on either path).
 Knobs of the plugin to compare in separate runs: MLX_USE_CUDA_GRAPHS=0 (MLX's
 own), ALLOY_MLX_COMMIT_THREADS=N (alloy.mlx commits MLX's graph after a
 kernel of at least N threads; docs/design/mlx-plugin.md).
@@ -59,6 +60,7 @@ def main():
     p.add_argument("--cpu", action="store_true")
     p.add_argument("--counts", default="1,5,10,20")
     p.add_argument("--repeat", type=int, default=15)
+    p.add_argument("--paths", default="plugin,alloy")
     a = p.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
     knobs = {k: v for k, v in os.environ.items() if k in ("MLX_USE_CUDA_GRAPHS", "ALLOY_MLX_COMMIT_THREADS")}
@@ -75,9 +77,11 @@ def main():
     xm, gm, xa, ga = mx.array(x), mx.array(g), ax.array(x), ax.array(g)
     mx.eval(xm, gm)
     ax.eval(xa, ga)
-    np.testing.assert_allclose(np.array(seed_mlx.grid_sample(xm, gm)), np.array(seed_alloy.grid_sample(xa, ga)),
-                               rtol=1e-6, atol=1e-6)
+    if "," in a.paths:  # (one path alone: only its own kernels run, for ncu)
+        np.testing.assert_allclose(np.array(seed_mlx.grid_sample(xm, gm)), np.array(seed_alloy.grid_sample(xa, ga)),
+                                   rtol=1e-6, atol=1e-6)
     paths = {"plugin": (mx, lambda: seed_mlx.grid_sample(xm, gm)), "alloy": (ax, lambda: seed_alloy.grid_sample(xa, ga))}
+    paths = {k: paths[k] for k in a.paths.split(",")}
     totals = {k: [] for k in paths}
     print(f"{'n':>3} {'path':7} {'build us':>9} {'enqueue us':>10} {'wait us':>9} {'per call us':>11}")
     for n in counts:
@@ -85,8 +89,9 @@ def main():
             b, e, w, t = phases(fw, call, n, a.repeat)
             totals[name].append(t)
             print(f"{n:3d} {name:7} {b * 1e6:9.1f} {e * 1e6:10.1f} {w * 1e6:9.1f} {t / n * 1e6:11.1f}", flush=True)
-        print(f"    ratio plugin/alloy at n={n}: {totals['plugin'][-1] / totals['alloy'][-1]:.3f}")
-    for name in paths:
+        if len(paths) == 2:
+            print(f"    ratio plugin/alloy at n={n}: {totals['plugin'][-1] / totals['alloy'][-1]:.3f}")
+    for name in paths if len(counts) > 1 else ():
         s, i = fit(counts, totals[name])
         print(f"{name:7} per kernel {s * 1e6:8.1f} us, fixed per eval {i * 1e6:8.1f} us")
 
