@@ -52,7 +52,6 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
   std::vector<alloy::cuda::KernelInput> views;
   views.reserve(inputs.size());
   for (auto& in : inputs) {
-    encoder.set_input_array(in);
     views.push_back({mxc::gpu_ptr<void>(in), in.shape().data(), in.strides().data(), static_cast<int>(in.ndim()),
                      static_cast<unsigned long long>(in.data_size())});
   }
@@ -61,17 +60,24 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
   outs.reserve(outputs.size());
   out_elements.reserve(outputs.size());
   for (auto& out : outputs) {
-    if (launch.init_value) encoder.set_input_array(out);  // after its fill
-    encoder.set_output_array(out);
     outs.push_back(mxc::gpu_ptr<void>(out));
     out_elements.push_back(out.data_size());
   }
   alloy::cuda::CustomKernelLaunch l(launch, views.data(), views.size(), outs.data(), outs.size(), out_elements.data());
   if (l.bounds_checked()) {
-    // The kernel's fault report, zeroed by a node ahead of it.
+    // The kernel's fault report, zeroed ahead of it in a graph of its own:
+    // launched on the stream after the nodes so far, before the kernel's.
+    // (A node depends only on the arrays registered just before it.)
+    encoder.commit();
     alloy::cuda::FillLaunch zero(reinterpret_cast<void*>(l.bounds_report()), sizeof(alloy_msl::BoundsReport), 1, 0);
     encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(zero.function), dim3(zero.blocks), dim3(zero.block),
                                 dim3(), 0, zero.args());
+    encoder.commit();
+  }
+  for (auto& in : inputs) encoder.set_input_array(in);
+  for (auto& out : outputs) {
+    if (launch.init_value) encoder.set_input_array(out);  // after its fill
+    encoder.set_output_array(out);
   }
   encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(l.function), dim3(l.blocks[0], l.blocks[1], l.blocks[2]),
                               dim3(l.block[0], l.block[1], l.block[2]), dim3(), l.shared_bytes, l.args());
