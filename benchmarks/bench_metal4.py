@@ -91,13 +91,29 @@ kernel void gemm_mxfp8(mxfp8_tensor A [[buffer(0)]],
   const uint2 t = tile_of(tgid, tiles);
   op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
 }
+
+// MX FP8 (left) beside half (right): on the GPU the TF32 path, each code
+// times its block's scale converted as it is loaded (not staged).
+template <int SG>
+kernel void gemm_mxfp8_half(mxfp8_tensor A [[buffer(0)]],
+                            tensor<device const half, dextents<int, 2>> B [[buffer(1)]],
+                            tensor<device half, dextents<int, 2>> C [[buffer(2)]],
+                            uint2 tgid [[threadgroup_position_in_grid]],
+                            uint2 tiles [[threadgroups_per_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroups<SG>> op;
+  const uint2 t = tile_of(tgid, tiles);
+  op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
+}
 """
 for _sg in (4, 8):
     GEMM += (f'template [[host_name("gemm_half_{_sg}")]] kernel void gemm_half<{_sg}>(tensor<device const half, '
              f'dextents<int, 2>>, tensor<device const half, dextents<int, 2>>, tensor<device half, dextents<int, 2>>, '
              f'uint2, uint2);\n'
              f'template [[host_name("gemm_mxfp8_{_sg}")]] kernel void gemm_mxfp8<{_sg}>(mxfp8_tensor, mxfp8_tensor, '
-             f'tensor<device half, dextents<int, 2>>, uint2, uint2);\n')
+             f'tensor<device half, dextents<int, 2>>, uint2, uint2);\n'
+             f'template [[host_name("gemm_mxfp8_half_{_sg}")]] kernel void gemm_mxfp8_half<{_sg}>(mxfp8_tensor, '
+             f'tensor<device const half, dextents<int, 2>>, tensor<device half, dextents<int, 2>>, uint2, uint2);\n')
     for _rel in (False, True):
         GEMM += (f'template [[host_name("gemm_float{"_relaxed" if _rel else ""}_{_sg}")]] kernel void '
                  f'gemm_float<{_sg}, {str(_rel).lower()}>(tensor<device const float, dextents<int, 2>>, '
@@ -215,6 +231,13 @@ def main():
             row(f"MXFP8 matmul2d GEMM {n}^3, {sg} SIMD groups", t_ours, "cuBLASLt FP8", peer, flops, PEAK["fp8"],
                 f"max rel err {err:.1e}")
             row(f"MXFP8 matmul2d GEMM {n}^3, {sg} SIMD groups (info)", t_ours, "cuBLAS bf16", bf16, flops, PEAK["fp8"])
+        if not args.skip_float:
+            # MX FP8 x half (info: cuBLAS has no such pair; its f16 GEMM for scale).
+            want = m4.dequantize(codes_a[:64], scales_a[:64]) @ b[:64].astype(np.float64).T
+            for sg in (4, 8):
+                mixed, err = gemm("gemm_mxfp8_half", sg, qa, xb, want)
+                row(f"MXFP8 x half matmul2d GEMM {n}^3, {sg} SIMD groups (info, TF32)", timed(mixed, alloy_sync),
+                    "cuBLAS f16", cublas, flops, PEAK["tf32"], f"max rel err {err:.1e}")
 
     # ---- flash attention: the seed's kernel (D 64, info) and the tiled one
     import attention_driver as fa
