@@ -435,9 +435,31 @@ kernel void mx_half(mxfp8_tensor Q [[buffer(0)]], tensor<device const half, dext
   if (SCALED_LEFT) op.run(Q.slice(k0, tgid.y * TM), H.slice(k0, tgid.x * TN), c);
   else op.run(H.slice(k0, tgid.y * TM), Q.slice(k0, tgid.x * TN), c);
 }
+// Plain FP8 beside half, on tiles of whole warpgroups.
+template <typename F, bool FP8_LEFT, int TM, int TN, int SG>
+kernel void plain_half(tensor<device const F, dextents<int, 2>> Q [[buffer(0)]],
+                       tensor<device const half, dextents<int, 2>> H [[buffer(1)]],
+                       tensor<device float, dextents<int, 2>> C [[buffer(2)]],
+                       uint2 tgid [[threadgroup_position_in_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroups<SG>> op;
+  auto c = C.slice(tgid.x * TN, tgid.y * TM);
+  if (FP8_LEFT) op.run(Q.slice(0, tgid.y * TM), H.slice(0, tgid.x * TN), c);
+  else op.run(H.slice(0, tgid.y * TM), Q.slice(0, tgid.x * TN), c);
+}
+template [[host_name("plain_e4m3_left")]] kernel void plain_half<metal_fp8_e4m3_format, true, 128, 128, 4>(
+    tensor<device const metal_fp8_e4m3_format, dextents<int, 2>>, tensor<device const half, dextents<int, 2>>,
+    tensor<device float, dextents<int, 2>>, uint2);
+template [[host_name("plain_e5m2_right")]] kernel void plain_half<metal_fp8_e5m2_format, false, 128, 128, 8>(
+    tensor<device const metal_fp8_e5m2_format, dextents<int, 2>>, tensor<device const half, dextents<int, 2>>,
+    tensor<device float, dextents<int, 2>>, uint2);
 """
+# Tiles of 64 x 32 and 16 x 8 (the TF32 path on the GPU), and tiles of whole
+# warpgroups (on sm_90a the MX side is decoded to half for the half wgmma
+# where its scales allow; slices starting inside a block take the TF32 path).
 MX_HALF_VARIANTS = [(left, u, tm, tn, sg) for left in (True, False) for u in ("float", "half")
                     for tm, tn, sg in ((64, 32, 4), (16, 8, 1))]
+MX_HALF_VARIANTS += [(True, "float", 128, 128, 4), (False, "float", 128, 128, 8), (True, "half", 128, 64, 4)]
 
 
 def mx_half_name(left, u, tm, tn, sg):
@@ -453,13 +475,19 @@ def mx_half_lib():
     return mx.fast.metal_library(MX_HALF + inst, header=PRELUDE)
 
 
+@pytest.mark.parametrize("scales", ["near", "wide"])
 @pytest.mark.parametrize("k0", [0, 13])
 @pytest.mark.parametrize("variant", MX_HALF_VARIANTS, ids=[mx_half_name(*v) for v in MX_HALF_VARIANTS])
-def test_mxfp8_with_half_at_simdgroup_scopes(rng, variant, k0):
+def test_mxfp8_with_half_at_simdgroup_scopes(rng, variant, k0, scales):
+    """Ragged M and N (the first tile whole, the next partial), K = 80 (a
+    partial last block); "wide": scales over 30 octaves, more than decoding
+    to half allows."""
     left, u, tm, tn, sg = variant
     M, N, K = 2 * tm - 5, 2 * tn - 3, 80
     q_rows, h_rows = (M, N) if left else (N, M)
-    (q_np, q) = mxfp8_pair(rng, q_rows, K)
+    lo, hi = (112, 124) if scales == "near" else (98, 128)
+    codes, scale_bytes = m4.random_mxfp8(rng, q_rows, K, scale_lo=lo, scale_hi=hi)
+    q_np, q = (codes, scale_bytes), (mx.array(codes), mx.array(scale_bytes))
     h = rng.standard_normal((h_rows, K)).astype(np.float16)
     dt = mx.float32 if u == "float" else mx.float16
     (c,) = run(mx_half_lib(), mx_half_name(*variant),
@@ -473,6 +501,22 @@ def test_mxfp8_with_half_at_simdgroup_scopes(rng, variant, k0):
     bound = 2.0 ** -17 * (np.abs(a) @ np.abs(b).T) + dest_eps * np.abs(ref) + (6e-8 if u == "half" else 0.0)
     err = np.abs(np.array(c.astype(mx.float32)).astype(np.float64) - ref)
     assert np.all(err <= bound), f"max error over bound {np.nanmax(err / bound):.3g}"
+
+
+@pytest.mark.parametrize("name", ["plain_e4m3_left", "plain_e5m2_right"])
+def test_plain_fp8_with_half_on_whole_warpgroups(rng, name):
+    fmt = ml_dtypes.float8_e4m3fn if "e4m3" in name else ml_dtypes.float8_e5m2
+    left = name.endswith("left")
+    M, N, K = 256, 256, 96
+    q8 = (rng.standard_normal((M if left else N, K)) * 4).astype(fmt)
+    h = rng.standard_normal((N if left else M, K)).astype(np.float16)
+    (c,) = run(mx_half_lib(), name, {"Q": mx.array(q8.view(np.uint8)), "H": mx.array(h),
+                                     "C": nan_array((M, N), mx.float32)}, (2, 2, 1), (128 if left else 256, 1, 1),
+               "threadgroups")
+    a, b = (q8.astype(np.float64), h.astype(np.float64)) if left else (h.astype(np.float64), q8.astype(np.float64))
+    ref = a @ b.T
+    err = np.abs(np.array(c).astype(np.float64) - ref)
+    assert np.all(err <= 2.0 ** -17 * (np.abs(a) @ np.abs(b).T)), f"max error {err.max():.3g}"
 
 
 # ---- what Apple's compiler refuses: errors on the user's line ---------------

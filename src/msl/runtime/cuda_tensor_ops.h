@@ -351,8 +351,10 @@ template <int BM, int BN, int S, int ROW = 64> struct slab_copy {
   ALLOY_FUNC static void copy16(unsigned dst, const unsigned char* src, unsigned bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes));
   }
-  // Starts the copy of the slab at byte kbyte of K into the stage at `base`.
-  ALLOY_FUNC void issue(unsigned base, long kbyte) const {
+  // Starts the copy of the slab at byte kbyte of K into the stage at `base`,
+  // and commits the copy group unless told not to (copies of several slabs
+  // in one group).
+  ALLOY_FUNC void issue(unsigned base, long kbyte, bool commit = true) const {
     if constexpr (even) {
       const long k = kbyte + (tid % C) * 16;
       const unsigned bytes = k < k_bytes ? 16u : 0u;
@@ -373,7 +375,7 @@ template <int BM, int BN, int S, int ROW = 64> struct slab_copy {
         copy16(base + slab_offset<ROW>(row, chunk), src, bytes);
       }
     }
-    asm volatile("cp.async.commit_group;");
+    if (commit) asm volatile("cp.async.commit_group;");
   }
 };
 
@@ -485,9 +487,14 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     // allow; the others (and those whose scales spread too far, and half,
     // bfloat) take the per-block warpgroup tile. Both share one static
     // stage array.
+    // FP8 beside half: the FP8 side decoded to half, when its scales allow
+    // (otherwise the TF32 path below).
     constexpr bool decoded = decoded_shape<Desc, NW, kind>::ok;
     constexpr bool per_block = warpgroup_shape<Desc, NW, kind>::ok;
-    constexpr bool on_warpgroups = decoded || per_block;
+    constexpr bool mixed = mixed_decoded_shape<Desc, NW, L, R>::ok;
+    constexpr bool on_warpgroups = decoded || per_block || mixed;
+    if constexpr (mixed)
+      if (warpgroup_tile_mixed<Desc, NW>(left, right, A, B, K, index % S, count, dest)) return true;
     if constexpr (decoded)
       if (warpgroup_tile_decoded<Desc, NW, kind>(left, right, A, B, K, index % S, count, dest)) return true;
     if constexpr (per_block)

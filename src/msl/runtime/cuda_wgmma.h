@@ -96,16 +96,18 @@ template <int Kind, int N, bool Accumulate = true> ALLOY_FUNC void wgmma(float (
 }
 
 // One 32-byte K step of a warpgroup's tile: its MI x NJ instructions into
-// d (added to it, or overwriting it), A's rows of this warpgroup from a_row
-// and B's from b_row, both in the slab at `base`.
+// d (added to it, or overwriting it), A's rows of this warpgroup from row
+// a_row of the slab at a_base and B's from row b_row of the slab at b_base
+// (one slab holding both, or one each).
 template <int Kind, int NI, bool Accumulate, int MI, int NJ>
-ALLOY_FUNC void wgmma_step(float (&d)[MI][NJ][NI / 2], unsigned base, int a_row, int b_row, int kk) {
+ALLOY_FUNC void wgmma_step(float (&d)[MI][NJ][NI / 2], unsigned a_base, int a_row, unsigned b_base, int b_row,
+                           int kk) {
 #pragma unroll
   for (int i = 0; i < MI; ++i)
 #pragma unroll
     for (int j = 0; j < NJ; ++j)
-      wgmma<Kind, NI, Accumulate>(d[i][j], wgmma_operand(base + (a_row + i * 64) * 128 + kk * 32),
-                                  wgmma_operand(base + (b_row + j * NI) * 128 + kk * 32));
+      wgmma<Kind, NI, Accumulate>(d[i][j], wgmma_operand(a_base + (a_row + i * 64) * 128 + kk * 32),
+                                  wgmma_operand(b_base + (b_row + j * NI) * 128 + kk * 32));
 }
 
 // Which tiles the warpgroups take: NW a multiple of 4, K-major operands of
@@ -426,7 +428,7 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
     if constexpr (!by_blocks) {
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-      for (int kk = 0; kk < ROW / 32; ++kk) wgmma_step<Kind, NI, true>(acc, base, wg * W::ROWS, BM, kk);
+      for (int kk = 0; kk < ROW / 32; ++kk) wgmma_step<Kind, NI, true>(acc, base, wg * W::ROWS, base, BM, kk);
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       // The previous slab's MMAs are done (this one's may still run), so its
       // stage, the next copy's, is free once every warp is past here (each
@@ -448,7 +450,7 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {  // one scale block an instruction
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-        wgmma_step<Kind, NI, false>(part[kk % 2], base, wg * W::ROWS, BM, kk);
+        wgmma_step<Kind, NI, false>(part[kk % 2], base, wg * W::ROWS, base, BM, kk);
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
         // The block before is done once all but this one's MMAs are (the
         // previous slab's were all waited for).
