@@ -52,18 +52,24 @@ inline uint2 tile_of(uint2 tgid, uint2 tiles) {
   return uint2(in_group / rows, first_row + in_group % rows);
 }
 
-// C = A B^T, A (M x K), B (N x K) half, row-major: K-major operands; SG
-// SIMD groups share the tile.
+// The tile of C = A B^T that threadgroup tgid computes, A (M x K) and B
+// (N x K) row-major (K-major operands); SG SIMD groups share the tile.
+template <int SG, bool RELAXED = false, typename AT, typename BT, typename CT>
+void tile_gemm(AT A, BT B, CT C, uint2 tgid, uint2 tiles) {
+  constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true, RELAXED);
+  matmul2d<desc, execution_simdgroups<SG>> op;
+  const uint2 t = tile_of(tgid, tiles);
+  op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
+}
+
+// Half operands.
 template <int SG>
 kernel void gemm_half(tensor<device const half, dextents<int, 2>> A [[buffer(0)]],
                       tensor<device const half, dextents<int, 2>> B [[buffer(1)]],
                       tensor<device half, dextents<int, 2>> C [[buffer(2)]],
                       uint2 tgid [[threadgroup_position_in_grid]],
                       uint2 tiles [[threadgroups_per_grid]]) {
-  constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true);
-  matmul2d<desc, execution_simdgroups<SG>> op;
-  const uint2 t = tile_of(tgid, tiles);
-  op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
+  tile_gemm<SG>(A, B, C, tgid, tiles);
 }
 
 // The same in float: exact (three TF32 MMAs of split operands on the GPU)
@@ -74,10 +80,7 @@ kernel void gemm_float(tensor<device const float, dextents<int, 2>> A [[buffer(0
                        tensor<device float, dextents<int, 2>> C [[buffer(2)]],
                        uint2 tgid [[threadgroup_position_in_grid]],
                        uint2 tiles [[threadgroups_per_grid]]) {
-  constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true, RELAXED);
-  matmul2d<desc, execution_simdgroups<SG>> op;
-  const uint2 t = tile_of(tgid, tiles);
-  op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
+  tile_gemm<SG, RELAXED>(A, B, C, tgid, tiles);
 }
 
 template <int SG>
@@ -86,10 +89,7 @@ kernel void gemm_mxfp8(mxfp8_tensor A [[buffer(0)]],
                        tensor<device half, dextents<int, 2>> C [[buffer(2)]],
                        uint2 tgid [[threadgroup_position_in_grid]],
                        uint2 tiles [[threadgroups_per_grid]]) {
-  constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true);
-  matmul2d<desc, execution_simdgroups<SG>> op;
-  const uint2 t = tile_of(tgid, tiles);
-  op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
+  tile_gemm<SG>(A, B, C, tgid, tiles);
 }
 
 // MX FP8 (left) beside half (right): on sm_90a the MX side decoded to half
@@ -100,10 +100,7 @@ kernel void gemm_mxfp8_half(mxfp8_tensor A [[buffer(0)]],
                             tensor<device half, dextents<int, 2>> C [[buffer(2)]],
                             uint2 tgid [[threadgroup_position_in_grid]],
                             uint2 tiles [[threadgroups_per_grid]]) {
-  constexpr auto desc = matmul2d_descriptor(TILE, TILE, dynamic_length_v<int>, false, true);
-  matmul2d<desc, execution_simdgroups<SG>> op;
-  const uint2 t = tile_of(tgid, tiles);
-  op.run(A.slice(0, t.y * TILE), B.slice(0, t.x * TILE), C.slice(t.x * TILE, t.y * TILE));
+  tile_gemm<SG>(A, B, C, tgid, tiles);
 }
 """
 for _sg in (4, 8):
