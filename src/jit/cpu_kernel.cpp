@@ -112,7 +112,8 @@ std::shared_ptr<CpuKernel> compile_cpu(const std::string& source, const CompileO
   return loaded.emplace(loaded_key, kernel).first->second;
 }
 
-void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout) const {
+void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout, std::size_t buffer_count,
+                       const std::vector<PrivateOutput>& private_outputs) const {
   for (int d = 0; d < 3; ++d) {
     if (base.threadgroup[d] == 0) {
       throw std::invalid_argument("[alloy::jit::CpuKernel::launch] threadgroup dimension " + std::to_string(d) +
@@ -135,6 +136,13 @@ void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout) const {
   // A few chunks per thread balance uneven groups; each chunk is a range of groups.
   uint64_t chunks = std::min<uint64_t>(groups, pool.size() * 4);
   std::vector<char> errors(chunks * kErrorBytes, 0);
+  std::unique_ptr<PrivateOutputs> copies;
+  const unsigned long long threads = 1ull * base.grid[0] * base.grid[1] * base.grid[2];
+  base.plain_adds = 0;
+  if (!private_outputs.empty() && worth_private_outputs(private_outputs, threads, chunks > 1 ? pool.size() : 1)) {
+    copies = std::make_unique<PrivateOutputs>(base.buffers, buffer_count, private_outputs, pool.size());
+    base.plain_adds = 1;
+  }
   std::atomic<int> cancel{0};
   base.fibers = cpu_fiber_api();
   base.cancel = reinterpret_cast<const int*>(&cancel);
@@ -185,6 +193,24 @@ void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout) const {
     L.error_size = kErrorBytes;
     std::string fault;
     if (timed_out.load() || interrupt.signal()) return;  // stopped before this chunk started
+    std::size_t slot = 0;
+    if (copies) {
+      try {
+        slot = copies->acquire();
+      } catch (const std::bad_alloc&) {
+        std::snprintf(L.error, kErrorBytes, "out of memory for a copy of its add-only outputs");
+        cancel.store(1, std::memory_order_relaxed);
+        return;
+      }
+      L.buffers = copies->buffers(slot);
+    }
+    struct Release {
+      PrivateOutputs* c;
+      std::size_t s;
+      ~Release() {
+        if (c) c->release(s);
+      }
+    } release{copies.get(), slot};
     if (!run_catching_faults([&] { entry_(&L); }, fault, &stoppable)) {
       std::snprintf(L.error, kErrorBytes, "%s in threadgroups %llu..%llu of %llu (the launch was stopped)",
                     fault.c_str(), static_cast<unsigned long long>(L.tg_begin),
@@ -209,6 +235,7 @@ void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout) const {
                                std::string(&errors[c * kErrorBytes]));
     }
   }
+  if (copies) copies->merge(pool);
 }
 
 }  // namespace alloy::jit

@@ -4,10 +4,12 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jit/cache.h"
 #include "jit/compile_error.h"
 #include "jit/host_compiler.h"
+#include "jit/cpu_private_outputs.h"
 #include "msl/runtime/cpu_launch.h"
 
 namespace alloy::jit {
@@ -28,7 +30,13 @@ class CpuKernel {
   // With `timeout` > 0 seconds, a watchdog stops the launch when it runs
   // longer (its threads jump out of the kernel, see cpu_faults.h) and launch
   // throws alloy::KernelTimeout.
-  void launch(alloy_msl::cpu::Launch base, double timeout = 0) const;
+  //
+  // `private_outputs`: the outputs the kernel only adds to (of a table of
+  // `buffer_count` buffers); when copies pay (worth_private_outputs), each
+  // worker adds into its own with plain adds and launch sums them
+  // (jit/cpu_private_outputs.h), otherwise the adds stay atomic.
+  void launch(alloy_msl::cpu::Launch base, double timeout = 0, std::size_t buffer_count = 0,
+              const std::vector<PrivateOutput>& private_outputs = {}) const;
 
   const std::string& key() const { return key_; }  // the cache key
   Entry entry() const { return entry_; }

@@ -34,6 +34,9 @@ struct CpuThreadsPlan {
   // Set where the body is split into regions instead (msl/cpu_regions.h).
   std::optional<RegionsPlan> regions;
   std::string regions_why_not;
+  // Atomic outputs the body only adds to (msl/private_adds.h): their adds
+  // take the kernel's `alloy_plain_adds` argument.
+  std::vector<std::string> private_adds;
 };
 
 // Decided on the tokens the translation already has.

@@ -1,6 +1,7 @@
 #include "msl/emitter.h"
 
 #include "msl/features.h"
+#include "msl/private_adds.h"
 #include "msl/rewrite.h"
 #include "msl/writer.h"
 
@@ -54,6 +55,10 @@ CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, co
                             RuntimeFeatures& features, TranslatedKernel& k) {
   if (target.target() != Target::Cpp) return {};
   CpuThreadsPlan plan = plan_cpu_threads(spec, lexed, k.analysis, features);
+  if (!plan.whole_program) {
+    k.private_add_outputs = add_only_outputs(spec, lexed);
+    for (int j : k.private_add_outputs) plan.private_adds.push_back(spec.outputs[j].name);
+  }
   if (plan.coroutines && spec.cpu_sync == KernelSpec::CpuSync::Auto)
     plan.regions = plan_regions(spec, lexed, k.analysis.attributes, plan.regions_why_not);
   if (plan.regions) {
@@ -125,6 +130,8 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
   for (std::size_t i = 0; i < params.size(); ++i)
     if (passed(params[i])) w.generated((written++ ? ",\n    " : "\n    ") + kernel_param(spec, params[i]));
   if (regions) w.generated(std::string(written++ ? ",\n    " : "\n    ") + "::alloy_msl::cpu::GroupThreads& alloy_g");
+  const bool plain_adds = !threads.private_adds.empty();
+  if (plain_adds) w.generated(std::string(written++ ? ",\n    " : "\n    ") + "bool alloy_plain_adds");
   if (spec.bounds_check) w.generated(std::string(written == 0 ? "\n    " : ",\n    ") +
                                      (regions ? "const ::alloy_msl::BoundsCheck& alloy_bc_group"
                                       : threads.coroutines ? "::alloy_msl::BoundsCheck alloy_bc"
@@ -163,6 +170,7 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
       call += target.argument(c, params[i], k.params[g++]);
   }
   if (regions) call += std::string(args++ ? ",\n" : "\n") + target.call_indent() + "alloy_g";
+  if (plain_adds) call += std::string(args++ ? ",\n" : "\n") + target.call_indent() + "L->plain_adds != 0";
   // Split into regions, each region sets its thread in a copy of the group's check.
   if (spec.bounds_check) call += std::string(args == 0 ? "\n" : ",\n") + target.call_indent() +
                                  (regions ? target.bounds_check_group_argument() : target.bounds_check_argument());

@@ -8,6 +8,7 @@
 
 #include "msl/builtins.h"
 #include "msl/includes.h"
+#include "msl/private_adds.h"
 #include "msl/lexer.h"
 #include "msl/source_text.h"
 #include "msl/token_rules.h"
@@ -147,6 +148,7 @@ class Rewriter {
            std::vector<std::string>* checked = nullptr, const CpuThreadsPlan* threads = nullptr)
       : checked_(checked),
         threads_(threads && (threads->coroutines || threads->regions) && origin == Origin::Source ? threads : nullptr),
+        private_adds_(threads && origin == Origin::Source ? &threads->private_adds : nullptr),
         lexed_(lexed),
         text_(lexed.text),
         origin_(origin),
@@ -247,6 +249,7 @@ class Rewriter {
     multi_index_subscripts(toks, out);
     if (checked_) check_subscripts(toks, out);
     poll_loops(toks, out);
+    if (private_adds_ && !private_adds_->empty() && !in_define) rewrite_private_adds(*private_adds_, toks, out);
     if (threads_ && !in_define) {
       if (threads_->regions) split_regions(*threads_->regions, toks, out);
       else await_sync_calls(*threads_, toks, out);
@@ -657,6 +660,7 @@ class Rewriter {
 
   std::vector<std::string>* checked_;  // bounds checks: the checked names, by slot
   const CpuThreadsPlan* threads_;      // coroutine threads: the bodies to rewrite for them
+  const std::vector<std::string>* private_adds_;  // atomic outputs only added to (msl/private_adds.h)
   std::map<std::string, int> slots_;
   const LexedText& lexed_;
   std::string_view text_;

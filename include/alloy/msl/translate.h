@@ -157,6 +157,9 @@ struct TranslatedKernel {
   // across the threads only at -O3 (it peels the inner loop and versions the
   // nest), and other kernels gained nothing from it.
   int cpu_optimization = 2;
+  // CPU target: the atomic outputs (indices into the spec's outputs) the
+  // kernel only adds to, each add taking Launch::plain_adds (msl/private_adds.h).
+  std::vector<int> private_add_outputs;
 };
 
 // An error in the user's MSL found by the front end; what() quotes the

@@ -3,6 +3,7 @@
 // thread pool through the JIT executor.
 #include "backend/cpu/custom_kernel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 
 #include "alloy/errors.h"
 #include "alloy/ops.h"
+#include "alloy/detail/thread_pool.h"
 #include "backend/cpu/strided.h"
 #include "fast/bounds_check.h"
 #include "fast/prepared_launch.h"
@@ -41,6 +43,27 @@ const jit::CpuKernel* compiled_for(fast::KernelVariant& v) {
   }
 }
 
+// The outputs the kernel only adds to (msl/private_adds.h) that a launch may
+// give each worker a copy of: all of them, or none when one's size or
+// element type is not known here.
+std::vector<jit::PrivateOutput> private_outputs(const fast::KernelVariant& v, const KernelOperands& operands) {
+  std::vector<jit::PrivateOutput> found;
+  const size_t n_inputs = v.spec.inputs.size();
+  for (int j : v.translated.private_add_outputs) {
+    jit::PrivateOutput o;
+    o.buffer = static_cast<unsigned>(n_inputs + j);
+    o.elements = operands.elements[o.buffer];
+    const std::string& t = v.spec.outputs[j].type;
+    if (t == "float") o.kind = jit::PrivateOutput::Kind::Float32;
+    else if (t == "int" || t == "uint" || t == "int32_t" || t == "uint32_t") o.kind = jit::PrivateOutput::Kind::Int32;
+    else if (t == "long" || t == "ulong" || t == "int64_t" || t == "uint64_t") o.kind = jit::PrivateOutput::Kind::Int64;
+    else return {};
+    if (o.elements == OperandTables::kUnknownElements) return {};
+    found.push_back(o);
+  }
+  return found;
+}
+
 }  // namespace
 
 void compile_custom_kernel(fast::KernelVariant& v) { compiled_for(v); }
@@ -63,7 +86,8 @@ void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, c
     launch.bounds_report = &report;
   }
   try {
-    kernel->launch(launch, timeout);
+    const std::vector<jit::PrivateOutput> copies = private_outputs(v, operands);
+    kernel->launch(launch, timeout, v.spec.inputs.size() + v.spec.outputs.size(), copies);
   } catch (const KernelTimeout& e) {
     throw KernelTimeout(fast::kernel_label(v) + ": " + e.what());
   } catch (const KernelInterrupted& e) {
@@ -102,7 +126,14 @@ void run_encoded(const fast::PreparedLaunch& p, const std::vector<void*>& inputs
 void fill_elements(void* p, size_t n, Dtype d, double value) {
   const size_t w = size_of(d);
   if (value == 0.0) {
-    if (n) std::memset(p, 0, n * w);
+    // A large output (a gradient's init_value=0) over the pool: the first
+    // touch of fresh pages is the kernel zeroing them, on each thread.
+    constexpr size_t kPiece = size_t(1) << 22;  // bytes
+    const size_t bytes = n * w;
+    auto* out = static_cast<char*>(p);
+    detail::ThreadPool::global().parallel_for((bytes + kPiece - 1) / kPiece, [&](size_t i) {
+      std::memset(out + i * kPiece, 0, std::min(kPiece, bytes - i * kPiece));
+    });
     return;
   }
   char one[16];

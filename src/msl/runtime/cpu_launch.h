@@ -101,6 +101,10 @@ struct Launch {
   // outputs) and where its first out-of-bounds access is recorded.
   const unsigned long long* bounds_sizes;
   BoundsReport* bounds_report;
+  // Nonzero: no other thread adds to this launch's add-only atomic outputs
+  // at the same time (each worker has a copy of its own, summed after the
+  // launch), so their adds may be plain (msl/private_adds.h).
+  int plain_adds;
 };
 
 }  // namespace alloy_msl::cpu

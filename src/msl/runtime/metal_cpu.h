@@ -557,6 +557,35 @@ template <class T> ALLOY_FUNC void atomic_store(volatile atomic<T>* obj, typenam
   atomic_store_explicit(obj, v);
 }
 template <class T> ALLOY_FUNC T atomic_load(const volatile atomic<T>* obj) { return atomic_load_explicit(obj); }
+}  // namespace metal
+
+namespace alloy_msl::cpu {
+// An add to an atomic output the kernel only adds to (msl/private_adds.h):
+// a plain add when the launch gave this worker a copy of the output of its
+// own (Launch::plain_adds), the atomic one otherwise. Integers wrap, as the
+// atomic add does.
+template <class T, class U>
+ALLOY_FUNC T fetch_add_private(bool plain, volatile metal::atomic<T>* obj, U v,
+                               metal::memory_order o = metal::memory_order_relaxed) {
+  if (!plain) return metal::atomic_fetch_add_explicit(obj, v, o);
+  T* p = (T*)&obj->v_;
+  T old = *p;
+  if constexpr (metal::is_integral_v<T>) __builtin_add_overflow(old, T(v), p);
+  else *p = T(old + T(v));
+  return old;
+}
+template <class T, class U>
+ALLOY_FUNC T fetch_sub_private(bool plain, volatile metal::atomic<T>* obj, U v,
+                               metal::memory_order o = metal::memory_order_relaxed) {
+  if (!plain) return metal::atomic_fetch_sub_explicit(obj, v, o);
+  T* p = (T*)&obj->v_;
+  T old = *p;
+  if constexpr (metal::is_integral_v<T>) __builtin_sub_overflow(old, T(v), p);
+  else *p = T(old - T(v));
+  return old;
+}
+}  // namespace alloy_msl::cpu
+namespace metal {
 
 #endif  // ALLOY_MSL_USE_ATOMICS
 

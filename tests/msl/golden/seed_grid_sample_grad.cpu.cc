@@ -20,7 +20,8 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
     const float* cotangent,
     atomic<float>* x_grad,
     atomic<float>* grid_grad,
-    ::alloy_msl::cpu::GroupThreads& alloy_g) {
+    ::alloy_msl::cpu::GroupThreads& alloy_g,
+    bool alloy_plain_adds) {
 #line 1 "source"
 
         struct alloy_frame_t { T gix[::alloy_msl::cpu::kRegionMaxThreads]; T gix_mult[::alloy_msl::cpu::kRegionMaxThreads]; T giy[::alloy_msl::cpu::kRegionMaxThreads]; T giy_mult[::alloy_msl::cpu::kRegionMaxThreads]; uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = alloy_g.base.threads_per_simdgroup; T gix = alloy_fv.gix[alloy_tid]; T gix_mult = alloy_fv.gix_mult[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; T giy_mult = alloy_fv.giy_mult[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { uint elem = thread_position_in_grid.x;
@@ -69,7 +70,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
             T cot = cotangent[cot_index];
             if (iy_nw >= 0 && iy_nw <= H - 1 && ix_nw >= 0 && ix_nw <= W - 1) {
                 int offset = base_idx + iy_nw * h_stride + ix_nw * w_stride;
-                atomic_fetch_add_explicit(&x_grad[offset], nw * cot, memory_order_relaxed);
+                ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &x_grad[offset], nw * cot, memory_order_relaxed);
 
                 T I_nw = x[offset];
                 gix -= I_nw * (iy_se - iy) * cot;
@@ -77,7 +78,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
             }
             if (iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1) {
                 int offset = base_idx + iy_ne * h_stride + ix_ne * w_stride;
-                atomic_fetch_add_explicit(&x_grad[offset], ne * cot, memory_order_relaxed);
+                ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &x_grad[offset], ne * cot, memory_order_relaxed);
 
                 T I_ne = x[offset];
                 gix += I_ne * (iy_sw - iy) * cot;
@@ -85,7 +86,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
             }
             if (iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1) {
                 int offset = base_idx + iy_sw * h_stride + ix_sw * w_stride;
-                atomic_fetch_add_explicit(&x_grad[offset], sw * cot, memory_order_relaxed);
+                ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &x_grad[offset], sw * cot, memory_order_relaxed);
 
                 T I_sw = x[offset];
                 gix -= I_sw * (iy - iy_ne) * cot;
@@ -93,7 +94,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
             }
             if (iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1) {
                 int offset = base_idx + iy_se * h_stride + ix_se * w_stride;
-                atomic_fetch_add_explicit(&x_grad[offset], se * cot, memory_order_relaxed);
+                ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &x_grad[offset], se * cot, memory_order_relaxed);
 
                 T I_se = x[offset];
                 gix += I_se * (iy - iy_nw) * cot;
@@ -110,11 +111,11 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
         ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( giy )); alloy_next_2: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; }); ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = alloy_g.base.threads_per_simdgroup; T gix = alloy_fv.gix[alloy_tid]; T gix_mult = alloy_fv.gix_mult[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; T giy_mult = alloy_fv.giy_mult[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { giy = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(giy));
 
         if (thread_index_in_simdgroup == 0) {
-            atomic_fetch_add_explicit(&grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
-            atomic_fetch_add_explicit(&grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
+            ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
+            ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
         }  } alloy_next_3: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.gix_mult[alloy_tid] = gix_mult; alloy_fv.giy[alloy_tid] = giy; alloy_fv.giy_mult[alloy_tid] = giy_mult; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); 
     
-#line 118 "generated"
+#line 119 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {
@@ -127,6 +128,7 @@ extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) 
         static_cast<const float*>(L->buffers[2]),
         static_cast<atomic<float>*>(L->buffers[3]),
         static_cast<atomic<float>*>(L->buffers[4]),
-        alloy_g);
+        alloy_g,
+        L->plain_adds != 0);
   });
 }
