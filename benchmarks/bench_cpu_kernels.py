@@ -101,7 +101,16 @@ def main():
         os.environ["ALLOY_CPU_SYNC"] = mode
         t_mode[mode] = median_ms(vjp_kernel, reps=3)
     os.environ["ALLOY_CPU_SYNC"] = "auto"
+    # Its atomic outputs it only adds to: a copy per worker (the default)
+    # against compare-and-swap loops on the outputs themselves.
+    os.environ["ALLOY_CPU_PRIVATE_ADDS"] = "0"
+    t_atomic = median_ms(vjp_kernel, reps=5)
+    os.environ.pop("ALLOY_CPU_PRIVATE_ADDS")
+    t_private = median_ms(vjp_kernel, reps=5)
     rows.append(("grid_sample VJP kernel alone: regions (default)", t_mode["auto"], ""))
+    rows.append(("grid_sample VJP kernel alone: copies per worker (default), again", t_private, ""))
+    rows.append(("grid_sample VJP kernel alone: ALLOY_CPU_PRIVATE_ADDS=0 (atomic adds)", t_atomic,
+                 f"copies are {t_atomic / t_private:.2f}x faster"))
     rows.append(("grid_sample VJP kernel alone: ALLOY_CPU_SYNC=coroutines", t_mode["coroutines"],
                  f"regions are {t_mode['coroutines'] / t_mode['auto']:.2f}x faster"))
     rows.append(("grid_sample VJP kernel alone: ALLOY_CPU_SYNC=fibers", t_mode["fibers"],

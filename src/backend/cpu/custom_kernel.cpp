@@ -4,6 +4,7 @@
 #include "backend/cpu/custom_kernel.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -45,9 +46,12 @@ const jit::CpuKernel* compiled_for(fast::KernelVariant& v) {
 
 // The outputs the kernel only adds to (msl/private_adds.h) that a launch may
 // give each worker a copy of: all of them, or none when one's size or
-// element type is not known here.
+// element type is not known here. ALLOY_CPU_PRIVATE_ADDS=0 keeps them atomic
+// (read at each launch: benchmarks compare both in one process).
 std::vector<jit::PrivateOutput> private_outputs(const fast::KernelVariant& v, const KernelOperands& operands) {
   std::vector<jit::PrivateOutput> found;
+  if (v.translated.private_add_outputs.empty()) return found;
+  if (const char* env = std::getenv("ALLOY_CPU_PRIVATE_ADDS"); env && std::string(env) == "0") return found;
   const size_t n_inputs = v.spec.inputs.size();
   for (int j : v.translated.private_add_outputs) {
     jit::PrivateOutput o;

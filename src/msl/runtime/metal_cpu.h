@@ -564,25 +564,24 @@ namespace alloy_msl::cpu {
 // a plain add when the launch gave this worker a copy of the output of its
 // own (Launch::plain_adds), the atomic one otherwise. Integers wrap, as the
 // atomic add does.
+template <bool Sub, class T, class U>
+ALLOY_FUNC T fetch_add_or_sub_private(bool plain, volatile metal::atomic<T>* obj, U v, metal::memory_order o) {
+  if (!plain) return Sub ? metal::atomic_fetch_sub_explicit(obj, v, o) : metal::atomic_fetch_add_explicit(obj, v, o);
+  T* p = (T*)&obj->v_;
+  T old = *p;
+  if constexpr (metal::is_integral_v<T>) Sub ? __builtin_sub_overflow(old, T(v), p) : __builtin_add_overflow(old, T(v), p);
+  else *p = Sub ? T(old - T(v)) : T(old + T(v));
+  return old;
+}
 template <class T, class U>
 ALLOY_FUNC T fetch_add_private(bool plain, volatile metal::atomic<T>* obj, U v,
                                metal::memory_order o = metal::memory_order_relaxed) {
-  if (!plain) return metal::atomic_fetch_add_explicit(obj, v, o);
-  T* p = (T*)&obj->v_;
-  T old = *p;
-  if constexpr (metal::is_integral_v<T>) __builtin_add_overflow(old, T(v), p);
-  else *p = T(old + T(v));
-  return old;
+  return fetch_add_or_sub_private<false>(plain, obj, v, o);
 }
 template <class T, class U>
 ALLOY_FUNC T fetch_sub_private(bool plain, volatile metal::atomic<T>* obj, U v,
                                metal::memory_order o = metal::memory_order_relaxed) {
-  if (!plain) return metal::atomic_fetch_sub_explicit(obj, v, o);
-  T* p = (T*)&obj->v_;
-  T old = *p;
-  if constexpr (metal::is_integral_v<T>) __builtin_sub_overflow(old, T(v), p);
-  else *p = T(old - T(v));
-  return old;
+  return fetch_add_or_sub_private<true>(plain, obj, v, o);
 }
 }  // namespace alloy_msl::cpu
 namespace metal {
