@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 
 namespace alloy::jit {
 namespace {
@@ -64,17 +65,10 @@ void merge_range(T* out, T* copy, std::size_t begin, std::size_t end, Add add) {
   constexpr std::size_t kRun = 16;
   for (std::size_t i = begin; i < end; i += kRun) {
     const std::size_t n = std::min(kRun, end - i);
-    T any = 0;
-    if constexpr (sizeof(T) == 4) {
-      uint32_t bits = 0;
-      for (std::size_t k = 0; k < n; ++k) bits |= __builtin_bit_cast(uint32_t, copy[i + k]);
-      any = bits != 0;
-    } else {
-      uint64_t bits = 0;
-      for (std::size_t k = 0; k < n; ++k) bits |= __builtin_bit_cast(uint64_t, copy[i + k]);
-      any = bits != 0;
-    }
-    if (!any) continue;
+    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    Bits bits = 0;  // any bit set, -0.0f included
+    for (std::size_t k = 0; k < n; ++k) bits |= __builtin_bit_cast(Bits, copy[i + k]);
+    if (!bits) continue;
     for (std::size_t k = 0; k < n; ++k) {
       out[i + k] = add(out[i + k], copy[i + k]);
       copy[i + k] = T(0);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -44,6 +45,20 @@ const jit::CpuKernel* compiled_for(fast::KernelVariant& v) {
   }
 }
 
+// How copies of an output of MSL element type `msl` add (the dtype table's
+// spelling, as metal_kernel writes it): float32 and 32/64-bit integers only.
+std::optional<jit::PrivateOutput::Kind> private_add_kind(const std::string& msl) {
+  for (int i = 0; i < kNumDtypes; ++i) {
+    const DtypeInfo& d = dtype_info(static_cast<Dtype>(i));
+    if (msl != d.msl_name) continue;
+    if (d.dtype == float32) return jit::PrivateOutput::Kind::Float32;
+    if (is_integral(d.dtype) && d.size == 4) return jit::PrivateOutput::Kind::Int32;
+    if (is_integral(d.dtype) && d.size == 8) return jit::PrivateOutput::Kind::Int64;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 // The outputs the kernel only adds to (msl/private_adds.h) that a launch may
 // give each worker a copy of: all of them, or none when one's size or
 // element type is not known here. ALLOY_CPU_PRIVATE_ADDS=0 keeps them atomic
@@ -57,12 +72,9 @@ std::vector<jit::PrivateOutput> private_outputs(const fast::KernelVariant& v, co
     jit::PrivateOutput o;
     o.buffer = static_cast<unsigned>(n_inputs + j);
     o.elements = operands.elements[o.buffer];
-    const std::string& t = v.spec.outputs[j].type;
-    if (t == "float") o.kind = jit::PrivateOutput::Kind::Float32;
-    else if (t == "int" || t == "uint" || t == "int32_t" || t == "uint32_t") o.kind = jit::PrivateOutput::Kind::Int32;
-    else if (t == "long" || t == "ulong" || t == "int64_t" || t == "uint64_t") o.kind = jit::PrivateOutput::Kind::Int64;
-    else return {};
-    if (o.elements == OperandTables::kUnknownElements) return {};
+    const std::optional<jit::PrivateOutput::Kind> kind = private_add_kind(v.spec.outputs[j].type);
+    if (!kind || o.elements == OperandTables::kUnknownElements) return {};
+    o.kind = *kind;
     found.push_back(o);
   }
   return found;
