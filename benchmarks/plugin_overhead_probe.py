@@ -11,7 +11,8 @@ the first kernel starts, and the wait at the end).
 Usage: python3 benchmarks/plugin_overhead_probe.py [--cpu] [--counts 1,5,10,20] [--paths plugin,alloy]
 (one path, few counts, under ncu: each kernel's own GPU time on either path).
 Knobs of the plugin to compare in separate runs: MLX_USE_CUDA_GRAPHS=0 (MLX's
-own), ALLOY_MLX_COMMIT_THREADS=N (alloy.mlx commits MLX's graph after a
+own), ALLOY_MLX_LAUNCH=graph (a large kernel as a one-node graph rather than
+launched on MLX's stream), ALLOY_MLX_COMMIT_THREADS=N (alloy.mlx commits MLX's graph after a
 kernel of at least N threads; docs/design/mlx-plugin.md).
 """
 import argparse
@@ -63,7 +64,7 @@ def main():
     p.add_argument("--paths", default="plugin,alloy")
     a = p.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
-    knobs = {k: v for k, v in os.environ.items() if k in ("MLX_USE_CUDA_GRAPHS", "ALLOY_MLX_COMMIT_THREADS")}
+    knobs = {k: v for k, v in os.environ.items() if k in ("MLX_USE_CUDA_GRAPHS", "ALLOY_MLX_COMMIT_THREADS", "ALLOY_MLX_LAUNCH")}
     seed_mlx = load("grid_sample")
     import grid_sample as seed_alloy
     if not a.cpu:

@@ -97,8 +97,17 @@ want mlx_plugin && step mlx_plugin mlx_plugin.log python3 -m pytest -q -p no:cac
 if [ -d /tmp/mlxsite/mlx ]; then
   want mlx_plugin_gpu && step mlx_plugin_gpu mlx_plugin_gpu.log env PYTHONPATH=/tmp/mlxsite:$PYTHONPATH \
     ALLOY_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider tests/mlx_plugin
+  # Every kernel launched directly on MLX's stream (the path of large ones),
+  # and every kernel as a node of MLX's graphs.
+  want mlx_plugin_gpu && step mlx_plugin_gpu_direct mlx_plugin_gpu_direct.log env PYTHONPATH=/tmp/mlxsite:$PYTHONPATH \
+    ALLOY_TEST_DEVICE=gpu ALLOY_MLX_COMMIT_THREADS=1 python3 -m pytest -q -p no:cacheprovider tests/mlx_plugin
+  want mlx_plugin_gpu && step mlx_plugin_gpu_graph mlx_plugin_gpu_graph.log env PYTHONPATH=/tmp/mlxsite:$PYTHONPATH \
+    ALLOY_TEST_DEVICE=gpu ALLOY_MLX_COMMIT_THREADS=1 ALLOY_MLX_LAUNCH=graph python3 -m pytest -q -p no:cacheprovider tests/mlx_plugin
   want mlx_plugin_bench && step mlx_plugin_bench mlx_plugin_bench.log env PYTHONPATH=/tmp/mlxsite:$PYTHONPATH \
     python3 benchmarks/bench_mlx_plugin.py --out "$out/mlx_plugin_bench.md"
+  # The same with large kernels as one-node graphs (the former default), for comparison.
+  want mlx_plugin_bench && step mlx_plugin_bench_graph mlx_plugin_bench_graph.log env PYTHONPATH=/tmp/mlxsite:$PYTHONPATH \
+    ALLOY_MLX_LAUNCH=graph python3 benchmarks/bench_mlx_plugin.py --out "$out/mlx_plugin_bench_graph.md"
 fi
 # First compile, then five disk-cache loads in fresh processes, each with its
 # breakdown and the host time per stage.
@@ -116,7 +125,8 @@ want load && step load load.log load_probe
 
 echo
 echo "== alloy gpu_check on $(cat "$out/device.txt") =="
-for k in build $all_steps; do printf '%-11s %s\n' "$k" "${status[$k]:-not run}"; done
+for k in build $all_steps mlx_plugin_gpu_direct mlx_plugin_gpu_graph mlx_plugin_bench_graph; do
+  printf '%-11s %s\n' "$k" "${status[$k]:-not run}"; done
 echo
 [ -f "$out/bench.md" ] && cat "$out/bench.md"
 [ -f "$out/bench_faults.md" ] && { echo; echo "cost of bounds checks and the cancellation poll:"; cat "$out/bench_faults.md"; }
@@ -126,5 +136,6 @@ want pytest_gpu && { echo; echo "op kernels compiled at run time (not in the AOT
 want host && { echo; echo "host cost of a tiny call (us):"; grep '^|' "$out/host.log"; grep '^|' "$out/host_cpp.log"; grep -A30 "eval profile" "$out/host_profile.log"; }
 want load && { echo; echo "compile and disk-cache load (ms):"; cat "$out/load.log"; }
 [ -f "$out/mlx_plugin_bench.md" ] && { echo; echo "alloy.mlx on mlx-cuda:"; cat "$out/mlx_plugin_bench.md"; }
-grep -E "^(FAILED|ERROR)" "$out/pytest_gpu.log" "$out/mlx_plugin.log" "$out/mlx_plugin_gpu.log" 2>/dev/null | head -40
+[ -f "$out/mlx_plugin_bench_graph.md" ] && { echo; echo "alloy.mlx on mlx-cuda, ALLOY_MLX_LAUNCH=graph:"; cat "$out/mlx_plugin_bench_graph.md"; }
+grep -E "^(FAILED|ERROR)" "$out/pytest_gpu.log" "$out/mlx_plugin.log" "$out/mlx_plugin_gpu"*.log 2>/dev/null | head -40
 exit 0

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdlib>
+#include <string_view>
 
 #include "backend/cuda/custom_kernel.h"
 #include "dtypes.h"
@@ -27,6 +28,20 @@ unsigned long long commit_after_threads() {
   }();
   return threads;
 }
+
+// How a large kernel reaches MLX's stream. "graph" (ALLOY_MLX_LAUNCH=graph):
+// as a node of MLX's graph, committed at once as a graph of its own. "direct"
+// (the default): the nodes so far are committed and the kernel is launched on
+// MLX's stream after them, as a kernel of MLX's own would be without graphs.
+// A graph of one node costs its update and launch on the host and a gap
+// between graphs on the GPU (docs/benchmarks.md, 2026-11-29).
+bool launch_directly() {
+  static const bool direct = [] {
+    const char* v = std::getenv("ALLOY_MLX_LAUNCH");
+    return !(v && std::string_view(v) == "graph");
+  }();
+  return direct;
+}
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const alloy::fast::PreparedLaunch& launch,
@@ -39,15 +54,6 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
   // MLX's own ops use cu::malloc_async, which libmlx does not export; its
   // allocator's malloc gives the same kind of buffer, ready at once.
   for (auto& out : outputs) out.set_data(mxc::allocator::malloc(out.nbytes()));
-  if (launch.init_value) {
-    for (auto& out : outputs) {
-      alloy::cuda::FillLaunch fill(mxc::gpu_ptr<void>(out), out.size(), static_cast<unsigned>(out.itemsize()),
-                                   alloy::cuda::fill_bits(*launch.init_value, alloy::mlx::to_alloy(out.dtype())));
-      encoder.set_output_array(out);
-      encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(fill.function), dim3(fill.blocks), dim3(fill.block),
-                                  dim3(), 0, fill.args());
-    }
-  }
   // data_size(): the elements each buffer holds, a bounds-checked kernel's limit.
   std::vector<alloy::cuda::KernelInput> views;
   views.reserve(inputs.size());
@@ -64,6 +70,33 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
     out_elements.push_back(out.data_size());
   }
   alloy::cuda::CustomKernelLaunch l(launch, views.data(), views.size(), outs.data(), outs.size(), out_elements.data());
+  const unsigned long long threads = 1ull * l.blocks[0] * l.blocks[1] * l.blocks[2] * l.block[0] * l.block[1] *
+                                     l.block[2];
+  if (!l.bounds_checked() && threads >= commit_after_threads() && launch_directly()) {
+    // The nodes before it go to the stream first; MLX's eval keeps the
+    // inputs alive until the stream has passed this point (add_temporary).
+    encoder.commit();
+    const auto cs = reinterpret_cast<alloy::cuda_driver::CUstream>(static_cast<cudaStream_t>(encoder.stream()));
+    if (launch.init_value) {
+      for (auto& out : outputs) {
+        alloy::cuda::FillLaunch fill(mxc::gpu_ptr<void>(out), out.size(), static_cast<unsigned>(out.itemsize()),
+                                     alloy::cuda::fill_bits(*launch.init_value, alloy::mlx::to_alloy(out.dtype())));
+        const unsigned grid[3] = {fill.blocks, 1, 1}, block[3] = {fill.block, 1, 1};
+        alloy::cuda_driver::launch(fill.function, grid, block, 0, cs, fill.args());
+      }
+    }
+    alloy::cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cs, l.args());
+    return;
+  }
+  if (launch.init_value) {
+    for (auto& out : outputs) {
+      alloy::cuda::FillLaunch fill(mxc::gpu_ptr<void>(out), out.size(), static_cast<unsigned>(out.itemsize()),
+                                   alloy::cuda::fill_bits(*launch.init_value, alloy::mlx::to_alloy(out.dtype())));
+      encoder.set_output_array(out);
+      encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(fill.function), dim3(fill.blocks), dim3(fill.block),
+                                  dim3(), 0, fill.args());
+    }
+  }
   if (l.bounds_checked()) {
     // The kernel's fault report, zeroed ahead of it in a graph of its own:
     // launched on the stream after the nodes so far, before the kernel's.
@@ -91,10 +124,9 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
   }
   // MLX gathers an eval's kernels into one CUDA graph and launches it when
   // the eval ends (or its own count says so): the GPU idles while the host
-  // builds the rest. After a large kernel the graph so far goes now, so the
-  // GPU runs it while the host builds the next nodes; a small one waits for
-  // company (a graph launch costs more than it).
-  const unsigned long long threads = 1ull * l.blocks[0] * l.blocks[1] * l.blocks[2] * l.block[0] * l.block[1] *
-                                     l.block[2];
+  // builds the rest. A small kernel waits in the graph for company (a graph
+  // launch costs more than it); with ALLOY_MLX_LAUNCH=graph a large one is
+  // committed with the graph so far, so the GPU runs it while the host
+  // builds the next nodes (by default a large one was launched directly above).
   if (threads >= commit_after_threads()) encoder.commit();
 }
