@@ -112,7 +112,7 @@ std::shared_ptr<CpuKernel> compile_cpu(const std::string& source, const CompileO
   return loaded.emplace(loaded_key, kernel).first->second;
 }
 
-void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout, std::size_t buffer_count,
+bool CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout, std::size_t buffer_count,
                        const std::vector<PrivateOutput>& private_outputs) const {
   for (int d = 0; d < 3; ++d) {
     if (base.threadgroup[d] == 0) {
@@ -120,7 +120,7 @@ void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout, std::size_t 
                                   " is 0; every dimension must be at least 1");
     }
   }
-  if (base.grid[0] == 0 || base.grid[1] == 0 || base.grid[2] == 0) return;  // no threads
+  if (base.grid[0] == 0 || base.grid[1] == 0 || base.grid[2] == 0) return false;  // no threads
   for (int d = 0; d < 3; ++d) base.threadgroup[d] = std::min(base.threadgroup[d], base.grid[d]);
   uint64_t per_group = uint64_t(base.threadgroup[0]) * base.threadgroup[1] * base.threadgroup[2];
   if (per_group > kMaxThreadsPerThreadgroup) {
@@ -236,6 +236,7 @@ void CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout, std::size_t 
     }
   }
   if (copies) copies->merge(pool);
+  return base.plain_adds != 0;
 }
 
 }  // namespace alloy::jit

@@ -34,8 +34,9 @@ class CpuKernel {
   // `private_outputs`: the outputs the kernel only adds to (of a table of
   // `buffer_count` buffers); when copies pay (worth_private_outputs), each
   // worker adds into its own with plain adds and launch sums them
-  // (jit/cpu_private_outputs.h), otherwise the adds stay atomic.
-  void launch(alloy_msl::cpu::Launch base, double timeout = 0, std::size_t buffer_count = 0,
+  // (jit/cpu_private_outputs.h), otherwise the adds stay atomic. Returns
+  // whether the adds were plain (copies, or a single worker).
+  bool launch(alloy_msl::cpu::Launch base, double timeout = 0, std::size_t buffer_count = 0,
               const std::vector<PrivateOutput>& private_outputs = {}) const;
 
   const std::string& key() const { return key_; }  // the cache key

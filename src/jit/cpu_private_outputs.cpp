@@ -98,11 +98,19 @@ void merge_piece(const PrivateOutput& o, void* out, void* copy, std::size_t begi
 bool worth_private_outputs(const std::vector<PrivateOutput>& outputs, unsigned long long threads,
                            std::size_t workers) {
   if (outputs.empty() || workers < 2) return !outputs.empty();  // one worker: plain adds, no copies
-  std::size_t elements = 0;
-  for (const PrivateOutput& o : outputs) elements += o.elements;
-  // A copy's merge reads it once; an atomic add is tens of cycles. With
-  // at least one add per thread, copies pay up to ~16 elements per thread.
-  return elements <= 16ull * threads;
+  std::size_t elements = 0, bytes = 0;
+  for (const PrivateOutput& o : outputs) {
+    elements += o.elements;
+    bytes += o.bytes();
+  }
+  // A copy costs a pass over its outputs at the end (read it, add it in,
+  // zero it again); an add it saves is a compare-and-swap loop. Measured on
+  // the seed's grid_sample VJP (4 adds a thread, 2 workers; docs/benchmarks.md,
+  // 2026-11-29): at 4 output elements a thread copies were faster (1.5-1.7x
+  // at 32 MB, up to 1.3x at 512 MB); at 8 and 16 they were 1.3x and 1.05x
+  // slower, so the line is drawn at 6. Copies larger than the zeroed cache
+  // are page-faulted afresh at every launch.
+  return elements <= 6ull * threads && bytes * (workers - 1) <= kCachedBytes;
 }
 
 PrivateOutputs::PrivateOutputs(void* const* buffers, std::size_t buffer_count, std::vector<PrivateOutput> outputs,

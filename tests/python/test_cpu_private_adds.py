@@ -9,6 +9,14 @@ import pytest
 
 import alloy.core as mx
 
+
+@pytest.fixture(autouse=True)
+def unchecked_kernels(monkeypatch):
+    # The suite bounds-checks every kernel (conftest), and a bounds-checked
+    # kernel keeps its atomics: the kernels here are defined unchecked so
+    # that their adds take the copies these tests are about.
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
+
 SCATTER = """
     uint i = thread_position_in_grid.x;
     uint k = idx[i];
@@ -41,7 +49,7 @@ def expected_scatter(idx, val, bins, cnt_np, init=0):
 
 
 @pytest.mark.parametrize("cnt_dtype,cnt_np", [(mx.int32, np.int32), (mx.uint32, np.uint32)])
-@pytest.mark.parametrize("bins", [5, 4096, 1 << 20])  # collisions; scattered; more elements than copies pay for
+@pytest.mark.parametrize("bins", [5, 4096, 1 << 21])  # collisions; scattered; more elements than copies pay for
 def test_scatter_adds_match_numpy(rng, cnt_dtype, cnt_np, bins):
     n = 1 << 18
     idx = rng.integers(0, bins, n).astype(np.uint32)
@@ -128,3 +136,33 @@ def test_adds_after_simd_reductions_under_each_thread_model(rng, monkeypatch, mo
     np.add.at(want, (np.arange(n) // 32) % 13, val.astype(np.float64))
     np.testing.assert_array_equal(np.array(acc), want.astype(np.float32))
     np.testing.assert_array_equal(np.array(hits), np.bincount(np.arange(n) % 5, minlength=5).astype(np.int32))
+
+
+@pytest.mark.parametrize("bins,way", [(4096, "plain adds"), (1 << 21, "atomic adds")])
+def test_which_way_the_adds_went_is_reported(rng, bins, way):
+    # The numbers above are those of atomic adds too, so a kernel that fell
+    # back to atomics would pass them; ALLOY_EVAL_PROFILE=1's table says
+    # which way each launch went. 2^18 threads: 4096 bins take copies over
+    # two workers, 2^21 bins (8 elements a thread) keep atomics.
+    import os
+    import subprocess
+    import sys
+    seed = int(rng.integers(1 << 31))
+    code = f"""
+import numpy as np, alloy.core as mx
+rng = np.random.default_rng({seed})
+n = 1 << 18
+k = mx.fast.metal_kernel(name="private_scatter_report", input_names=["idx", "val"], output_names=["acc", "cnt"],
+                         source={SCATTER!r}, atomic_outputs=True)
+idx = rng.integers(0, {bins}, n).astype(np.uint32)
+val = rng.standard_normal(n).astype(np.float32)
+acc, cnt = k(inputs=[mx.array(idx), mx.array(val)], grid=(n, 1, 1), threadgroup=(256, 1, 1),
+             output_shapes=[({bins},), (7,)], output_dtypes=[mx.float32, mx.int32], init_value=0, stream=mx.cpu)
+want = np.zeros({bins}); np.add.at(want, idx, val.astype(np.float64))
+assert np.allclose(np.array(acc), want, rtol=1e-4, atol=1e-3)
+"""
+    env = dict(os.environ, ALLOY_EVAL_PROFILE="1", ALLOY_NUM_THREADS="2", ALLOY_BOUNDS_CHECK="0")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    rows = [line for line in r.stderr.splitlines() if line.startswith("(cpu kernel, ")]
+    assert [row.split(")")[0] + ")" for row in rows] == [f"(cpu kernel, {way})"], r.stderr

@@ -4,6 +4,7 @@
 #include "backend/cpu/custom_kernel.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "alloy/errors.h"
 #include "alloy/ops.h"
 #include "alloy/detail/thread_pool.h"
+#include "core/eval_profile.h"
 #include "backend/cpu/strided.h"
 #include "fast/bounds_check.h"
 #include "fast/prepared_launch.h"
@@ -103,7 +105,13 @@ void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, c
   }
   try {
     const std::vector<jit::PrivateOutput> copies = private_outputs(v, operands);
-    kernel->launch(launch, timeout, v.spec.inputs.size() + v.spec.outputs.size(), copies);
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool plain = kernel->launch(launch, timeout, v.spec.inputs.size() + v.spec.outputs.size(), copies);
+    // Which way a kernel's add-only outputs went shows in ALLOY_EVAL_PROFILE=1's
+    // table (the tests read it: a silent fall back to atomics is slower, not wrong).
+    if (!copies.empty() && eval_profile::enabled())
+      eval_profile::record(plain ? "(cpu kernel, plain adds)" : "(cpu kernel, atomic adds)",
+                           std::chrono::steady_clock::now() - t0);
   } catch (const KernelTimeout& e) {
     throw KernelTimeout(fast::kernel_label(v) + ": " + e.what());
   } catch (const KernelInterrupted& e) {
