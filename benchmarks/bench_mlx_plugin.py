@@ -144,6 +144,33 @@ def bench_tiny_call():
         "mlx cuda_kernel", best(lambda: mx.eval(k_cuda(**kw)[0]), repeat=200))
 
 
+def bench_between_mlx_ops():
+    # A kernel whose output has the size of the MLX op's before it: the op's
+    # device buffer, freed, waits in MLX's buffer cache for the next
+    # allocation of its size, which is the kernel's output.
+    n = 1 << 22
+    x = mx.random.normal((n,))
+    mx.eval(x)
+    k_metal = mx.fast.metal_kernel(name="after_exp_metal", input_names=["inp"], output_names=["out"],
+                                   source="uint i = thread_position_in_grid.x; out[i] = inp[i] * 2.0f;")
+    k_cuda = mx.fast.cuda_kernel(name="after_exp_cuda", input_names=["inp"], output_names=["out"],
+                                 source="auto i = blockIdx.x * blockDim.x + threadIdx.x; out[i] = inp[i] * 2.0f;")
+    kw = dict(grid=(n, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32])
+
+    def step(k):
+        return k(inputs=[mx.exp(x)], **kw)[0]
+
+    assert np.array_equal(np.array(step(k_metal)), np.array(step(k_cuda)))
+
+    def loop(k):
+        def run():
+            for _ in range(20):
+                mx.eval(step(k))
+        return best(run, repeat=10) / 20
+
+    row("exp then a kernel of exp's size (16 MB), an eval each", loop(k_metal), "mlx cuda_kernel", loop(k_cuda))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out")
@@ -157,6 +184,7 @@ def main():
     bench_grid_sample(gpu)
     if gpu:
         bench_tiny_call()
+        bench_between_mlx_ops()
     if a.out:
         with open(a.out, "w") as f:
             f.write("| what | alloy.mlx | peer | peer time | ratio |\n|---|---|---|---|---|\n")
