@@ -70,6 +70,15 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
     out_elements.push_back(out.data_size());
   }
   alloy::cuda::CustomKernelLaunch l(launch, views.data(), views.size(), outs.data(), outs.size(), out_elements.data());
+  // init_value: each output's fill, issued by `issue` (launched, or a graph node).
+  auto fill_outputs = [&](auto&& issue) {
+    if (!launch.init_value) return;
+    for (auto& out : outputs) {
+      alloy::cuda::FillLaunch fill(mxc::gpu_ptr<void>(out), out.size(), static_cast<unsigned>(out.itemsize()),
+                                   alloy::cuda::fill_bits(*launch.init_value, alloy::mlx::to_alloy(out.dtype())));
+      issue(out, fill);
+    }
+  };
   const unsigned long long threads = 1ull * l.blocks[0] * l.blocks[1] * l.blocks[2] * l.block[0] * l.block[1] *
                                      l.block[2];
   if (!l.bounds_checked() && threads >= commit_after_threads() && launch_directly()) {
@@ -77,26 +86,18 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
     // inputs alive until the stream has passed this point (add_temporary).
     encoder.commit();
     const auto cs = reinterpret_cast<alloy::cuda_driver::CUstream>(static_cast<cudaStream_t>(encoder.stream()));
-    if (launch.init_value) {
-      for (auto& out : outputs) {
-        alloy::cuda::FillLaunch fill(mxc::gpu_ptr<void>(out), out.size(), static_cast<unsigned>(out.itemsize()),
-                                     alloy::cuda::fill_bits(*launch.init_value, alloy::mlx::to_alloy(out.dtype())));
-        const unsigned grid[3] = {fill.blocks, 1, 1}, block[3] = {fill.block, 1, 1};
-        alloy::cuda_driver::launch(fill.function, grid, block, 0, cs, fill.args());
-      }
-    }
+    fill_outputs([&](mxc::array&, alloy::cuda::FillLaunch& fill) {
+      const unsigned grid[3] = {fill.blocks, 1, 1}, block[3] = {fill.block, 1, 1};
+      alloy::cuda_driver::launch(fill.function, grid, block, 0, cs, fill.args());
+    });
     alloy::cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cs, l.args());
     return;
   }
-  if (launch.init_value) {
-    for (auto& out : outputs) {
-      alloy::cuda::FillLaunch fill(mxc::gpu_ptr<void>(out), out.size(), static_cast<unsigned>(out.itemsize()),
-                                   alloy::cuda::fill_bits(*launch.init_value, alloy::mlx::to_alloy(out.dtype())));
-      encoder.set_output_array(out);
-      encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(fill.function), dim3(fill.blocks), dim3(fill.block),
-                                  dim3(), 0, fill.args());
-    }
-  }
+  fill_outputs([&](mxc::array& out, alloy::cuda::FillLaunch& fill) {
+    encoder.set_output_array(out);
+    encoder.add_kernel_node_raw(reinterpret_cast<CUfunction>(fill.function), dim3(fill.blocks), dim3(fill.block),
+                                dim3(), 0, fill.args());
+  });
   if (l.bounds_checked()) {
     // The kernel's fault report, zeroed ahead of it in a graph of its own:
     // launched on the stream after the nodes so far, before the kernel's.
