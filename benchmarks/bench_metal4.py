@@ -83,13 +83,15 @@ kernel void gemm_float(tensor<device const float, dextents<int, 2>> A [[buffer(0
   tile_gemm<SG, RELAXED>(A, B, C, tgid, tiles);
 }
 
-template <int SG>
+// MX FP8: exact, or with relaxed precision (on sm_90a each row's block
+// scales folded into its codes for the FP8 MMA, cuda_wgmma_requant.h).
+template <int SG, bool RELAXED>
 kernel void gemm_mxfp8(mxfp8_tensor A [[buffer(0)]],
                        mxfp8_tensor B [[buffer(1)]],
                        tensor<device half, dextents<int, 2>> C [[buffer(2)]],
                        uint2 tgid [[threadgroup_position_in_grid]],
                        uint2 tiles [[threadgroups_per_grid]]) {
-  tile_gemm<SG>(A, B, C, tgid, tiles);
+  tile_gemm<SG, RELAXED>(A, B, C, tgid, tiles);
 }
 
 // MX FP8 (left) beside half (right): on sm_90a the MX side decoded to half
@@ -107,8 +109,10 @@ for _sg in (4, 8):
     GEMM += (f'template [[host_name("gemm_half_{_sg}")]] kernel void gemm_half<{_sg}>(tensor<device const half, '
              f'dextents<int, 2>>, tensor<device const half, dextents<int, 2>>, tensor<device half, dextents<int, 2>>, '
              f'uint2, uint2);\n'
-             f'template [[host_name("gemm_mxfp8_{_sg}")]] kernel void gemm_mxfp8<{_sg}>(mxfp8_tensor, mxfp8_tensor, '
-             f'tensor<device half, dextents<int, 2>>, uint2, uint2);\n'
+             f'template [[host_name("gemm_mxfp8_{_sg}")]] kernel void gemm_mxfp8<{_sg}, false>(mxfp8_tensor, '
+             f'mxfp8_tensor, tensor<device half, dextents<int, 2>>, uint2, uint2);\n'
+             f'template [[host_name("gemm_mxfp8_relaxed_{_sg}")]] kernel void gemm_mxfp8<{_sg}, true>(mxfp8_tensor, '
+             f'mxfp8_tensor, tensor<device half, dextents<int, 2>>, uint2, uint2);\n'
              f'template [[host_name("gemm_mxfp8_half_{_sg}")]] kernel void gemm_mxfp8_half<{_sg}>(mxfp8_tensor, '
              f'tensor<device const half, dextents<int, 2>>, tensor<device half, dextents<int, 2>>, uint2, uint2);\n')
     for _rel in (False, True):
@@ -228,6 +232,24 @@ def main():
             row(f"MXFP8 matmul2d GEMM {n}^3, {sg} SIMD groups", t_ours, "cuBLASLt FP8", peer, flops, PEAK["fp8"],
                 f"max rel err {err:.1e}")
             row(f"MXFP8 matmul2d GEMM {n}^3, {sg} SIMD groups (info)", t_ours, "cuBLAS bf16", bf16, flops, PEAK["fp8"])
+        for sg in (4, 8):
+            relaxed, err = gemm("gemm_mxfp8_relaxed", sg, qa, qb, want)
+            row(f"MXFP8 matmul2d GEMM {n}^3, relaxed precision, {sg} SIMD groups", timed(relaxed, alloy_sync),
+                "cuBLASLt FP8", peer, flops, PEAK["fp8"], f"max rel err {err:.1e}")
+        # The same on MXFP8 quantized from normal data (Alloy's mx.quantize,
+        # mode mxfp8): codes near the top of each block's range and block
+        # scales within an octave or two along a row, as quantized weights
+        # and activations are (the data above draws every code and spreads
+        # the scales over 12 octaves).
+        codes_a, scales_a = m4.mxfp8_from_float(rng.standard_normal((n, n)).astype(np.float32))
+        codes_b, scales_b = m4.mxfp8_from_float(rng.standard_normal((n, n)).astype(np.float32))
+        qa = (mx.array(codes_a), mx.array(scales_a))
+        qb = (mx.array(codes_b), mx.array(scales_b))
+        want = m4.dequantize(codes_a[:64], scales_a[:64]) @ m4.dequantize(codes_b[:64], scales_b[:64]).T
+        for name, what in (("gemm_mxfp8", "exact"), ("gemm_mxfp8_relaxed", "relaxed precision")):
+            kernel, err = gemm(name, 8, qa, qb, want)
+            row(f"MXFP8 matmul2d GEMM {n}^3, quantized normal data, {what}, 8 SIMD groups", timed(kernel, alloy_sync),
+                "cuBLASLt FP8", peer, flops, PEAK["fp8"], f"max rel err {err:.1e}")
         if not args.skip_float:
             # MX FP8 x half (info: cuBLAS has no such pair; its f16 GEMM for scale). On
             # sm_90a the MX side is decoded to half for the half wgmma.

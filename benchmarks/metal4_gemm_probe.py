@@ -3,7 +3,8 @@ warm-up), for a profiler to read its counters, e.g.
   ncu --clock-control none --kernel-name regex:gemm --launch-skip 1 \
       --launch-count 1 --section WarpStateStats python3 \
       benchmarks/metal4_gemm_probe.py gemm_half_4 8192
-(gemm_half_4/8 or gemm_mxfp8_4/8: half operands, or MXFP8 codes and scales.)
+(gemm_half_4/8, gemm_mxfp8_4/8 or gemm_mxfp8_relaxed_4/8: half operands, or MXFP8
+codes and scales.)
 """
 import pathlib
 import sys

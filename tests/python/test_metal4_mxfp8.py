@@ -220,6 +220,33 @@ template [[host_name("e4m3_gemm")]] kernel void fp8_gemm<metal_fp8_e4m3_format>(
 template [[host_name("e5m2_gemm")]] kernel void fp8_gemm<metal_fp8_e5m2_format>(
     tensor<device const metal_fp8_e5m2_format, dextents<int, 2>>, tensor<device const metal_fp8_e5m2_format, dextents<int, 2>>,
     tensor<device float, dextents<int, 2>>, uint2);
+
+// The same MX tiles with relaxed precision (E4M3 and E5M2 codes).
+using mx5_tensor = tensor<device metal_fp8_e5m2_format, dextents<int, 2>, tensor_handle, scales_plane>;
+template <int TM, int TN, int SG, bool ACC, typename T, typename CT>
+void relaxed_tile(T A, T B, CT C, uint2 tgid) {
+  constexpr auto desc = matmul2d_descriptor(TM, TN, dynamic_length_v<int>, false, true, true,
+      ACC ? matmul2d_descriptor::mode::multiply_accumulate : matmul2d_descriptor::mode::multiply);
+  matmul2d<desc, execution_simdgroups<SG>> op;
+  op.run(A.slice(0, tgid.y * TM), B.slice(0, tgid.x * TN), C.slice(tgid.x * TN, tgid.y * TM));
+}
+template <int TM, int TN, int SG, bool ACC = false>
+kernel void mx_gemm_relaxed(mxfp8_tensor A [[buffer(0)]], mxfp8_tensor B [[buffer(1)]],
+                            tensor<device float, dextents<int, 2>> C [[buffer(2)]],
+                            uint2 tgid [[threadgroup_position_in_grid]]) {
+  relaxed_tile<TM, TN, SG, ACC>(A, B, C, tgid);
+}
+kernel void mx5_relaxed_128x128_8(mx5_tensor A [[buffer(0)]], mx5_tensor B [[buffer(1)]],
+                                  tensor<device float, dextents<int, 2>> C [[buffer(2)]],
+                                  uint2 tgid [[threadgroup_position_in_grid]]) {
+  relaxed_tile<128, 128, 8, false>(A, B, C, tgid);
+}
+template [[host_name("mx_relaxed_128x128_8")]] kernel void mx_gemm_relaxed<128, 128, 8>(mxfp8_tensor, mxfp8_tensor,
+    tensor<device float, dextents<int, 2>>, uint2);
+template [[host_name("mx_relaxed_128x64_4")]] kernel void mx_gemm_relaxed<128, 64, 4>(mxfp8_tensor, mxfp8_tensor,
+    tensor<device float, dextents<int, 2>>, uint2);
+template [[host_name("mx_relaxed_128x128_8_acc")]] kernel void mx_gemm_relaxed<128, 128, 8, true>(mxfp8_tensor,
+    mxfp8_tensor, tensor<device float, dextents<int, 2>>, uint2);
 """
 
 
@@ -301,6 +328,91 @@ def test_mx_tiles_whose_scales_spread_wider_take_the_per_block_path(rng):
                {"A": (mx.array(a_np[0]), mx.array(sa)), "B": (mx.array(b_np[0]), mx.array(b_np[1])),
                 "C": nan_array((M, N), mx.float32)}, (2, 2, 1), (256, 1, 1), "threadgroups")
     assert_fp8_product_close(np.array(c), m4.dequantize(*a_np), m4.dequantize(*b_np))
+
+
+def random_mx(rng, rows, k, fmt, scale_lo=112, scale_hi=124):
+    """(codes, scales) and the float64 values of a random MX matrix in E4M3
+    or E5M2 (finite codes only)."""
+    codes, scales = m4.random_mxfp8(rng, rows, k, scale_lo, scale_hi)
+    if fmt == "e5m2":
+        codes[(codes & 0x7C) == 0x7C] &= 0x7B  # exponent 11111 is inf / NaN
+    dt = ml_dtypes.float8_e4m3fn if fmt == "e4m3" else ml_dtypes.float8_e5m2
+    block = np.repeat(m4.decode_e8m0(scales), 32, axis=-1)[..., :k]
+    return (codes, scales), codes.view(dt).astype(np.float64) * block
+
+
+def relaxed_bound(fmt, a, sa, b, sb):
+    """What relaxed precision may cost on the GPU (cuda_wgmma_requant.h):
+    each code rounded to its format's subnormal grid after its block scale
+    is aligned to its row's largest, R (at most half the smallest
+    subnormal, 2^-10 for E4M3 and 2^-17 for E5M2, times 2^(R - 127)), then
+    128 of K summed by the FP8 MMA before float (FP8_MMA_BOUND, 4x over
+    the 32 of the exact paths). Per element (m, n)."""
+    half_step = 2.0 ** (-10 if fmt == "e4m3" else -17)
+    ra = half_step * m4.decode_e8m0(sa.max(axis=1))  # per row of A
+    rb = half_step * m4.decode_e8m0(sb.max(axis=1))
+    mag = np.abs(a) @ np.abs(b).T
+    rounding = ra[:, None] * np.abs(b).sum(axis=1)[None, :] + rb[None, :] * np.abs(a).sum(axis=1)[:, None]
+    rounding += ra[:, None] * rb[None, :] * a.shape[1]
+    return 4 * FP8_MMA_BOUND * mag + rounding
+
+
+@pytest.mark.parametrize("kernel,tile,fmt", [("mx_relaxed_128x128_8", (128, 128, 8), "e4m3"),
+                                             ("mx_relaxed_128x64_4", (128, 64, 4), "e4m3"),
+                                             ("mx5_relaxed_128x128_8", (128, 128, 8), "e5m2")])
+@pytest.mark.parametrize("K", [640, 400])
+def test_relaxed_mx_tiles_fold_scales_into_codes(rng, kernel, tile, fmt, K):
+    """relaxed_precision on MX tiles of whole warpgroups: every element
+    within relaxed_bound of the float64 product (K 640: five slabs; 400: a
+    partial last slab and scale block). Scales spread 12 octaves (E4M3) or 8
+    (E5M2), as far as the relaxed path takes; random codes over every
+    exponent, so many codes of lower blocks land below the normal range. On
+    the GPU the result must differ from the exact kernel's (E4M3), which
+    shows that the relaxed path ran rather than the exact one."""
+    tm, tn, sg = tile
+    M, N = 256, 256
+    hi = 124 if fmt == "e4m3" else 120
+    (qa, a), (qb, b) = random_mx(rng, M, K, fmt, 112, hi), random_mx(rng, N, K, fmt, 112, hi)
+    args = {"A": (mx.array(qa[0]), mx.array(qa[1])), "B": (mx.array(qb[0]), mx.array(qb[1])),
+            "C": nan_array((M, N), mx.float32)}
+    lib = mx.fast.metal_library(WARPGROUP_MX)
+    (c,) = run(lib, kernel, args, (N // tn, M // tm, 1), (32 * sg, 1, 1), "threadgroups")
+    got = np.array(c).astype(np.float64)
+    err = np.abs(got - a @ b.T)
+    bound = relaxed_bound(fmt, a, qa[1], b, qb[1])
+    assert (err <= bound).all(), f"max err / bound = {np.max(err / bound):.3f}"
+    if fmt == "e4m3" and DEVICE == "gpu":
+        args["C"] = nan_array((M, N), mx.float32)
+        (exact,) = run(lib, f"mx_{tm}x{tn}_{sg}", args, (N // tn, M // tm, 1), (32 * sg, 1, 1), "threadgroups")
+        assert not np.array_equal(np.array(exact), got)
+
+
+def test_relaxed_mx_tiles_whose_scales_spread_wider_stay_exact(rng):
+    """Relaxed MX tiles whose rows' scales spread past 14 octaves (2^-67 ..
+    2^73) cannot fold them into E4M3 codes through a half: the tile runs the
+    exact path, bit for bit the exact kernel's result."""
+    M, N, K = 256, 256, 512
+    (qa, a), (qb, b) = random_mx(rng, M, K, "e4m3", 60, 200), random_mx(rng, N, K, "e4m3")
+    lib = mx.fast.metal_library(WARPGROUP_MX)
+    outs = []
+    for name in ("mx_relaxed_128x128_8", "mx_128x128_8"):
+        (c,) = run(lib, name, {"A": (mx.array(qa[0]), mx.array(qa[1])), "B": (mx.array(qb[0]), mx.array(qb[1])),
+                               "C": nan_array((M, N), mx.float32)}, (2, 2, 1), (256, 1, 1), "threadgroups")
+        outs.append(np.array(c))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert_fp8_product_close(outs[0], a, b)
+
+
+def test_relaxed_mx_multiply_accumulate_adds_to_the_destination(rng):
+    """multiply_accumulate on the relaxed MX path: C = C0 + A B^T."""
+    M, N, K = 256, 256, 640
+    (qa, a), (qb, b) = random_mx(rng, M, K, "e4m3"), random_mx(rng, N, K, "e4m3")
+    c0 = rng.standard_normal((M, N)).astype(np.float32) * 100
+    (c,) = run(mx.fast.metal_library(WARPGROUP_MX), "mx_relaxed_128x128_8_acc",
+               {"A": (mx.array(qa[0]), mx.array(qa[1])), "B": (mx.array(qb[0]), mx.array(qb[1])),
+                "C": mx.array(c0)}, (2, 2, 1), (256, 1, 1), "threadgroups")
+    err = np.abs(np.array(c).astype(np.float64) - c0 - a @ b.T)
+    assert (err <= relaxed_bound("e4m3", a, qa[1], b, qb[1]) + 1e-5 * np.abs(c0).max()).all()
 
 
 def test_warpgroup_mx_multiply_accumulate_adds_to_the_destination(rng):

@@ -16,7 +16,9 @@
 //  - warpgroup_tile() (sm_90a, cuda_wgmma.h): the staged tiles below, read
 //    by Hopper's warpgroup MMA straight from shared memory (MX operands
 //    included), FP8 tiles first decoded to half where their scales allow
-//    (warpgroup_tile_decoded(), cuda_wgmma_decoded.h);
+//    (warpgroup_tile_decoded(), cuda_wgmma_decoded.h), or with relaxed
+//    precision their scales folded into the codes for the FP8 MMA
+//    (warpgroup_tile_requant(), cuda_wgmma_requant.h);
 //  - staged(): the whole threadgroup copies K-major tiles into shared memory
 //    (cp.async, two stages) and each warp reads them with ldmatrix;
 //  - straight from the tensors: 32-bit loads where K is contiguous and
@@ -492,7 +494,12 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     constexpr bool decoded = decoded_shape<Desc, NW, kind>::ok;
     constexpr bool per_block = warpgroup_shape<Desc, NW, kind>::ok;
     constexpr bool mixed = mixed_decoded_shape<Desc, NW, L, R>::ok;
+    // MX FP8 with relaxed precision: scales folded into the codes, the FP8
+    // MMA at its own rate, when the rows' scales allow.
+    constexpr bool requant = requant_shape<Desc, NW, kind, LT::scaled_ || RT::scaled_>::ok;
     constexpr bool on_warpgroups = decoded || per_block || mixed;
+    if constexpr (requant)
+      if (warpgroup_tile_requant<Desc, NW, kind>(left, right, A, B, K, index % S, count, dest)) return true;
     if constexpr (mixed)
       if (warpgroup_tile_mixed<Desc, NW>(left, right, A, B, K, index % S, count, dest)) return true;
     if constexpr (decoded)

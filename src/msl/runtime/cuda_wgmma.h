@@ -265,14 +265,33 @@ template <matmul2d_descriptor Desc, int NW, int Kind> struct decoded_shape {
   static constexpr bool ok = (Kind == 3 || Kind == 4) && hw::ok && BYTES - EXPS <= 224 * 1024;
 };
 
-// The static stage array both FP8 paths share (the decoded one falls back
-// to the per-block one at run time): the larger of their sizes.
+// MX FP8 tiles with relaxed precision on the FP8 MMA, each row's block
+// scales folded into its codes (cuda_wgmma_requant.h).
+template <matmul2d_descriptor Desc, int NW, int Kind, bool Scaled> struct requant_shape {
+  typedef warpgroup_shape<Desc, NW, Kind> W;  // the FP8 tiles' split (at most 64 accumulators a thread)
+  static constexpr int ROW = 128, SLAB = W::SLAB;
+  // Four stages: slab ks in the MMAs, ks + 1 being rewritten, two in flight.
+  static constexpr int STAGES = 4;
+  // Row offsets R (row_offsets() reads D_LO and D_HI): codes times 2^d for
+  // d in [D_LO, 0]. E4M3's smallest code 2^-9 times 2^-14 and E5M2's 2^-16
+  // times 2^-8 are still halves; 2^-14 is the smallest normal half factor.
+  static constexpr int D_HI = 0, D_LO = Kind == 3 ? -14 : -8;
+  static constexpr int BYTES = STAGES * SLAB + (Desc.m + Desc.n) * 2;
+  static constexpr bool ok = Desc.relaxed_precision && Scaled && (Kind == 3 || Kind == 4) && W::ok &&
+                             BYTES <= 224 * 1024;
+};
+
+// The static stage array the FP8 paths share (the relaxed one falls back to
+// the decoded one, that to the per-block one, at run time): the largest of
+// their sizes.
 template <matmul2d_descriptor Desc, int NW, int Kind, bool Scaled> constexpr int warpgroup_stage_bytes() {
   typedef warpgroup_shape<Desc, NW, Kind> W;
   typedef decoded_shape<Desc, NW, Kind> D;
   const int per_block = W::ok ? W::STAGES * W::SLAB + (Scaled ? 2 * slab_scales<Desc.m, Desc.n, 32 * NW>::FLOATS * 4 : 0) : 0;
   const int decoded = D::ok ? D::BYTES : 0;
-  return per_block > decoded ? per_block : decoded;
+  const int requant = requant_shape<Desc, NW, Kind, Scaled>::ok ? requant_shape<Desc, NW, Kind, Scaled>::BYTES : 0;
+  const int most = per_block > decoded ? per_block : decoded;
+  return most > requant ? most : requant;
 }
 
 // Accumulators [MI][NJ][N] to 0.
@@ -479,4 +498,5 @@ ALLOY_FUNC bool warpgroup_tile(const LT& left, const RT& right, const AV& A, con
 }
 
 #include "cuda_wgmma_decoded.h"
+#include "cuda_wgmma_requant.h"
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
