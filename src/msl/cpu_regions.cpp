@@ -7,6 +7,7 @@
 #include "alloy/msl/program.h"
 
 #include "msl/builtins.h"
+#include "msl/cpu_uniform_loops.h"
 #include "msl/token_rules.h"
 
 namespace alloy::msl {
@@ -263,7 +264,7 @@ std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<To
 
 class Planner {
  public:
-  explicit Planner(const std::vector<Token>& t) : t_(t) {}
+  Planner(const std::vector<Token>& t, const UniformNames& names) : t_(t), names_(names) {}
 
   void check(const std::vector<BodyStmt>& list, bool in_loop) {
     for (const BodyStmt& s : list) {
@@ -322,8 +323,18 @@ class Planner {
         number(s.kids);
         continue;
       }
-      // A loop with barriers: its init, its condition, its body and its
-      // increment each run in regions of their own.
+      // A loop every thread runs the same trips of: a plain loop of the
+      // group around its body's regions; its counter an ordinary local.
+      if (uniform(s)) {
+        uniform_.insert(s.begin);
+        ++cur_;
+        std::vector<BodyStmt> one;
+        number(loop_body(s, one));
+        ++cur_;
+        continue;
+      }
+      // Another loop with barriers: its init, its condition, its body and
+      // its increment each run in regions of their own.
       std::size_t s1 = 0, s2 = 0;
       if (s.kind == Kind::For) {
         for_clauses(t_, s, s1, s2);
@@ -348,6 +359,7 @@ class Planner {
   RegionsPlan finish(std::vector<BodyStmt> body) {
     RegionsPlan plan;
     plan.body = std::move(body);
+    plan.uniform_loops = uniform_;
     for (const auto& [name, decls] : decls_) {
       // Declared at the body's own scope and used in a region other than its
       // own: it must live in a per-thread array.
@@ -385,6 +397,28 @@ class Planner {
     int region;
     bool nested;
   };
+
+  bool uniform(const BodyStmt& s) const {
+    if (s.kind != Kind::For) return false;
+    std::size_t s1 = 0, s2 = 0;
+    for_clauses(t_, s, s1, s2);
+    auto d = declaration(t_, s.open + 1, s1);
+    if (!d || d->init != '=' || d->array || d->multiple || d->threadgroup) return false;
+    for (std::size_t k = d->type_begin; k < d->name; ++k)
+      if (t_[k].is_punct("&") || t_[k].is_punct("*")) return false;
+    LoopTokens loop;
+    loop.init_b = s.open + 1;
+    loop.init_e = s1;
+    loop.cond_b = s1 + 1;
+    loop.cond_e = s2;
+    loop.inc_b = s2 + 1;
+    loop.inc_e = s.close;
+    loop.body_b = s.close + 1;
+    loop.body_e = s.end;
+    loop.counter = d->name;
+    loop.counter_init = d->after + 1;
+    return is_uniform_loop(t_, loop, names_);
+  }
 
   void check_simple(const BodyStmt& s, bool in_loop) {
     if (is_barrier_statement(t_, s)) return;
@@ -449,22 +483,43 @@ class Planner {
   }
 
   const std::vector<Token>& t_;
+  const UniformNames& names_;
   std::vector<Use> uses_;
   std::map<std::string, std::vector<Decl>> decls_;
+  std::set<std::size_t> uniform_;
   int cur_ = 0;
 };
+
+// Every name the statements declare (`counts`: how many times), loops'
+// init clauses and nested blocks included.
+void count_declarations(const std::vector<Token>& t, const std::vector<BodyStmt>& list,
+                        std::map<std::string, int>& counts) {
+  for (const BodyStmt& s : list) {
+    if (s.kind == Kind::Simple)
+      if (auto d = declaration(t, s.begin, s.end - 1)) ++counts[t[d->name].text];
+    if (s.kind == Kind::For) {
+      std::size_t s1 = 0, s2 = 0;
+      for_clauses(t, s, s1, s2);
+      if (auto d = declaration(t, s.open + 1, s1)) ++counts[t[d->name].text];
+    }
+    count_declarations(t, s.kids, counts);
+  }
+}
 
 // ---- the rewrite ----------------------------------------------------------------
 
 // The value of Metal attribute `name` for thread alloy_tid of the group, at
 // alloy_lid in it.
-std::string region_attribute(const std::string& name) {
+bool per_thread_attribute(const std::string& name) {
   static const std::set<std::string> per_thread = {
       "thread_position_in_grid",   "thread_position_in_threadgroup", "thread_index_in_threadgroup",
       "thread_index_in_simdgroup", "simdgroup_index_in_threadgroup", "thread_index_in_quadgroup",
       "quadgroup_index_in_threadgroup"};
-  return per_thread.count(name) ? "::alloy_msl::cpu::region_" + name + "(alloy_g, alloy_tid, alloy_lid)"
-                                : "alloy_g.base." + name;
+  return per_thread.count(name) > 0;
+}
+std::string region_attribute(const std::string& name) {
+  return per_thread_attribute(name) ? "::alloy_msl::cpu::region_" + name + "(alloy_g, alloy_tid, alloy_lid)"
+                                    : "alloy_g.base." + name;
 }
 
 std::string text(const std::vector<Token>& t, const Out& out, std::size_t b, std::size_t e) {
@@ -708,8 +763,38 @@ class Splitter {
     flush(s.begin);
   }
 
+  // A uniform loop (plan.uniform_loops): `{ init; for (; cond; inc) {` and
+  // its body's regions, then `} }`.
+  void uniform_loop(const BodyStmt& s) {
+    std::size_t s1 = 0, s2 = 0;
+    for_clauses(t_, s, s1, s2);
+    std::string group;  // the group's own attributes, which the header may read
+    for (const std::string& v : plan_.group_values) group += v;
+    pending_ += "{ " + group + text(t_, out_, s.open + 1, s1) + "; for (; " + text(t_, out_, s1 + 1, s2) + "; " +
+                text(t_, out_, s2 + 1, s.close) + ") { ";
+    out_[s.begin] = pending_;
+    pending_.clear();
+    for (std::size_t k = s.begin + 1; k <= s.close; ++k) out_[k] = "";
+    const BodyStmt& body = s.kids[0];
+    if (body.kind == Kind::Block) {
+      list(body.kids);
+    } else {
+      std::vector<BodyStmt> one(1, body);
+      list(one);
+    }
+    close();
+    const std::string before = pending_;  // ends the body's last region
+    pending_.clear();
+    const std::size_t last = body.end - 1;
+    out_[last] = body.kind == Kind::Block ? before + cur(last) + " } } " : cur(last) + " " + before + "} } ";
+  }
+
   void loop(const BodyStmt& s) {
     close();
+    if (plan_.uniform_loops.count(s.begin)) {
+      uniform_loop(s);
+      return;
+    }
     std::string init, cond, inc;
     std::size_t s1 = 0, s2 = 0;
     if (s.kind == Kind::For) {
@@ -859,9 +944,11 @@ void plan_program(const KernelSpec& spec, const std::vector<Token>& t, RegionsPl
       if (q.role == ProgramParam::Role::Attribute && seen++ == attribute_index) p = &q;
     ++attribute_index;
     if (!p || p->name.empty()) throw NotRegions{"an unnamed attribute parameter"};
-    plan.thread_values.push_back("[[maybe_unused]] const " + p->type + " " + p->name +
-                                 " = ::alloy_msl::attribute_as<" + p->type + ">(" + region_attribute(p->attribute) +
-                                 "); ");
+    const std::string value = "[[maybe_unused]] const " + p->type + " " + p->name + " = ::alloy_msl::attribute_as<" +
+                              p->type + ">(" + region_attribute(p->attribute) + "); ";
+    plan.thread_values.push_back(value);
+    if (per_thread_attribute(p->attribute)) plan.thread_names.insert(p->name);
+    else plan.group_values.push_back(value);
   }
   // Drop each attribute parameter with the comma that joins it to the others.
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -896,8 +983,12 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     if (spec.program_entry.empty()) {
       shape.begin = 0;
       shape.end = toks.size();
-      for (const std::string& a : attributes)
-        shape.thread_values.push_back("[[maybe_unused]] const auto " + a + " = " + region_attribute(a) + "; ");
+      for (const std::string& a : attributes) {
+        const std::string value = "[[maybe_unused]] const auto " + a + " = " + region_attribute(a) + "; ";
+        shape.thread_values.push_back(value);
+        if (per_thread_attribute(a)) shape.thread_names.insert(a);
+        else shape.group_values.push_back(value);
+      }
     } else {
       plan_program(spec, toks, shape);
     }
@@ -915,13 +1006,27 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
       throw NotRegions{"the body ends in a preprocessor line"};
     Parser parser(toks);
     std::vector<BodyStmt> stmts = parser.list(shape.begin, shape.end);
-    Planner planner(toks);
+    // What a loop's header may read and still be the group's (cpu_uniform_loops.h).
+    UniformNames names;
+    std::map<std::string, int> counts;
+    count_declarations(toks, stmts, counts);
+    for (const auto& [name, n] : counts) {
+      names.body_locals.insert(name);
+      if (n > 1) names.repeated.insert(name);
+    }
+    names.thread_values = shape.thread_names;
+    macros_naming_anything(lexed.source.text, lexed.source.tokens, names.macros);
+    macros_naming_anything(lexed.header.text, lexed.header.tokens, names.macros);
+    for (const IncludedFile& f : lexed.includes) macros_naming_anything(f.lexed.text, f.lexed.tokens, names.macros);
+    names.indexing = !spec.bounds_check;
+    Planner planner(toks, names);
     planner.check(stmts, false);
     planner.number(stmts);
     RegionsPlan plan = planner.finish(std::move(stmts));
     plan.begin = shape.begin;
     plan.end = shape.end;
     plan.thread_values = std::move(shape.thread_values);
+    plan.group_values = std::move(shape.group_values);
     plan.dropped = std::move(shape.dropped);
     plan.params_close = shape.params_close;
     plan.other_params = shape.other_params;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,14 @@ struct RegionsPlan {
   std::size_t begin = 0, end = 0;  // the body's tokens (inside its braces, for a program's kernel)
   std::vector<BodyStmt> body;
   std::vector<HoistedVariable> hoisted;
+  // `for` loops with barriers whose trips every thread shares (their first
+  // token): one plain loop around their regions (cpu_uniform_loops.h).
+  std::set<std::size_t> uniform_loops;
+  std::set<std::string> thread_names;  // attribute values that differ between the group's threads
+  // Declarations of the attribute values the group's threads share
+  // (threadgroup_position_in_grid, threads_per_threadgroup, ...), valid at
+  // the group's own scope: a uniform loop's header may read them.
+  std::vector<std::string> group_values;
   // Declarations of the thread's attribute values each region starts with
   // (`const auto thread_position_in_grid = ...;`, `const uint2 gid = ...;`).
   std::vector<std::string> thread_values;

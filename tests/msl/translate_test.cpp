@@ -333,6 +333,49 @@ TEST(MslTranslate, PreludeAndMathMode) {
   }
 }
 
+// A loop with barriers whose trips every thread shares runs as one plain
+// loop of the group around its regions (msl/cpu_uniform_loops.h); any doubt
+// keeps the condition per thread, in a region_loop of its own.
+TEST(MslTranslate, RegionsRunUniformBarrierLoopsAsOnePlainLoop) {
+  auto loop_of = [](const std::string& header_clause, const std::string& body_extra = "",
+                    const std::string& header = "") {
+    KernelSpec s = spec("threadgroup float buf[64];\n"
+                        "uint lid = thread_position_in_threadgroup.x;\n"
+                        "uint n = inp_shape[0];\n"
+                        "for (" + header_clause + ") {\n"
+                        "  buf[lid] = inp[lid + k];\n" + body_extra +
+                        "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+                        "}\n"
+                        "out[lid] = buf[lid];\n",
+                        header);
+    s.inputs = {param("inp", "float")};
+    s.outputs = {param("out", "float")};
+    TranslatedKernel k = translate(s, Target::Cpp);
+    EXPECT_EQ(k.cpu_threads, "regions") << k.source;
+    const bool plain = contains(k.source, "for (; ");
+    EXPECT_NE(plain, contains(k.source, "region_loop(")) << k.source;
+    return plain;
+  };
+  // Numbers, the counter, parameters (inp_shape), the group's attributes,
+  // pure calls, compound steps.
+  EXPECT_TRUE(loop_of("uint k = 0; k < 4; ++k"));
+  EXPECT_TRUE(loop_of("int k = 0; k < int(inp_shape[0]) / 64; k += 2"));
+  EXPECT_TRUE(loop_of("uint k = 32; k > 0; k /= 2"));
+  EXPECT_TRUE(loop_of("uint k = threads_per_threadgroup.x / 2; k > 0; k >>= 1"));  // the group's own attribute
+  EXPECT_TRUE(loop_of("uint k = 0; k < min(uint(inp_shape[0]), 8u); k++", "", "#define STEP 2"));
+  // A thread's own value, a body local, a non-pure call, a macro naming a
+  // name, an assignment in the header, a counter the body changes, another
+  // form of increment.
+  EXPECT_FALSE(loop_of("uint k = 0; k < lid; ++k"));
+  EXPECT_FALSE(loop_of("uint k = 0; k < n; ++k"));
+  EXPECT_FALSE(loop_of("uint k = 0; k < thread_position_in_grid.x % 3; ++k"));
+  EXPECT_FALSE(loop_of("uint k = 0; k < helper(4); ++k", "", "inline uint helper(uint x) { return x; }"));
+  EXPECT_FALSE(loop_of("uint k = 0; k < LIMIT; ++k", "", "#define LIMIT (thread_position_in_grid.x)"));
+  EXPECT_FALSE(loop_of("uint k = 0; k < (n = 4); ++k"));
+  EXPECT_FALSE(loop_of("uint k = 0; k < 4; ++k", "  k += buf[0] > 0 ? 1 : 0;\n"));
+  EXPECT_FALSE(loop_of("uint k = 0; k < 4; k = k + 1"));
+}
+
 TEST(MslTranslate, SyncSelectsTheCoroutineOrFiberRun) {
   for (KernelSpec s : {test::threadgroup_reduce(), test::grid_sample_grad()}) {
     TranslatedKernel k = translate(s, Target::Cpp);
