@@ -1,0 +1,249 @@
+#include "msl/cpu_regions_syntax.h"
+
+#include "msl/builtins.h"
+#include "msl/token_rules.h"
+
+namespace alloy::msl::regions {
+
+std::string line_of(const Token& t) { return "source line " + std::to_string(t.line); }
+
+bool is_barrier_name(const std::string& n) { return n == "threadgroup_barrier" || n == "simdgroup_barrier"; }
+
+// An awaitable synchronising call at toks[i] (msl/builtins.h).
+bool is_sync_call(const std::vector<Token>& toks, std::size_t i) {
+  const Token& t = toks[i];
+  return t.kind == TokenKind::Identifier && !is_member_access(toks, i) && is_awaitable_sync_function(t.text) &&
+         i + 1 < toks.size() && toks[i + 1].is_punct("(");
+}
+
+bool has_sync(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
+  for (std::size_t i = b; i < e; ++i)
+    if (is_sync_call(toks, i)) return true;
+  return false;
+}
+
+// ---- statements -------------------------------------------------------------
+
+namespace {
+
+using Kind = BodyStmt::Kind;
+
+class Parser {
+ public:
+  explicit Parser(const std::vector<Token>& toks) : t_(toks) {}
+
+  std::vector<BodyStmt> list(std::size_t b, std::size_t e) {
+    std::vector<BodyStmt> out;
+    std::size_t i = b;
+    while (i < e) out.push_back(stmt(i, e));
+    return out;
+  }
+
+ private:
+  std::size_t match(std::size_t open, std::size_t e) const {
+    int depth = 0;
+    for (std::size_t k = open; k < e; ++k) {
+      if (t_[k].kind == TokenKind::Directive) throw NotRegions{"a preprocessor line inside a statement (" + line_of(t_[k]) + ")"};
+      if (opens_bracket(t_[k])) ++depth;
+      if (closes_bracket(t_[k]) && --depth == 0) return k;
+    }
+    throw NotRegions{"an unclosed bracket"};
+  }
+
+  void expect(std::size_t i, std::size_t e, const char* punct) const {
+    if (i >= e || !t_[i].is_punct(punct)) throw NotRegions{std::string("an unexpected form where `") + punct + "` was due"};
+  }
+
+  BodyStmt stmt(std::size_t& i, std::size_t e) {
+    // Attributes before a statement (`[[unroll]] for ...`) belong to it.
+    const std::size_t first = i;
+    while (i < e && t_[i].is_punct("[[")) i = match(i, e) + 1;
+    if (i >= e) throw NotRegions{"an attribute without a statement"};
+    BodyStmt s = statement(i, e);
+    s.begin = first;
+    return s;
+  }
+
+  BodyStmt statement(std::size_t& i, std::size_t e) {
+    BodyStmt s;
+    s.begin = i;
+    const Token& t = t_[i];
+    if (t.kind == TokenKind::Directive) {
+      s.kind = Kind::Directive;
+      i = s.end = i + 1;
+      return s;
+    }
+    if (t.is_punct("{")) {
+      s.kind = Kind::Block;
+      std::size_t c = match(i, e);
+      s.kids = list(i + 1, c);
+      i = s.end = c + 1;
+      return s;
+    }
+    if (t.is_ident("if") || t.is_ident("for") || t.is_ident("while") || t.is_ident("switch")) {
+      s.kind = t.is("if") ? Kind::If : t.is("for") ? Kind::For : t.is("while") ? Kind::While : Kind::Switch;
+      expect(i + 1, e, "(");
+      s.open = i + 1;
+      s.close = match(i + 1, e);
+      i = s.close + 1;
+      if (i >= e) throw NotRegions{"a statement without a body"};
+      s.kids.push_back(stmt(i, e));
+      if (s.kind == Kind::If && i < e && t_[i].is_ident("else")) {
+        ++i;
+        if (i >= e) throw NotRegions{"an else without a body"};
+        s.kids.push_back(stmt(i, e));
+      }
+      s.end = i;
+      return s;
+    }
+    if (t.is_ident("do")) {
+      s.kind = Kind::Do;
+      ++i;
+      s.kids.push_back(stmt(i, e));
+      if (i >= e || !t_[i].is_ident("while")) throw NotRegions{"a do without its while"};
+      expect(i + 1, e, "(");
+      s.open = i + 1;
+      s.close = match(i + 1, e);
+      expect(s.close + 1, e, ";");
+      i = s.end = s.close + 2;
+      return s;
+    }
+    // A simple statement: to the `;` outside brackets.
+    std::size_t k = i;
+    while (k < e && !t_[k].is_punct(";")) {
+      if (t_[k].kind == TokenKind::Directive) throw NotRegions{"a preprocessor line inside a statement (" + line_of(t_[k]) + ")"};
+      static const std::set<std::string> control = {"if", "else", "for", "while", "do", "switch", "case", "default"};
+      if (t_[k].kind == TokenKind::Identifier && control.count(t_[k].text))
+        throw NotRegions{"a statement of a form regions do not parse (" + line_of(t_[k]) + ")"};
+      k = opens_bracket(t_[k]) ? match(k, e) + 1 : k + 1;
+    }
+    if (k >= e) throw NotRegions{"a statement without its `;`"};
+    s.kind = Kind::Simple;
+    i = s.end = k + 1;
+    return s;
+  }
+
+  const std::vector<Token>& t_;
+};
+
+}  // namespace
+
+std::vector<BodyStmt> parse_statements(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
+  return Parser(toks).list(b, e);
+}
+
+// ---- declarations -----------------------------------------------------------
+
+
+static const std::set<std::string>& statement_keywords() {
+  static const std::set<std::string> k = {"return", "if", "else", "for", "while", "do", "switch", "case", "default",
+                                          "break", "continue", "goto", "co_return", "co_await", "sizeof", "new",
+                                          "delete", "throw", "using", "typedef", "namespace", "template",
+                                          "static_assert", "const_cast", "static_cast", "reinterpret_cast"};
+  return k;
+}
+
+// The declaration in tokens [b, e) (a statement without its `;`, or a for
+// loop's init clause), if it is one.
+std::optional<Declaration> declaration(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  if (b >= e || t[b].kind != TokenKind::Identifier || statement_keywords().count(t[b].text)) return std::nullopt;
+  std::size_t p = b;
+  while (p < e) {
+    const Token& x = t[p];
+    if (x.is_punct("<") && p > b && t[p - 1].kind == TokenKind::Identifier) {
+      std::size_t c = closing_angle(t, p);
+      if (c == 0 || c >= e) return std::nullopt;
+      p = c + 1;
+      continue;
+    }
+    if (x.is_punct("=") || x.is_punct("[") || x.is_punct("(") || x.is_punct("{") || x.is_punct(",")) break;
+    if (x.kind == TokenKind::Punct && !(x.is("*") || x.is("&") || x.is("::") || x.is(">"))) return std::nullopt;
+    if (x.kind != TokenKind::Punct && x.kind != TokenKind::Identifier) return std::nullopt;
+    ++p;
+  }
+  const std::size_t name = p - 1;
+  if (name <= b || t[name].kind != TokenKind::Identifier || statement_keywords().count(t[name].text)) return std::nullopt;
+  Declaration d;
+  d.type_begin = b;
+  d.name = name;
+  for (std::size_t k = b; k < name; ++k) {
+    // Threadgroup storage (not a pointer to it, which each thread has).
+    d.threadgroup = d.threadgroup || (t[k].is_ident("threadgroup") && declares_threadgroup_storage(t, k));
+    d.constant = d.constant || t[k].is_ident("constexpr");
+    d.uses_auto = d.uses_auto || t[k].is_ident("auto");
+    d.is_static = d.is_static || t[k].is_ident("static");
+  }
+  std::size_t k = p;
+  while (k < e && t[k].is_punct("[")) {
+    int depth = 0;
+    for (; k < e; ++k) {
+      if (t[k].is_punct("[")) ++depth;
+      if (t[k].is_punct("]") && --depth == 0) break;
+    }
+    ++k;
+    d.array = true;
+  }
+  d.after = k;
+  if (k < e) {
+    if (t[k].is_punct("=")) d.init = '=';
+    else if (t[k].is_punct("(")) d.init = '(';
+    else if (t[k].is_punct("{")) d.init = '{';
+  }
+  int depth = 0;
+  for (std::size_t j = p; j < e; ++j) {
+    if (opens_bracket(t[j])) ++depth;
+    if (closes_bracket(t[j])) --depth;
+    if (depth == 0 && t[j].is_punct(",")) d.multiple = true;
+  }
+  return d;
+}
+
+// A for loop's header clauses: [open+1, s1), [s1+1, s2), [s2+1, close).
+void for_clauses(const std::vector<Token>& t, const BodyStmt& s, std::size_t& s1, std::size_t& s2) {
+  s1 = s2 = 0;
+  int depth = 0;
+  for (std::size_t k = s.open + 1; k < s.close; ++k) {
+    if (opens_bracket(t[k])) ++depth;
+    if (closes_bracket(t[k])) --depth;
+    if (depth == 0 && t[k].is_punct(";")) (s1 ? s2 : s1) = k;
+  }
+  if (!s1 || !s2) throw NotRegions{"a for loop header of another form"};
+}
+
+
+const std::vector<BodyStmt>& loop_body(const BodyStmt& s, std::vector<BodyStmt>& one) {
+  const BodyStmt& b = s.kids[0];
+  if (b.kind == Kind::Block) return b.kids;
+  one.assign(1, b);
+  return one;
+}
+
+// A `break` or `continue` of this loop itself (not of one nested in it).
+bool jumps_out(const std::vector<Token>& t, const BodyStmt& s) {
+  if (s.kind == Kind::For || s.kind == Kind::While || s.kind == Kind::Do || s.kind == Kind::Switch) return false;
+  if (s.kind == Kind::Simple)
+    for (std::size_t k = s.begin; k < s.end; ++k)
+      if (t[k].is_ident("break") || t[k].is_ident("continue")) return true;
+  for (const BodyStmt& c : s.kids)
+    if (jumps_out(t, c)) return true;
+  return false;
+}
+
+bool is_barrier_statement(const std::vector<Token>& t, const BodyStmt& s) {
+  return s.kind == Kind::Simple && is_sync_call(t, s.begin) && is_barrier_name(t[s.begin].text) &&
+         s.end >= s.begin + 4 && t[s.end - 2].is_punct(")") && t[s.end - 1].is_punct(";");
+}
+
+// The SIMD-group calls of a statement: (name, closing paren) pairs.
+std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<Token>& t, const BodyStmt& s) {
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  for (std::size_t k = s.begin; k < s.end; ++k) {
+    if (!is_sync_call(t, k)) continue;
+    const std::size_t c = matching_paren(t, k + 1);  // inside the statement: the parser matched its brackets
+    calls.emplace_back(k, c);
+    k = c;  // a call in the arguments is nested: refused below
+  }
+  return calls;
+}
+
+}  // namespace alloy::msl::regions

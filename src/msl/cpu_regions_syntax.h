@@ -1,0 +1,55 @@
+// The statements of a kernel body as the CPU's regions (cpu_regions.h) see
+// them: a small parser of its statements into BodyStmt trees, declarations,
+// for-loop clauses and the synchronising calls in them. Private to the
+// regions' plan and rewrite (msl/cpu_regions.cpp).
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "msl/cpu_regions.h"
+
+namespace alloy::msl::regions {
+
+// Thrown inside the plan: the body is not one regions can take.
+struct NotRegions {
+  std::string why;
+};
+
+std::string line_of(const Token& t);
+bool is_barrier_name(const std::string& n);
+// An awaitable synchronising call at toks[i] (msl/builtins.h).
+bool is_sync_call(const std::vector<Token>& toks, std::size_t i);
+bool has_sync(const std::vector<Token>& toks, std::size_t b, std::size_t e);
+
+// The statements of tokens [b, e); throws NotRegions for a form it does not parse.
+std::vector<BodyStmt> parse_statements(const std::vector<Token>& toks, std::size_t b, std::size_t e);
+
+struct Declaration {
+  std::size_t type_begin = 0, name = 0, after = 0;  // `after`: the token ending the declarator's name and dims
+  char init = 0;                                    // '=', '(' or '{'; 0 for none
+  bool array = false, multiple = false, threadgroup = false, constant = false, uses_auto = false, is_static = false;
+};
+
+// The declaration in tokens [b, e) (a statement without its `;`, or a for
+// loop's init clause), if it is one.
+std::optional<Declaration> declaration(const std::vector<Token>& t, std::size_t b, std::size_t e);
+
+// A for loop's header clauses: [open+1, s1), [s1+1, s2), [s2+1, close).
+void for_clauses(const std::vector<Token>& t, const BodyStmt& s, std::size_t& s1, std::size_t& s2);
+
+// A loop's body as a list (`one` holds a single statement's).
+const std::vector<BodyStmt>& loop_body(const BodyStmt& s, std::vector<BodyStmt>& one);
+
+// A `break` or `continue` of this loop itself (not of one nested in it).
+bool jumps_out(const std::vector<Token>& t, const BodyStmt& s);
+
+bool is_barrier_statement(const std::vector<Token>& t, const BodyStmt& s);
+
+// The SIMD-group calls of a statement: (name, closing paren) pairs.
+std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<Token>& t, const BodyStmt& s);
+
+}  // namespace alloy::msl::regions
