@@ -58,15 +58,17 @@ template <int Kind> ALLOY_FUNC uint32_t requant4(uint32_t w, uint32_t factor) {
 
 // This thread's rows of the slab at `slab` (its rows tid + p S, each 128
 // bytes in the 128-byte swizzle) rewritten in place: the codes of block b
-// times 2^(e_b - R) for the block's scale e_b (scales.next) and the row's
+// times 2^(e_b - R) for the block's scale e_b (byte b of the row's word of
+// scale_words) and the row's
 // offset R; then made visible to wgmma's proxy. A row's eight chunks are
 // read first and written last, without branches between, so their
 // latencies overlap (a block with e_b == R goes through unchanged: the
 // round trip through half is exact); a row whose blocks all have e_b == R
 // is left alone. (Skipping such blocks one by one measured slower: the
 // branches kept the chunks' conversions from interleaving.)
-template <int Kind, class Q, int ROWS, int S, int PER, class Scales>
-ALLOY_FUNC void requant_slab(unsigned char* slab, const Scales& scales, const int (&offset)[PER], unsigned tid) {
+template <int Kind, class Q, int ROWS, int S, int PER>
+ALLOY_FUNC void requant_slab(unsigned char* slab, const uint32_t (&scale_words)[PER], const int (&offset)[PER],
+                             unsigned tid) {
 #pragma unroll
   for (int p = 0; p < PER; ++p) {
     const int r = int(tid) + p * S;
@@ -76,7 +78,7 @@ ALLOY_FUNC void requant_slab(unsigned char* slab, const Scales& scales, const in
 #pragma unroll
     for (int b = 0; b < 4; ++b) {
       // Blocks past K read scale 127 (their codes are zeros): clamped.
-      const int e = int((scales.next[p] >> (8 * b)) & 0xffu);
+      const int e = int((scale_words[p] >> (8 * b)) & 0xffu);
       const int d = max(Q::D_LO, min(0, e - offset[p]));
       moves = moves || d != 0;
       factor[b] = uint32_t(d + 15) << 10;
@@ -144,7 +146,7 @@ ALLOY_FUNC bool warpgroup_tile_requant(const LT& left, const RT& right, const AV
   scales.load(0);
   asm volatile("cp.async.wait_group %0;" ::"n"(ST - 2) : "memory");
   __syncthreads();
-  requant_slab<Kind, Q, BM + BN, S, PER>(memory, scales, offset, tid);
+  requant_slab<Kind, Q, BM + BN, S, PER>(memory, scales.next, offset, tid);
   if (slabs_k > 1) scales.load(1);
   int read_stage = 0, fill_stage = ST - 1;
   for (long ks = 0; ks < slabs_k; ++ks) {
@@ -162,8 +164,13 @@ ALLOY_FUNC bool warpgroup_tile_requant(const LT& left, const RT& right, const AV
     else asm volatile("cp.async.commit_group;");
     const int next_stage = read_stage == ST - 1 ? 0 : read_stage + 1;
     if (ks + 1 < slabs_k) {
-      requant_slab<Kind, Q, BM + BN, S, PER>(memory + next_stage * SLAB, scales, offset, tid);
+      // Slab ks + 2's scale words are loaded before slab ks + 1 is
+      // rewritten, so the load has a whole trip to arrive.
+      uint32_t words[PER];
+#pragma unroll
+      for (int p = 0; p < PER; ++p) words[p] = scales.next[p];
       if (ks + 2 < slabs_k) scales.load(ks + 2);
+      requant_slab<Kind, Q, BM + BN, S, PER>(memory + next_stage * SLAB, words, offset, tid);
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #pragma unroll
