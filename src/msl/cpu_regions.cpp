@@ -525,17 +525,10 @@ class Splitter {
     flush(s.begin);
   }
 
-  // A uniform loop (plan.uniform_loops): `{ init; for (; cond; inc) {` and
-  // its body's regions, then `} }`.
-  void uniform_loop(const BodyStmt& s) {
-    std::size_t s1 = 0, s2 = 0;
-    for_clauses(t_, s, s1, s2);
-    std::string group;  // the group's own attributes, which the header may read
-    for (const std::string& v : plan_.group_values) group += v;
-    pending_ += "{ " + group + text(t_, out_, s.open + 1, s1) + "; for (; " + text(t_, out_, s1 + 1, s2) + "; " +
-                text(t_, out_, s2 + 1, s.close) + ") { ";
-    out_[s.begin] = pending_;
-    pending_.clear();
+  // The loop's header gives way to `head` and its body's regions are
+  // written; returns the text that ends the body's last region.
+  std::string loop_body_regions(const BodyStmt& s, const std::string& head) {
+    out_[s.begin] = head;
     for (std::size_t k = s.begin + 1; k <= s.close; ++k) out_[k] = "";
     const BodyStmt& body = s.kids[0];
     if (body.kind == Kind::Block) {
@@ -545,10 +538,28 @@ class Splitter {
       list(one);
     }
     close();
-    const std::string before = pending_;  // ends the body's last region
+    std::string before = pending_;
     pending_.clear();
+    return before;
+  }
+  // The body's last token then carries `before` and the loop's `tail`.
+  void end_loop(const BodyStmt& s, const std::string& before, const std::string& tail) {
+    const BodyStmt& body = s.kids[0];
     const std::size_t last = body.end - 1;
-    out_[last] = body.kind == Kind::Block ? before + cur(last) + " } } " : cur(last) + " " + before + "} } ";
+    out_[last] = body.kind == Kind::Block ? before + cur(last) + " " + tail : cur(last) + " " + before + tail;
+  }
+
+  // A uniform loop (plan.uniform_loops): `{ init; for (; cond; inc) {`, its
+  // body's regions, then `} }`.
+  void uniform_loop(const BodyStmt& s) {
+    std::size_t s1 = 0, s2 = 0;
+    for_clauses(t_, s, s1, s2);
+    std::string group;  // the group's own attributes, which the header may read
+    for (const std::string& v : plan_.group_values) group += v;
+    const std::string head = pending_ + "{ " + group + text(t_, out_, s.open + 1, s1) + "; for (; " +
+                             text(t_, out_, s1 + 1, s2) + "; " + text(t_, out_, s2 + 1, s.close) + ") { ";
+    pending_.clear();
+    end_loop(s, loop_body_regions(s, head), "} } ");
   }
 
   void loop(const BodyStmt& s) {
@@ -580,19 +591,9 @@ class Splitter {
     pending_ += "while (::alloy_msl::cpu::region_loop(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) -> bool { " + ids_ +
                 loads(in_cond) + "return bool(" + (cond.empty() ? std::string("true") : cond) + "); }, " +
                 std::to_string(depth) + "u)) { ";
-    out_[s.begin] = pending_;
+    const std::string head = pending_;
     pending_.clear();
-    for (std::size_t k = s.begin + 1; k <= s.close; ++k) out_[k] = "";
-    const BodyStmt& body = s.kids[0];
-    if (body.kind == Kind::Block) {
-      list(body.kids);
-    } else {
-      std::vector<BodyStmt> one(1, body);
-      list(one);
-    }
-    close();
-    const std::string before = pending_;  // ends the body's last region
-    pending_.clear();
+    const std::string before = loop_body_regions(s, head);
     if (!inc.empty()) {
       open();
       uses(s2 + 1, s.close, region_names_);
@@ -601,8 +602,7 @@ class Splitter {
     }
     pending_ += "} ";
     --depth_;
-    const std::size_t last = body.end - 1;
-    out_[last] = body.kind == Kind::Block ? before + cur(last) + " " + pending_ : cur(last) + " " + before + pending_;
+    end_loop(s, before, pending_);
     pending_.clear();
   }
 
