@@ -59,8 +59,7 @@ class Planner {
       if (!has_sync(t_, s.begin, s.end)) {
         // Threadgroup storage and constants are declared once for the group,
         // between regions.
-        auto d = s.kind == Kind::Simple ? declaration(t_, s.begin, s.end - 1) : std::nullopt;
-        const bool between = d && (d->threadgroup || d->constant);
+        const bool between = group_declaration(t_, s);
         if (between) ++cur_;
         mark(s.begin, s.end, cur_);
         if (s.kind == Kind::Simple) declare(s.begin, s.end - 1, cur_, true);
@@ -122,6 +121,15 @@ class Planner {
     RegionsPlan plan;
     plan.body = std::move(body);
     plan.uniform_loops = uniform_;
+    // The per-thread frame is declared before the body's first statement
+    // that is not the group's own declaration (Splitter::list): constants
+    // declared from there on are not in scope for its members' types.
+    std::size_t frame_at = t_.size();
+    for (const BodyStmt& s : plan.body)
+      if (s.kind != Kind::Directive && !group_declaration(t_, s)) {
+        frame_at = s.begin;
+        break;
+      }
     for (const auto& [name, decls] : decls_) {
       // Declared at the body's own scope and used in a region other than its
       // own: it must live in a per-thread array.
@@ -144,6 +152,14 @@ class Planner {
           throw NotRegions{"'" + name + "' is a reference and lives across a barrier"};
       if (x.init == '(' || x.init == '{' || (x.array && x.init))
         throw NotRegions{"'" + name + "' is initialised in a form regions cannot split (" + line_of(t_[x.name]) + ")"};
+      for (std::size_t k = x.type_begin; k < x.after; ++k) {
+        auto c = decls_.find(t_[k].text);
+        if (k == x.name || t_[k].kind != TokenKind::Identifier || c == decls_.end()) continue;
+        for (const Decl& d : c->second)
+          if (d.decl.constant && d.decl.name > frame_at)
+            throw NotRegions{"'" + name + "' lives across a barrier and its type names '" + t_[k].text +
+                             "', a constant declared after the body's first statement"};
+      }
       plan.hoisted.push_back({x.type_begin, x.name, x.after, x.init == '='});
     }
     return plan;
@@ -340,8 +356,12 @@ class Splitter {
     if (plan_.params_close)
       out_[plan_.params_close] = std::string(plan_.other_params ? ", " : "") +
                                  "::alloy_msl::cpu::GroupThreads& alloy_g" + cur(plan_.params_close);
-    pending_ = prologue;
+    // The frame goes after the body's leading constants and threadgroup
+    // storage (an array's extent may name such a constant: `float v[R]`),
+    // before the first statement that runs in threads.
+    prologue_ = prologue;
     list(plan_.body);
+    pending_ += prologue_;
     std::string tail = pending_ + (open_ ? close_text("") : "");
     std::size_t last = plan_.end;
     while (last > plan_.begin && t_[last - 1].kind == TokenKind::Directive) --last;
@@ -466,9 +486,12 @@ class Splitter {
   void list(const std::vector<BodyStmt>& stmts) {
     for (const BodyStmt& s : stmts) {
       if (s.kind == Kind::Directive) continue;  // stays where it is
+      if (!group_declaration(t_, s)) {
+        pending_ += prologue_;
+        prologue_.clear();
+      }
       if (!has_sync(t_, s.begin, s.end)) {
-        auto d = s.kind == Kind::Simple ? declaration(t_, s.begin, s.end - 1) : std::nullopt;
-        if (d && (d->threadgroup || d->constant)) {
+        if (group_declaration(t_, s)) {
           close();  // shared by the group: declared once, at its scope
         } else {
           open();
@@ -616,6 +639,7 @@ class Splitter {
   unsigned depth_ = 0;       // group-level loops entered
   unsigned statements_ = 0;  // SIMD-group statements so far
   bool open_ = false;
+  std::string prologue_;  // the per-thread frame, until the first statement that needs it
   int label_ = 0, labels_ = 0;
 };
 

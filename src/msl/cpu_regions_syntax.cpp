@@ -198,6 +198,12 @@ std::optional<Declaration> declaration(const std::vector<Token>& t, std::size_t 
   return d;
 }
 
+bool group_declaration(const std::vector<Token>& t, const BodyStmt& s) {
+  if (s.kind != Kind::Simple || has_sync(t, s.begin, s.end)) return false;
+  const std::optional<Declaration> d = declaration(t, s.begin, s.end - 1);
+  return d && (d->threadgroup || d->constant);
+}
+
 // A for loop's header clauses: [open+1, s1), [s1+1, s2), [s2+1, close).
 void for_clauses(const std::vector<Token>& t, const BodyStmt& s, std::size_t& s1, std::size_t& s2) {
   s1 = s2 = 0;

@@ -38,6 +38,11 @@ struct Declaration {
 // loop's init clause), if it is one.
 std::optional<Declaration> declaration(const std::vector<Token>& t, std::size_t b, std::size_t e);
 
+// A statement declaring threadgroup storage or a constant, with no
+// synchronising call: the group's own, declared once at the group's scope
+// between regions.
+bool group_declaration(const std::vector<Token>& t, const BodyStmt& s);
+
 // A for loop's header clauses: [open+1, s1), [s1+1, s2), [s2+1, close).
 void for_clauses(const std::vector<Token>& t, const BodyStmt& s, std::size_t& s1, std::size_t& s2);
 

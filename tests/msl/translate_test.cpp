@@ -376,6 +376,35 @@ TEST(MslTranslate, RegionsRunUniformBarrierLoopsAsOnePlainLoop) {
   EXPECT_FALSE(loop_of("uint k = 0; k < 4; k = k + 1"));
 }
 
+// The per-thread frame of values living across regions is declared after
+// the body's leading constants, which its arrays may be sized by (mlx-lm's
+// qk_norm: `constexpr int R = (D + 31) / 32; ... float v[R];` across a
+// simd_sum). A constant declared later is out of the frame's scope: such a
+// body runs as coroutines.
+TEST(MslTranslate, RegionsFrameFollowsTheBodysLeadingConstants) {
+  auto kernel = [](const std::string& first_lines) {
+    KernelSpec s = spec(first_lines +
+                        "float v[R];\n"
+                        "for (int i = 0; i < R; i++) v[i] = inp[lane + 32 * i];\n"
+                        "float total = simd_sum(v[0] + v[1]);\n"
+                        "for (int i = 0; i < R; i++) out[lane + 32 * i] = v[i] / total;\n");
+    s.inputs = {param("inp", "float")};
+    s.outputs = {param("out", "float")};
+    return translate(s, Target::Cpp);
+  };
+  TranslatedKernel k = kernel("constexpr int R = 2;\nthreadgroup float unused[4];\nuint lane = thread_index_in_simdgroup;\n");
+  EXPECT_EQ(k.cpu_threads, "regions") << k.source;
+  const std::size_t constant = k.source.find("constexpr int R = 2;"), frame = k.source.find("struct alloy_frame_t {");
+  ASSERT_NE(constant, std::string::npos) << k.source;
+  ASSERT_NE(frame, std::string::npos) << k.source;
+  EXPECT_LT(constant, frame) << k.source;
+  EXPECT_LT(k.source.find("float unused[4];"), frame) << k.source;
+  EXPECT_TRUE(contains(k.source, "float v[::alloy_msl::cpu::kRegionMaxThreads][ R ];")) << k.source;
+  k = kernel("uint lane = thread_index_in_simdgroup;\nconstexpr int R = 2;\n");
+  EXPECT_TRUE(contains(k.cpu_threads, "coroutines: not regions, as 'v' lives across a barrier and its type names 'R'"))
+      << k.cpu_threads;
+}
+
 TEST(MslTranslate, SyncSelectsTheCoroutineOrFiberRun) {
   for (KernelSpec s : {test::threadgroup_reduce(), test::grid_sample_grad()}) {
     TranslatedKernel k = translate(s, Target::Cpp);

@@ -12,9 +12,9 @@ ALLOY_KERNEL_FN void custom_kernel_tg_reduce_float_256_float_float(
 #line 1 "source"
 
     #define TILE 32
-    struct alloy_frame_t { uint lid[::alloy_msl::cpu::kRegionMaxThreads]; T * p[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ALLOY_THREADGROUP T partial[N];
+    ALLOY_THREADGROUP T partial[N];
     ALLOY_THREADGROUP float tile[TILE][TILE + 1];
-    ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_threadgroup = ::alloy_msl::cpu::region_thread_position_in_threadgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threadgroup_position_in_grid = alloy_g.base.threadgroup_position_in_grid; [[maybe_unused]] const auto threads_per_threadgroup = alloy_g.base.threads_per_threadgroup; uint lid = alloy_fv.lid[alloy_tid]; {  lid = thread_position_in_threadgroup.x;
+    struct alloy_frame_t { uint lid[::alloy_msl::cpu::kRegionMaxThreads]; T * p[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_threadgroup = ::alloy_msl::cpu::region_thread_position_in_threadgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threadgroup_position_in_grid = alloy_g.base.threadgroup_position_in_grid; [[maybe_unused]] const auto threads_per_threadgroup = alloy_g.base.threads_per_threadgroup; uint lid = alloy_fv.lid[alloy_tid]; {  lid = thread_position_in_threadgroup.x;
     uint gid = thread_position_in_grid.x;
     partial[lid] = inp[gid];
     tile[lid % TILE][lid / TILE] = 0.0f;
