@@ -203,6 +203,43 @@ def test_rwkv7_wkv7(rng):
     assert_agree(run_three("mlx_lm.models.rwkv7", call, inputs), ["y", "state"], rtol=5e-4, atol=5e-5)
 
 
+# --- mlx_lm/models/deepseek_v41.py: Sinkhorn normalisation (one thread a matrix)
+
+
+@pytest.mark.parametrize("hc,iters", [(4, 3), (5, 1)])
+def test_deepseek_v41_sinkhorn(rng, hc, iters):
+    """_sinkhorn's kernel (the whole loop in one launch) against its ops loop."""
+    comb = rng.uniform(0.05, 1.0, (3, 7, hc, hc)).astype(np.float32)  # 21 matrices: a partial threadgroup
+    eps = np.array([1e-6], np.float32)
+
+    def call(m, xs):
+        return [m._sinkhorn(xs[0], iters=iters, eps=xs[1])]
+
+    assert_agree(run_three("mlx_lm.models.deepseek_v41", call, [comb, eps]), ["comb"])
+
+
+# --- mlx_lm/models/kimi_k3.py: attention-residual mix (attnres_mix) --------
+
+
+@pytest.mark.parametrize("blocks,D", [(3, 200), (1, 1024)])
+def test_kimi_k3_attn_res_mix(rng, blocks, D):
+    """_attn_res_mix over earlier blocks' outputs: the kernel (512 threads a
+    row, a threadgroup reduction, softmax in thread 0) against the file's
+    compiled ops combine."""
+    B, L = 2, 3
+    raws = [normal(rng, B, L, D) for _ in range(blocks)]
+    partial = normal(rng, B, L, D)
+    w_eff = normal(rng, D, scale=D**-0.5)
+
+    def call(m, xs):
+        held = m.ResidualBlocks(1e-6)
+        for r in xs[:blocks]:
+            held.append(r)
+        return [m._attn_res_mix(held, xs[blocks], xs[blocks + 1], 1e-6)]
+
+    assert_agree(run_three("mlx_lm.models.kimi_k3", call, raws + [partial, w_eff]), ["out"])
+
+
 # --- mlx_lm/tuner/losses.py: KL / JS divergence kernels with custom vjp ----
 
 

@@ -1,0 +1,42 @@
+"""mlx-lm's fused Metal kernels (mlx_lm/kernels/, which muse_spark calls on
+every device) and BitNet's packed ternary matmul, imported unchanged on real MLX with alloy.mlx, on fresh random
+inputs against float64 references (tests/pyshared/mlx_lm_fused_kernels.py;
+tests/python runs the same cases on Alloy's own path)."""
+import importlib
+import pathlib
+import sys
+import types
+
+import pytest
+
+import mlx.core as mx
+
+import alloy.mlx
+from mlx_lm_fused_kernels import CASES, MODULES, check
+
+mlx_lm_spec = importlib.util.find_spec("mlx_lm")
+if mlx_lm_spec is None:
+    pytest.skip("mlx-lm is not installed (make test installs it)", allow_module_level=True)
+if "mlx_lm" not in sys.modules:
+    # As test_mlx_lm_models.py: the package entered without its __init__
+    # (its command-line tools need transformers); the files run unchanged.
+    package = types.ModuleType("mlx_lm")
+    package.__path__ = [str(pathlib.Path(mlx_lm_spec.origin).parent)]
+    package.__spec__ = mlx_lm_spec
+    sys.modules["mlx_lm"] = package
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    mods = {name: importlib.import_module(module) for name, module in MODULES.items()}
+    # Built at import with alloy.mlx installed: Alloy's kernels, not MLX's
+    # "No Metal back-end" stub.
+    for mod in mods.values():
+        built = [v for k, v in vars(mod).items() if k.startswith("_") and k.endswith("_kernel")]
+        assert built and all(isinstance(k, alloy.mlx._ext.MetalKernel) for k in built), mod.__name__
+    return mods
+
+
+@pytest.mark.parametrize("case_id,case,kwargs", CASES, ids=[c[0] for c in CASES])
+def test_fused_kernel_matches_float64_reference(kernels, rng, case_id, case, kwargs):
+    check(case, kwargs, kernels, mx, rng)
