@@ -58,6 +58,37 @@ def test_faults_again_and_again_stay_errors():
     assert (mx.ones(3) + 1).tolist() == [2.0, 2.0, 2.0]
 
 
+OVERRUN = """
+    uint i = thread_position_in_grid.x;
+    out[i + SHIFT] = a[i];  // the last SHIFT threads write past the end
+"""
+
+
+@pytest.mark.parametrize("shift", [1, 200])
+def test_a_write_just_past_a_small_output_is_an_error_naming_it(rng, monkeypatch, shift):
+    """Unchecked (bounds_check off), a write a little past a small output lands
+    in memory of other arrays or of malloc, which used to crash the process
+    later. Each small output of an unchecked CPU kernel now has a tail of
+    canary bytes: the call raises, naming the kernel and the output."""
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
+    a = rng.standard_normal(100).astype(np.float32)
+    before = mx.array(a) * 2
+    mx.eval(before)
+    k = mx.fast.metal_kernel(name=f"overrun_{shift}", input_names=["a"], output_names=["out"], source=OVERRUN)
+
+    def run(n_out):
+        return k(inputs=[mx.array(a)], template=[("SHIFT", shift)], grid=(100, 1, 1), threadgroup=(32, 1, 1),
+                 output_shapes=[(n_out,)], output_dtypes=[mx.float32], stream=mx.cpu)[0]
+
+    with pytest.raises(RuntimeError, match=rf"kernel 'overrun_{shift}': wrote past the end of output 'out' "
+                                           rf"\(100 elements, 400 bytes; byte {4 * max(100, shift)} was changed\).*bounds_check"):
+        mx.eval(run(100))
+    np.testing.assert_array_equal(np.array(before), a * 2)
+    # An output with room for every write: no error, every value in place.
+    out = np.array(run(100 + shift))
+    np.testing.assert_array_equal(out[shift:], a)
+
+
 def test_a_fault_outside_kernels_still_ends_the_process():
     code = ("import ctypes, alloy.core as mx\n"
             "k = mx.fast.metal_kernel(name='k', input_names=['a'], output_names=['o'], "

@@ -11,6 +11,7 @@ then runs the same entry point three times on the same fresh random inputs:
 The kernel path must agree with both fallbacks within float tolerance (the
 kernels sum in a different order than the ops do, so they agree to rounding).
 """
+import sys
 import types
 
 import numpy as np
@@ -287,3 +288,104 @@ def test_mossformer2_depthwise_conv1d(rng, kernel_size):
 
     results = run_three("mlx_audio.sts.models.mossformer2_se.depthwise_conv1d_kernel", call, [x, w])
     assert_agree(results, ["out"])
+
+
+# --- mlx_audio/sts/models/mossformer2_se/flash_attention_kernels.py ---------
+
+
+def test_mossformer2_relu_squared_attention(rng):
+    """simple_kernel (the fused ReLU^2 kernel between two matmuls) against the
+    file's standard ops, which it falls back to without Metal."""
+    B, G, L, D = 2, 3, 19, 16  # 2 * 3 * 19 * 19 scores: a partial threadgroup
+    q, k, v = (normal(rng, B, G, L, D) for _ in range(3))
+
+    def call(m, xs):
+        return [m.FlashAttentionImplementations.simple_kernel(*xs)]
+
+    results = run_three("mlx_audio.sts.models.mossformer2_se.flash_attention_kernels", call, [q, k, v])
+    assert_agree(results, ["out"])
+
+
+def test_mossformer2_fused_qk_relu_squared(rng):
+    """fused_kernel (Q K^T, scale and ReLU^2 in one kernel of 16 x 16 groups
+    over a grid that is not a multiple of them) has no fallback: against
+    float64 numpy."""
+    B, G, L, D = 2, 2, 21, 8
+    q, k, v = (normal(rng, B, G, L, D) for _ in range(3))
+    m = load("mlx_audio.sts.models.mossformer2_se.flash_attention_kernels", "alloy", kernels=True)
+    out = np.array(m.FlashAttentionImplementations.fused_kernel(ax.array(q), ax.array(k), ax.array(v)))
+    s = np.einsum("bgld,bgmd->bglm", q.astype(np.float64), k) / L
+    want = np.maximum(s, 0) ** 2 @ v
+    np.testing.assert_allclose(out, want, rtol=RTOL, atol=ATOL)
+
+
+# --- mlx_audio/stt/models/phonon/packed.py: base-5 code unpacking -----------
+
+
+def test_phonon_unpack_base5_codes(rng):
+    """Ten base-5 symbols per 24-bit payload, unpacked into two planes of
+    2-bit codes: the kernel and the file's ops fallback agree bit for bit."""
+    out_features, in_features = 5, 160
+    groups = (in_features + 9) // 10
+    symbols = rng.integers(0, 5, (out_features, groups, 10))
+    payload = (symbols * 5 ** np.arange(10)).sum(-1)
+    packed = np.stack([(payload >> (8 * i)) & 0xFF for i in range(3)], -1).reshape(out_features, -1).astype(np.uint8)
+
+    def call(m, xs):
+        return list(m.unpack_base5_codes(xs[0], in_features))
+
+    results = run_three("mlx_audio.stt.models.phonon.packed", call, [packed])
+    assert_agree(results, ["base_q", "residual_q"], rtol=0, atol=0)
+    assert results["kernel"][0].dtype == np.uint32
+
+
+# --- mlx_audio/codec/models/encodec/encodec.py: the LSTM step kernel --------
+
+
+@pytest.fixture
+def no_hub(monkeypatch):
+    """encodec.py imports huggingface_hub for its weight download, which these
+    tests neither need nor install: a stand-in that refuses to download."""
+    def snapshot_download(*args, **kwargs):
+        raise RuntimeError("no downloads in these tests")
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub", types.SimpleNamespace(snapshot_download=snapshot_download))
+
+
+def test_encodec_lstm(rng, no_hub):
+    """EnCodec's LSTM (lstm_custom each step when Metal is there, lstm_fallback
+    otherwise) over a sequence of one batch row, from the file's LSTM module
+    with random weights."""
+    T, In, H = 6, 12, 40
+    x = normal(rng, 1, T, In)
+    wx, wh, bias = normal(rng, 4 * H, In, scale=0.3), normal(rng, 4 * H, H, scale=0.3), normal(rng, 4 * H)
+
+    def call(m, xs):
+        layer = m.LSTM(In, H)
+        layer.Wx, layer.Wh, layer.bias = xs[1], xs[2], xs[3]
+        return [layer(xs[0])]
+
+    results = run_three("mlx_audio.codec.models.encodec.encodec", call, [x, wx, wh, bias])
+    assert_agree(results, ["hidden"])
+
+
+@pytest.mark.parametrize("checked", [True, False])
+def test_encodec_lstm_two_batch_rows_is_reported(rng, no_hub, monkeypatch, checked):
+    """The file's kernel counts the batch row twice (elem = b * 4H + y, y over
+    all B * H), so with two rows it reads and writes past its arrays, which
+    goes unnoticed on Apple GPUs. On Alloy's CPU the call raises naming the kernel:
+    bounds-checked, the first access out of bounds; unchecked, the write past
+    the hidden state's end (it used to crash the process later)."""
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "1" if checked else "0")
+    m = load("mlx_audio.codec.models.encodec.encodec", "alloy", kernels=True)
+    T, In, H = 3, 8, 40
+    layer = m.LSTM(In, H)
+    layer.Wx, layer.Wh = ax.array(normal(rng, 4 * H, In)), ax.array(normal(rng, 4 * H, H))
+    kept = normal(rng, 5)
+    before = ax.array(kept) * 2
+    ax.eval(before)
+    want = r"out-of-bounds (read|write)" if checked else r"wrote past the end of output 'hidden_state'"
+    # On the CPU (the GPU's writes past a buffer are not caught this way).
+    with ax.stream(ax.cpu), pytest.raises(RuntimeError, match=r"kernel 'lstm': " + want):
+        ax.eval(layer(ax.array(normal(rng, 2, T, In))))
+    np.testing.assert_array_equal(np.array(before + 0), kept * 2)  # earlier arrays intact, new work runs
