@@ -277,6 +277,25 @@ def test_a_faulting_kernel_on_mlx_cpu_is_an_error_and_mlx_goes_on():
     assert (mx.ones(3, stream=mx.cpu) + 1).tolist() == [2.0, 2.0, 2.0]
 
 
+def test_an_unchecked_write_just_past_a_small_output_is_an_error_and_mlx_goes_on(monkeypatch):
+    """Without bounds_check, a write a little past a small output would land
+    in MLX's heap; it changes the output's canary tail instead, and the eval
+    raises naming the kernel and the output."""
+    before = mx.arange(4) * 3
+    mx.eval(before)
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
+    k = kernel("uint i = thread_position_in_grid.x;\nout[i + 3] = inp[i];", name="overrun")
+    (bad,) = k(inputs=[mx.ones(64)], grid=(64, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(64,)],
+               output_dtypes=[mx.float32], stream=mx.cpu)
+    with pytest.raises(RuntimeError, match=r"kernel 'overrun': wrote past the end of output 'out' \(64 elements, "
+                                           r"256 bytes; byte 256 was changed\)"):
+        mx.eval(bad)
+    assert before.tolist() == [0, 3, 6, 9]
+    (fine,) = k(inputs=[mx.ones(64)], grid=(64, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(67,)],
+                output_dtypes=[mx.float32], stream=mx.cpu)
+    assert fine[3:].tolist() == [1.0] * 64
+
+
 @pytest.mark.parametrize("stream", ["cpu", "gpu"] if DEVICE == "gpu" else ["cpu"])
 def test_bounds_checked_kernel_names_the_buffer_and_its_size(monkeypatch, stream):
     stream = getattr(mx, stream)

@@ -18,7 +18,9 @@ void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::
   auto& encoder = mxc::cpu::get_command_encoder(stream());
   for (auto& in : inputs) encoder.set_input_array(in);
   for (auto& out : outputs) {
-    out.set_data(mxc::allocator::malloc(out.nbytes()));
+    // With canary bytes after a small output (cpu::output_tail_bytes).
+    out.set_data(mxc::allocator::malloc(out.nbytes() + cpu::output_tail_bytes(out.nbytes(), *launch_.variant)));
+    cpu::fill_output_tail({out.data<void>(), out.size(), out.nbytes()}, *launch_.variant);
     encoder.set_output_array(out);
   }
   // The task holds views of the arrays (MLX keeps their buffers alive until
@@ -41,6 +43,9 @@ void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::
     }
     for (size_t i = 0; i < outs.size(); ++i) tables.set_output(i, outs[i].data<void>(), outs[i].data_size());
     cpu::run_custom_kernel(*launch.variant, tables.view(), launch.grid, launch.threadgroup, launch.timeout);
+    std::vector<cpu::OutputBuffer> written;
+    for (auto& out : outs) written.push_back({out.data<void>(), out.size(), out.nbytes()});
+    cpu::check_output_tails(written, *launch.variant);
   });
 }
 

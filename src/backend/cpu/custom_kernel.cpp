@@ -39,38 +39,6 @@ constexpr size_t kTailBytes = 4096;
 constexpr unsigned char kTailCanary = 0xA5;
 constexpr size_t kTailUpTo = size_t(64) << 10;
 
-bool gets_tail(const array& o, const fast::KernelVariant& v) { return !v.spec.bounds_check && o.nbytes() < kTailUpTo; }
-
-void allocate_output(array& o, const fast::KernelVariant& v) {
-  if (!gets_tail(o, v)) {
-    allocate_row_contiguous(o);
-    return;
-  }
-  const size_t bytes = o.nbytes();
-  Buffer b = allocator(Device(Device::cpu)).malloc(bytes + kTailBytes);
-  o.set_data(b);
-  std::memset(static_cast<char*>(b.ptr) + bytes, kTailCanary, kTailBytes);
-}
-
-// Throws when the launch changed an output's canary (see kTailBytes).
-void check_tails(const std::vector<array>& outputs, const fast::KernelVariant& v) {
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    const array& o = outputs[j];
-    if (!gets_tail(o, v)) continue;
-    const auto* tail = static_cast<const unsigned char*>(o.raw_data()) + o.nbytes();
-    size_t first = kTailBytes;
-    for (size_t k = 0; k < kTailBytes && first == kTailBytes; ++k)
-      if (tail[k] != kTailCanary) first = k;
-    if (first == kTailBytes) continue;
-    const std::string name = j < v.spec.outputs.size() ? v.spec.outputs[j].name : std::to_string(j);
-    throw std::runtime_error(fast::kernel_label(v) + ": wrote past the end of output '" + name + "' (" +
-                             std::to_string(o.size()) + " elements, " + std::to_string(o.nbytes()) +
-                             " bytes; byte " + std::to_string(o.nbytes() + first) +
-                             " was changed). The outputs are not valid; run it with bounds_check "
-                             "(ALLOY_BOUNDS_CHECK=1) to name the line and the thread.");
-  }
-}
-
 // The variant's compiled kernel; it lives as long as the variant.
 const jit::CpuKernel* compiled_for(fast::KernelVariant& v) {
   if (void* ready = v.ready.load(std::memory_order_acquire)) return static_cast<const jit::CpuKernel*>(ready);
@@ -126,6 +94,32 @@ std::vector<jit::PrivateOutput> private_outputs(const fast::KernelVariant& v, co
 }
 
 }  // namespace
+
+size_t output_tail_bytes(size_t nbytes, const fast::KernelVariant& v) {
+  return !v.spec.bounds_check && nbytes < kTailUpTo ? kTailBytes : 0;
+}
+
+void fill_output_tail(const OutputBuffer& out, const fast::KernelVariant& v) {
+  if (output_tail_bytes(out.nbytes, v)) std::memset(static_cast<char*>(out.data) + out.nbytes, kTailCanary, kTailBytes);
+}
+
+void check_output_tails(const std::vector<OutputBuffer>& outputs, const fast::KernelVariant& v) {
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const OutputBuffer& o = outputs[j];
+    if (!output_tail_bytes(o.nbytes, v)) continue;
+    const auto* tail = static_cast<const unsigned char*>(o.data) + o.nbytes;
+    size_t first = kTailBytes;
+    for (size_t k = 0; k < kTailBytes && first == kTailBytes; ++k)
+      if (tail[k] != kTailCanary) first = k;
+    if (first == kTailBytes) continue;
+    const std::string name = j < v.spec.outputs.size() ? v.spec.outputs[j].name : std::to_string(j);
+    throw std::runtime_error(fast::kernel_label(v) + ": wrote past the end of output '" + name + "' (" +
+                             std::to_string(o.elements) + " elements, " + std::to_string(o.nbytes) +
+                             " bytes; byte " + std::to_string(o.nbytes + first) +
+                             " was changed). The outputs are not valid; run it with bounds_check "
+                             "(ALLOY_BOUNDS_CHECK=1) to name the line and the thread.");
+  }
+}
 
 void compile_custom_kernel(fast::KernelVariant& v) { compiled_for(v); }
 
@@ -232,7 +226,9 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
   const std::vector<int>& from = launch().output_from_input;
   for (size_t j = 0; j < outputs.size(); ++j) {
     array& o = outputs[j];
-    cpu::allocate_output(o, variant());
+    const size_t bytes = o.nbytes();
+    o.set_data(allocator(Device(Device::cpu)).malloc(bytes + cpu::output_tail_bytes(bytes, variant())));
+    cpu::fill_output_tail({o.raw_data(), o.size(), bytes}, variant());
     if (init_value()) cpu::fill_elements(o.raw_data(), o.size(), o.dtype(), *init_value());
     if (j < from.size() && from[j] >= 0) std::memcpy(o.raw_data(), inputs[from[j]].raw_data(), o.nbytes());
   }
@@ -247,7 +243,9 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
     tables.set_output(i, outputs[i].raw_data(), outputs[i].size(), outputs[i].shape().data(),
                       outputs[i].strides().data(), outputs[i].ndim());
   cpu::run_custom_kernel(variant(), tables.view(), grid(), threadgroup(), launch().timeout);
-  cpu::check_tails(outputs, variant());
+  std::vector<cpu::OutputBuffer> written;
+  for (array& o : outputs) written.push_back({o.raw_data(), o.size(), o.nbytes()});
+  cpu::check_output_tails(written, variant());
 }
 
 }  // namespace alloy

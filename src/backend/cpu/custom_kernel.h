@@ -92,4 +92,18 @@ void run_encoded(const fast::PreparedLaunch& p, const std::vector<void*>& inputs
 // Sets n elements of dtype d at p to `value` (a kernel's init_value).
 void fill_elements(void* p, size_t n, Dtype d, double value);
 
+// Canary bytes after the small outputs of an unchecked kernel, so a write
+// just past one raises instead of corrupting other memory (docs/design/
+// faults.md). output_tail_bytes: the bytes to allocate after an output of
+// `nbytes` (0: none); fill_output_tail writes them after allocation;
+// check_output_tails throws a runtime_error naming the kernel and the first
+// output whose tail the launch changed. `outputs`: (data, elements, bytes).
+struct OutputBuffer {
+  void* data;
+  size_t elements, nbytes;
+};
+size_t output_tail_bytes(size_t nbytes, const fast::KernelVariant& v);
+void fill_output_tail(const OutputBuffer& out, const fast::KernelVariant& v);
+void check_output_tails(const std::vector<OutputBuffer>& outputs, const fast::KernelVariant& v);
+
 }  // namespace alloy::cpu
