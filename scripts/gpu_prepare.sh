@@ -34,5 +34,5 @@ $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --imp
     --platform manylinux_2_35_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
     -d .whl "mlx==0.32.4" "mlx-cpu==0.32.4" safetensors
 # Public MLX code the real-code tests load (pure Python).
-$py -m pip download -q --no-deps -d .whl "mlx-lm==0.32.2" "mlx-audio==0.6.2"
+$py -m pip download -q --no-deps -d .whl "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10"
 du -sh .gpu .whl

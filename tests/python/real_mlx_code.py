@@ -1,5 +1,7 @@
 """Load a source file of an installed MLX package (mlx-lm, mlx-audio, ...) as
-it is, with only its imports pointed elsewhere.
+it is, with only its imports pointed elsewhere; and run one entry point of it
+three ways (run_three: Alloy's kernel path, Alloy's ops fallback, real MLX's
+fallback) to compare them (assert_agree).
 
     mod = load("mlx_lm.models.ssm", FRAMEWORKS["alloy"], kernels=True)
 
@@ -37,11 +39,13 @@ import pathlib
 import sys
 import types
 
+import numpy as np
 import pytest
 
 _INSTALL_HINT = {
     "mlx_lm": "mlx-lm==0.32.2",
     "mlx_audio": "mlx-audio==0.6.2",
+    "mlx_vlm": "mlx-vlm==0.7.10",
 }
 
 
@@ -271,3 +275,65 @@ def load(name, framework="alloy", kernels=False, substitutes=None):
     module = loader.load(name)
     module.__dict__["__port_loader__"] = loader
     return module
+
+
+# ---- running a file three ways ----------------------------------------------
+
+# Float32 results of kernels against ops: different summation orders.
+RTOL, ATOL = 2e-4, 2e-5
+
+# The three runs of every test: (framework, kernels).
+RUNS = {"kernel": ("alloy", True), "alloy_ops": ("alloy", False), "mlx_ops": ("mlx", False)}
+
+
+def core_of(framework):
+    return importlib.import_module(FRAMEWORKS[framework].prefix + ".core")
+
+
+def to_framework(value, framework):
+    if isinstance(value, np.ndarray):
+        return core_of(framework).array(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_framework(v, framework) for v in value)
+    return value
+
+
+def to_numpy(value):
+    if isinstance(value, (list, tuple)):
+        return [to_numpy(v) for v in value]
+    return np.array(value)
+
+
+def run_three(module_name, call, inputs, substitutes=None):
+    """call(module, framework_inputs) on each run; results as numpy, by run."""
+    results = {}
+    for run, (framework, kernels) in RUNS.items():
+        module = load(module_name, framework, kernels, substitutes)
+        if framework == "mlx":
+            mlx_core = core_of("mlx")
+            with mlx_core.stream(mlx_core.cpu):
+                out = call(module, to_framework(inputs, framework))
+        else:
+            out = call(module, to_framework(inputs, framework))
+        results[run] = to_numpy(out)
+        if framework == "alloy":
+            # The run took the path it was meant to: Metal kernels launched
+            # on the kernel run, none on the ops run.
+            launches = module.__port_loader__.launches()
+            assert (launches > 0) == kernels, f"{run}: {launches} metal_kernel launches"
+    return results
+
+
+def assert_agree(results, names, rtol=RTOL, atol=ATOL, select=None):
+    """The kernel run against each fallback run, output by output."""
+    for fallback in ("alloy_ops", "mlx_ops"):
+        for name, got, want in zip(names, results["kernel"], results[fallback]):
+            if select is not None and name in select:
+                got, want = got[select[name]], want[select[name]]
+            np.testing.assert_allclose(
+                got, want, rtol=rtol, atol=atol, err_msg=f"{name}: kernel vs {fallback}"
+            )
+
+
+def normal(rng, *shape, scale=1.0):
+    return (scale * rng.standard_normal(shape)).astype(np.float32)

@@ -17,69 +17,9 @@ import types
 import numpy as np
 import pytest
 
-from real_mlx_code import load
+from real_mlx_code import ATOL, RTOL, assert_agree, load, normal, run_three, to_numpy
 
 import alloy.core as ax
-import mlx.core as mlx_core
-
-# Float32 results of kernels against ops: different summation orders.
-RTOL, ATOL = 2e-4, 2e-5
-
-# The three runs of every test: (framework, kernels).
-RUNS = {"kernel": ("alloy", True), "alloy_ops": ("alloy", False), "mlx_ops": ("mlx", False)}
-
-
-def core_of(framework):
-    return ax if framework == "alloy" else mlx_core
-
-
-def to_framework(value, framework):
-    if isinstance(value, np.ndarray):
-        return core_of(framework).array(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(to_framework(v, framework) for v in value)
-    return value
-
-
-def to_numpy(value):
-    if isinstance(value, (list, tuple)):
-        return [to_numpy(v) for v in value]
-    return np.array(value)
-
-
-def run_three(module_name, call, inputs, substitutes=None):
-    """call(module, framework_inputs) on each run; results as numpy, by run."""
-    results = {}
-    for run, (framework, kernels) in RUNS.items():
-        module = load(module_name, framework, kernels, substitutes)
-        if framework == "mlx":
-            with mlx_core.stream(mlx_core.cpu):
-                out = call(module, to_framework(inputs, framework))
-        else:
-            out = call(module, to_framework(inputs, framework))
-        results[run] = to_numpy(out)
-        if framework == "alloy":
-            # The run took the path it was meant to: Metal kernels launched
-            # on the kernel run, none on the ops run.
-            launches = module.__port_loader__.launches()
-            assert (launches > 0) == kernels, f"{run}: {launches} metal_kernel launches"
-    return results
-
-
-def assert_agree(results, names, rtol=RTOL, atol=ATOL, select=None):
-    """The kernel run against each fallback run, output by output."""
-    for fallback in ("alloy_ops", "mlx_ops"):
-        for name, got, want in zip(names, results["kernel"], results[fallback]):
-            if select is not None and name in select:
-                got, want = got[select[name]], want[select[name]]
-            np.testing.assert_allclose(
-                got, want, rtol=rtol, atol=atol, err_msg=f"{name}: kernel vs {fallback}"
-            )
-
-
-def normal(rng, *shape, scale=1.0):
-    return (scale * rng.standard_normal(shape)).astype(np.float32)
-
 
 # --- mlx_lm/models/gated_delta.py: Qwen3-Next gated delta rule -------------
 

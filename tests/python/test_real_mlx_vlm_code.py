@@ -1,0 +1,120 @@
+"""mlx-vlm's image kernels (mlx_vlm/models/kernels.py: nearest and bicubic
+interpolation, grid_sample, separable interpolation from tap tables), loaded
+unchanged from the installed package with their imports pointed at Alloy
+(real_mlx_code.py) and run three ways on the same fresh random inputs: Alloy
+with the file's Metal kernels, Alloy with its pure-MLX fallback (what it takes
+without Metal), and real MLX (CPU, no Metal: the fallback)."""
+import numpy as np
+import pytest
+
+from real_mlx_code import assert_agree, load, normal, run_three
+
+import alloy.core as ax
+
+KERNELS = "mlx_vlm.models.kernels"
+
+
+@pytest.mark.parametrize("size", [(13, 21), (4, 3)])
+def test_nearest_interpolate(rng, size):
+    x = normal(rng, 2, 3, 7, 9)
+
+    def call(m, xs):
+        return [m.nearest_interpolate(xs[0], size=size)]
+
+    assert_agree(run_three(KERNELS, call, [x]), ["out"], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("size,align_corners,antialias", [
+    ((15, 11), False, False),  # upscale
+    ((15, 11), True, False),
+    ((5, 4), False, True),  # downscale with the antialiasing filter
+])
+def test_bicubic_interpolate(rng, size, align_corners, antialias):
+    x = normal(rng, 1, 2, 9, 8)
+
+    def call(m, xs):
+        return [m.bicubic_interpolate(xs[0], size=size, align_corners=align_corners, antialias=antialias)]
+
+    assert_agree(run_three(KERNELS, call, [x]), ["out"], rtol=1e-4, atol=1e-5)
+
+
+def test_grid_sample(rng, monkeypatch):
+    """The kernel reads all four corners, then zeroes those outside the image
+    (as the seed's grid_sample): run unchecked, as written."""
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
+    x = normal(rng, 2, 10, 12, 5)  # channel-last, as the fallback reads it
+    grid = rng.uniform(-1.1, 1.1, (2, 6, 7, 2)).astype(np.float32)  # some samples outside
+
+    def call(m, xs):
+        return [m.grid_sample(*xs)]
+
+    assert_agree(run_three(KERNELS, call, [x, grid]), ["out"])
+
+
+def test_grid_sample_bounds_checked_names_the_read_outside(rng):
+    """Under bounds_check (the suite's default) the same call stops at the
+    first read outside x, quoting the kernel's own line."""
+    m = load(KERNELS, "alloy", kernels=True)
+    x = ax.array(normal(rng, 1, 4, 4, 3))
+    grid = ax.array(np.full((1, 1, 1, 2), -1.0, np.float32))  # the corner: its north-west neighbour is outside
+    with pytest.raises(RuntimeError, match=r"(?s)kernel 'grid_sample': out-of-bounds read of input 'x'.*"
+                                           r"T I_nw = x\[base_idx \+ iy_nw \* h_stride \+ ix_nw \* w_stride\];"):
+        ax.eval(m.grid_sample(x, grid))
+
+
+def test_separable_interpolate(rng):
+    H, W, out_h, out_w, taps = 9, 11, 6, 8, 4
+    x = normal(rng, 2, H, W, 3)
+    iy = rng.integers(0, H, (out_h, taps)).astype(np.int32)
+    ix = rng.integers(0, W, (out_w, taps)).astype(np.int32)
+    wy = rng.random((out_h, taps)).astype(np.float32)
+    wx = rng.random((out_w, taps)).astype(np.float32)
+
+    def call(m, xs):
+        return [m.separable_interpolate(*xs)]
+
+    assert_agree(run_three(KERNELS, call, [x, iy, wy, ix, wx]), ["out"])
+
+
+# --- mlx_vlm/models/rope_utils.py: fused multimodal RoPE kernels -------------
+
+ROPE = "mlx_vlm.models.rope_utils"
+
+
+MROPE_CASES = [(style, 3) for style in ("interleaved", "chunked", "sectioned_half_split", "sectioned_even_odd",
+                                        "split_select")]
+# Text-only positions (one row per token, no axis of 3): the styles whose
+# fallback takes them (the sectioned ones pick one of three axes per section).
+MROPE_CASES += [("interleaved", 2), ("chunked", 2), ("split_select", 2)]
+
+
+@pytest.mark.parametrize("style,position_ndim", MROPE_CASES)
+def test_mrope_apply_rotary(rng, style, position_ndim):
+    """MRoPERotaryEmbedding.apply_rotary (Qwen-VL, GLM-4V, PaddleOCR, ERNIE
+    styles): its compiled kernel over q and k against the file's cos/sin path."""
+    B, Hq, Hk, T, D = 2, 4, 2, 7, 32
+    q, k = normal(rng, B, Hq, T, D), normal(rng, B, Hk, T, D)
+    shape = (3, B, T) if position_ndim == 3 else (B, T)
+    positions = rng.integers(0, 50, shape).astype(np.int32)
+
+    def call(m, xs):
+        rope = m.MRoPERotaryEmbedding(D, base=10000.0, mrope_section=[4, 6, 6], style=style)
+        return list(rope.apply_rotary(*xs))
+
+    assert_agree(run_three(ROPE, call, [q, k, positions]), ["q", "k"], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("cos_layout", ["half", "full"])
+def test_rotary_pos_emb_even_odd(rng, cos_layout):
+    """apply_rotary_pos_emb_even_odd from precomputed cos/sin: the kernel path
+    against the file's repeat-and-rotate path."""
+    B, Hq, Hk, T, D = 2, 3, 1, 5, 16
+    q, k = normal(rng, B, Hq, T, D), normal(rng, B, Hk, T, D)
+    angle = rng.uniform(0, 6, (B, T, D)).astype(np.float32)
+    cos, sin = np.cos(angle), np.sin(angle)
+
+    def call(m, xs):
+        layout = m._HALF_COS if cos_layout == "half" else m._FULL_COS
+        return list(m.apply_rotary_pos_emb_even_odd(*xs, cos_layout=layout))
+
+    assert_agree(run_three(ROPE, call, [q, k, cos, sin]), ["q", "k"], rtol=1e-5, atol=1e-5)
