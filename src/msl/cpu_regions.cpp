@@ -213,14 +213,17 @@ class Planner {
     if (calls.size() > kCallsPerStatement)
       throw NotRegions{"more than " + std::to_string(kCallsPerStatement) + " SIMD-group calls in one statement (" +
                        line_of(t_[s.begin]) + ")"};
-    for (auto [call, close] : calls)
-      for (std::size_t k = call + 2; k < close; ++k) {
+    for (auto [call, close] : calls) {
+      std::size_t open = call;  // after the name and its qualifier, if any
+      while (!t_[open].is_punct("(")) ++open;
+      for (std::size_t k = open + 1; k < close; ++k) {
         const Token& x = t_[k];
         if (is_sync_call(t_, k)) throw NotRegions{"a SIMD-group call inside another's arguments (" + line_of(x) + ")"};
         if (x.is_punct("++") || x.is_punct("--") || x.is_punct("=") || x.is_punct("+=") || x.is_punct("-=") ||
             x.is_punct("*=") || x.is_punct("/="))
           throw NotRegions{"a SIMD-group call whose arguments assign (" + line_of(x) + ")"};
       }
+    }
   }
 
   void mark(std::size_t b, std::size_t e, int region) {

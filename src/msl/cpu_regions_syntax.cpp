@@ -240,13 +240,21 @@ bool is_barrier_statement(const std::vector<Token>& t, const BodyStmt& s) {
          s.end >= s.begin + 4 && t[s.end - 2].is_punct(")") && t[s.end - 1].is_punct(";");
 }
 
-// The SIMD-group calls of a statement: (name, closing paren) pairs.
+// The SIMD-group calls of a statement: (first token of the name, qualifier
+// included; closing paren) pairs.
 std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<Token>& t, const BodyStmt& s) {
   std::vector<std::pair<std::size_t, std::size_t>> calls;
   for (std::size_t k = s.begin; k < s.end; ++k) {
     if (!is_sync_call(t, k)) continue;
     const std::size_t c = matching_paren(t, k + 1);  // inside the statement: the parser matched its brackets
-    calls.emplace_back(k, c);
+    // The call starts at its qualifier, if any (`metal::simd_max(...)`,
+    // `::metal::simd_sum(...)`): the rewrite wraps the whole name.
+    std::size_t first = k;
+    if (first >= s.begin + 2 && t[first - 1].is_punct("::") && t[first - 2].is_ident("metal")) {
+      first -= 2;
+      if (first > s.begin && t[first - 1].is_punct("::")) --first;
+    }
+    calls.emplace_back(first, c);
     k = c;  // a call in the arguments is nested: refused below
   }
   return calls;

@@ -54,7 +54,8 @@ bool jumps_out(const std::vector<Token>& t, const BodyStmt& s);
 
 bool is_barrier_statement(const std::vector<Token>& t, const BodyStmt& s);
 
-// The SIMD-group calls of a statement: (name, closing paren) pairs.
+// The SIMD-group calls of a statement: (first token of the name, `metal::`
+// qualifier included; closing paren) pairs.
 std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<Token>& t, const BodyStmt& s);
 
 }  // namespace alloy::msl::regions

@@ -405,6 +405,23 @@ TEST(MslTranslate, RegionsFrameFollowsTheBodysLeadingConstants) {
       << k.cpu_threads;
 }
 
+// A SIMD-group call written with its namespace (mlx-vlm's FP8 round trip:
+// `metal::max(metal::simd_max(metal::abs(value)), 1e-4f)`) is split like an
+// unqualified one, the qualifier moving with the call.
+TEST(MslTranslate, RegionsTakeQualifiedSimdCalls) {
+  KernelSpec s = spec("uint i = thread_position_in_grid.x;\n"
+                      "float m = metal::max(metal::simd_max(metal::abs(inp[i])), 1e-4f);\n"
+                      "float t = ::metal::simd_sum(inp[i]);\n"
+                      "out[i] = m + t;\n");
+  s.inputs = {param("inp", "float")};
+  s.outputs = {param("out", "float")};
+  TranslatedKernel k = translate(s, Target::Cpp);
+  EXPECT_EQ(k.cpu_threads, "regions") << k.source;
+  EXPECT_TRUE(contains(k.source, "region_deposit(alloy_g, 0, alloy_tid, metal :: simd_max (")) << k.source;
+  EXPECT_TRUE(contains(k.source, "metal::max(::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, metal")) << k.source;
+  EXPECT_TRUE(contains(k.source, "region_deposit(alloy_g, 4, alloy_tid, :: metal :: simd_sum (")) << k.source;
+}
+
 TEST(MslTranslate, SyncSelectsTheCoroutineOrFiberRun) {
   for (KernelSpec s : {test::threadgroup_reduce(), test::grid_sample_grad()}) {
     TranslatedKernel k = translate(s, Target::Cpp);

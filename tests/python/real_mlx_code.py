@@ -86,9 +86,11 @@ class _FastView:
     def metal_kernel(self, *args, **kwargs):
         kernel = self._fast.metal_kernel(*args, **kwargs)
         counter = self._counter
+        name = kwargs.get("name", args[0] if args else "")
 
         def launch(*a, **kw):
             counter["launches"] += 1
+            counter["names"].add(name)
             return kernel(*a, **kw)
 
         return launch
@@ -106,7 +108,7 @@ class DeviceView(types.ModuleType):
         super().__init__(core.__name__)
         self._core = core
         self._kernels = kernels
-        self.counter = {"launches": 0}
+        self.counter = {"launches": 0, "names": set()}  # launches, and the kernels launched
         self.metal = _MetalView(core.metal, kernels)
         self.fast = _FastView(core.fast, self.counter)
 
@@ -210,6 +212,10 @@ class Loader:
     def launches(self):
         """Metal kernel launches by files of this Loader (Alloy only)."""
         return self.view.counter["launches"]
+
+    def kernels_launched(self):
+        """The names of the Metal kernels files of this Loader launched (Alloy only)."""
+        return set(self.view.counter["names"])
 
     def _module(self, name):
         if self._is_mlx(name):
@@ -321,6 +327,8 @@ def run_three(module_name, call, inputs, substitutes=None):
             # on the kernel run, none on the ops run.
             launches = module.__port_loader__.launches()
             assert (launches > 0) == kernels, f"{run}: {launches} metal_kernel launches"
+            if kernels:
+                results["kernels launched"] = module.__port_loader__.kernels_launched()
     return results
 
 

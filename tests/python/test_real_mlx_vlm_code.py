@@ -118,3 +118,53 @@ def test_rotary_pos_emb_even_odd(rng, cos_layout):
         return list(m.apply_rotary_pos_emb_even_odd(*xs, cos_layout=layout))
 
     assert_agree(run_three(ROPE, call, [q, k, cos, sin]), ["q", "k"], rtol=1e-5, atol=1e-5)
+
+
+# --- mlx_vlm/turboquant.py: TurboQuant KV cache ------------------------------
+
+
+@pytest.mark.parametrize("bits,D,B", [(4.0, 128, 1), (3.5, 64, 1), (2.0, 256, 2)])
+def test_turboquant_kv_cache(rng, bits, D, B):
+    """TurboQuantKVCache as a model's attention uses it: a prompt quantized and
+    attended by three queries, dequantized, then two decode steps (each new
+    token quantized by the fused kernel, attention by the fused quantized
+    SDPA kernel), against the file's ops paths. The codebooks come from numpy
+    with fixed seeds, so all three runs quantize alike."""
+    Hq, Hk = 4, 2
+    xs = [normal(rng, B, Hk, 6, D), normal(rng, B, Hk, 6, D), normal(rng, B, Hq, 3, D)]
+    xs += [a for _ in range(2) for a in (normal(rng, B, Hk, 1, D), normal(rng, B, Hk, 1, D), normal(rng, B, Hq, 1, D))]
+
+    def call(m, xs):
+        cache = m.TurboQuantKVCache(bits=bits)
+        keys, values = cache.update_and_fetch(xs[0], xs[1])
+        outs = [cache.quantized_attention(xs[2], keys, values, scale=D**-0.5), *cache.dequantize()]
+        for i in range(2):
+            k, v, q = xs[3 + 3 * i : 6 + 3 * i]
+            keys, values = cache.update_and_fetch(k, v)
+            outs.append(cache.decode_attention(q, keys, values, scale=D**-0.5))
+        return outs
+
+    results = run_three("mlx_vlm.turboquant", call, xs)
+    assert_agree(results, ["prefill", "keys", "values", "decode 1", "decode 2"], rtol=1e-5, atol=1e-5)
+    launched = results["kernels launched"]
+    assert any(n.startswith("turboquant_fused_mse_sdpa_") for n in launched), launched
+    assert any(n.startswith("turboquant_norot_quantize_") for n in launched), launched
+
+
+# --- mlx_vlm/models/deepseek_v41/fakequant.py: FP8 round trip ----------------
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 300.0])
+def test_deepseek_v41_fp8_roundtrip(rng, scale):
+    """fake_quant_fp8_ue8m0: each 32-element block through FP8 e4m3 with a
+    power-of-two scale, one SIMD group a block (simd_max, as_type, rint) in the
+    kernel against mx.to_fp8 / mx.from_fp8 in the fallback: bit for bit."""
+    x = normal(rng, 3, 5, 64, scale=scale)
+    x[0, 0, :32] = 0.0  # an all-zero block: amax floored at 1e-4
+
+    def call(m, xs):
+        return [m.fake_quant_fp8_ue8m0(xs[0])]
+
+    results = run_three("mlx_vlm.models.deepseek_v41.fakequant", call, [x])
+    assert_agree(results, ["x"], rtol=0, atol=0)
+    assert results["kernels launched"] == {"deepseek_v41_fp8_roundtrip"}
