@@ -168,3 +168,57 @@ def test_deepseek_v41_fp8_roundtrip(rng, scale):
     results = run_three("mlx_vlm.models.deepseek_v41.fakequant", call, [x])
     assert_agree(results, ["x"], rtol=0, atol=0)
     assert results["kernels launched"] == {"deepseek_v41_fp8_roundtrip"}
+
+
+# --- mlx_vlm/quantization/one_bit.py: 1-bit affine matmuls ------------------
+
+
+@pytest.mark.parametrize("rows,in_dims,out_dims,group_size", [
+    (3, 256, 40, 64),  # matrix-vector kernel (simd_sum), rows not a multiple of a threadgroup's 8
+    (1, 128, 64, 32),  # matrix-vector, aligned
+    (20, 512, 72, 128),  # matrix-matrix kernel (simdgroup_matrix 8x8 MMA), partial tiles
+])
+def test_one_bit_quantized_matmul(rng, rows, in_dims, out_dims, group_size):
+    """one_bit_quantized_matmul's kernels against the file's fallback
+    (dequantize_one_bit, then a matmul)."""
+    x = normal(rng, rows, in_dims)
+    weight = rng.integers(0, 2**32, (out_dims, in_dims // 32), dtype=np.uint64).astype(np.uint32)
+    scales = normal(rng, out_dims, in_dims // group_size, scale=0.1)
+    biases = normal(rng, out_dims, in_dims // group_size, scale=0.1)
+
+    def call(m, xs):
+        return [m.one_bit_quantized_matmul(*xs, group_size=group_size)]
+
+    results = run_three("mlx_vlm.quantization.one_bit", call, [x, weight, scales, biases])
+    assert_agree(results, ["out"], rtol=1e-4, atol=1e-4)
+
+
+# --- mlx_vlm/models/exact_speculative_verify.py: small-block GEMVs ------------
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_exact_speculative_verify(rng, dtype):
+    """The dense and per-expert GEMV kernels that verify a few speculative
+    tokens (no fallback in the file: it returns None without Metal), against
+    float64 numpy on the same rounded inputs; the result is rounded once."""
+    import ml_dtypes
+
+    np_type = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    m = load("mlx_vlm.models.exact_speculative_verify", "alloy", kernels=True)
+    B, L, K, O, E = 2, 3, 96, 40, 5
+    x = normal(rng, B, L, K).astype(np_type)
+    w = normal(rng, O, K, scale=K**-0.5).astype(np_type)
+    experts_w = normal(rng, E, O, K, scale=K**-0.5).astype(np_type)
+    picks = rng.integers(0, E, (B, L, 2)).astype(np.uint32)
+    t = getattr(ax, dtype)
+    dense = m.exact_speculative_verify_weight(ax.array(w.astype(np.float32)).astype(t),
+                                              ax.array(x.astype(np.float32)).astype(t))
+    switch = m.exact_speculative_verify_switch_weight(ax.array(experts_w.astype(np.float32)).astype(t),
+                                                      ax.array(x.astype(np.float32)).astype(t), ax.array(picks))
+    x64, w64, e64 = (a.astype(np.float64) for a in (x, w, experts_w))
+    want_dense = x64 @ w64.T
+    want_switch = np.einsum("blk,blsok->blso", x64, e64[picks])
+    tol = 1e-2 if dtype == "bfloat16" else 2e-3
+    for got, want in ((dense, want_dense), (switch, want_switch)):
+        assert got is not None and got.dtype == t
+        np.testing.assert_allclose(np.array(got.astype(ax.float32)), want, rtol=tol, atol=tol)
