@@ -28,11 +28,11 @@ nb=$($py -c "import nanobind; print(nanobind.__version__)")
 $py -m pip download -q --no-deps -d .whl "nanobind==$nb" pytest pytest-timeout pluggy iniconfig packaging
 $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl ml_dtypes
-# Real MLX (CPU build) is the differential tests' oracle there too, and
-# safetensors the I/O tests' reference.
+# Real MLX (CPU build) is the differential tests' oracle there too,
+# safetensors the I/O tests' reference, Pillow what mlx-vlm's models import.
 $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_35_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
-    -d .whl "mlx==0.32.4" "mlx-cpu==0.32.4" safetensors
+    -d .whl "mlx==0.32.4" "mlx-cpu==0.32.4" safetensors pillow
 # Public MLX code the real-code tests load (pure Python).
 $py -m pip download -q --no-deps -d .whl "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10"
 du -sh .gpu .whl

@@ -222,3 +222,21 @@ def test_exact_speculative_verify(rng, dtype):
     for got, want in ((dense, want_dense), (switch, want_switch)):
         assert got is not None and got.dtype == t
         np.testing.assert_allclose(np.array(got.astype(ax.float32)), want, rtol=tol, atol=tol)
+
+
+# --- mlx_vlm/models/longcat_flash_sparse/indexer_kernel.py -------------------
+
+
+def test_longcat_indexer_dense_scores(rng):
+    """The sparse-attention indexer's epilogue kernel (per-head ReLU, weighted
+    sum over heads, scale; a threadgroup table of the weights behind a
+    barrier) after the file's own matmul, against float64 numpy; 300 keys: a
+    partial tile of 256."""
+    m = load("mlx_vlm.models.longcat_flash_sparse.indexer_kernel", "alloy", kernels=True)
+    B, H, L, hd, Np = 2, 5, 3, 16, 300
+    q, pooled, weights = normal(rng, B, H, L, hd), normal(rng, B, Np, hd), normal(rng, B, L, H)
+    scale = 0.37
+    got = np.array(m.indexer_dense_scores(ax.array(q), ax.array(pooled), ax.array(weights), scale))
+    g = np.einsum("bhld,bsd->bhls", q.astype(np.float64), pooled)
+    want = scale * np.einsum("bhls,blh->bls", np.maximum(g, 0), weights)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
