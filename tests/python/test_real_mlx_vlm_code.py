@@ -240,3 +240,62 @@ def test_longcat_indexer_dense_scores(rng):
     g = np.einsum("bhld,bsd->bhls", q.astype(np.float64), pooled)
     want = scale * np.einsum("bhls,blh->bls", np.maximum(g, 0), weights)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+# --- mlx_vlm/models/inkling/language.py: banded relative-position mask --------
+
+
+@pytest.mark.parametrize("variant", ["fixed_shapes", "shape_carrier"])
+@pytest.mark.parametrize("sliding", [0, 6])
+def test_inkling_banded_additive_mask(rng, variant, sliding):
+    """banded_additive_mask: causal, sliding-window and relative-position band
+    in one kernel, against the file's ops path. The first kernel takes every
+    size as a template constant; the second reads them from its inputs'
+    shapes, S from an input it never reads (a shape carrier), and takes `rel`
+    with its strides (here a transposed view)."""
+    B, LQ, H, d_rel, S, extent = 2, 5, 3, 4, 11, 7
+    rel = normal(rng, B, H, LQ, d_rel)  # seen as (B, LQ, H, d_rel) below: not row-contiguous
+    proj = normal(rng, d_rel, extent)
+    carrier = np.zeros((B, H, S, 2), np.float32)
+
+    def call(m, xs):
+        r = xs[0].transpose(0, 2, 1, 3)
+        ref = xs[2] if variant == "shape_carrier" else None
+        return [m.banded_additive_mask(r, xs[1], S - LQ, S, sliding, extent, shape_ref=ref)]
+
+    results = run_three("mlx_vlm.models.inkling.language", call, [rel, proj, carrier])
+    assert_agree(results, ["mask"], rtol=1e-5, atol=1e-5)
+    want = "inkling_banded_mask_v2" if variant == "shape_carrier" else "inkling_banded_mask"
+    assert results["kernels launched"] == {want}
+
+
+# --- mlx_vlm/models/nemotron_h/speculative_verifier.py: Mamba-2 verify ------
+
+
+def test_nemotron_h_mamba_verify_and_replay(rng):
+    """_mamba_update_exact over a block of 4 draft tokens (one kernel for all
+    of them) against the file's token-by-token ssm_update loop; then
+    replay_mamba_state's kernel rebuilds the state after the first 2 tokens,
+    against the loop's state at that token."""
+    b, T, h, d, g, ds = 2, 4, 4, 16, 2, 32
+    xs = [
+        normal(rng, b, T, h, d),  # hidden_states
+        normal(rng, h, scale=0.5),  # A_log
+        normal(rng, b, T, g, ds),  # B
+        normal(rng, b, T, g, ds),  # C
+        normal(rng, h),  # D
+        normal(rng, b, T, h),  # dt
+        normal(rng, h, scale=0.5),  # dt_bias
+        normal(rng, b, h, d, ds),  # state
+    ]
+
+    def call(m, xs):
+        out, state, rollback = m._mamba_update_exact(*xs, (0.0, float("inf")), None)
+        kept = m.replay_mamba_state(rollback, 2) if isinstance(rollback, dict) else rollback[:, 1]
+        return [out, state, kept]
+
+    results = run_three("mlx_vlm.models.nemotron_h.speculative_verifier", call, xs)
+    assert_agree(results, ["y", "state", "state after 2 tokens"], rtol=2e-4, atol=2e-5)
+    launched = results["kernels launched"]
+    for kind in ("verify", "replay"):
+        assert any(n.startswith(f"nemotron_h_target_{kind}_mamba_") for n in launched), launched
