@@ -1,11 +1,8 @@
 """mlx-lm's fused Metal kernels (mlx_lm/kernels/, which muse_spark calls on
-every device) and BitNet's packed ternary matmul, imported unchanged on real MLX with alloy.mlx, on fresh random
-inputs against float64 references (tests/pyshared/mlx_lm_fused_kernels.py;
+every device) and BitNet's packed ternary matmul, imported unchanged on real
+MLX with alloy.mlx, on fresh random inputs against float64 references (tests/pyshared/mlx_lm_fused_kernels.py;
 tests/python runs the same cases on Alloy's own path)."""
 import importlib
-import pathlib
-import sys
-import types
 
 import pytest
 
@@ -13,17 +10,9 @@ import mlx.core as mx
 
 import alloy.mlx
 from mlx_lm_fused_kernels import CASES, MODULES, check
+from real_mlx_code import enter_package
 
-mlx_lm_spec = importlib.util.find_spec("mlx_lm")
-if mlx_lm_spec is None:
-    pytest.skip("mlx-lm is not installed (make test installs it)", allow_module_level=True)
-if "mlx_lm" not in sys.modules:
-    # As test_mlx_lm_models.py: the package entered without its __init__
-    # (its command-line tools need transformers); the files run unchanged.
-    package = types.ModuleType("mlx_lm")
-    package.__path__ = [str(pathlib.Path(mlx_lm_spec.origin).parent)]
-    package.__spec__ = mlx_lm_spec
-    sys.modules["mlx_lm"] = package
+enter_package("mlx_lm")  # the kernel files import unchanged; the package's __init__ does not run
 
 
 @pytest.fixture(scope="module")

@@ -4,31 +4,16 @@ Mamba-2's SSM decode step), run on real MLX. A forward pass over a prompt and
 a few greedily generated tokens with alloy.mlx installed (the kernel path)
 equal those of the same model with MLX's own answers restored (the ops path
 mlx-lm falls back to), and the kernel path really launched its kernels."""
-import importlib
 import os
-import pathlib
-import sys
-import types
 
 import numpy as np
-import pytest
 
 import mlx.core as mx
 
 import alloy.mlx
+from real_mlx_code import enter_package
 
-mlx_lm_spec = importlib.util.find_spec("mlx_lm")
-if mlx_lm_spec is None:
-    pytest.skip("mlx-lm is not installed (make test installs it)", allow_module_level=True)
-if "mlx_lm" not in sys.modules:
-    # mlx-lm's package __init__ pulls in its command-line tools (huggingface_hub,
-    # transformers); the models need none of that, so the package is entered
-    # without running it. The model files themselves are imported unchanged.
-    package = types.ModuleType("mlx_lm")
-    package.__path__ = [str(pathlib.Path(mlx_lm_spec.origin).parent)]
-    package.__spec__ = mlx_lm_spec
-    sys.modules["mlx_lm"] = package
-
+enter_package("mlx_lm")  # the model files import unchanged; the package's __init__ does not run
 from mlx_lm.models import gated_delta, mamba2, qwen3_next, rwkv7, ssm  # noqa: E402  (after alloy.mlx)
 
 # Float32 logits; the kernels sum in another order than the ops. On MLX's

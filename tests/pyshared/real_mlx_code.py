@@ -63,6 +63,19 @@ def package_dir(package):
     return pathlib.Path(list(spec.submodule_search_locations)[0])
 
 
+def enter_package(package):
+    """Lets `import package.sub.module` run the package's module files, but not
+    its __init__ (mlx-lm's pulls in its command-line tools: huggingface_hub,
+    transformers), so its modules import unchanged under their own names. For
+    suites that import the files as they are (alloy.mlx on real MLX)."""
+    if package in sys.modules:
+        return
+    module = types.ModuleType(package)
+    module.__path__ = [str(package_dir(package))]
+    module.__spec__ = importlib.util.find_spec(package)
+    sys.modules[package] = module
+
+
 class _MetalView:
     def __init__(self, metal, available):
         self._metal = metal
