@@ -217,10 +217,16 @@ CASES = [
 ]
 
 
+# Absolute tolerance of a case whose float32 sums cancel: BitLinear's dot
+# products of 200-512 terms of size ~1 land near 0 with an error of ~1e-5.
+SUM_ATOL = {bitlinear: 1e-4}
+
+
 def check(case, kwargs, mods, mx, rng):
     """Runs one case and asserts every output against its reference."""
     dtype = kwargs.get("dtype", "float32")
     rtol, atol = TOLERANCE[dtype]
+    atol = max(atol, SUM_ATOL.get(case, 0.0))
     for name, got, want in case(mods, mx, rng, **kwargs):
         assert got.shape == want.shape, (name, got.shape, want.shape)
         assert np.isfinite(got).all(), f"{name}: non-finite values"

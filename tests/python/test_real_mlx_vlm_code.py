@@ -123,29 +123,61 @@ def test_rotary_pos_emb_even_odd(rng, cos_layout):
 # --- mlx_vlm/turboquant.py: TurboQuant KV cache ------------------------------
 
 
+def attention64(q, k, v, scale):
+    """float64 softmax(q k^T scale) v, kv heads shared by consecutive q heads."""
+    rep = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, rep, axis=1).astype(np.float64), np.repeat(v, rep, axis=1).astype(np.float64)
+    s = np.einsum("bhld,bhsd->bhls", q.astype(np.float64), k) * scale
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return np.einsum("bhls,bhsd->bhld", p / p.sum(-1, keepdims=True), v)
+
+
 @pytest.mark.parametrize("bits,D,B", [(4.0, 128, 1), (3.5, 64, 1), (2.0, 256, 2)])
 def test_turboquant_kv_cache(rng, bits, D, B):
     """TurboQuantKVCache as a model's attention uses it: a prompt quantized and
-    attended by three queries, dequantized, then two decode steps (each new
-    token quantized by the fused kernel, attention by the fused quantized
-    SDPA kernel), against the file's ops paths. The codebooks come from numpy
-    with fixed seeds, so all three runs quantize alike."""
+    attended by three queries, then two decode steps (each new token
+    quantized by the fused kernel, attention by the fused quantized-SDPA
+    kernel), on the kernel path and on the file's ops paths.
+
+    Each run's attention equals float64 attention over that run's own
+    dequantized keys and values. Across runs the dequantized caches agree
+    except where a value sits within float rounding of a boundary (the
+    kernel's norms sum in another order): a vector's float16 norm may take
+    the neighbouring value, and at most 1% of direction elements another
+    code. The codebooks come from numpy with fixed seeds, so all runs
+    quantize alike."""
     Hq, Hk = 4, 2
+    scale = D**-0.5
     xs = [normal(rng, B, Hk, 6, D), normal(rng, B, Hk, 6, D), normal(rng, B, Hq, 3, D)]
     xs += [a for _ in range(2) for a in (normal(rng, B, Hk, 1, D), normal(rng, B, Hk, 1, D), normal(rng, B, Hq, 1, D))]
 
     def call(m, xs):
         cache = m.TurboQuantKVCache(bits=bits)
         keys, values = cache.update_and_fetch(xs[0], xs[1])
-        outs = [cache.quantized_attention(xs[2], keys, values, scale=D**-0.5), *cache.dequantize()]
+        outs = [cache.quantized_attention(xs[2], keys, values, scale=scale), *cache.dequantize()]
         for i in range(2):
             k, v, q = xs[3 + 3 * i : 6 + 3 * i]
             keys, values = cache.update_and_fetch(k, v)
-            outs.append(cache.decode_attention(q, keys, values, scale=D**-0.5))
+            outs += [cache.decode_attention(q, keys, values, scale=scale), *cache.dequantize()]
         return outs
 
     results = run_three("mlx_vlm.turboquant", call, xs)
-    assert_agree(results, ["prefill", "keys", "values", "decode 1", "decode 2"], rtol=1e-5, atol=1e-5)
+    queries = [xs[2], xs[5], xs[8]]
+    for run in ("kernel", "alloy_ops", "mlx_ops"):
+        for step, q in enumerate(queries):
+            out, keys, values = results[run][3 * step : 3 * step + 3]
+            np.testing.assert_allclose(out, attention64(q, keys, values, scale), rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{run}: attention {step} against its own dequantized cache")
+    for fallback in ("alloy_ops", "mlx_ops"):
+        for i in (1, 2, 4, 5, 7, 8):
+            got, want = results["kernel"][i], results[fallback][i]
+            # Each vector is its float16 norm times a direction from the
+            # codebook: norms may round to neighbouring float16 values
+            # (2^-10 apart), directions may differ in a code at a boundary.
+            norm_got, norm_want = np.linalg.norm(got, axis=-1), np.linalg.norm(want, axis=-1)
+            np.testing.assert_allclose(norm_got, norm_want, rtol=2e-3, err_msg=f"cache {i}: norms vs {fallback}")
+            off = ~np.isclose(got / norm_got[..., None], want / norm_want[..., None], rtol=1e-5, atol=1e-6)
+            assert off.mean() <= 0.01, f"cache {i}: {off.sum()} of {off.size} elements differ from {fallback}"
     launched = results["kernels launched"]
     assert any(n.startswith("turboquant_fused_mse_sdpa_") for n in launched), launched
     assert any(n.startswith("turboquant_norot_quantize_") for n in launched), launched
@@ -299,3 +331,46 @@ def test_nemotron_h_mamba_verify_and_replay(rng):
     launched = results["kernels launched"]
     for kind in ("verify", "replay"):
         assert any(n.startswith(f"nemotron_h_target_{kind}_mamba_") for n in launched), launched
+
+
+# --- mlx_vlm/models/nemotron_labs_diffusion/language.py: small-row GEMVs -----
+
+NEMOTRON_DIFFUSION = "mlx_vlm.models.nemotron_labs_diffusion.language"
+
+
+@pytest.mark.parametrize("dtype,K", [("float16", 100), ("bfloat16", 64), ("float32", 136)])
+def test_nemotron_diffusion_small_row_linear_and_swiglu(rng, dtype, K):
+    """The diffusion LM's GEMVs for a few rows (simd_shuffle_down reductions,
+    a leftover path when K is not a multiple of 128): a linear layer with
+    bias, and gate/up projections fused with SiLU. The file has no fallback
+    inside them (they return None without Metal, and the caller takes its
+    ops): against float64 numpy on the same rounded inputs. (Its other
+    linear, on MLX's steel GEMM header, runs through alloy.mlx:
+    tests/mlx_plugin/test_mlx_vlm_kernels.py.)"""
+    import types as pytypes
+
+    stand_ins = {"mlx_vlm.generate.common": pytypes.SimpleNamespace(GenerationResult=object),
+                 "mlx_vlm.models.diffusion_visualizer": pytypes.SimpleNamespace(DiffusionUnmaskingVisualizer=object)}
+    m = load(NEMOTRON_DIFFUSION, "alloy", kernels=True, substitutes=stand_ins)
+    t = getattr(ax, dtype)
+    rows, O = 5, 48
+
+    def make(shape, scale=1.0):
+        a = ax.array(normal(rng, *shape, scale=scale)).astype(t)
+        return a, np.array(a.astype(ax.float32)).astype(np.float64)
+
+    x, x64 = make((1, rows, K))
+    linear, gate, up = (m.nn.Linear(K, O, bias=b) for b in (True, False, False))
+    linear.weight, w64 = make((O, K), K**-0.5)
+    linear.bias, b64 = make((O,))
+    gate.weight, g64 = make((O, K), K**-0.5)
+    up.weight, u64 = make((O, K), K**-0.5)
+    out = m._small_row_linear(linear, x, 8)
+    fused = m._small_row_swiglu(gate, up, x, 8)
+    assert out is not None and fused is not None and out.dtype == t and fused.dtype == t
+    rounded = (lambda v: np.array(ax.array(v.astype(np.float32)).astype(t).astype(ax.float32))) if dtype != "float32" \
+        else (lambda v: v)
+    g, u = rounded(x64 @ g64.T), rounded(x64 @ u64.T)  # the kernel rounds each projection to T
+    tol = {"float32": 1e-5, "float16": 3e-3, "bfloat16": 2e-2}[dtype]
+    np.testing.assert_allclose(np.array(out.astype(ax.float32)), x64 @ w64.T + b64, rtol=tol, atol=tol)
+    np.testing.assert_allclose(np.array(fused.astype(ax.float32)), g / (1 + np.exp(-g)) * u, rtol=tol, atol=tol)
