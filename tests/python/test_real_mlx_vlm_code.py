@@ -4,6 +4,8 @@ unchanged from the installed package with their imports pointed at Alloy
 (real_mlx_code.py) and run three ways on the same fresh random inputs: Alloy
 with the file's Metal kernels, Alloy with its pure-MLX fallback (what it takes
 without Metal), and real MLX (CPU, no Metal: the fallback)."""
+import types
+
 import numpy as np
 import pytest
 
@@ -374,3 +376,67 @@ def test_nemotron_diffusion_small_row_linear_and_swiglu(rng, dtype, K):
     tol = {"float32": 1e-5, "float16": 3e-3, "bfloat16": 2e-2}[dtype]
     np.testing.assert_allclose(np.array(out.astype(ax.float32)), x64 @ w64.T + b64, rtol=tol, atol=tol)
     np.testing.assert_allclose(np.array(fused.astype(ax.float32)), g / (1 + np.exp(-g)) * u, rtol=tol, atol=tol)
+
+
+# --- mlx_vlm/models/deepseek_v4/hyper_connection.py: hyper-connections ------
+
+HYPER = "mlx_vlm.models.deepseek_v4.hyper_connection"
+
+
+def hyper_connection(m, xs, D, fn_dtype=None):
+    """The file's HyperConnection (4 streams) with the test's weights."""
+    config = types.SimpleNamespace(hc_mult=4, hc_sinkhorn_iters=3, hc_eps=1e-6, rms_norm_eps=1e-6, hidden_size=D)
+    hc = m.HyperConnection(config)
+    hc.fn, hc.base, hc.scale = xs
+    if fn_dtype is not None:
+        hc.fn = hc.fn.astype(getattr(m.mx, fn_dtype))
+    hc.eval()  # inference: the kernels are not taken in training mode
+    return hc
+
+
+def hyper_inputs(rng, D):
+    return [normal(rng, 24, 4 * D, scale=(4 * D) ** -0.5), normal(rng, 24, scale=0.5),
+            rng.uniform(0.5, 1.5, 3).astype(np.float32)]
+
+
+@pytest.mark.parametrize("L", [1, 5])
+def test_deepseek_v4_hyper_connection_collapse(rng, L):
+    """HyperConnection: mixing weights from the RMS-normed streams, the fused
+    kernel's Sinkhorn over the 4x4 combination (simd_sum column sums, bfloat4
+    loads) and the streams' collapse, against the file's compiled ops."""
+    D = 64
+    x = normal(rng, 2, L, 4, D)
+
+    def call(m, xs):
+        collapsed, post, comb = hyper_connection(m, xs[1:], D)(xs[0].astype(m.mx.bfloat16))
+        return [collapsed.astype(m.mx.float32), post, comb]
+
+    results = run_three(HYPER, call, [x] + hyper_inputs(rng, D))
+    assert_agree(results, ["collapsed", "post", "comb"], rtol=1e-2, atol=1e-2)  # collapsed is bfloat16
+    for fallback in ("alloy_ops", "mlx_ops"):  # post and comb are float32
+        for i, name in ((1, "post"), (2, "comb")):
+            np.testing.assert_allclose(results["kernel"][i], results[fallback][i], rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{name}: kernel vs {fallback}")
+
+
+@pytest.mark.parametrize("D,rows", [(64, 2), (4096, 1)])
+def test_deepseek_v4_hyper_connection_apply_branch(rng, D, rows):
+    """apply_branch over a short decode block (3 tokens) with an identity
+    branch: the fused collapse-and-RMSNorm kernels (exact_hc_norm, and for one
+    row at width 4096 exact_hc_normalized_norm, which also mixes) and the
+    fused expansion (exact_hc_expand), against the file's ops."""
+    x = normal(rng, rows, 3, 4, D)
+    norm_w = rng.uniform(0.5, 1.5, D).astype(np.float32)
+
+    def call(m, xs):
+        mx = m.mx
+        hc = hyper_connection(m, xs[2:], D, fn_dtype="bfloat16" if D == 4096 else None)
+        norm = m.nn.RMSNorm(D, eps=1e-6)
+        norm.weight = xs[1].astype(mx.bfloat16)
+        return [hc.apply_branch(xs[0].astype(mx.bfloat16), norm, lambda c: c).astype(mx.float32)]
+
+    results = run_three(HYPER, call, [x, norm_w] + hyper_inputs(rng, D))
+    assert_agree(results, ["out"], rtol=2e-2, atol=2e-2)  # bfloat16 throughout
+    want = {"hc_norm", "hc_expand"} if D == 64 else {"hc_normalized_norm", "hc_expand"}
+    launched = " ".join(sorted(results["kernels launched"]))
+    assert all(w in launched for w in want), launched
