@@ -34,8 +34,14 @@ GATED_DELTA_CASES = {
 }
 
 
+# mlx-lm's file, and the copy mlx-audio vendors from mlx-lm 0.31.3 (older kernels).
+GATED_DELTA_FILES = ["mlx_lm.models.gated_delta", "mlx_audio.lm.models.gated_delta"]
+SSM_FILES = ["mlx_lm.models.ssm", "mlx_audio.lm.models.ssm"]
+
+
+@pytest.mark.parametrize("module", GATED_DELTA_FILES)
 @pytest.mark.parametrize("case", list(GATED_DELTA_CASES))
-def test_gated_delta_update(rng, case):
+def test_gated_delta_update(rng, case, module):
     Dk = GATED_DELTA_CASES[case]["Dk"]
     vector_gate = GATED_DELTA_CASES[case]["vector_gate"]
     masked = GATED_DELTA_CASES[case]["masked"]
@@ -59,7 +65,7 @@ def test_gated_delta_update(rng, case):
     def call(m, xs):
         return m.gated_delta_update(*xs)
 
-    results = run_three("mlx_lm.models.gated_delta", call, inputs)
+    results = run_three(module, call, inputs)
     # Where the mask is off, the kernel writes y = 0 while the file's ops
     # fallback still returns the step's output (it only keeps the old state),
     # so y is compared where the mask is on; the state everywhere.
@@ -90,7 +96,8 @@ def test_gated_delta_packed_matches_its_comparators(rng):
 # --- mlx_lm/models/ssm.py: Mamba-2 SSM decode step (ssm_kernel) -------------
 
 
-def test_ssm_update(rng):
+@pytest.mark.parametrize("module", SSM_FILES)
+def test_ssm_update(rng, module):
     n, h, d, g, ds = 2, 4, 16, 2, 64
     inputs = [
         normal(rng, n, 1, h, d),  # hidden_states
@@ -107,7 +114,7 @@ def test_ssm_update(rng):
         # One token with a state: the kernel's case (ssm_attn otherwise).
         return m.ssm_update(*xs)
 
-    assert_agree(run_three("mlx_lm.models.ssm", call, inputs), ["y", "state"])
+    assert_agree(run_three(module, call, inputs), ["y", "state"])
 
 
 # --- mlx_lm/models/rwkv7.py: RWKV-7 time mixing (wkv7_kernel) -------------
