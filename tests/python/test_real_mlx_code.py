@@ -126,7 +126,11 @@ RWKV_ARGS = dict(
 )
 
 
-def test_rwkv7_wkv7(rng):
+# mlx-lm's file, and mlx-vlm's RWKV-7 language model (its own copy; the
+# layer's arguments class is ModelConfig there).
+@pytest.mark.parametrize("module,args_class", [("mlx_lm.models.rwkv7", "ModelArgs"),
+                                               ("mlx_vlm.models.rwkv7.language", "ModelConfig")])
+def test_rwkv7_wkv7(rng, module, args_class):
     """Rwkv7TimeMixing._wkv7, the layer's own dispatch between wkv7_kernel and
     its _wkv7_step_ops loop, on a layer built from the file's ModelArgs.
     (The layer's full __call__ stops on Alloy at l2_norm's mx.linalg.norm:
@@ -142,13 +146,13 @@ def test_rwkv7_wkv7(rng):
     inputs = [r, w, k, v, -kk, kk * iclr, state]
 
     def call(m, xs):
-        layer = m.Rwkv7TimeMixing(m.ModelArgs(**RWKV_ARGS), layer_idx=1)
+        layer = m.Rwkv7TimeMixing(getattr(m, args_class)(**RWKV_ARGS), layer_idx=1)
         y, state = layer._wkv7(*xs)
         # The ops loop leaves y as (B, T, H, D, 1); __call__ reshapes it to
         # (B, T, H, D), the kernel's shape, before use.
         return y.reshape(B, T, H, D), state
 
-    assert_agree(run_three("mlx_lm.models.rwkv7", call, inputs), ["y", "state"], rtol=5e-4, atol=5e-5)
+    assert_agree(run_three(module, call, inputs), ["y", "state"], rtol=5e-4, atol=5e-5)
 
 
 # --- mlx_lm/models/deepseek_v41.py: Sinkhorn normalisation (one thread a matrix)
