@@ -440,3 +440,79 @@ def test_deepseek_v4_hyper_connection_apply_branch(rng, D, rows):
     want = {"hc_norm", "hc_expand"} if D == 64 else {"hc_normalized_norm", "hc_expand"}
     launched = " ".join(sorted(results["kernels launched"]))
     assert all(w in launched for w in want), launched
+
+
+# --- mlx_vlm/models/fast_ops.py: affine-quantized MoE projections ------------
+
+FAST_OPS = "mlx_vlm.models.fast_ops"
+
+
+def quantized_switch(m, weights, bits):
+    """mlx-vlm's QuantizedSwitchLinear holding `weights` (experts, out, in),
+    quantized by the framework in bfloat16 (4 or 5 bits, groups of 64), with
+    no bias (as the MoE uses it)."""
+    mx = m.mx
+    # The class fast_ops imports when called: the same sibling module of this load.
+    switch_layers = m.__port_loader__.load("mlx_vlm.models.switch_layers")
+    layer = switch_layers.QuantizedSwitchLinear(weights.shape[2], weights.shape[1], weights.shape[0],
+                                                bias=False, group_size=64, bits=bits)
+    layer.weight, layer.scales, layer.biases = mx.quantize(weights.astype(mx.bfloat16), group_size=64, bits=bits)
+    return layer
+
+
+@pytest.mark.parametrize("bits", [4, 5])
+def test_fast_ops_affine_moe(rng, bits):
+    """exact_affine_switch_gate_up (the up and gate projections of the
+    selected experts in one kernel) and exact_affine_moe_down (the routed
+    down projection, weighted by the router and added to the shared expert's
+    output) for a decode block of 3 tokens, against what the file's MoE
+    computes without Metal: MLX's gather_qmm through the same modules."""
+    E, top_k, K, N, L = 4, 2, 512, 64, 3
+    xs = [normal(rng, 1, L, K), normal(rng, E, N, K, scale=K**-0.5), normal(rng, E, N, K, scale=K**-0.5),
+          normal(rng, 1, L, top_k, K), normal(rng, E, N, K, scale=K**-0.5),
+          # Distinct experts per token, as top-k routing gives: the kernels
+          # pair tokens that share an expert and assume no token lists one twice.
+          np.stack([rng.permutation(E)[:top_k] for _ in range(L)])[None].astype(np.int32),
+          rng.random((1, L, top_k)).astype(np.float32), normal(rng, 1, L, N)]
+
+    def call(m, xs):
+        mx = m.mx
+        x, up_w, gate_w, h, down_w, idx, route, shared = xs
+        x, h, shared = x.astype(mx.bfloat16), h.astype(mx.bfloat16), shared.astype(mx.bfloat16)
+        up_proj, gate_proj, down_proj = (quantized_switch(m, w, bits) for w in (up_w, gate_w, down_w))
+        pair = m.exact_affine_switch_gate_up(types.SimpleNamespace(up_proj=up_proj, gate_proj=gate_proj), x, idx)
+        if pair is None:  # as the file's batch > 1 branch does
+            projected = mx.expand_dims(x, (-2, -3))
+            pair = (up_proj(projected, idx).squeeze(-2), gate_proj(projected, idx).squeeze(-2))
+        out = m.exact_affine_moe_down(down_proj, h, idx, route, shared)
+        if out is None:
+            y = down_proj(mx.expand_dims(h, -2), idx).squeeze(-2).astype(mx.float32)
+            out = ((y * route[..., None]).sum(-2) + shared.astype(mx.float32)).astype(mx.bfloat16)
+        # The dequantized weights in float32 (scale * code + bias, unrounded).
+        weights = [mx.dequantize(p.weight, p.scales.astype(mx.float32), p.biases.astype(mx.float32),
+                                 group_size=64, bits=bits) for p in (up_proj, gate_proj, down_proj)]
+        return [a.astype(mx.float32) for a in (*pair, out, *weights)]
+
+    results = run_three(FAST_OPS, call, xs)
+    launched = " ".join(sorted(results["kernels launched"]))
+    assert "gate_up" in launched and "down" in launched, launched
+    # float64 over the kernel run's own dequantized weights and bfloat16 inputs.
+    x, h, shared = (np.array(ax.array(a).astype(ax.bfloat16).astype(ax.float32)).astype(np.float64)
+                    for a in (xs[0], xs[3], xs[7]))
+    idx, route = xs[5][0], xs[6][0].astype(np.float64)
+    up_w, gate_w, down_w = (w.astype(np.float64) for w in results["kernel"][3:6])
+    want_up = np.einsum("lk,lsnk->lsn", x[0], up_w[idx])[None]
+    want_gate = np.einsum("lk,lsnk->lsn", x[0], gate_w[idx])[None]
+    want_down = (np.einsum("lsk,lsnk->lsn", h[0], down_w[idx]) * route[..., None]).sum(1)[None] + shared
+    # up and gate: one bfloat16 rounding; down: each route's product rounded,
+    # then the weighted sum and the shared output added in bfloat16.
+    for got, want, name, tol in zip(results["kernel"], (want_up, want_gate, want_down), ("up", "gate", "down"),
+                                    (1e-2, 1e-2, 3e-2)):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=name)
+    for i, name, tol in ((0, "up", 2e-2), (1, "gate", 2e-2), (2, "down", 4e-2)):
+        np.testing.assert_allclose(results["kernel"][i], results["alloy_ops"][i], rtol=tol, atol=tol,
+                                   err_msg=f"{name}: kernel vs alloy_ops")
+    # Real MLX's CPU gather_qmm accumulates bfloat16 products in bfloat16
+    # (errors up to 0.2 on values near 2.6, measured): its answer only roughly.
+    for got, want in zip(results["kernel"][:3], results["mlx_ops"][:3]):
+        np.testing.assert_allclose(got, want, rtol=0.1, atol=0.3)
