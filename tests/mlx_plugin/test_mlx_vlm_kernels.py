@@ -8,21 +8,14 @@ header the file reads from the installed mlx package
 (Path(mx.__file__).parent / "include"), and `_small_row_linear` is a GEMV over
 a few rows with simd_shuffle_down reductions. Both against float64 numpy on
 the same bfloat16 / float16 inputs."""
-import types
-
 import numpy as np
 import pytest
 
 import mlx.core as mx
 
-from real_mlx_code import load
+from real_mlx_code import MLX_VLM_DIFFUSION_STAND_INS, load
 
 NEMOTRON = "mlx_vlm.models.nemotron_labs_diffusion.language"
-# Modules of the package that import what these tests neither need nor install.
-STAND_INS = {
-    "mlx_vlm.generate.common": types.SimpleNamespace(GenerationResult=object),
-    "mlx_vlm.models.diffusion_visualizer": types.SimpleNamespace(DiffusionUnmaskingVisualizer=object),
-}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +24,7 @@ def nemotron():
         import PIL  # noqa: F401
     except ImportError:
         pytest.fail("mlx-vlm's models/base.py imports Pillow: pip install pillow (make test does)", pytrace=False)
-    m = load(NEMOTRON, "mlx", substitutes=STAND_INS)
+    m = load(NEMOTRON, "mlx", substitutes=MLX_VLM_DIFFUSION_STAND_INS)
     assert m._HAS_METAL and m._BM32_LINEAR_KERNEL is not None, "alloy.mlx should make the kernel path available"
     return m
 

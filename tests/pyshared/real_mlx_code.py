@@ -63,6 +63,15 @@ def package_dir(package):
     return pathlib.Path(list(spec.submodule_search_locations)[0])
 
 
+# Stand-ins for the mlx-vlm modules that the Nemotron diffusion language
+# file imports for generation and visualisation (they pull in tokenizers and
+# image tools); the functions the tests call never reach them.
+MLX_VLM_DIFFUSION_STAND_INS = {
+    "mlx_vlm.generate.common": types.SimpleNamespace(GenerationResult=object),
+    "mlx_vlm.models.diffusion_visualizer": types.SimpleNamespace(DiffusionUnmaskingVisualizer=object),
+}
+
+
 def enter_package(package):
     """Lets `import package.sub.module` run the package's module files, but not
     its __init__ (mlx-lm's pulls in its command-line tools: huggingface_hub,

@@ -9,7 +9,7 @@ import types
 import numpy as np
 import pytest
 
-from real_mlx_code import assert_agree, load, normal, run_three
+from real_mlx_code import MLX_VLM_DIFFUSION_STAND_INS, assert_agree, load, normal, run_three
 
 import alloy.core as ax
 
@@ -349,11 +349,7 @@ def test_nemotron_diffusion_small_row_linear_and_swiglu(rng, dtype, K):
     ops): against float64 numpy on the same rounded inputs. (Its other
     linear, on MLX's steel GEMM header, runs through alloy.mlx:
     tests/mlx_plugin/test_mlx_vlm_kernels.py.)"""
-    import types as pytypes
-
-    stand_ins = {"mlx_vlm.generate.common": pytypes.SimpleNamespace(GenerationResult=object),
-                 "mlx_vlm.models.diffusion_visualizer": pytypes.SimpleNamespace(DiffusionUnmaskingVisualizer=object)}
-    m = load(NEMOTRON_DIFFUSION, "alloy", kernels=True, substitutes=stand_ins)
+    m = load(NEMOTRON_DIFFUSION, "alloy", kernels=True, substitutes=MLX_VLM_DIFFUSION_STAND_INS)
     t = getattr(ax, dtype)
     rows, O = 5, 48
 
