@@ -121,13 +121,12 @@ class Planner {
     RegionsPlan plan;
     plan.body = std::move(body);
     plan.uniform_loops = uniform_;
-    // The per-thread frame is declared before the body's first statement
-    // that is not the group's own declaration (Splitter::list): constants
-    // declared from there on are not in scope for its members' types.
-    std::size_t frame_at = t_.size();
+    // Constants declared from the frame's place on are not in scope for its
+    // members' types (RegionsPlan::frame_at).
+    plan.frame_at = t_.size();
     for (const BodyStmt& s : plan.body)
       if (s.kind != Kind::Directive && !group_declaration(t_, s)) {
-        frame_at = s.begin;
+        plan.frame_at = s.begin;
         break;
       }
     for (const auto& [name, decls] : decls_) {
@@ -156,7 +155,7 @@ class Planner {
         auto c = decls_.find(t_[k].text);
         if (k == x.name || t_[k].kind != TokenKind::Identifier || c == decls_.end()) continue;
         for (const Decl& d : c->second)
-          if (d.decl.constant && d.decl.name > frame_at)
+          if (d.decl.constant && d.decl.name > plan.frame_at)
             throw NotRegions{"'" + name + "' lives across a barrier and its type names '" + t_[k].text +
                              "', a constant declared after the body's first statement"};
       }
@@ -359,9 +358,9 @@ class Splitter {
     if (plan_.params_close)
       out_[plan_.params_close] = std::string(plan_.other_params ? ", " : "") +
                                  "::alloy_msl::cpu::GroupThreads& alloy_g" + cur(plan_.params_close);
-    // The frame goes after the body's leading constants and threadgroup
-    // storage (an array's extent may name such a constant: `float v[R]`),
-    // before the first statement that runs in threads.
+    // The frame goes at plan_.frame_at, after the body's leading constants
+    // and threadgroup storage (an array's extent may name such a constant:
+    // `float v[R]`); at the end when every statement is one of those.
     prologue_ = prologue;
     list(plan_.body);
     pending_ += prologue_;
@@ -489,7 +488,7 @@ class Splitter {
   void list(const std::vector<BodyStmt>& stmts) {
     for (const BodyStmt& s : stmts) {
       if (s.kind == Kind::Directive) continue;  // stays where it is
-      if (!group_declaration(t_, s)) {
+      if (s.begin == plan_.frame_at) {
         pending_ += prologue_;
         prologue_.clear();
       }

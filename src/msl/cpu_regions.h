@@ -46,6 +46,11 @@ struct RegionsPlan {
   std::size_t begin = 0, end = 0;  // the body's tokens (inside its braces, for a program's kernel)
   std::vector<BodyStmt> body;
   std::vector<HoistedVariable> hoisted;
+  // The first token of the body's first statement that is not the group's
+  // own declaration (threadgroup storage, a constant): the per-thread frame
+  // of the hoisted values is declared just before it, after the constants
+  // an array's extent may name; past every statement when there is none.
+  std::size_t frame_at = 0;
   // `for` loops with barriers whose trips every thread shares (their first
   // token): one plain loop around their regions (cpu_uniform_loops.h).
   std::set<std::size_t> uniform_loops;
