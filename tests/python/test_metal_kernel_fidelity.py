@@ -78,6 +78,43 @@ def test_bfloat_conditional_in_template_helper(rng):
     np.testing.assert_allclose(np.array(out.astype(mx.float32)).astype(np.float64), ref, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("acc_type", ["float", "int", "half"])
+def test_compound_assignment_with_a_bfloat_operand(rng, acc_type):
+    """`float acc += bfloat` (mlx-vlm's quantized verifiers accumulate bfloat
+    inputs in a float): MSL computes `acc = acc op b` in the common type
+    (float for float and half, bfloat for an integer) and converts back."""
+    n, terms = 64, 4
+    xs = bf16_np(rng.uniform(0.5, 2.0, (n, terms)))
+    source = f"""
+        uint i = thread_position_in_grid.x;
+        {acc_type} acc = {acc_type}(3);
+        for (int k = 0; k < {terms}; ++k) {{
+          acc += in0[i * {terms} + k];
+          acc -= in0[i * {terms} + k] * 0.25f;
+          acc *= in0[i * {terms}];
+          acc /= in0[i * {terms}];
+        }}
+        out[i] = float(acc);
+    """
+    out = launch(f"bf_compound_{acc_type}", source, [mx.array(xs.astype(np.float32).reshape(-1)).astype(mx.bfloat16)],
+                 n, mx.float32)
+    want = np.full(n, 3.0)
+    for k in range(terms):
+        b, b0 = xs[:, k], xs[:, 0]
+        if acc_type == "int":  # each step in bfloat, truncated back to int
+            want = np.trunc(bf16_np(want + b))
+            want = np.trunc(bf16_np(want - bf16_np(b * 0.25)))
+            want = np.trunc(bf16_np(want * b0))
+            want = np.trunc(bf16_np(want / b0))
+        else:
+            step = (lambda v: v.astype(np.float32).astype(np.float64)) if acc_type == "float" else (
+                lambda v: v.astype(np.float16).astype(np.float64))
+            for op in (lambda v: v + b, lambda v: v - b * 0.25, lambda v: v * b0, lambda v: v / b0):
+                want = step(op(want).astype(np.float32).astype(np.float64))
+    tol = {"float": 1e-6, "int": 0, "half": 2e-3}[acc_type]
+    np.testing.assert_allclose(np.array(out).astype(np.float64), want, rtol=tol, atol=tol)
+
+
 # Every math macro MSL defines, with its value as numpy float64 (float or
 # half values as their type holds them).
 F32 = lambda v: float(np.float32(v))  # noqa: E731

@@ -199,7 +199,11 @@ namespace metal {
     return R(C(a) op C(b));                                                                 \
   }                                                                                         \
   template <class U, enable_if_t<is_arithmetic_v<U>, int> = 0>                             \
-  ALLOY_FUNC bfloat& operator op##=(bfloat & a, U b) { return a = bfloat(float(a) op float(b)); }
+  ALLOY_FUNC bfloat& operator op##=(bfloat & a, U b) { return a = bfloat(float(a) op float(b)); } \
+  /* `float acc += bfloat`: in the common type, as `acc = acc op b` (a class type, */       \
+  /* CUDA's half, has its own) */                                                           \
+  template <class U, enable_if_t<is_arithmetic_v<U> && !__is_class(U), int> = 0>          \
+  ALLOY_FUNC U& operator op##=(U & a, bfloat b) { return a = U(a op b); }
 ALLOY_BF_BINOP(+)
 ALLOY_BF_BINOP(-)
 ALLOY_BF_BINOP(*)
