@@ -36,7 +36,7 @@ class Planner {
         continue;
       }
       switch (s.kind) {
-        case Kind::Simple: check_simple(s, in_loop); break;
+        case Kind::Simple: check_simple(s); break;
         case Kind::Block: check(s.kids, in_loop); break;
         case Kind::For:
         case Kind::While: {
@@ -140,7 +140,11 @@ class Planner {
       for (const Use& u : uses_)
         if (t_[u.token].text == name && u.region != own->region) crosses = true;
       if (!crosses) continue;
-      if (decls.size() > 1) throw NotRegions{"'" + name + "' is declared more than once and lives across a barrier"};
+      // Other declarations inside statements of one region are C++ locals
+      // of that region's loop, which shadow the frame's value there.
+      std::size_t group_level = 0;
+      for (const Decl& d : decls) group_level += !d.nested;
+      if (group_level > 1) throw NotRegions{"'" + name + "' is declared more than once and lives across a barrier"};
       const Declaration& x = own->decl;
       if (x.uses_auto) throw NotRegions{"'" + name + "' is declared `auto` and lives across a barrier"};
       if (x.multiple) throw NotRegions{"'" + name + "' is declared with others in one statement and lives across a barrier"};
@@ -149,7 +153,7 @@ class Planner {
       for (std::size_t k = x.type_begin; k < x.name; ++k)
         if (t_[k].is_punct("&") || t_[k].is_punct("&&"))
           throw NotRegions{"'" + name + "' is a reference and lives across a barrier"};
-      if (x.init == '(' || x.init == '{' || (x.array && x.init))
+      if (!x.array && (x.init == '(' || x.init == '{'))
         throw NotRegions{"'" + name + "' is initialised in a form regions cannot split (" + line_of(t_[x.name]) + ")"};
       for (std::size_t k = x.type_begin; k < x.after; ++k) {
         auto c = decls_.find(t_[k].text);
@@ -159,7 +163,7 @@ class Planner {
             throw NotRegions{"'" + name + "' lives across a barrier and its type names '" + t_[k].text +
                              "', a constant declared after the body's first statement"};
       }
-      plan.hoisted.push_back({x.type_begin, x.name, x.after, x.init == '='});
+      plan.hoisted.push_back({x.type_begin, x.name, x.after, !x.array && x.init == '=', x.array && x.init != 0});
     }
     return plan;
   }
@@ -175,34 +179,17 @@ class Planner {
     bool nested;
   };
 
-  bool uniform(const BodyStmt& s) const {
-    if (s.kind != Kind::For) return false;
-    std::size_t s1 = 0, s2 = 0;
-    for_clauses(t_, s, s1, s2);
-    auto d = declaration(t_, s.open + 1, s1);
-    if (!d || d->init != '=' || d->array || d->multiple || d->threadgroup) return false;
-    for (std::size_t k = d->type_begin; k < d->name; ++k)
-      if (t_[k].is_punct("&") || t_[k].is_punct("*")) return false;
-    LoopTokens loop;
-    loop.init_b = s.open + 1;
-    loop.init_e = s1;
-    loop.cond_b = s1 + 1;
-    loop.cond_e = s2;
-    loop.inc_b = s2 + 1;
-    loop.inc_e = s.close;
-    loop.body_b = s.close + 1;
-    loop.body_e = s.end;
-    loop.counter = d->name;
-    loop.counter_init = d->after + 1;
-    return is_uniform_loop(t_, loop, names_);
-  }
+  bool uniform(const BodyStmt& s) const { return s.kind == Kind::For && is_uniform_for(t_, s, names_); }
 
-  void check_simple(const BodyStmt& s, bool in_loop) {
+  // A statement with a barrier or SIMD-group calls. In a loop, the calls
+  // cover the lanes still in it: those that left wait after the loop
+  // (region_loop) and take no part in the exchange (region_exchange), as
+  // Metal's inactive threads.
+  void check_simple(const BodyStmt& s) {
     if (is_barrier_statement(t_, s)) return;
     for (std::size_t k = s.begin; k < s.end; ++k)
       if (is_sync_call(t_, k) && is_barrier_name(t_[k].text))
         throw NotRegions{"a barrier inside a larger statement (" + line_of(t_[k]) + ")"};
-    if (in_loop) throw NotRegions{"a SIMD-group call inside a loop with barriers (" + line_of(t_[s.begin]) + ")"};
     for (std::size_t k = s.begin; k < s.end; ++k) {
       const Token& x = t_[k];
       if (x.is_punct("?") || x.is_punct("&&") || x.is_punct("||") || x.is_ident("return"))
@@ -270,33 +257,10 @@ class Planner {
   int cur_ = 0;
 };
 
-// Every name the statements declare (`counts`: how many times), loops'
-// init clauses and nested blocks included.
-void count_declarations(const std::vector<Token>& t, const std::vector<BodyStmt>& list,
-                        std::map<std::string, int>& counts) {
-  for (const BodyStmt& s : list) {
-    if (s.kind == Kind::Simple)
-      if (auto d = declaration(t, s.begin, s.end - 1)) ++counts[t[d->name].text];
-    if (s.kind == Kind::For) {
-      std::size_t s1 = 0, s2 = 0;
-      for_clauses(t, s, s1, s2);
-      if (auto d = declaration(t, s.open + 1, s1)) ++counts[t[d->name].text];
-    }
-    count_declarations(t, s.kids, counts);
-  }
-}
-
 // ---- the rewrite ----------------------------------------------------------------
 
 // The value of Metal attribute `name` for thread alloy_tid of the group, at
 // alloy_lid in it.
-bool per_thread_attribute(const std::string& name) {
-  static const std::set<std::string> per_thread = {
-      "thread_position_in_grid",   "thread_position_in_threadgroup", "thread_index_in_threadgroup",
-      "thread_index_in_simdgroup", "simdgroup_index_in_threadgroup", "thread_index_in_quadgroup",
-      "quadgroup_index_in_threadgroup"};
-  return per_thread.count(name) > 0;
-}
 std::string region_attribute(const std::string& name) {
   return per_thread_attribute(name) ? "::alloy_msl::cpu::region_" + name + "(alloy_g, alloy_tid, alloy_lid)"
                                     : "alloy_g.base." + name;
@@ -344,8 +308,21 @@ class Splitter {
       prologue = "struct alloy_frame_t { " + prologue +
                  "}; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, "
                  "sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ";
-    // A hoisted declaration becomes an assignment to the region's local (or nothing).
+    // A hoisted declaration becomes an assignment to the region's local (or
+    // nothing); an array's initialiser fills a temporary copied into it.
     for (const HoistedVariable& h : plan_.hoisted) {
+      if (h.array_initialised) {
+        const std::string name = t_[h.name].text, temp = "alloy_init_" + name;
+        std::size_t end = h.end;
+        for (int depth = 0; end < t_.size() && !(depth == 0 && t_[end].is_punct(";")); ++end) {
+          if (opens_bracket(t_[end])) ++depth;
+          if (closes_bracket(t_[end])) --depth;
+        }
+        out_[h.type_begin] = "{ " + cur(h.type_begin);
+        out_[h.name] = temp;
+        out_[end] = "; __builtin_memcpy(&" + name + ", &" + temp + ", sizeof(" + temp + ")); }";
+        continue;
+      }
       for (std::size_t k = h.type_begin; k < h.name; ++k) out_[k] = "";
       if (!h.initialised)
         for (std::size_t k = h.name; k < h.end; ++k) out_[k] = "";
@@ -653,7 +630,8 @@ namespace {
 // (dropped: the group passes its ids) and the program's other kernels
 // (dropped: they are never called, and their synchronising calls would need
 // the fiber runtime this translation does not use).
-void plan_program(const KernelSpec& spec, const std::vector<Token>& t, RegionsPlan& plan) {
+void plan_program(const KernelSpec& spec, const std::vector<Token>& t, RegionsPlan& plan,
+                  std::set<std::string>& param_names) {
   const ProgramInfo info = parse_program(spec.source, spec.header);
   const ProgramKernel* entry = nullptr;
   for (const ProgramKernel& k : info.kernels)
@@ -682,6 +660,8 @@ void plan_program(const KernelSpec& spec, const std::vector<Token>& t, RegionsPl
     return std::array<std::size_t, 3>{start, open, close};
   };
   auto [start, open, close] = declaration_of(*entry);
+  for (const ProgramParam& q : entry->params)
+    if (q.role != ProgramParam::Role::Attribute) param_names.insert(q.name);
   plan.begin = open + 1;
   plan.end = close;
   for (const ProgramKernel& k : info.kernels) {
@@ -768,7 +748,10 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
       return false;
     };
     RegionsPlan shape;
+    std::set<std::string> param_names;  // the kernel's buffers and values
     if (spec.program_entry.empty()) {
+      for (const auto* list : {&spec.inputs, &spec.outputs})
+        for (const ParamSpec& p : *list) param_names.insert(p.name);
       shape.begin = 0;
       shape.end = toks.size();
       for (const std::string& a : attributes) {
@@ -778,7 +761,7 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
         else shape.group_values.push_back(value);
       }
     } else {
-      plan_program(spec, toks, shape);
+      plan_program(spec, toks, shape, param_names);
     }
     bool helper_storage = storage_in(lexed.header, 0, 0);
     for (const IncludedFile& f : lexed.includes) helper_storage = helper_storage || storage_in(f.lexed, 0, 0);
@@ -792,19 +775,17 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     }
     if (shape.end > shape.begin && toks[shape.end - 1].kind == TokenKind::Directive)
       throw NotRegions{"the body ends in a preprocessor line"};
+    // The group runs the body once, so its parameters are the group's: a
+    // thread that moves a pointer (`out += row * V;`) would move everyone's.
+    for (std::size_t k = shape.begin; k < shape.end; ++k)
+      if (toks[k].kind == TokenKind::Identifier && param_names.count(toks[k].text) && !is_member_access(toks, k) &&
+          !(k > 0 && toks[k - 1].is_punct("::")) && changes_name_at(toks, k, /*or_address=*/false))
+        throw NotRegions{"the body changes its parameter '" + toks[k].text + "' (" + line_of(toks[k]) + ")"};
     std::vector<BodyStmt> stmts = parse_statements(toks, shape.begin, shape.end);
     // What a loop's header may read and still be the group's (cpu_uniform_loops.h).
-    UniformNames names;
-    std::map<std::string, int> counts;
-    count_declarations(toks, stmts, counts);
-    for (const auto& [name, n] : counts) {
-      names.body_locals.insert(name);
-      if (n > 1) names.repeated.insert(name);
-    }
+    UniformNames names = body_names(toks, stmts);
     names.thread_values = shape.thread_names;
-    macros_naming_anything(lexed.source.text, lexed.source.tokens, names.macros);
-    macros_naming_anything(lexed.header.text, lexed.header.tokens, names.macros);
-    for (const IncludedFile& f : lexed.includes) macros_naming_anything(f.lexed.text, f.lexed.tokens, names.macros);
+    names.macros = macros_naming_anything(lexed);
     names.indexing = !spec.bounds_check;
     Planner planner(toks, names);
     planner.check(stmts, false);

@@ -40,6 +40,9 @@ struct BodyStmt {
 struct HoistedVariable {
   std::size_t type_begin = 0, name = 0, end = 0;  // tokens: type [type_begin, name), dims (name, end)
   bool initialised = false;                     // `T x = ...`: becomes `x[tid] = ...`
+  // `T a[N] = {...}` (or `T a[N]{...}`): the initialiser fills a temporary
+  // that is copied into the thread's array.
+  bool array_initialised = false;
 };
 
 struct RegionsPlan {

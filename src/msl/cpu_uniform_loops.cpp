@@ -1,5 +1,8 @@
 #include "msl/cpu_uniform_loops.h"
 
+#include <map>
+
+#include "msl/cpu_regions_syntax.h"
 #include "msl/token_rules.h"
 
 namespace alloy::msl {
@@ -68,10 +71,7 @@ bool is_uniform_loop(const std::vector<Token>& t, const LoopTokens& loop, const 
   if (names.repeated.count(counter)) return false;
   for (std::size_t k = loop.body_b; k < loop.body_e; ++k) {
     if (!t[k].is_ident(counter) || is_member_access(t, k) || (k > 0 && t[k - 1].is_punct("::"))) continue;
-    // Assigned, incremented or its address taken (`a & c` refused too: conservative).
-    if ((k + 1 < t.size() && assigns(t[k + 1])) ||
-        (k > 0 && (t[k - 1].is_punct("++") || t[k - 1].is_punct("--") || t[k - 1].is_punct("&"))))
-      return false;
+    if (changes_name_at(t, k, /*or_address=*/true)) return false;
   }
   if (!uniform_tokens(t, loop.counter_init, loop.init_e, counter, names)) return false;
   if (!uniform_tokens(t, loop.cond_b, loop.cond_e, counter, names)) return false;
@@ -87,21 +87,80 @@ bool is_uniform_loop(const std::vector<Token>& t, const LoopTokens& loop, const 
          uniform_tokens(t, b + 2, e, counter, names);
 }
 
-void macros_naming_anything(std::string_view text, const std::vector<Token>& tokens, std::set<std::string>& out) {
-  for (const Token& d : tokens) {
-    TextRange body;
-    if (d.kind != TokenKind::Directive || !define_body(text, d, body)) continue;
-    // The macro's name: the identifier after `define`.
-    LexOptions in_directive;
-    in_directive.directives = false;
-    const std::vector<Token> line = lex(text.substr(d.begin + 1, d.end - d.begin - 1), in_directive);
-    if (line.size() < 2 || !line[0].is_ident("define") || line[1].kind != TokenKind::Identifier) continue;
-    for (const Token& m : lex(text.substr(body.begin, body.end - body.begin), in_directive))
-      if (m.kind == TokenKind::Identifier) {
-        out.insert(line[1].text);
-        break;
+bool changes_name_at(const std::vector<Token>& t, std::size_t k, bool or_address) {
+  return (k + 1 < t.size() && assigns(t[k + 1])) ||
+         (k > 0 && (t[k - 1].is_punct("++") || t[k - 1].is_punct("--") || (or_address && t[k - 1].is_punct("&"))));
+}
+
+bool is_uniform_for(const std::vector<Token>& t, const BodyStmt& s, const UniformNames& names) {
+  std::size_t s1 = 0, s2 = 0;
+  regions::for_clauses(t, s, s1, s2);
+  auto d = regions::declaration(t, s.open + 1, s1);
+  if (!d || d->init != '=' || d->array || d->multiple || d->threadgroup) return false;
+  for (std::size_t k = d->type_begin; k < d->name; ++k)
+    if (t[k].is_punct("&") || t[k].is_punct("*")) return false;
+  LoopTokens loop;
+  loop.init_b = s.open + 1;
+  loop.init_e = s1;
+  loop.cond_b = s1 + 1;
+  loop.cond_e = s2;
+  loop.inc_b = s2 + 1;
+  loop.inc_e = s.close;
+  loop.body_b = s.close + 1;
+  loop.body_e = s.end;
+  loop.counter = d->name;
+  loop.counter_init = d->after + 1;
+  return is_uniform_loop(t, loop, names);
+}
+
+const std::set<std::string>& per_thread_attributes() {
+  static const std::set<std::string> per_thread = {
+      "thread_position_in_grid",   "thread_position_in_threadgroup", "thread_index_in_threadgroup",
+      "thread_index_in_simdgroup", "simdgroup_index_in_threadgroup", "thread_index_in_quadgroup",
+      "quadgroup_index_in_threadgroup"};
+  return per_thread;
+}
+
+namespace {
+// `all`: every declaration; `group`: those outside statements with no
+// barrier or SIMD-group call, which on the CPU are C++ locals of one region.
+void count_declarations(const std::vector<Token>& t, const std::vector<BodyStmt>& list, bool in_region,
+                        std::map<std::string, int>& all, std::map<std::string, int>& group) {
+  for (const BodyStmt& s : list) {
+    const bool region = in_region || (s.kind != BodyStmt::Kind::Simple && !regions::has_sync(t, s.begin, s.end));
+    auto count = [&](std::size_t b, std::size_t e) {
+      if (auto d = regions::declaration(t, b, e)) {
+        ++all[t[d->name].text];
+        if (!region) ++group[t[d->name].text];
       }
+    };
+    if (s.kind == BodyStmt::Kind::Simple) count(s.begin, s.end - 1);
+    if (s.kind == BodyStmt::Kind::For) {
+      std::size_t s1 = 0, s2 = 0;
+      regions::for_clauses(t, s, s1, s2);
+      count(s.open + 1, s1);
+    }
+    count_declarations(t, s.kids, region, all, group);
   }
+}
+}  // namespace
+
+UniformNames body_names(const std::vector<Token>& t, const std::vector<BodyStmt>& body) {
+  std::map<std::string, int> all, group;
+  count_declarations(t, body, false, all, group);
+  UniformNames names;
+  for (const auto& [name, n] : all) names.body_locals.insert(name);
+  for (const auto& [name, n] : group)
+    if (n > 1) names.repeated.insert(name);
+  return names;
+}
+
+std::set<std::string> macros_naming_anything(const LexedKernel& lexed) {
+  std::set<std::string> out = lexed.source.macros_naming_anything;
+  out.insert(lexed.header.macros_naming_anything.begin(), lexed.header.macros_naming_anything.end());
+  for (const IncludedFile& f : lexed.includes)
+    out.insert(f.lexed.macros_naming_anything.begin(), f.lexed.macros_naming_anything.end());
+  return out;
 }
 
 }  // namespace alloy::msl

@@ -1,8 +1,10 @@
-// Which `for` loops with barriers run the same trips in every thread of a
-// group, so that the CPU's regions (cpu_regions.h) can run them as one plain
-// loop around their regions, the counter an ordinary local of the group,
-// instead of evaluating the condition and the increment for every thread in
-// regions of their own (two extra passes over the group per trip).
+// Which `for` loops run the same trips in every thread of a group. Two
+// users: the CPU's regions (cpu_regions.h) run such a loop with barriers as
+// one plain loop around its regions, the counter an ordinary local of the
+// group, instead of evaluating the condition and the increment for every
+// thread in regions of their own (two extra passes over the group per
+// trip); CUDA's reconvergence before SIMD-group calls (converged_calls.h)
+// follows such loops, whose every trip all lanes of a warp make.
 //
 // A loop qualifies when its counter is declared by its init clause and
 // changed only by its increment, and the init, the condition and the
@@ -20,13 +22,14 @@
 #include <string>
 #include <vector>
 
+#include "msl/cpu_regions.h"
 #include "msl/lexer.h"
 
 namespace alloy::msl {
 
 struct UniformNames {
   std::set<std::string> body_locals;    // every name the kernel body declares
-  std::set<std::string> repeated;       // those it declares more than once
+  std::set<std::string> repeated;       // those it declares more than once (see body_names)
   std::set<std::string> thread_values;  // per-thread attribute names (thread_position_in_grid, a program's `lid`)
   std::set<std::string> macros;         // macros whose bodies name anything (object- or function-like)
   bool indexing = true;                 // whether `name[...]` may be read (not under bounds checks)
@@ -42,7 +45,28 @@ struct LoopTokens {
 
 bool is_uniform_loop(const std::vector<Token>& t, const LoopTokens& loop, const UniformNames& names);
 
-// The macros of `text` (a source or header) whose bodies contain an identifier.
-void macros_naming_anything(std::string_view text, const std::vector<Token>& tokens, std::set<std::string>& out);
+// The name at t[k] is assigned (`=`, `op=`), incremented or decremented
+// there; with `or_address`, also where its address is taken (`a & c`
+// counts too: conservative).
+bool changes_name_at(const std::vector<Token>& t, std::size_t k, bool or_address);
+
+// The same for statement `s` (a BodyStmt of kind For): its init must
+// declare one plain counter with `=`.
+bool is_uniform_for(const std::vector<Token>& t, const BodyStmt& s, const UniformNames& names);
+
+// Metal's attributes whose values differ between the threads of a group.
+const std::set<std::string>& per_thread_attributes();
+inline bool per_thread_attribute(const std::string& name) { return per_thread_attributes().count(name) > 0; }
+
+// The names the statements declare (loops' init clauses and nested blocks
+// included) as body_locals; as repeated, those declared more than once
+// outside statements without a barrier or SIMD-group call (inside one, a
+// declaration is a C++ local of the one region that runs it, never in the
+// group's frame). The other fields are the caller's.
+UniformNames body_names(const std::vector<Token>& t, const std::vector<BodyStmt>& body);
+
+// The macros of a kernel's source, header and included MLX headers whose
+// bodies contain an identifier (LexedText::macros_naming_anything).
+std::set<std::string> macros_naming_anything(const LexedKernel& lexed);
 
 }  // namespace alloy::msl

@@ -1,5 +1,6 @@
 #include "msl/emitter.h"
 
+#include "msl/cpu_uniform_loops.h"
 #include "msl/features.h"
 #include "msl/private_adds.h"
 #include "msl/rewrite.h"
@@ -30,12 +31,14 @@ std::string math_mode_macro(const std::string& mode) {
 
 }  // namespace
 
-void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const std::string& name,
+void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const TranslatedKernel& k,
                   const RuntimeFeatures& features, Writer& w) {
   const std::string what = spec.program_entry.empty() ? "MLX metal_kernel '" + spec.name + "'"
                                                       : "metal_library kernel '" + spec.program_entry + "'";
-  w.generated("// " + name + ": " + what + " translated by alloy::msl for " + target.description() +
+  w.generated("// " + k.kernel_name + ": " + what + " translated by alloy::msl for " + target.description() +
               ". Generated; do not edit.\n");
+  // What verbose=True shows a user whose kernel is slow on the CPU.
+  if (!k.cpu_threads.empty()) w.generated("// Threads run as " + k.cpu_threads + ".\n");
   // Before the runtime headers, so they can choose their math for the mode.
   w.generated("#define " + math_mode_macro(spec.math_mode) + " 1\n");
   // Only the parts of the runtime this kernel uses are parsed.
@@ -109,11 +112,12 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
   check_brackets(lexed.header);
   check_brackets(lexed.source);
   const std::set<std::string> user_names = all_user_names(lexed);
+  const std::set<std::string> macros = macros_naming_anything(lexed);
 
   Writer w;
   RuntimeFeatures features = runtime_features(spec, k.analysis, lexed);
   const CpuThreadsPlan threads = plan_threads(spec, lexed, target, features, k);
-  emit_prelude(spec, target, k.kernel_name, features, w);
+  emit_prelude(spec, target, k, features, w);
   emit_header_texts(spec, lexed, user_names, w);
 
   std::string tmpl = template_header(spec);
@@ -148,10 +152,10 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
     for (const ParamSpec& p : spec.inputs) k.bounds_names.push_back(p.name);
     for (const ParamSpec& p : spec.outputs) k.bounds_names.push_back(p.name);
     k.kernel_scope_threadgroup_arrays =
-        rewrite_checked_body(lexed.source, user_names, w, storage, k.bounds_names, &threads);
+        rewrite_checked_body(lexed.source, user_names, w, storage, k.bounds_names, &threads, &macros);
   } else {
     k.kernel_scope_threadgroup_arrays = rewrite_user_code(lexed.source, Origin::Source, user_names, w, storage,
-                                                          /*whole_program=*/false, &threads);
+                                                          /*whole_program=*/false, &threads, &macros);
   }
   w.line_directive(Origin::Generated);
   // A body with no synchronising call or `return` is still a coroutine.

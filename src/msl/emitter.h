@@ -59,8 +59,9 @@ class CxxTarget {
 const CxxTarget& cpp_target();
 const CxxTarget& cuda_target();
 
-// The TU's first lines: what it is, the math mode, the runtime header.
-void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const std::string& name,
+// The TU's first lines: what it is, how the CPU runs its threads (and why
+// not faster, k.cpu_threads), the math mode, the runtime header.
+void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const TranslatedKernel& k,
                   const RuntimeFeatures& features, Writer& w);
 // How the target runs a synchronising kernel's threads (CPU: fibers or
 // coroutines; CUDA: as CUDA does), recorded in k.cpu_threads and `features`.

@@ -57,7 +57,7 @@ void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTar
   Writer w;
   RuntimeFeatures features = runtime_features(spec, k.analysis, lexed);
   const CpuThreadsPlan threads = plan_threads(spec, lexed, target, features, k);
-  emit_prelude(spec, target, k.kernel_name, features, w);
+  emit_prelude(spec, target, k, features, w);
   emit_header_texts(spec, lexed, user_names, w);
   w.line_directive(Origin::Source, 1);
   rewrite_user_code(lexed.source, Origin::Source, user_names, w, KernelSpec::ThreadgroupStorage::Static,

@@ -306,7 +306,7 @@ std::string directive_name(const Token& directive) {
   return t.substr(b, i - b);
 }
 
-bool define_body(std::string_view text, const Token& directive, TextRange& body) {
+bool define_body(std::string_view text, const Token& directive, TextRange& body, std::string* name) {
   if (directive.kind != TokenKind::Directive || directive_name(directive) != "define") return false;
   // Lex the directive's own text after '#' (no directives inside) to find the name.
   LexOptions opt;
@@ -314,6 +314,7 @@ bool define_body(std::string_view text, const Token& directive, TextRange& body)
   std::vector<Token> toks = lex_range(text, directive.begin + 1, directive.end, directive.line,
                                       directive.col + 1, opt);
   // toks[0] = define, toks[1] = NAME, then `(` params `)` only if `(` touches the name.
+  if (name) *name = toks.size() >= 2 ? toks[1].text : std::string();
   if (toks.size() < 2) {
     body = {directive.end, directive.end, directive.line, directive.col};
     return true;
@@ -344,9 +345,12 @@ LexedText lex_text(std::string_view text, const std::string& file) {
       continue;
     }
     TextRange body;
-    if (!define_body(text, t, body)) continue;
-    for (Token& m : lex_range(text, body.begin, body.end, body.line, body.col, inner))
+    std::string name;
+    if (!define_body(text, t, body, &name)) continue;
+    for (Token& m : lex_range(text, body.begin, body.end, body.line, body.col, inner)) {
+      if (m.kind == TokenKind::Identifier && !name.empty()) out.macros_naming_anything.insert(name);
       out.code.push_back(std::move(m));
+    }
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,7 +60,8 @@ struct TextRange {
   std::size_t begin = 0, end = 0;
   int line = 1, col = 1;
 };
-bool define_body(std::string_view text, const Token& directive, TextRange& body);
+// `name`, when given, receives the macro's name.
+bool define_body(std::string_view text, const Token& directive, TextRange& body, std::string* name = nullptr);
 
 // How many texts lex() has lexed on this thread: tests check with it that a
 // translation lexes each of its texts once.
@@ -75,6 +77,9 @@ struct LexedText {
   // and put in place of each directive, so that analysis sees what macros
   // use. Comments and other directives are left out.
   std::vector<Token> code;
+  // The macros whose bodies contain an identifier (a value a macro may
+  // compute from anything, a thread's position included).
+  std::set<std::string> macros_naming_anything;
 };
 
 // Throws CompileError as lex() does, or for a #define body that does not lex.

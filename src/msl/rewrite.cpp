@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "msl/builtins.h"
+#include "msl/converged_calls.h"
 #include "msl/includes.h"
 #include "msl/private_adds.h"
 #include "msl/lexer.h"
@@ -145,7 +146,8 @@ class Rewriter {
  public:
   Rewriter(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names,
            Writer& w, KernelSpec::ThreadgroupStorage storage, bool whole_program,
-           std::vector<std::string>* checked = nullptr, const CpuThreadsPlan* threads = nullptr)
+           std::vector<std::string>* checked = nullptr, const CpuThreadsPlan* threads = nullptr,
+           const std::set<std::string>* macros = nullptr)
       : checked_(checked),
         threads_(threads && (threads->coroutines || threads->regions) && origin == Origin::Source ? threads : nullptr),
         private_adds_(threads && origin == Origin::Source ? &threads->private_adds : nullptr),
@@ -156,6 +158,7 @@ class Rewriter {
         storage_(origin == Origin::Source ? storage : KernelSpec::ThreadgroupStorage::Static),
         file_(lexed.file),
         user_names_(user_names),
+        macros_(macros ? *macros : user_names),
         w_(w) {}
 
   int run() {
@@ -259,44 +262,18 @@ class Rewriter {
     return out;
   }
 
-  // Metal runs a SIMD-group function over the threads active at the call; in
-  // the kernel body's own scope (no enclosing branch or loop) and before any
-  // `return`, that is every thread present. CUDA does not promise that lanes
-  // which left a loop or a branch at different times are together again
-  // there, and a call then covers only part of the SIMD group: each such
-  // statement gets `::alloy_msl::simd_reconverge();` first (a warp barrier
-  // over the lanes present on the GPU, nothing on the CPU). After a
-  // `return`, the lanes that left could not join a barrier, so calls there
-  // keep the lanes active at the call.
-  static void reconverge_before_simd_calls(const std::vector<Token>& toks, Out& out) {
-    static const std::set<std::string> control = {"if", "else", "for", "while", "do", "switch"};
-    int braces = 0, parens = 0;
-    std::size_t statement = 0;  // first token of the current statement at the body's scope
-    bool statement_done = false;  // its reconvergence is already written
-    for (std::size_t i = 0; i < toks.size(); ++i) {
-      const Token& t = toks[i];
-      if (t.is_ident("return")) return;
-      if (opens(t)) t.is_punct("{") ? ++braces : ++parens;
-      if (closes(t)) t.is_punct("}") ? --braces : --parens;
-      if (braces == 0 && parens == 0 && (t.is_punct(";") || t.is_punct("}"))) {
-        statement = i + 1;
-        statement_done = false;
-        continue;
-      }
-      if (braces != 0 || statement_done || t.kind != TokenKind::Identifier || i + 1 >= toks.size() ||
-          !toks[i + 1].is_punct("(") || !is_simd_group_call(t.text)) {
-        continue;
-      }
-      std::size_t at = statement;
-      while (at < i && toks[at].kind == TokenKind::Directive) ++at;
-      statement_done = true;
-      if (control.count(toks[at].text)) continue;  // a branch or loop at the body's scope
-      out[at] = "::alloy_msl::simd_reconverge(); " + current(toks, out, at);
+  // Metal runs a SIMD-group function over the threads active at the call:
+  // where every lane present reaches it together (converged_calls.h), the
+  // statement gets `::alloy_msl::simd_reconverge();` first, a warp barrier
+  // over the lanes present on the GPU (nothing on the CPU), since CUDA does
+  // not promise that lanes which left a loop or a branch at different times
+  // are together again there.
+  void reconverge_before_simd_calls(const std::vector<Token>& toks, Out& out) const {
+    for (const ConvergedStatement& s : converged_simd_statements(toks, macros_, checked_ != nullptr)) {
+      out[s.begin] = std::string(s.lone_loop_body ? "{ " : "") + "::alloy_msl::simd_reconverge(); " +
+                     current(toks, out, s.begin);
+      if (s.lone_loop_body) out[s.end - 1] = current(toks, out, s.end - 1) + " }";
     }
-  }
-
-  static bool is_simd_group_call(const std::string& name) {
-    return is_sync_function(name) && name != "threadgroup_barrier" && name != "simdgroup_barrier";
   }
 
   // Metal 4's subscript with several indices, `t[i, j]` (tensors): C++20 has
@@ -671,6 +648,7 @@ class Rewriter {
   std::set<std::string> specializations_;  // seen by drop_repeated_specializations  // kernel-scope threadgroup arrays placed by storage_
   std::string file_;
   const std::set<std::string>& user_names_;
+  const std::set<std::string>& macros_;  // see rewrite_user_code
   Writer& w_;
 };
 
@@ -765,14 +743,16 @@ void check_brackets(const LexedText& lexed) {
 }
 
 int rewrite_user_code(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names, Writer& w,
-                      KernelSpec::ThreadgroupStorage storage, bool whole_program, const CpuThreadsPlan* threads) {
-  return Rewriter(lexed, origin, user_names, w, storage, whole_program, nullptr, threads).run();
+                      KernelSpec::ThreadgroupStorage storage, bool whole_program, const CpuThreadsPlan* threads,
+                      const std::set<std::string>* macros) {
+  return Rewriter(lexed, origin, user_names, w, storage, whole_program, nullptr, threads, macros).run();
 }
 
 int rewrite_checked_body(const LexedText& lexed, const std::set<std::string>& user_names, Writer& w,
                          KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names,
-                         const CpuThreadsPlan* threads) {
-  return Rewriter(lexed, Origin::Source, user_names, w, storage, /*whole_program=*/false, &names, threads).run();
+                         const CpuThreadsPlan* threads, const std::set<std::string>* macros) {
+  return Rewriter(lexed, Origin::Source, user_names, w, storage, /*whole_program=*/false, &names, threads, macros)
+      .run();
 }
 
 }  // namespace alloy::msl

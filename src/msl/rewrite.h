@@ -32,15 +32,19 @@ void check_brackets(const LexedText& text);
 // instantiations are dropped (the glue instantiates what it calls).
 // `threads`: the CPU target runs the kernel's threads as coroutines
 // (msl/cpu_threads.h); its bodies in `text` are rewritten for that.
+// `macros`: for a kernel body, the macros of its texts whose bodies name
+// anything (cpu_uniform_loops.h), which a loop header that all threads
+// share may not read; unknown (every user name suspect) when null.
 int rewrite_user_code(const LexedText& text, Origin origin, const std::set<std::string>& user_names, Writer& w,
                       KernelSpec::ThreadgroupStorage storage = KernelSpec::ThreadgroupStorage::Static,
-                      bool whole_program = false, const CpuThreadsPlan* threads = nullptr);
+                      bool whole_program = false, const CpuThreadsPlan* threads = nullptr,
+                      const std::set<std::string>* macros = nullptr);
 
 // A kernel body (Origin::Source) with bounds checks (runtime/metal_bounds.h):
 // every subscript of a name in `names` (the buffers, by slot) or of a
 // threadgroup array the body declares (appended to `names`) checks its index.
 int rewrite_checked_body(const LexedText& text, const std::set<std::string>& user_names, Writer& w,
                          KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names,
-                         const CpuThreadsPlan* threads = nullptr);
+                         const CpuThreadsPlan* threads = nullptr, const std::set<std::string>* macros = nullptr);
 
 }  // namespace alloy::msl

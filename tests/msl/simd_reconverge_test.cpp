@@ -1,5 +1,6 @@
-// The reconvergence the front end writes before SIMD-group calls at the
-// kernel body's own scope (msl/rewrite.cpp): Metal runs such a call over
+// The reconvergence the front end writes before SIMD-group calls that every
+// lane present makes (msl/converged_calls.h): at the kernel body's own scope
+// and inside loops whose trips all threads share. Metal runs such a call over
 // every thread present, CUDA needs the lanes brought together first when
 // they left a loop or a branch at different times. Checked on the
 // translation text of both targets.
@@ -56,13 +57,81 @@ TEST(MslSimdReconverge, BranchesLoopsBarriersAndCallsAfterAReturnAreLeftAlone) {
       "uint i = thread_position_in_grid.x;\n"
       "float v = a[i];\n"
       "if (v > 0.0f) v = simd_sum(v);\n"              // a branch without braces
-      "for (int k = 0; k < 2; ++k) v += simd_max(v);\n"  // a loop without braces
+      "for (int k = 0; k < cnt[i]; ++k) v += simd_max(v);\n"  // trips differ between threads
+      "for (uint k = i; k < 64; k += 32) v += simd_max(v);\n"  // so here
+      "for (int k = 0; k < 4; ++k) { if (v > k) break; v += simd_max(v); }\n"  // a thread may leave
+      "for (int k = 0; k < 4; ++k) { v += simd_min(v); k += 0; }\n"  // the body changes the counter
+      "uint n = 3;\n"
+      "for (uint k = 0; k < n; ++k) v += simd_min(v);\n"  // a body local: not followed
+      "for (int k = 0; k < 2; ++k) { while (v > 1.0f) v = simd_sum(v) * 0.5f; }\n"  // a while loop's own
       "simdgroup_barrier(mem_flags::mem_none);\n"     // synchronises itself
       "if (cnt[i] > 3) return;\n"
       "out[i] = simd_sum(v);\n";                       // lanes have left: no barrier
   for (Target t : {Target::Cpp, Target::Cuda}) {
     const std::string src = translated(body, t);
     EXPECT_EQ(count(src, kReconverge), 0u) << src;
+  }
+}
+
+TEST(MslSimdReconverge, CallsInLoopsEveryThreadRunsTheSameTripsOfAreReconverged) {
+  // mlx-lm's BitLinear: a loop whose trips differ between lanes, then a loop
+  // of constant trips around simd_sum; on CUDA the lanes must be brought
+  // together inside it, or each part of the warp sums on its own.
+  const std::string body =
+      "uint i = thread_position_in_grid.x;\n"
+      "float acc[4] = {0.0f};\n"
+      "for (int k = i; k < cnt[0]; k += 32) acc[k & 3] += a[k];\n"
+      "for (int j = 0; j < 4; j++) {\n"
+      "  acc[j] = simd_sum(acc[j]);\n"
+      "  for (int r = 1; r < N; r <<= 1) { acc[j] += simd_shuffle_xor(acc[j], r); }\n"
+      "}\n"
+      "for (int j = 0; j < 4; ++j) acc[j] = simd_max(acc[j]);\n"
+      "out[i] = acc[0] + acc[1] + acc[2] + acc[3];\n";
+  for (Target t : {Target::Cpp, Target::Cuda}) {
+    KernelSpec s;
+    s.name = "k";
+    s.inputs = {{"a", "float"}, {"cnt", "int"}};
+    s.outputs = {{"out", "float"}};
+    s.template_args = {{"N", TemplateArg::Int, "8"}};
+    s.source = body;
+    const std::string src = translate(s, t).source;
+    // In the outer loop's block, in the inner loop (a template constant's
+    // trips) and in the braceless loop, given a block of its own.
+    EXPECT_EQ(count(src, kReconverge), 3u) << src;
+    auto call = [&](const std::string& c) { return t == Target::Cpp ? "(co_await " + c + ")" : c; };
+    EXPECT_NE(src.find(std::string(kReconverge) + "acc[j] = " + call("simd_sum(acc[j])") + ";"), std::string::npos)
+        << src;
+    EXPECT_NE(src.find("{ " + std::string(kReconverge) + "acc[j] += " + call("simd_shuffle_xor(acc[j], r)")),
+              std::string::npos)
+        << src;
+    EXPECT_NE(src.find("{ " + std::string(kReconverge) + "acc[j] = " + call("simd_max(acc[j])") + "; }"),
+              std::string::npos)
+        << src;
+  }
+}
+
+TEST(MslSimdReconverge, LoopsBoundedByAHeadersConstantsAreFollowedButNotByItsMacros) {
+  // mlx-vlm's NVFP4 argmax: `for (row = 0; row < RESULTS_PER_SIMDGROUP; ...)`
+  // around simd_sum, the bound a program-scope constant of the header (MSL's
+  // are `constant`, the same for every thread); a macro may name anything.
+  const std::string body =
+      "uint i = thread_position_in_grid.x;\n"
+      "float acc = a[i];\n"
+      "for (int r = 0; r < ROWS; ++r) acc = simd_sum(acc);\n"
+      "for (int r = 0; r < LANE_BOUND; ++r) acc = simd_max(acc);\n"
+      "out[i] = acc;\n";
+  for (Target t : {Target::Cpp, Target::Cuda}) {
+    KernelSpec s;
+    s.name = "k";
+    s.inputs = {{"a", "float"}, {"cnt", "int"}};
+    s.outputs = {{"out", "float"}};
+    s.header = "constant constexpr int ROWS = 4;\n#define LANE_BOUND (thread_index_in_simdgroup + 1)\n";
+    s.source = body;
+    const std::string src = translate(s, t).source;
+    EXPECT_EQ(count(src, kReconverge), 1u) << src;
+    auto call = [&](const std::string& c) { return t == Target::Cpp ? "(co_await " + c + ")" : c; };
+    EXPECT_NE(src.find("{ " + std::string(kReconverge) + "acc = " + call("simd_sum(acc)") + "; }"), std::string::npos)
+        << src;
   }
 }
 

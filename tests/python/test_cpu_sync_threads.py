@@ -418,3 +418,96 @@ def test_a_value_changed_by_a_call_a_pointer_or_a_macro_lives_on(monkeypatch, ca
     np.testing.assert_array_equal(got["auto"][1], c * 2 + (c & 1))
     for mode in MODES:
         np.testing.assert_array_equal(got[mode][1], got["fibers"][1], err_msg=mode)
+
+
+# SIMD-group calls inside loops: in a loop every thread runs the same trips
+# (BitLinear's `for (j = 0; j < 4; j++) sum[j] = simd_sum(sum[j]);`) and in
+# one whose trips differ (each trip's call covers the lanes still looping, as
+# Metal's active threads), with a name declared again inside a statement of
+# one region (`j`, a C++ local there).
+SIMD_LOOP_BODY = """
+    uint gid = thread_position_in_grid.x;
+    uint lane = thread_index_in_simdgroup;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j = 0; j < int(lane % 5); ++j) acc[j & 3] += x[gid] * float(j + 1);
+    for (int j = 0; j < 4; j++) acc[j] = simd_sum(acc[j]);
+    float tail = 0.0f;
+    for (uint t = 0; t < lane % 3; ++t) tail += simd_max(x[gid] + float(t));
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (int j = 0; j < 4; j++) out[gid * 5 + j] = acc[j];
+    out[gid * 5 + 4] = tail;
+"""
+
+
+def simd_loop_reference(x, n, tg):
+    out = np.full((n, 5), np.nan)
+    lanes = (np.arange(n) % tg) % 32
+    for start in range(0, n, tg):
+        for w in range(start, min(start + tg, n), 32):
+            idx = np.arange(w, min(w + 32, start + tg, n))
+            acc = np.zeros((len(idx), 4))
+            for r, g in enumerate(idx):
+                for j in range(lanes[g] % 5):
+                    acc[r, j & 3] += x[g] * (j + 1)
+            out[idx, :4] = acc.sum(axis=0)
+            for r, g in enumerate(idx):
+                out[g, 4] = sum(max(x[h] + t for h in idx if lanes[h] % 3 > t) for t in range(lanes[g] % 3))
+    return out
+
+
+def test_simd_group_calls_in_loops_are_split_into_regions(monkeypatch, capfd, rng):
+    n, tg = 200, 78  # SIMD groups of 32, 32 and 14 lanes
+    x = rng.standard_normal(n).astype(np.float32)
+    k = mx.fast.metal_kernel(name="simd_in_loops", input_names=["x"], output_names=["out"], source=SIMD_LOOP_BODY)
+
+    def run():
+        call = lambda verbose: k(inputs=[mx.array(x)], grid=(n, 1, 1), threadgroup=(tg, 1, 1),  # noqa: E731
+                                 output_shapes=[(n * 5,)], output_dtypes=[mx.float32], init_value=np.nan,
+                                 verbose=verbose)[0]
+        text = translation(capfd, lambda: mx.eval(call(True)))
+        return runner(text), np.array(call(False)).reshape(n, 5)
+
+    got = run_modes(monkeypatch, run)
+    assert [got[m][0] for m in MODES] == ["regions", "coroutines", "fibers"]
+    for mode in MODES:
+        np.testing.assert_array_equal(got[mode][1], got["fibers"][1], err_msg=mode)
+    np.testing.assert_allclose(got["auto"][1], simd_loop_reference(x.astype(np.float64), n, tg), rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_a_body_that_moves_its_parameters_is_not_split(monkeypatch, capfd, rng):
+    """mlx-lm's KL/JS losses: `logits += row * V;` at the top of a body with
+    barriers. Split into regions the group runs the body once, so a thread
+    moving the pointer would move it for all: such a body runs as coroutines
+    (each thread its own copy), and gives each row's sum."""
+    rows, V = 3, 64
+    x = rng.standard_normal((rows, V)).astype(np.float32)
+    body = """
+        uint row = threadgroup_position_in_grid.y;
+        uint lid = thread_position_in_threadgroup.x;
+        threadgroup float part[64];
+        logits += row * V;
+        out += row;
+        part[lid] = logits[lid];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        if (lid == 0) {
+            float s = 0.0f;
+            for (int i = 0; i < V; ++i) s += part[i];
+            out[0] = s;
+        }
+    """
+    k = mx.fast.metal_kernel(name="moves_params", input_names=["logits"], output_names=["out"], source=body)
+
+    def run():
+        call = lambda verbose: k(inputs=[mx.array(x)], template=[("V", V)], grid=(V, rows, 1),  # noqa: E731
+                                 threadgroup=(V, 1, 1), output_shapes=[(rows,)], output_dtypes=[mx.float32],
+                                 init_value=np.nan, verbose=verbose)[0]
+        text = translation(capfd, lambda: mx.eval(call(True)))
+        return text, np.array(call(False))
+
+    got = run_modes(monkeypatch, run)
+    assert runner(got["auto"][0]) == "coroutines"
+    assert "the body changes its parameter 'logits' (source line 5)" in got["auto"][0]
+    for mode in MODES:
+        np.testing.assert_allclose(got[mode][1], x.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-4,
+                                   err_msg=mode)

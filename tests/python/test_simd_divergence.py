@@ -110,9 +110,9 @@ def poison_of(dtype):
     return float("nan") if np.issubdtype(np.dtype(dtype_np(dtype)), np.floating) else INT_POISON
 
 
-def launch(name, body, inputs, dtype, ncols, template=None):
+def launch(name, body, inputs, dtype, ncols, template=None, header=""):
     names = list(inputs)
-    k = mx.fast.metal_kernel(name=name, input_names=names, output_names=["out"], source=body)
+    k = mx.fast.metal_kernel(name=name, input_names=names, output_names=["out"], source=body, header=header)
     poison = poison_of(dtype)
     out = k(inputs=[mx.array(inputs[n]) for n in names], grid=(N, 1, 1), threadgroup=(TG, 1, 1),
             output_shapes=[(N * ncols,)], output_dtypes=[dtype], template=template, init_value=poison)[0]
@@ -415,6 +415,33 @@ def test_uniform_call_after_divergent_loop_and_after_early_return(rng):
         stay = idx[cnt[idx] <= 3]
         ref[stay, 2] = acc[stay].sum()
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=5e-5, equal_nan=True)
+
+
+def test_calls_in_a_loop_every_lane_runs_after_a_divergent_loop(rng):
+    """mlx-lm's BitLinear and mlx-vlm's NVFP4 argmax: lanes leave a loop at
+    different trips, then every lane runs a loop of constant trips (a
+    literal, a header constant) around simd_sum: each call covers every lane
+    present (on CUDA the lanes are brought together in the loop's body)."""
+    cnt = rng.integers(0, 6, N).astype(np.int32)
+    x = rng.standard_normal((N, 5)).astype(np.float32)
+    out = launch("simd_div_loop_after_loop", """
+    uint gid = thread_position_in_grid.x;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int i = 0; i < cnt[gid]; ++i) acc[i & 3] += xs[gid * 5 + i];
+    for (int j = 0; j < 4; j++) acc[j] = simd_sum(acc[j]);
+    for (int row = 0; row < ROWS; ++row) {
+        float v = simd_max(acc[row]);
+        out[gid * ROWS + row] = v;
+    }
+    """, {"cnt": cnt, "xs": x.ravel()}, mx.float32, 4, header="constant constexpr int ROWS = 4;")
+    acc = np.zeros((N, 4))
+    for g in range(N):
+        for i in range(cnt[g]):
+            acc[g, i & 3] += x[g, i]
+    ref = np.full((N, 4), np.nan)
+    for idx in simd_groups():
+        ref[idx] = acc[idx].sum(axis=0)  # the sum, the same in every lane: so is its max
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=5e-5)
 
 
 def test_call_inside_a_loop_of_divergent_trip_counts(rng):

@@ -1,4 +1,5 @@
 // custom_kernel_grid_sample_grad_float_float_float_float_float_float: MLX metal_kernel 'grid_sample_grad' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
+// Threads run as regions.
 #define ALLOY_MATH_MODE_SAFE 1
 #define ALLOY_MSL_SELECT 1
 #define ALLOY_MSL_USE_HALF_OPS 1
@@ -115,7 +116,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
             ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
         }  } alloy_next_3: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.gix_mult[alloy_tid] = gix_mult; alloy_fv.giy[alloy_tid] = giy; alloy_fv.giy_mult[alloy_tid] = giy_mult; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); 
     
-#line 119 "generated"
+#line 120 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {
