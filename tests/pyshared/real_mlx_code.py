@@ -187,7 +187,10 @@ class _Imports(ast.NodeTransformer):
             if not self._is_mlx(alias.name):
                 kept.append(alias)
             elif alias.asname is None:
-                raise NotImplementedError(f"`import {alias.name}` without `as`")
+                # `import mlx.nn`: as in Python, the submodule is imported and
+                # the name `mlx` is bound to the package.
+                out.append(self._assign("mlx", alias.name, None, node))
+                out.append(self._assign("mlx", "mlx", None, node))
             else:
                 out.append(self._assign(alias.asname, alias.name, None, node))
         if kept:
