@@ -46,6 +46,15 @@ class Planner {
           check(loop_body(s, one), true);
           break;
         }
+        case Kind::If:
+          if (uniform_if(s)) {
+            for (const BodyStmt& branch : s.kids) {
+              std::vector<BodyStmt> one;
+              check(branch_list(branch, one), in_loop);
+            }
+            break;
+          }
+          [[fallthrough]];
         default:
           throw NotRegions{"a barrier or SIMD-group call under `" + t_[s.begin].text + "` (" + line_of(t_[s.begin]) +
                            "), which may not hold for every thread"};
@@ -82,6 +91,18 @@ class Planner {
       }
       if (s.kind == Kind::Block) {
         number(s.kids);
+        continue;
+      }
+      // A branch every thread takes the same way: a plain `if` of the group
+      // around each branch's regions.
+      if (uniform_if(s)) {
+        uniform_ifs_.insert(s.begin);
+        for (const BodyStmt& branch : s.kids) {
+          ++cur_;
+          std::vector<BodyStmt> one;
+          number(branch_list(branch, one));
+        }
+        ++cur_;
         continue;
       }
       // A loop every thread runs the same trips of: a plain loop of the
@@ -121,6 +142,7 @@ class Planner {
     RegionsPlan plan;
     plan.body = std::move(body);
     plan.uniform_loops = uniform_;
+    plan.uniform_ifs = uniform_ifs_;
     // Constants declared from the frame's place on are not in scope for its
     // members' types (RegionsPlan::frame_at).
     plan.frame_at = t_.size();
@@ -129,6 +151,15 @@ class Planner {
         plan.frame_at = s.begin;
         break;
       }
+    for (const BodyStmt& s : plan.body)
+      if (s.begin > plan.frame_at && group_declaration(t_, s) && declaration(t_, s.begin, s.end - 1)->constant &&
+          !declaration(t_, s.begin, s.end - 1)->threadgroup)
+        plan.moved_constants.emplace_back(s.begin, s.end);
+    auto moved = [&](const Declaration& d) {
+      for (auto [b, e] : plan.moved_constants)
+        if (d.name >= b && d.name < e) return true;
+      return false;
+    };
     for (const auto& [name, decls] : decls_) {
       // Declared at the body's own scope and used in a region other than its
       // own: it must live in a per-thread array.
@@ -159,7 +190,7 @@ class Planner {
         auto c = decls_.find(t_[k].text);
         if (k == x.name || t_[k].kind != TokenKind::Identifier || c == decls_.end()) continue;
         for (const Decl& d : c->second)
-          if (d.decl.constant && d.decl.name > plan.frame_at)
+          if (d.decl.constant && d.decl.name > plan.frame_at && !moved(d.decl))
             throw NotRegions{"'" + name + "' lives across a barrier and its type names '" + t_[k].text +
                              "', a constant declared after the body's first statement"};
       }
@@ -180,6 +211,15 @@ class Planner {
   };
 
   bool uniform(const BodyStmt& s) const { return s.kind == Kind::For && is_uniform_for(t_, s, names_); }
+  bool uniform_if(const BodyStmt& s) const {
+    return s.kind == Kind::If && is_uniform_condition(t_, s.open + 1, s.close, names_);
+  }
+  // A branch's statements (`one` holds a single statement's).
+  static const std::vector<BodyStmt>& branch_list(const BodyStmt& b, std::vector<BodyStmt>& one) {
+    if (b.kind == Kind::Block) return b.kids;
+    one.assign(1, b);
+    return one;
+  }
 
   // A statement with a barrier or SIMD-group calls. In a loop, the calls
   // cover the lanes still in it: those that left wait after the loop
@@ -253,7 +293,7 @@ class Planner {
   const UniformNames& names_;
   std::vector<Use> uses_;
   std::map<std::string, std::vector<Decl>> decls_;
-  std::set<std::size_t> uniform_;
+  std::set<std::size_t> uniform_, uniform_ifs_;
   int cur_ = 0;
 };
 
@@ -302,12 +342,21 @@ class Splitter {
                            : type + " " + name + " = alloy_fv." + name + "[alloy_tid]; ",
                      array ? "" : "alloy_fv." + name + "[alloy_tid] = " + name + "; "};
     }
+    // A parameter the body changes: each thread's copy, from the parameter.
+    std::string copies, types;  // (a member may not name the parameter it is named after: a type first)
+    for (const std::string& p : plan_.copied_params) {
+      types += "typedef __typeof__(" + p + ") alloy_param_t_" + p + "; ";
+      prologue += "alloy_param_t_" + p + " " + p + "[::alloy_msl::cpu::kRegionMaxThreads]; ";
+      copies += "for (unsigned alloy_t = 0; alloy_t < alloy_g.count; ++alloy_t) alloy_fv." + p + "[alloy_t] = " + p + "; ";
+      vars_[p] = {"auto " + p + " = alloy_fv." + p + "[alloy_tid]; ", "alloy_fv." + p + "[alloy_tid] = " + p + "; "};
+    }
     // One block for them all, held by the group's state (no thread_local in
     // the loops: each access would look the thread's storage up).
-    if (!plan_.hoisted.empty())
-      prologue = "struct alloy_frame_t { " + prologue +
+    if (!prologue.empty())
+      prologue = moved_constants() + types + "struct alloy_frame_t { " + prologue +
                  "}; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, "
-                 "sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ";
+                 "sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; " +
+                 copies;
     // A hoisted declaration becomes an assignment to the region's local (or
     // nothing); an array's initialiser fills a temporary copied into it.
     for (const HoistedVariable& h : plan_.hoisted) {
@@ -350,6 +399,16 @@ class Splitter {
 
  private:
   std::string cur(std::size_t k) const { return out_[k] ? *out_[k] : t_[k].text; }
+
+  // RegionsPlan::moved_constants' text, taken from their places.
+  std::string moved_constants() {
+    std::string moved;
+    for (auto [b, e] : plan_.moved_constants) {
+      moved += text(t_, out_, b, e) + " ";
+      for (std::size_t k = b; k < e; ++k) out_[k] = "";
+    }
+    return moved;
+  }
 
   // The hoisted names tokens [b, e) use; those the tokens may change also
   // go to region_written_ (a region stores back only those).
@@ -527,12 +586,9 @@ class Splitter {
     flush(s.begin);
   }
 
-  // The loop's header gives way to `head` and its body's regions are
-  // written; returns the text that ends the body's last region.
-  std::string loop_body_regions(const BodyStmt& s, const std::string& head) {
-    out_[s.begin] = head;
-    for (std::size_t k = s.begin + 1; k <= s.close; ++k) out_[k] = "";
-    const BodyStmt& body = s.kids[0];
+  // A branch's (or a loop body's) regions are written; returns the text
+  // that ends its last region.
+  std::string branch_regions(const BodyStmt& body) {
     if (body.kind == Kind::Block) {
       list(body.kids);
     } else {
@@ -544,11 +600,40 @@ class Splitter {
     pending_.clear();
     return before;
   }
-  // The body's last token then carries `before` and the loop's `tail`.
-  void end_loop(const BodyStmt& s, const std::string& before, const std::string& tail) {
-    const BodyStmt& body = s.kids[0];
+  // The loop's header gives way to `head` and its body's regions are
+  // written; returns the text that ends the body's last region.
+  std::string loop_body_regions(const BodyStmt& s, const std::string& head) {
+    out_[s.begin] = head;
+    for (std::size_t k = s.begin + 1; k <= s.close; ++k) out_[k] = "";
+    return branch_regions(s.kids[0]);
+  }
+  // The branch's last token then carries `before` and `tail`.
+  void end_branch(const BodyStmt& body, const std::string& before, const std::string& tail) {
     const std::size_t last = body.end - 1;
     out_[last] = body.kind == Kind::Block ? before + cur(last) + " " + tail : cur(last) + " " + before + tail;
+  }
+  void end_loop(const BodyStmt& s, const std::string& before, const std::string& tail) {
+    end_branch(s.kids[0], before, tail);
+  }
+
+  // A branch every thread takes the same way (plan.uniform_ifs): `{ if
+  // (cond) {`, the first branch's regions, `} else {`, the other's, `} }`.
+  void uniform_if(const BodyStmt& s) {
+    close();
+    std::string group;  // the group's own attributes, which the condition may read
+    for (const std::string& v : plan_.group_values) group += v;
+    out_[s.begin] = pending_ + "{ " + group + "if (" + text(t_, out_, s.open + 1, s.close) + ") { ";
+    pending_.clear();
+    for (std::size_t k = s.begin + 1; k <= s.close; ++k) out_[k] = "";
+    const std::string then_end = branch_regions(s.kids[0]);
+    if (s.kids.size() == 1) {
+      end_branch(s.kids[0], then_end, "} } ");
+      return;
+    }
+    // (Before the `else` branch's first region opens, which its first token carries.)
+    end_branch(s.kids[0], then_end, "} else { ");
+    for (std::size_t k = s.kids[0].end; k < s.kids[1].begin; ++k) out_[k] = "";  // `else`
+    end_branch(s.kids[1], branch_regions(s.kids[1]), "} } ");
   }
 
   // A uniform loop (plan.uniform_loops): `{ init; for (; cond; inc) {`, its
@@ -565,6 +650,10 @@ class Splitter {
   }
 
   void loop(const BodyStmt& s) {
+    if (plan_.uniform_ifs.count(s.begin)) {
+      uniform_if(s);
+      return;
+    }
     close();
     if (plan_.uniform_loops.count(s.begin)) {
       uniform_loop(s);
@@ -776,14 +865,20 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     if (shape.end > shape.begin && toks[shape.end - 1].kind == TokenKind::Directive)
       throw NotRegions{"the body ends in a preprocessor line"};
     // The group runs the body once, so its parameters are the group's: a
-    // thread that moves a pointer (`out += row * V;`) would move everyone's.
+    // thread that moves a pointer (`out += row * V;`) works on its own copy
+    // (RegionsPlan::copied_params).
+    std::set<std::string> changed;
     for (std::size_t k = shape.begin; k < shape.end; ++k)
       if (toks[k].kind == TokenKind::Identifier && param_names.count(toks[k].text) && !is_member_access(toks, k) &&
           !(k > 0 && toks[k - 1].is_punct("::")) && changes_name_at(toks, k, /*or_address=*/false))
-        throw NotRegions{"the body changes its parameter '" + toks[k].text + "' (" + line_of(toks[k]) + ")"};
+        changed.insert(toks[k].text);
     std::vector<BodyStmt> stmts = parse_statements(toks, shape.begin, shape.end);
     // What a loop's header may read and still be the group's (cpu_uniform_loops.h).
     UniformNames names = body_names(toks, stmts);
+    for (const std::string& p : changed) {
+      if (names.body_locals.count(p)) throw NotRegions{"the body changes its parameter '" + p + "' and declares that name"};
+      names.body_locals.insert(p);  // each thread's own value
+    }
     names.thread_values = shape.thread_names;
     names.macros = macros_naming_anything(lexed);
     names.indexing = !spec.bounds_check;
@@ -799,10 +894,12 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     plan.params_close = shape.params_close;
     plan.other_params = shape.other_params;
     plan.bounds_check = spec.bounds_check;
+    plan.copied_params.assign(changed.begin(), changed.end());
     // A macro that names a value living across regions would use it where
     // the region's own text does not (its load and store would be missed).
     std::set<std::string> hoisted;
     for (const HoistedVariable& h : plan.hoisted) hoisted.insert(toks[h.name].text);
+    hoisted.insert(changed.begin(), changed.end());
     for (const LexedText* text : {&lexed.source, &lexed.header})
       for (const Token& d : text->tokens) {
         TextRange body;

@@ -54,9 +54,20 @@ struct RegionsPlan {
   // of the hoisted values is declared just before it, after the constants
   // an array's extent may name; past every statement when there is none.
   std::size_t frame_at = 0;
+  // The body's own constexpr declarations after frame_at (their statements'
+  // [begin, end)): written just before the frame instead, so that its
+  // members' types may name them (a constexpr value is no thread's own).
+  std::vector<std::pair<std::size_t, std::size_t>> moved_constants;
+  // The parameters the body changes (`y += row * D;`): the group runs the
+  // body once, so each thread's copy lives in the frame, set from the
+  // parameter before the first region.
+  std::vector<std::string> copied_params;
   // `for` loops with barriers whose trips every thread shares (their first
   // token): one plain loop around their regions (cpu_uniform_loops.h).
   std::set<std::size_t> uniform_loops;
+  // `if` statements with barriers whose condition every thread shares (their
+  // first token): a plain `if` of the group around each branch's regions.
+  std::set<std::size_t> uniform_ifs;
   std::set<std::string> thread_names;  // attribute values that differ between the group's threads
   // Declarations of the attribute values the group's threads share
   // (threadgroup_position_in_grid, threads_per_threadgroup, ...), valid at

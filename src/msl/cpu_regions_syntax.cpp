@@ -40,10 +40,15 @@ class Parser {
   }
 
  private:
+  // The bracket closing t_[open]. Between a block's statements a directive
+  // (`#pragma clang loop unroll_count(2)`) is a statement of its own; inside
+  // parentheses or brackets it is refused.
   std::size_t match(std::size_t open, std::size_t e) const {
     int depth = 0;
+    const bool block = t_[open].is_punct("{");
     for (std::size_t k = open; k < e; ++k) {
-      if (t_[k].kind == TokenKind::Directive) throw NotRegions{"a preprocessor line inside a statement (" + line_of(t_[k]) + ")"};
+      if (t_[k].kind == TokenKind::Directive && !block)
+        throw NotRegions{"a preprocessor line inside a statement (" + line_of(t_[k]) + ")"};
       if (opens_bracket(t_[k])) ++depth;
       if (closes_bracket(t_[k]) && --depth == 0) return k;
     }

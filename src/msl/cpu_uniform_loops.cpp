@@ -87,6 +87,10 @@ bool is_uniform_loop(const std::vector<Token>& t, const LoopTokens& loop, const 
          uniform_tokens(t, b + 2, e, counter, names);
 }
 
+bool is_uniform_condition(const std::vector<Token>& t, std::size_t b, std::size_t e, const UniformNames& names) {
+  return b < e && uniform_tokens(t, b, e, std::string(), names);
+}
+
 bool changes_name_at(const std::vector<Token>& t, std::size_t k, bool or_address) {
   return (k + 1 < t.size() && assigns(t[k + 1])) ||
          (k > 0 && (t[k - 1].is_punct("++") || t[k - 1].is_punct("--") || (or_address && t[k - 1].is_punct("&"))));

@@ -45,6 +45,10 @@ struct LoopTokens {
 
 bool is_uniform_loop(const std::vector<Token>& t, const LoopTokens& loop, const UniformNames& names);
 
+// The condition in tokens [b, e) reads only what every thread of the group
+// shares, by the same rules as a loop's header.
+bool is_uniform_condition(const std::vector<Token>& t, std::size_t b, std::size_t e, const UniformNames& names);
+
 // The name at t[k] is assigned (`=`, `op=`), incremented or decremented
 // there; with `or_address`, also where its address is taken (`a & c`
 // counts too: conservative).

@@ -379,8 +379,8 @@ TEST(MslTranslate, RegionsRunUniformBarrierLoopsAsOnePlainLoop) {
 // The per-thread frame of values living across regions is declared after
 // the body's leading constants, which its arrays may be sized by (mlx-lm's
 // qk_norm: `constexpr int R = (D + 31) / 32; ... float v[R];` across a
-// simd_sum). A constant declared later is out of the frame's scope: such a
-// body runs as coroutines.
+// simd_sum). A constant the body declares later at its own scope moves
+// before the frame (mlx-vlm's GEMVs: `constexpr int TM = 4;` after the ids).
 TEST(MslTranslate, RegionsFrameFollowsTheBodysLeadingConstants) {
   auto kernel = [](const std::string& first_lines) {
     KernelSpec s = spec(first_lines +
@@ -401,8 +401,11 @@ TEST(MslTranslate, RegionsFrameFollowsTheBodysLeadingConstants) {
   EXPECT_LT(k.source.find("float unused[4];"), frame) << k.source;
   EXPECT_TRUE(contains(k.source, "float v[::alloy_msl::cpu::kRegionMaxThreads][ R ];")) << k.source;
   k = kernel("uint lane = thread_index_in_simdgroup;\nconstexpr int R = 2;\n");
-  EXPECT_TRUE(contains(k.cpu_threads, "coroutines: not regions, as 'v' lives across a barrier and its type names 'R'"))
-      << k.cpu_threads;
+  EXPECT_EQ(k.cpu_threads, "regions") << k.source;
+  const std::size_t moved = k.source.find("constexpr int R");
+  ASSERT_NE(moved, std::string::npos) << k.source;
+  EXPECT_LT(moved, k.source.find("struct alloy_frame_t {")) << k.source;
+  EXPECT_EQ(k.source.find("constexpr int R", moved + 1), std::string::npos) << k.source;  // not left in place
 }
 
 // A SIMD-group call written with its namespace (mlx-vlm's FP8 round trip:

@@ -151,18 +151,27 @@ def test_each_kernel_runs_on_the_fastest_model_it_allows(monkeypatch, capfd, rng
         name="sum_in_helper", input_names=["x"], output_names=["out"],
         header="float lane_total(float v) { return simd_sum(v); }",
         source="uint i = thread_position_in_grid.x; out[i] = lane_total(x[i]);")
-    # Under an `if`: not provably every thread's call, so not regions.
+    # Under an `if` whose condition may differ between threads: not provably
+    # every thread's call, so not regions.
     under_if = mx.fast.metal_kernel(
         name="sum_under_if", input_names=["x"], output_names=["out"],
         source="uint i = thread_position_in_grid.x; float s = 0.0f;\n"
-               "if (threads_per_threadgroup.x > 1) { s = simd_sum(x[i]); }\nout[i] = s;")
+               "if (x[i] > -10.0f) { s = simd_sum(x[i]); }\nout[i] = s;")
+    # Under an `if` every thread of the group takes the same way (the group's
+    # own attribute; a template constant in mlx-lm's norms): regions.
+    under_uniform_if = mx.fast.metal_kernel(
+        name="sum_under_uniform_if", input_names=["x"], output_names=["out"],
+        source="uint i = thread_position_in_grid.x; float s = 0.0f;\n"
+               "if (threads_per_threadgroup.x > 1) { s = simd_sum(x[i]); } else s = -1.0f;\nout[i] = s;")
     expected = {
         "body": {"auto": "regions", "coroutines": "coroutines", "fibers": "fibers"},
         "under_if": {"auto": "coroutines", "coroutines": "coroutines", "fibers": "fibers"},
+        "under_uniform_if": {"auto": "regions", "coroutines": "coroutines", "fibers": "fibers"},
         "helper": {"auto": "fibers", "coroutines": "fibers", "fibers": "fibers"},
     }
     results = {}
-    for name, k in (("body", in_body), ("under_if", under_if), ("helper", in_helper)):
+    for name, k in (("body", in_body), ("under_if", under_if), ("under_uniform_if", under_uniform_if),
+                    ("helper", in_helper)):
         for mode in MODES:
             monkeypatch.setenv("ALLOY_CPU_SYNC", mode)
 
@@ -475,11 +484,11 @@ def test_simd_group_calls_in_loops_are_split_into_regions(monkeypatch, capfd, rn
                                atol=1e-5)
 
 
-def test_a_body_that_moves_its_parameters_is_not_split(monkeypatch, capfd, rng):
-    """mlx-lm's KL/JS losses: `logits += row * V;` at the top of a body with
-    barriers. Split into regions the group runs the body once, so a thread
-    moving the pointer would move it for all: such a body runs as coroutines
-    (each thread its own copy), and gives each row's sum."""
+def test_a_body_that_moves_its_parameters_gives_each_thread_its_copy(monkeypatch, capfd, rng):
+    """mlx-lm's KL/JS losses and gated delta: `logits += row * V;` at the top
+    of a body with barriers. Split into regions the group runs the body once,
+    so each thread moves a copy of its own, kept in the group's frame (here
+    the rows differ within a group: threads of one group read two rows)."""
     rows, V = 3, 64
     x = rng.standard_normal((rows, V)).astype(np.float32)
     body = """
@@ -488,12 +497,15 @@ def test_a_body_that_moves_its_parameters_is_not_split(monkeypatch, capfd, rng):
         threadgroup float part[64];
         logits += row * V;
         out += row;
-        part[lid] = logits[lid];
+        if (lid >= V / 2) logits += V / 2;  // the second half of the row: a pointer of its own
+        part[lid] = logits[lid % (V / 2)];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        out[0] = 0.0f;  // every thread writes its row's out[0] (the same value)...
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (lid == 0) {
             float s = 0.0f;
             for (int i = 0; i < V; ++i) s += part[i];
-            out[0] = s;
+            out[0] = s;  // ...and one thread its sum
         }
     """
     k = mx.fast.metal_kernel(name="moves_params", input_names=["logits"], output_names=["out"], source=body)
@@ -506,8 +518,86 @@ def test_a_body_that_moves_its_parameters_is_not_split(monkeypatch, capfd, rng):
         return text, np.array(call(False))
 
     got = run_modes(monkeypatch, run)
-    assert runner(got["auto"][0]) == "coroutines"
-    assert "the body changes its parameter 'logits' (source line 5)" in got["auto"][0]
+    assert runner(got["auto"][0]) == "regions"
+    assert "alloy_fv.logits[alloy_t] = logits;" in got["auto"][0]
     for mode in MODES:
         np.testing.assert_allclose(got[mode][1], x.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-4,
                                    err_msg=mode)
+
+
+def test_loop_pragmas_between_a_blocks_statements_are_split_too(monkeypatch, capfd, rng):
+    """mlx-vlm's verifiers put `#pragma clang loop unroll_count(2)` before
+    loops inside loop bodies: a statement of its own there, before a plain
+    loop and before one with SIMD-group calls."""
+    body = """
+        uint gid = thread_position_in_grid.x;
+        float acc = x[gid];
+        for (int r = 0; r < 3; ++r) {
+        #pragma clang loop unroll_count(2)
+          for (int j = 0; j < 4; ++j) acc += float(j);
+        #pragma clang loop unroll(full)
+          for (int j = 0; j < 2; ++j) acc = simd_sum(acc) * 0.01f;
+        }
+        out[gid] = acc;
+    """
+    n = 96
+    x = rng.standard_normal(n).astype(np.float32)
+    k = mx.fast.metal_kernel(name="pragma_in_loops", input_names=["x"], output_names=["out"], source=body)
+
+    def run():
+        call = lambda verbose: k(inputs=[mx.array(x)], grid=(n, 1, 1), threadgroup=(n, 1, 1),  # noqa: E731
+                                 output_shapes=[(n,)], output_dtypes=[mx.float32], init_value=np.nan,
+                                 verbose=verbose)[0]
+        text = translation(capfd, lambda: mx.eval(call(True)))
+        return runner(text), np.array(call(False))
+
+    got = run_modes(monkeypatch, run)
+    assert [got[m][0] for m in MODES] == ["regions", "coroutines", "fibers"]
+    acc = x.astype(np.float64).reshape(3, 32)
+    for _ in range(3):
+        acc = acc + 6
+        for _ in range(2):
+            acc = np.repeat(acc.sum(axis=1, keepdims=True), 32, axis=1) * 0.01
+    for mode in MODES:
+        np.testing.assert_allclose(got[mode][1], acc.reshape(-1), rtol=1e-5, atol=1e-6, err_msg=mode)
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_a_branch_every_thread_takes_the_same_way_is_split(monkeypatch, capfd, rng, wide):
+    """mlx-lm's post_expert_norm_combine: `if (TG > 32) { ... barrier ...
+    simd_sum ... }` on a template constant: a plain `if` of the group around
+    each branch's regions, either branch, with an `else` of one statement."""
+    body = """
+        uint lid = thread_position_in_threadgroup.x;
+        uint lane = thread_index_in_simdgroup;
+        uint sg = simdgroup_index_in_threadgroup;
+        threadgroup float part[8];
+        float v = simd_sum(x[thread_position_in_grid.x]);
+        if (WIDE) {
+            if (lane == 0) part[sg] = v;
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            float p = lane < threads_per_threadgroup.x / 32 ? part[lane] : 0.0f;
+            v = simd_sum(p);
+        } else v = -v;
+        out[thread_position_in_grid.x] = v + float(lid) * 0.0f;
+    """
+    n, tg = 256, 128
+    x = rng.standard_normal(n).astype(np.float32)
+    k = mx.fast.metal_kernel(name="uniform_branch", input_names=["x"], output_names=["out"], source=body)
+
+    def run():
+        call = lambda verbose: k(inputs=[mx.array(x)], template=[("WIDE", wide)], grid=(n, 1, 1),  # noqa: E731
+                                 threadgroup=(tg, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32],
+                                 init_value=np.nan, verbose=verbose)[0]
+        text = translation(capfd, lambda: mx.eval(call(True)))
+        return runner(text), np.array(call(False))
+
+    got = run_modes(monkeypatch, run)
+    assert [got[m][0] for m in MODES] == ["regions", "coroutines", "fibers"]
+    x64 = x.astype(np.float64)
+    if wide:
+        want = np.repeat(x64.reshape(n // tg, tg).sum(axis=1), tg)
+    else:
+        want = -np.repeat(x64.reshape(n // 32, 32).sum(axis=1), 32)
+    for mode in MODES:
+        np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
