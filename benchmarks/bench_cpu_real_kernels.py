@@ -1,0 +1,95 @@
+"""Real MLX kernels nobody here wrote, on the CPU: how their threads run
+(issue 16, item 5). Each kernel, loaded unchanged from its installed package
+(tests/pyshared/real_mlx_code.py), is timed with its threads split into
+regions (ALLOY_CPU_SYNC=auto, what Alloy picks), as coroutines (what it ran
+as before regions took SIMD-group calls in loops and branches every thread
+takes), and, as peers, the file's own ops path on Alloy and on real MLX's
+CPU backend, in the same process on the same data.
+
+  python benchmarks/bench_cpu_real_kernels.py [--reps 7]
+"""
+import argparse
+import os
+import pathlib
+import sys
+import types
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "pyshared"))
+from real_mlx_code import core_of, load  # noqa: E402
+
+from timing import median_ms  # noqa: E402
+
+
+def losses_utils(core):
+    # mlx_lm/utils.py imports transformers: its one helper the file needs.
+    return {"mlx_lm.utils": types.SimpleNamespace(
+        can_run_metal=lambda: core.default_device() == core.gpu and core.metal.is_available())}
+
+
+def kl_grad(m, core, arrays):
+    q, p = arrays
+    return core.grad(lambda a, b: m.kl_div_loss(a, b).sum())(q, p)
+
+
+def bitlinear(m, core, arrays):
+    x, w, s = arrays
+    layer = m.BitLinear(x.shape[-1], w.shape[0] * 4, bias=False)
+    layer.weight, layer.weight_scale = w, s
+    return layer(x)
+
+
+CASES = [
+    # (label, module, call, make inputs, substitutes, has an ops path)
+    ("mlx-lm KL loss + grad, 8 x 32000", "mlx_lm.tuner.losses", kl_grad,
+     lambda r: [r.standard_normal((8, 32000)).astype(np.float32) * 2,
+                r.standard_normal((8, 32000)).astype(np.float32) * 2], losses_utils, True),
+    ("mlx-lm BitLinear, 16 tokens, 2048 -> 2048", "mlx_lm.models.bitlinear_layers", bitlinear,
+     lambda r: [r.standard_normal((16, 2048)).astype(np.float32),
+                r.integers(0, 256, (512, 2048)).astype(np.uint8), np.array([1.5], np.float32)], None, False),
+]
+
+
+def to(core, arrays):
+    return [core.array(a) for a in arrays]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=7)
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    ax, mlx = core_of("alloy"), core_of("mlx")
+    rows = []
+    for label, name, call, make, subs, has_ops in CASES:
+        data = make(rng)
+        times = {}
+        for mode in ("auto", "coroutines"):
+            os.environ["ALLOY_CPU_SYNC"] = mode
+            m = load(name, "alloy", kernels=True, substitutes=subs)
+            a = to(ax, data)
+            times[mode] = median_ms(lambda: ax.eval(call(m, ax, a)), args.reps)
+        os.environ.pop("ALLOY_CPU_SYNC")
+        if has_ops:
+            m = load(name, "alloy", kernels=False, substitutes=subs)
+            a = to(ax, data)
+            times["alloy ops"] = median_ms(lambda: ax.eval(call(m, ax, a)), args.reps)
+            m = load(name, "mlx", kernels=False, substitutes=subs)
+            with mlx.stream(mlx.cpu):
+                a = to(mlx, data)
+                times["mlx ops"] = median_ms(lambda: mlx.eval(call(m, mlx, a)), args.reps)
+        rows.append((label, times))
+    print("| kernel | regions (auto) | coroutines | coroutines / regions | Alloy ops path | MLX CPU ops path |"
+          " MLX ops / regions |")
+    print("|---|---|---|---|---|---|---|")
+    for label, t in rows:
+        ops = f"{t['alloy ops']:.2f} ms" if "alloy ops" in t else "(none)"
+        mops = f"{t['mlx ops']:.2f} ms" if "mlx ops" in t else "(none)"
+        ratio = f"{t['mlx ops'] / t['auto']:.2f}x" if "mlx ops" in t else ""
+        print(f"| {label} | {t['auto']:.2f} ms | {t['coroutines']:.2f} ms | {t['coroutines'] / t['auto']:.2f}x |"
+              f" {ops} | {mops} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
