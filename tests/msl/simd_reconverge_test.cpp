@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "alloy/msl/translate.h"
 
@@ -15,11 +16,14 @@ namespace {
 
 constexpr const char* kReconverge = "::alloy_msl::simd_reconverge(); ";
 
-std::string translated(const std::string& body, Target target) {
+std::string translated(const std::string& body, Target target, const std::string& header = "",
+                       const std::vector<TemplateArg>& templates = {}) {
   KernelSpec s;
   s.name = "k";
   s.inputs = {{"a", "float"}, {"cnt", "int"}};
   s.outputs = {{"out", "float"}};
+  s.template_args = templates;
+  s.header = header;
   s.source = body;
   return translate(s, target).source;
 }
@@ -88,13 +92,7 @@ TEST(MslSimdReconverge, CallsInLoopsEveryThreadRunsTheSameTripsOfAreReconverged)
       "for (int j = 0; j < 4; ++j) acc[j] = simd_max(acc[j]);\n"
       "out[i] = acc[0] + acc[1] + acc[2] + acc[3];\n";
   for (Target t : {Target::Cpp, Target::Cuda}) {
-    KernelSpec s;
-    s.name = "k";
-    s.inputs = {{"a", "float"}, {"cnt", "int"}};
-    s.outputs = {{"out", "float"}};
-    s.template_args = {{"N", TemplateArg::Int, "8"}};
-    s.source = body;
-    const std::string src = translate(s, t).source;
+    const std::string src = translated(body, t, "", {{"N", TemplateArg::Int, "8"}});
     // In the outer loop's block, in the inner loop (a template constant's
     // trips) and in the braceless loop, given a block of its own.
     EXPECT_EQ(count(src, kReconverge), 3u) << src;
@@ -121,13 +119,8 @@ TEST(MslSimdReconverge, LoopsBoundedByAHeadersConstantsAreFollowedButNotByItsMac
       "for (int r = 0; r < LANE_BOUND; ++r) acc = simd_max(acc);\n"
       "out[i] = acc;\n";
   for (Target t : {Target::Cpp, Target::Cuda}) {
-    KernelSpec s;
-    s.name = "k";
-    s.inputs = {{"a", "float"}, {"cnt", "int"}};
-    s.outputs = {{"out", "float"}};
-    s.header = "constant constexpr int ROWS = 4;\n#define LANE_BOUND (thread_index_in_simdgroup + 1)\n";
-    s.source = body;
-    const std::string src = translate(s, t).source;
+    const std::string src =
+        translated(body, t, "constant constexpr int ROWS = 4;\n#define LANE_BOUND (thread_index_in_simdgroup + 1)\n");
     EXPECT_EQ(count(src, kReconverge), 1u) << src;
     auto call = [&](const std::string& c) { return t == Target::Cpp ? "(co_await " + c + ")" : c; };
     EXPECT_NE(src.find("{ " + std::string(kReconverge) + "acc = " + call("simd_sum(acc)") + "; }"), std::string::npos)

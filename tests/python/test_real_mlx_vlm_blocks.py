@@ -141,6 +141,13 @@ def assert_block_close(got, want, name):
     assert error < 2e-2, f"{name}: relative error {error:.4f} in norm"
 
 
+def klein_spec(m, H, D):
+    """(dim, eps, the blocks' spec) of a tiny Klein model: H heads of D."""
+    dim, eps = H * D, 1e-6
+    return dim, eps, m.Flux2KleinBlockSpec(dim=dim, num_heads=H, head_dim=D, mlp_ratio=3.0, layer_norm_eps=eps,
+                                           rms_norm_eps=eps, axes_dims_rope=(D // 4,) * 4)
+
+
 @pytest.mark.parametrize("B,H,D,S,x_dtype", [
     (2, 2, 128, 9, "bfloat16"),  # the model's head_dim: 4 elements a lane
     (1, 3, 64, 5, "float32"),  # 2 elements a lane
@@ -153,9 +160,7 @@ def test_flux2_single_block_fused_norm_rope(rng, klein_blocks, B, H, D, S, x_dty
     against float64 of the whole block."""
     m = klein_blocks
     mx = m.mx
-    dim, eps = H * D, 1e-6
-    spec = m.Flux2KleinBlockSpec(dim=dim, num_heads=H, head_dim=D, mlp_ratio=3.0,
-                                 layer_norm_eps=eps, rms_norm_eps=eps, axes_dims_rope=(D // 4,) * 4)
+    dim, eps, spec = klein_spec(m, H, D)
     w = klein_weights(rng, dict(modulation=(3 * dim, dim), qkv_mlp_proj=(spec.qkv_mlp_out_dim, dim),
                                 out_proj=(dim, spec.out_proj_in_dim), norm_q=(D,), norm_k=(D,)))
     block = m.SingleFlux2Block(spec=spec, weights=m.SingleBlockWeights(**{k: mx.array(v) for k, v in w.items()}),
@@ -205,9 +210,7 @@ def test_flux2_double_block_fused_norm_rope(rng, klein_blocks, B, H, D, S_img, S
     against float64 of the whole block."""
     m = klein_blocks
     mx = m.mx
-    dim, eps = H * D, 1e-6
-    spec = m.Flux2KleinBlockSpec(dim=dim, num_heads=H, head_dim=D, mlp_ratio=3.0,
-                                 layer_norm_eps=eps, rms_norm_eps=eps, axes_dims_rope=(D // 4,) * 4)
+    dim, eps, spec = klein_spec(m, H, D)
     hidden = spec.mlp_hidden_dim
     shapes = dict(modulation_img=(6 * dim, dim), modulation_txt=(6 * dim, dim))
     shapes.update({n: (dim, dim) for n in ("to_q", "to_k", "to_v", "add_q_proj", "add_k_proj", "add_v_proj",
