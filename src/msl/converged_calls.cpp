@@ -87,7 +87,7 @@ std::vector<ConvergedStatement> body_scope_statements(const std::vector<Token>& 
 }  // namespace
 
 std::vector<ConvergedStatement> converged_simd_statements(const std::vector<Token>& toks,
-                                                         const std::set<std::string>& macros, bool bounds_checked) {
+                                                         const std::set<std::string>& macros) {
   std::vector<BodyStmt> body;
   try {
     body = regions::parse_statements(toks, 0, toks.size());
@@ -101,7 +101,14 @@ std::vector<ConvergedStatement> converged_simd_statements(const std::vector<Toke
   names.repeated.clear();
   names.thread_values = per_thread_attributes();
   names.macros = macros;
-  names.indexing = !bounds_checked;
+  // A lane that skips the barrier hangs the others, so the rules are
+  // stricter than the CPU's: a name the body assigns (a parameter moved
+  // per thread: `lim -= lane;`) differs between lanes, and no subscript is
+  // read (a value another lane may be writing).
+  for (std::size_t k = 0; k < toks.size(); ++k)
+    if (toks[k].kind == TokenKind::Identifier && !is_member_access(toks, k) && changes_name_at(toks, k, false))
+      names.body_locals.insert(toks[k].text);
+  names.indexing = false;
   Walker w(toks, names);
   w.list(body);
   return w.found_;

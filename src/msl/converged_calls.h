@@ -32,9 +32,9 @@ struct ConvergedStatement {
 // The statements of the body `toks` (a metal_kernel source) that make a
 // SIMD-group call with every lane present. `macros`: the macros of the
 // kernel's texts whose bodies name anything, which a uniform loop's header
-// may not read (program-scope constants it may: MSL's are `constant`);
-// `bounds_checked`: subscripts may stop a thread, so none may be read there.
+// may not read (program-scope constants it may: MSL's are `constant`); nor
+// may it read a subscript or a name the body assigns.
 std::vector<ConvergedStatement> converged_simd_statements(const std::vector<Token>& toks,
-                                                         const std::set<std::string>& macros, bool bounds_checked);
+                                                         const std::set<std::string>& macros);
 
 }  // namespace alloy::msl

@@ -269,7 +269,7 @@ class Rewriter {
   // not promise that lanes which left a loop or a branch at different times
   // are together again there.
   void reconverge_before_simd_calls(const std::vector<Token>& toks, Out& out) const {
-    for (const ConvergedStatement& s : converged_simd_statements(toks, macros_, checked_ != nullptr)) {
+    for (const ConvergedStatement& s : converged_simd_statements(toks, macros_)) {
       out[s.begin] = std::string(s.lone_loop_body ? "{ " : "") + "::alloy_msl::simd_reconverge(); " +
                      current(toks, out, s.begin);
       if (s.lone_loop_body) out[s.end - 1] = current(toks, out, s.end - 1) + " }";

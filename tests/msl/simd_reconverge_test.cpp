@@ -68,6 +68,8 @@ TEST(MslSimdReconverge, BranchesLoopsBarriersAndCallsAfterAReturnAreLeftAlone) {
       "uint n = 3;\n"
       "for (uint k = 0; k < n; ++k) v += simd_min(v);\n"  // a body local: not followed
       "for (int k = 0; k < 2; ++k) { while (v > 1.0f) v = simd_sum(v) * 0.5f; }\n"  // a while loop's own
+      "for (int k = 0; k < cnt[0]; ++k) v += simd_max(v);\n"  // a subscript another lane may write
+
       "simdgroup_barrier(mem_flags::mem_none);\n"     // synchronises itself
       "if (cnt[i] > 3) return;\n"
       "out[i] = simd_sum(v);\n";                       // lanes have left: no barrier
