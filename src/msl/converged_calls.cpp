@@ -88,30 +88,31 @@ std::vector<ConvergedStatement> body_scope_statements(const std::vector<Token>& 
 
 std::vector<ConvergedStatement> converged_simd_statements(const std::vector<Token>& toks,
                                                          const std::set<std::string>& macros) {
-  std::vector<BodyStmt> body;
+  // The statement parser and its helpers decline forms they do not read (a
+  // for header without its two `;`, ...): then the body's own scope only.
   try {
-    body = regions::parse_statements(toks, 0, toks.size());
+    const std::vector<BodyStmt> body = regions::parse_statements(toks, 0, toks.size());
+    UniformNames names = body_names(toks, body);
+    // A counter's name declared again elsewhere (`j` of two loops) matters to
+    // the CPU's frame, not here: its own loop's body is checked for changes
+    // to it, a shadowing declaration's included.
+    names.repeated.clear();
+    names.thread_values = per_thread_attributes();
+    names.macros = macros;
+    // A lane that skips the barrier hangs the others, so the rules are
+    // stricter than the CPU's: a name the body assigns (a parameter moved
+    // per thread: `lim -= lane;`) differs between lanes, and no subscript is
+    // read (a value another lane may be writing).
+    for (std::size_t k = 0; k < toks.size(); ++k)
+      if (toks[k].kind == TokenKind::Identifier && !is_member_access(toks, k) && changes_name_at(toks, k, false))
+        names.body_locals.insert(toks[k].text);
+    names.indexing = false;
+    Walker w(toks, names);
+    w.list(body);
+    return w.found_;
   } catch (const regions::NotRegions&) {
     return body_scope_statements(toks);
   }
-  UniformNames names = body_names(toks, body);
-  // A counter's name declared again elsewhere (`j` of two loops) matters to
-  // the CPU's frame, not here: its own loop's body is checked for changes
-  // to it, a shadowing declaration's included.
-  names.repeated.clear();
-  names.thread_values = per_thread_attributes();
-  names.macros = macros;
-  // A lane that skips the barrier hangs the others, so the rules are
-  // stricter than the CPU's: a name the body assigns (a parameter moved
-  // per thread: `lim -= lane;`) differs between lanes, and no subscript is
-  // read (a value another lane may be writing).
-  for (std::size_t k = 0; k < toks.size(); ++k)
-    if (toks[k].kind == TokenKind::Identifier && !is_member_access(toks, k) && changes_name_at(toks, k, false))
-      names.body_locals.insert(toks[k].text);
-  names.indexing = false;
-  Walker w(toks, names);
-  w.list(body);
-  return w.found_;
 }
 
 }  // namespace alloy::msl

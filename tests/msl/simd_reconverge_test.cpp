@@ -130,5 +130,20 @@ TEST(MslSimdReconverge, LoopsBoundedByAHeadersConstantsAreFollowedButNotByItsMac
   }
 }
 
+// A body the statement parser declines (a for header without its second
+// `;`, found by the fuzzer) still translates: the compiler reports it, and
+// calls at the body's own scope are reconverged as before.
+TEST(MslSimdReconverge, BodiesTheParserDeclinesKeepTheBodysScope) {
+  const std::string body =
+      "uint i = thread_position_in_grid.x;\n"
+      "float v = a[i];\n"
+      "for (int j = 0 < 4; ++j) v += simd_max(v);\n"
+      "out[i] = simd_sum(v);\n";
+  for (Target t : {Target::Cpp, Target::Cuda}) {
+    const std::string src = translated(body, t);
+    EXPECT_EQ(count(src, kReconverge), 1u) << src;
+  }
+}
+
 }  // namespace
 }  // namespace alloy::msl
