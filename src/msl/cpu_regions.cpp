@@ -1,5 +1,6 @@
 #include "msl/cpu_regions.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <set>
@@ -26,7 +27,24 @@ constexpr unsigned kCallsPerStatement = 4;
 
 class Planner {
  public:
-  Planner(const std::vector<Token>& t, const UniformNames& names) : t_(t), names_(names) {}
+  Planner(const std::vector<Token>& t, const UniformNames& names, const std::set<std::string>& changed_params)
+      : t_(t), names_(names), changed_params_(changed_params), block_end_(t.size(), t.size()) {
+    // Each token's innermost enclosing block's `}` (a declaration's scope
+    // ends there; a for loop's init clause's at the loop's end).
+    std::vector<std::size_t> open;
+    std::vector<std::size_t> inner(t.size(), t.size());
+    std::map<std::size_t, std::size_t> closes;
+    for (std::size_t k = 0; k < t.size(); ++k) {
+      if (!open.empty()) inner[k] = open.back();
+      if (t[k].is_punct("{")) open.push_back(k);
+      if (t[k].is_punct("}") && !open.empty()) {
+        closes[open.back()] = k;
+        open.pop_back();
+      }
+    }
+    for (std::size_t k = 0; k < t.size(); ++k)
+      if (auto c = closes.find(inner[k]); c != closes.end()) block_end_[k] = c->second;
+  }
 
   void check(const std::vector<BodyStmt>& list, bool in_loop) {
     for (const BodyStmt& s : list) {
@@ -51,6 +69,16 @@ class Planner {
             for (const BodyStmt& branch : s.kids) {
               std::vector<BodyStmt> one;
               check(branch_list(branch, one), in_loop);
+            }
+            break;
+          }
+          // Threads may take it differently: SIMD-group calls in it cover
+          // the lanes that take each branch (region_branch). A barrier there
+          // is a divergent barrier, which coroutines and fibers report.
+          if (branching_if(s)) {
+            for (const BodyStmt& branch : s.kids) {
+              std::vector<BodyStmt> one;
+              check(branch_list(branch, one), true);  // (no break or continue out of it)
             }
             break;
           }
@@ -90,13 +118,20 @@ class Planner {
         continue;
       }
       if (s.kind == Kind::Block) {
+        // Its regions are its own, as the rewrite closes a region at either end.
+        ++cur_;
         number(s.kids);
+        ++cur_;
         continue;
       }
       // A branch every thread takes the same way: a plain `if` of the group
-      // around each branch's regions.
-      if (uniform_if(s)) {
-        uniform_ifs_.insert(s.begin);
+      // around each branch's regions. One threads may take differently
+      // (check() allows no other): its condition in a region of its own,
+      // then each branch's regions.
+      if (s.kind == Kind::If) {
+        const bool same_way = uniform_if(s);
+        (same_way ? uniform_ifs_ : branching_ifs_).insert(s.begin);
+        if (!same_way) mark(s.open + 1, s.close, ++cur_);
         for (const BodyStmt& branch : s.kids) {
           ++cur_;
           std::vector<BodyStmt> one;
@@ -122,7 +157,7 @@ class Planner {
         for_clauses(t_, s, s1, s2);
         ++cur_;
         mark(s.open + 1, s1, cur_);
-        declare(s.open + 1, s1, cur_, true);
+        declare(s.open + 1, s1, cur_, true, s.end);
         ++cur_;
         mark(s1 + 1, s2, cur_);
       } else {
@@ -143,6 +178,7 @@ class Planner {
     plan.body = std::move(body);
     plan.uniform_loops = uniform_;
     plan.uniform_ifs = uniform_ifs_;
+    plan.branching_ifs = branching_ifs_;
     // Constants declared from the frame's place on are not in scope for its
     // members' types (RegionsPlan::frame_at).
     plan.frame_at = t_.size();
@@ -151,34 +187,49 @@ class Planner {
         plan.frame_at = s.begin;
         break;
       }
-    for (const BodyStmt& s : plan.body)
-      if (s.begin > plan.frame_at && group_declaration(t_, s) && declaration(t_, s.begin, s.end - 1)->constant &&
-          !declaration(t_, s.begin, s.end - 1)->threadgroup)
-        plan.moved_constants.emplace_back(s.begin, s.end);
+    for (const BodyStmt& s : plan.body) {
+      if (s.begin <= plan.frame_at || !group_declaration(t_, s)) continue;
+      const auto d = declaration(t_, s.begin, s.end - 1);
+      if (type_alias(t_, s) || (d && d->constant && !d->threadgroup)) plan.moved_constants.emplace_back(s.begin, s.end);
+    }
     auto moved = [&](const Declaration& d) {
       for (auto [b, e] : plan.moved_constants)
         if (d.name >= b && d.name < e) return true;
       return false;
     };
-    for (const auto& [name, decls] : decls_) {
-      // Declared at the body's own scope and used in a region other than its
-      // own: it must live in a per-thread array.
-      const Decl* own = nullptr;
+    // A declaration at the body's own scope used in a region other than its
+    // own: its value must live in a per-thread array. So must the others
+    // its statement declares (`float a = x, b = y;` becomes `a = x, b = y;`).
+    std::set<const Decl*> crossing;
+    std::map<int, std::map<std::string, std::set<const Decl*>>> in_region;  // what each region uses
+    for (const Use& u : uses_) {
+      const Decl* d = resolve(u.token);
+      if (!d || d->nested) continue;
+      in_region[u.region][t_[u.token].text].insert(d);
+      if (u.region != d->region) crossing.insert(d);
+    }
+    std::set<std::size_t> shared_statements;  // their first names
+    for (const Decl* d : crossing)
+      if (d->decl.multiple) shared_statements.insert(d->first_name);
+    for (const auto& [name, decls] : decls_)
       for (const Decl& d : decls)
-        if (!d.nested && !own) own = &d;
-      if (!own) continue;
-      bool crosses = false;
-      for (const Use& u : uses_)
-        if (t_[u.token].text == name && u.region != own->region) crosses = true;
-      if (!crosses) continue;
-      // Other declarations inside statements of one region are C++ locals
-      // of that region's loop, which shadow the frame's value there.
-      std::size_t group_level = 0;
-      for (const Decl& d : decls) group_level += !d.nested;
-      if (group_level > 1) throw NotRegions{"'" + name + "' is declared more than once and lives across a barrier"};
+        if (!d.nested && shared_statements.count(d.first_name)) crossing.insert(&d);
+    std::vector<const Decl*> ordered(crossing.begin(), crossing.end());
+    std::sort(ordered.begin(), ordered.end(), [](const Decl* a, const Decl* b) { return a->decl.name < b->decl.name; });
+    std::set<std::string> typed;         // the names plan.type_declarations repeat
+    std::map<std::string, int> storages;  // the frame's arrays of each name so far
+    std::map<const Decl*, std::string> storage_of;
+    for (const Decl* own : ordered) {
+      const std::string& name = t_[own->decl.name].text;
+      // A name declared again in a block of its own (mlx-lm's losses: an
+      // `offset` in each of two blocks) has an array of its own, unless one
+      // region reads both (its one local could not be both).
+      for (const auto& [region, names] : in_region)
+        if (auto n = names.find(name); n != names.end() && n->second.size() > 1 && n->second.count(own))
+          throw NotRegions{"'" + name + "' is declared more than once and one region reads two of them"};
       const Declaration& x = own->decl;
-      if (x.uses_auto) throw NotRegions{"'" + name + "' is declared `auto` and lives across a barrier"};
-      if (x.multiple) throw NotRegions{"'" + name + "' is declared with others in one statement and lives across a barrier"};
+      if (x.multiple && (x.uses_auto || own->pointer || (x.array && x.init)))
+        throw NotRegions{"'" + name + "' is declared with others in one statement, in a form regions cannot split, and lives across a barrier"};
       if (x.is_static) throw NotRegions{"'" + name + "' is static"};
       if (x.threadgroup || x.constant) continue;  // placed once for the group
       for (std::size_t k = x.type_begin; k < x.name; ++k)
@@ -194,8 +245,28 @@ class Planner {
             throw NotRegions{"'" + name + "' lives across a barrier and its type names '" + t_[k].text +
                              "', a constant declared after the body's first statement"};
       }
-      plan.hoisted.push_back({x.type_begin, x.name, x.after, !x.array && x.init == '=', x.array && x.init != 0});
+      if (x.uses_auto) {
+        if (x.init != '=') throw NotRegions{"'" + name + "' is declared `auto` in a form regions cannot split"};
+        deduce_type(*own, plan, typed, moved);
+      }
+      HoistedVariable h{x.type_begin, x.name, x.after, !x.array && x.init == '=', x.array && x.init != 0, x.uses_auto};
+      h.type_end = own->first_name;
+      const int n = storages[name]++;
+      h.storage = n == 0 ? name : "alloy_" + std::to_string(n) + "_" + name;  // (the body has no alloy_ names)
+      storage_of[own] = h.storage;
+      if (x.multiple && !h.initialised) {
+        // Its `,` goes with it: the one before it, or for the first the next one's.
+        h.separator = own->comma;
+        if (!h.separator)
+          for (const Declarator& d : declarators(t_, x.type_begin, own->end))
+            if (d.comma && !h.separator) h.separator = d.comma;
+      }
+      plan.hoisted.push_back(h);
     }
+    for (const Use& u : uses_)
+      if (const Decl* d = resolve(u.token); d && storage_of.count(d)) plan.hoisted_uses[u.token] = storage_of.at(d);
+    std::sort(plan.type_declarations.begin(), plan.type_declarations.end(),
+              [](const TypeDeclaration& a, const TypeDeclaration& b) { return a.name < b.name; });
     return plan;
   }
 
@@ -208,11 +279,97 @@ class Planner {
     Declaration decl;
     int region;
     bool nested;
+    std::size_t end;         // the token ending its statement (or its for loop's init clause)
+    std::size_t comma;       // the `,` before it where it is not its statement's first declarator
+    bool pointer;            // its own `*` or `&` (Declarator::pointer)
+    std::size_t first_name;  // its statement's first declarator's name
+    std::size_t scope_end;   // the token its scope ends at
   };
+  // The declaration a use of a name at token k refers to: the latest one
+  // before it whose scope holds it (none for a parameter, a loop counter of
+  // a uniform loop, a program-scope name).
+  const Decl* resolve(std::size_t k) const {
+    auto found = decls_.find(t_[k].text);
+    if (found == decls_.end()) return nullptr;
+    const Decl* best = nullptr;
+    for (const Decl& d : found->second)
+      if (d.decl.name <= k && k < d.scope_end && (!best || d.decl.name > best->decl.name)) best = &d;
+    return best;
+  }
+
+  // The declarations a lambda must repeat to deduce the type of `name`,
+  // declared `auto` at the body's own scope: its own and, through its
+  // initialiser, those of the body's names it reads (their `auto` ones
+  // in turn). Constants and threadgroup storage declared before the frame
+  // are in scope there; the parameters and the thread's attributes too.
+  template <class Moved>
+  void deduce_type(const Decl& own_decl, RegionsPlan& plan, std::set<std::string>& seen, const Moved& moved) {
+    const Decl* own = &own_decl;
+    const std::string& name = t_[own->decl.name].text;
+    const std::string why = "'" + name + "' is declared `auto`, lives across a barrier and ";
+    // The lambda repeats declarations in one scope: one of each name.
+    if (!seen.insert(name).second) {
+      for (const TypeDeclaration& d : plan.type_declarations)
+        if (t_[d.name].text == name && d.name != own->decl.name) throw NotRegions{why + "is declared more than once"};
+      return;
+    }
+    const Declaration& x = own->decl;
+    const std::size_t init = x.after + 1;
+    if (has_sync(t_, init, own->end)) throw NotRegions{why + "is initialised by a SIMD-group call"};
+    for (std::size_t k = x.type_begin; k < own->end; ++k) {
+      const Token& tok = t_[k];
+      if (tok.is_punct("{")) throw NotRegions{why + "its initialiser has a block (" + line_of(tok) + ")"};
+      if (k == x.name || tok.kind != TokenKind::Identifier || is_member_access(t_, k) ||
+          (k > 0 && t_[k - 1].is_punct("::")) || !names_.body_locals.count(tok.text) || changed_params_.count(tok.text))
+        continue;
+      const Decl* dep = resolve(k);
+      if (!dep) throw NotRegions{why + "its type depends on '" + tok.text + "', declared where it cannot be repeated"};
+      if (dep->nested) throw NotRegions{why + "its type depends on '" + tok.text + "', declared in a nested statement"};
+      if (dep->decl.constant || dep->decl.threadgroup) {
+        if (dep->decl.name < plan.frame_at || moved(dep->decl)) continue;
+        throw NotRegions{why + "its type depends on '" + tok.text + "', declared after the body's first statement"};
+      }
+      if (dep->decl.uses_auto) {
+        deduce_type(*dep, plan, seen, moved);
+      } else if (!seen.insert(tok.text).second) {
+        for (const TypeDeclaration& d : plan.type_declarations)
+          if (t_[d.name].text == tok.text && d.name != dep->decl.name)
+            throw NotRegions{why + "its type depends on '" + tok.text + "', declared more than once"};
+      } else {
+        const Declaration& y = dep->decl;
+        if (y.is_static) throw NotRegions{why + "its type depends on '" + tok.text + "', declared where it cannot be repeated"};
+        for (std::size_t j = y.type_begin; j < y.after; ++j) {
+          if (t_[j].is_punct("&") || t_[j].is_punct("&&"))
+            throw NotRegions{why + "its type depends on '" + tok.text + "', a reference"};
+          auto c = decls_.find(t_[j].text);
+          if (j == y.name || t_[j].kind != TokenKind::Identifier || c == decls_.end()) continue;
+          for (const Decl& d : c->second)
+            if (d.decl.constant && d.decl.name > plan.frame_at && !moved(d.decl))
+              throw NotRegions{why + "its type depends on '" + tok.text + "', whose type names a later constant"};
+        }
+        if (dep->pointer) throw NotRegions{why + "its type depends on '" + tok.text + "', declared where it cannot be repeated"};
+        plan.type_declarations.push_back(
+            {dep->decl.type_begin, dep->first_name, dep->decl.name, dep->decl.after, dep->end, false});
+      }
+    }
+    if (x.multiple) throw NotRegions{why + "is declared with others"};
+    plan.type_declarations.push_back({x.type_begin, x.name, x.name, x.after, own->end, true});
+  }
 
   bool uniform(const BodyStmt& s) const { return s.kind == Kind::For && is_uniform_for(t_, s, names_); }
   bool uniform_if(const BodyStmt& s) const {
     return s.kind == Kind::If && is_uniform_condition(t_, s.open + 1, s.close, names_);
+  }
+  // An `if` whose branches have SIMD-group calls but no barrier, and whose
+  // condition neither synchronises nor assigns (it is evaluated once per
+  // thread, in a lambda of its own).
+  bool branching_if(const BodyStmt& s) const {
+    if (s.kind != Kind::If || has_sync(t_, s.open, s.close)) return false;
+    for (std::size_t k = s.open + 1; k < s.close; ++k)
+      if (changes_name_at(t_, k, /*or_address=*/false)) return false;
+    for (std::size_t k = s.close; k < s.end; ++k)
+      if (is_sync_call(t_, k) && is_barrier_name(t_[k].text)) return false;
+    return true;
   }
   // A branch's statements (`one` holds a single statement's).
   static const std::vector<BodyStmt>& branch_list(const BodyStmt& b, std::vector<BodyStmt>& one) {
@@ -260,24 +417,27 @@ class Planner {
     }
   }
 
-  void declare(std::size_t b, std::size_t e, int region, bool group_level) {
-    auto d = declaration(t_, b, e);
-    if (!d) {
+  void declare(std::size_t b, std::size_t e, int region, bool group_level, std::size_t for_end = 0) {
+    const std::vector<Declarator> all = declarators(t_, b, e);
+    if (all.empty()) {
       // Threadgroup storage must be declared where the group's code runs once.
       for (std::size_t k = b; k < e; ++k)
         if (!group_level && t_[k].is_ident("threadgroup") && declares_threadgroup_storage(t_, k))
           throw NotRegions{"threadgroup memory declared inside a block (" + line_of(t_[k]) + ")"};
       return;
     }
-    if (!group_level && d->threadgroup)
-      throw NotRegions{"threadgroup memory declared inside a block (" + line_of(t_[d->name]) + ")"};
-    decls_[t_[d->name].text].push_back({*d, region, !group_level});
+    const Declaration& first = all.front().decl;
+    if (!group_level && first.threadgroup)
+      throw NotRegions{"threadgroup memory declared inside a block (" + line_of(t_[first.name]) + ")"};
+    for (const Declarator& d : all)
+      decls_[t_[d.decl.name].text].push_back({d.decl, region, !group_level, e, d.comma, d.pointer, first.name,
+                                              for_end ? for_end : block_end_[d.decl.name]});
   }
 
   void nested_for_init(const BodyStmt& s) {
     std::size_t s1 = 0, s2 = 0;
     for_clauses(t_, s, s1, s2);
-    declare(s.open + 1, s1, -1, false);
+    declare(s.open + 1, s1, -1, false, s.end);
   }
 
   // Declarations inside a statement that runs in one region (they shadow).
@@ -291,9 +451,11 @@ class Planner {
 
   const std::vector<Token>& t_;
   const UniformNames& names_;
+  const std::set<std::string>& changed_params_;
   std::vector<Use> uses_;
   std::map<std::string, std::vector<Decl>> decls_;
-  std::set<std::size_t> uniform_, uniform_ifs_;
+  std::vector<std::size_t> block_end_;
+  std::set<std::size_t> uniform_, uniform_ifs_, branching_ifs_;
   int cur_ = 0;
 };
 
@@ -327,33 +489,40 @@ class Splitter {
 
   void run() {
     std::string prologue;
+    const std::string types = deduced_types();
     for (const HoistedVariable& h : plan_.hoisted) {
-      const std::string name = t_[h.name].text;
+      const std::string name = t_[h.name].text, at = "alloy_fv." + h.storage + "[alloy_tid]";
       std::string type;
-      for (std::size_t k = h.type_begin; k < h.name; ++k)
-        if (!t_[k].is_ident("const")) type += (type.empty() ? "" : " ") + cur(k);
+      // The array is assigned: a `const` of the value goes, one of what a
+      // pointer points to stays.
+      for (std::size_t k = h.type_begin; k < h.type_end; ++k) {
+        bool pointee = false;
+        for (std::size_t j = k + 1; j < h.type_end; ++j) pointee = pointee || t_[j].is_punct("*");
+        if (!t_[k].is_ident("const") || pointee) type += (type.empty() ? "" : " ") + cur(k);
+      }
+      if (h.deduced) type = "::alloy_msl::cpu::region_value_t<decltype(alloy_types_t::m_" + h.storage + ")>";
       std::string dims = text(t_, out_, h.name + 1, h.end);
-      prologue += type + " " + name + "[::alloy_msl::cpu::kRegionMaxThreads]" + dims + "; ";
+      prologue += type + " " + h.storage + "[::alloy_msl::cpu::kRegionMaxThreads]" + dims + "; ";
       // Each region works on its thread's values in locals of the same
       // names (registers, free of aliasing), loaded at its start and stored
       // at its end; an array is reached in place.
       const bool array = h.end > h.name + 1;
-      vars_[name] = {array ? "auto& " + name + " = alloy_fv." + name + "[alloy_tid]; "
-                           : type + " " + name + " = alloy_fv." + name + "[alloy_tid]; ",
-                     array ? "" : "alloy_fv." + name + "[alloy_tid] = " + name + "; "};
+      vars_[h.storage] = {array ? "auto& " + name + " = " + at + "; " : type + " " + name + " = " + at + "; ",
+                          array ? "" : at + " = " + name + "; "};
     }
     // A parameter the body changes: each thread's copy, from the parameter.
-    std::string copies, types;  // (a member may not name the parameter it is named after: a type first)
+    std::string copies, param_types;  // (a member may not name the parameter it is named after: a type first)
     for (const std::string& p : plan_.copied_params) {
-      types += "typedef __typeof__(" + p + ") alloy_param_t_" + p + "; ";
+      param_types += "typedef __typeof__(" + p + ") alloy_param_t_" + p + "; ";
       prologue += "alloy_param_t_" + p + " " + p + "[::alloy_msl::cpu::kRegionMaxThreads]; ";
       copies += "for (unsigned alloy_t = 0; alloy_t < alloy_g.count; ++alloy_t) alloy_fv." + p + "[alloy_t] = " + p + "; ";
       vars_[p] = {"auto " + p + " = alloy_fv." + p + "[alloy_tid]; ", "alloy_fv." + p + "[alloy_tid] = " + p + "; "};
+      copied_.insert(p);
     }
     // One block for them all, held by the group's state (no thread_local in
     // the loops: each access would look the thread's storage up).
     if (!prologue.empty())
-      prologue = moved_constants() + types + "struct alloy_frame_t { " + prologue +
+      prologue = moved_constants() + param_types + types + "struct alloy_frame_t { " + prologue +
                  "}; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, "
                  "sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; " +
                  copies;
@@ -372,7 +541,9 @@ class Splitter {
         out_[end] = "; __builtin_memcpy(&" + name + ", &" + temp + ", sizeof(" + temp + ")); }";
         continue;
       }
-      for (std::size_t k = h.type_begin; k < h.name; ++k) out_[k] = "";
+      if (h.type_end == h.name)  // (a later declarator keeps the `,` before it)
+        for (std::size_t k = h.type_begin; k < h.name; ++k) out_[k] = "";
+      if (h.separator) out_[h.separator] = "";
       if (!h.initialised)
         for (std::size_t k = h.name; k < h.end; ++k) out_[k] = "";
       else
@@ -400,6 +571,29 @@ class Splitter {
  private:
   std::string cur(std::size_t k) const { return out_[k] ? *out_[k] : t_[k].text; }
 
+  // The types of the values declared `auto` that live across regions
+  // (HoistedVariable::deduced): a lambda, never called, repeats the
+  // declarations they depend on after the thread's attributes, as a region
+  // would, and a struct of its members gives each one's type as
+  // alloy_types_t::m_<name>. (Read before the regions rewrite the tokens.)
+  std::string deduced_types() const {
+    std::string decls, members;
+    for (const TypeDeclaration& d : plan_.type_declarations) {
+      if (d.uses_auto) {
+        decls += text(t_, out_, d.type_begin, d.end) + "; ";
+        continue;
+      }
+      decls += text(t_, out_, d.type_begin, d.type_end) + " " + text(t_, out_, d.name, d.after) + " {}; ";
+    }
+    for (const HoistedVariable& h : plan_.hoisted)
+      if (h.deduced) members += "decltype(" + t_[h.name].text + ") m_" + h.storage + "; ";
+    if (members.empty()) return "";
+    return "[[maybe_unused]] auto alloy_types_fn = [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) { " + ids_ +
+           decls + "struct alloy_types_r { " + members +
+           "}; return static_cast<alloy_types_r*>(nullptr); }; typedef ::alloy_msl::cpu::region_pointee_t<decltype("
+           "alloy_types_fn(0ul, ::metal::uint3{}))> alloy_types_t; ";
+  }
+
   // RegionsPlan::moved_constants' text, taken from their places.
   std::string moved_constants() {
     std::string moved;
@@ -412,13 +606,19 @@ class Splitter {
 
   // The hoisted names tokens [b, e) use; those the tokens may change also
   // go to region_written_ (a region stores back only those).
+  // (Keys: the frame's array a use refers to, RegionsPlan::hoisted_uses;
+  // a copied parameter's name.)
   void uses(std::size_t b, std::size_t e, std::set<std::string>& names) {
-    for (std::size_t k = b; k < e; ++k)
-      if (t_[k].kind == TokenKind::Identifier && vars_.count(t_[k].text) && !is_member_access(t_, k) &&
-          !(k > 0 && t_[k - 1].is_punct("::"))) {
-        names.insert(t_[k].text);
-        if (may_change(k, b)) region_written_.insert(t_[k].text);
-      }
+    for (std::size_t k = b; k < e; ++k) {
+      if (t_[k].kind != TokenKind::Identifier || is_member_access(t_, k) || (k > 0 && t_[k - 1].is_punct("::")))
+        continue;
+      std::string key;
+      if (auto at = plan_.hoisted_uses.find(k); at != plan_.hoisted_uses.end()) key = at->second;
+      else if (copied_.count(t_[k].text)) key = t_[k].text;
+      else continue;
+      names.insert(key);
+      if (may_change(k, b)) region_written_.insert(key);
+    }
   }
   // Whether the use of a hoisted name at token k (its statement starting at
   // or after `first`) may change its value: assigned, incremented, its
@@ -649,9 +849,37 @@ class Splitter {
     end_loop(s, loop_body_regions(s, head), "} } ");
   }
 
+  // A branch threads may take differently (plan.branching_ifs):
+  // `if (region_branch(cond)) {`, the first branch's regions, `} if
+  // (region_else()) {`, the other's, `} region_rejoin();`.
+  void branching_if(const BodyStmt& s) {
+    close();
+    const std::string depth = std::to_string(depth_++) + "u";
+    std::set<std::string> in_cond;
+    uses(s.open + 1, s.close, in_cond);
+    out_[s.begin] = pending_ + "if (::alloy_msl::cpu::region_branch(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) -> bool { " +
+                    ids_ + loads(in_cond) + "return bool(" + text(t_, out_, s.open + 1, s.close) + "); }, " + depth + ")) { ";
+    pending_.clear();
+    for (std::size_t k = s.begin + 1; k <= s.close; ++k) out_[k] = "";
+    const std::string rejoin = "} ::alloy_msl::cpu::region_rejoin(alloy_g, " + depth + "); ";
+    const std::string then_end = branch_regions(s.kids[0]);
+    if (s.kids.size() == 1) {
+      end_branch(s.kids[0], then_end, rejoin);
+    } else {
+      end_branch(s.kids[0], then_end, "} if (::alloy_msl::cpu::region_else(alloy_g, " + depth + ")) { ");
+      for (std::size_t k = s.kids[0].end; k < s.kids[1].begin; ++k) out_[k] = "";  // `else`
+      end_branch(s.kids[1], branch_regions(s.kids[1]), rejoin);
+    }
+    --depth_;
+  }
+
   void loop(const BodyStmt& s) {
     if (plan_.uniform_ifs.count(s.begin)) {
       uniform_if(s);
+      return;
+    }
+    if (plan_.branching_ifs.count(s.begin)) {
+      branching_if(s);
       return;
     }
     close();
@@ -701,7 +929,8 @@ class Splitter {
   const std::vector<Token>& t_;
   Out& out_;
   std::string ids_, pending_;
-  std::map<std::string, std::pair<std::string, std::string>> vars_;  // hoisted: (load, store) text
+  std::map<std::string, std::pair<std::string, std::string>> vars_;  // by key (uses()): (load, store) text
+  std::set<std::string> copied_;                                      // RegionsPlan::copied_params
   std::set<std::string> region_names_;                                // the open region's hoisted names
   std::set<std::string> region_written_;                              // those it may change
   unsigned depth_ = 0;       // group-level loops entered
@@ -882,7 +1111,7 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     names.thread_values = shape.thread_names;
     names.macros = macros_naming_anything(lexed);
     names.indexing = !spec.bounds_check;
-    Planner planner(toks, names);
+    Planner planner(toks, names, changed);
     planner.check(stmts, false);
     planner.number(stmts);
     RegionsPlan plan = planner.finish(std::move(stmts));

@@ -10,13 +10,14 @@
 // and SIMD-group calls in straight-line code of the kernel's body, barriers
 // in `for` and `while` loops there (every thread must agree on the loop's
 // condition; a thread that leaves early waits after the loop until the
-// others do, as a SIMT machine reconverges there). Anything else (such a call under
-// an `if`, SIMD-group calls in a loop, `break` out of a loop with barriers,
-// a value that must live across regions declared with `auto` or with
-// several declarators, a whole program) runs on coroutines, as the plan's
-// `why_not` says.
+// others do, as a SIMT machine reconverges there), SIMD-group calls under
+// an `if` whose threads may differ (each branch runs for the threads that
+// take it). Anything else (a barrier under such an `if`, `break` out of a
+// loop with barriers, a value that must live across regions declared with several
+// declarators) runs on coroutines, as the plan's `why_not` says.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -38,25 +39,50 @@ struct BodyStmt {
 
 // A declaration of the body's own scope whose value lives across regions.
 struct HoistedVariable {
-  std::size_t type_begin = 0, name = 0, end = 0;  // tokens: type [type_begin, name), dims (name, end)
+  std::size_t type_begin = 0, name = 0, end = 0;  // tokens: type [type_begin, type_end), dims (name, end)
   bool initialised = false;                     // `T x = ...`: becomes `x[tid] = ...`
   // `T a[N] = {...}` (or `T a[N]{...}`): the initialiser fills a temporary
   // that is copied into the thread's array.
   bool array_initialised = false;
+  // Declared `auto`: the frame's array takes the type a lambda that repeats
+  // the declarations it depends on deduces (RegionsPlan::type_declarations).
+  bool deduced = false;
+  // One of several declarators of a statement (`float a = x, b[4], c;`,
+  // each then hoisted): its type ends at the first one's name (type_end;
+  // that name for a lone one). The statement becomes the comma expression
+  // of the initialised ones' assignments; an uninitialised one's `,`
+  // (separator) goes with it.
+  std::size_t type_end = 0, separator = 0;
+  // Its per-thread array in the frame: its name, or for a name the body
+  // declares again (in a block of its own) `alloy_<n>_<name>`.
+  std::string storage;
+};
+
+// A declaration the deduced types of the frame need, in the body's order:
+// an `auto` one is repeated with its initialiser (never run: only its type
+// is asked), another as its type and name.
+struct TypeDeclaration {
+  // type [type_begin, type_end), name and dims [name, after); end: its `;`
+  std::size_t type_begin = 0, type_end = 0, name = 0, after = 0, end = 0;
+  bool uses_auto = false;
 };
 
 struct RegionsPlan {
   std::size_t begin = 0, end = 0;  // the body's tokens (inside its braces, for a program's kernel)
   std::vector<BodyStmt> body;
   std::vector<HoistedVariable> hoisted;
+  std::vector<TypeDeclaration> type_declarations;  // for the `deduced` ones
+  // Each use of a hoisted value (token) -> its array (HoistedVariable::storage).
+  std::map<std::size_t, std::string> hoisted_uses;
   // The first token of the body's first statement that is not the group's
   // own declaration (threadgroup storage, a constant): the per-thread frame
   // of the hoisted values is declared just before it, after the constants
   // an array's extent may name; past every statement when there is none.
   std::size_t frame_at = 0;
-  // The body's own constexpr declarations after frame_at (their statements'
-  // [begin, end)): written just before the frame instead, so that its
-  // members' types may name them (a constexpr value is no thread's own).
+  // The body's own constexpr declarations and type aliases (`typedef float
+  // U;`) after frame_at (their statements' [begin, end)): written just
+  // before the frame instead, so that its members' types may name them (a
+  // constexpr value is no thread's own; a region's alias would be its own).
   std::vector<std::pair<std::size_t, std::size_t>> moved_constants;
   // The parameters the body changes (`y += row * D;`): the group runs the
   // body once, so each thread's copy lives in the frame, set from the
@@ -68,6 +94,10 @@ struct RegionsPlan {
   // `if` statements with barriers whose condition every thread shares (their
   // first token): a plain `if` of the group around each branch's regions.
   std::set<std::size_t> uniform_ifs;
+  // `if` statements with SIMD-group calls (no barriers) whose condition may
+  // differ between threads: each branch's regions run for the threads that
+  // take it (runtime: region_branch).
+  std::set<std::size_t> branching_ifs;
   std::set<std::string> thread_names;  // attribute values that differ between the group's threads
   // Declarations of the attribute values the group's threads share
   // (threadgroup_position_in_grid, threads_per_threadgroup, ...), valid at

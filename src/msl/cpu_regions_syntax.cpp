@@ -150,6 +150,21 @@ static const std::set<std::string>& statement_keywords() {
 
 // The declaration in tokens [b, e) (a statement without its `;`, or a for
 // loop's init clause), if it is one.
+namespace {
+// Past a declarator's array dimensions (`[4][N]`) from token p, before e.
+std::size_t past_dims(const std::vector<Token>& t, std::size_t p, std::size_t e) {
+  while (p < e && t[p].is_punct("[")) {
+    int depth = 0;
+    for (; p < e; ++p) {
+      if (t[p].is_punct("[")) ++depth;
+      if (t[p].is_punct("]") && --depth == 0) break;
+    }
+    ++p;
+  }
+  return p < e ? p : e;
+}
+}  // namespace
+
 std::optional<Declaration> declaration(const std::vector<Token>& t, std::size_t b, std::size_t e) {
   if (b >= e || t[b].kind != TokenKind::Identifier || statement_keywords().count(t[b].text)) return std::nullopt;
   std::size_t p = b;
@@ -178,16 +193,8 @@ std::optional<Declaration> declaration(const std::vector<Token>& t, std::size_t 
     d.uses_auto = d.uses_auto || t[k].is_ident("auto");
     d.is_static = d.is_static || t[k].is_ident("static");
   }
-  std::size_t k = p;
-  while (k < e && t[k].is_punct("[")) {
-    int depth = 0;
-    for (; k < e; ++k) {
-      if (t[k].is_punct("[")) ++depth;
-      if (t[k].is_punct("]") && --depth == 0) break;
-    }
-    ++k;
-    d.array = true;
-  }
+  const std::size_t k = past_dims(t, p, e);
+  d.array = k > p;
   d.after = k;
   if (k < e) {
     if (t[k].is_punct("=")) d.init = '=';
@@ -203,8 +210,61 @@ std::optional<Declaration> declaration(const std::vector<Token>& t, std::size_t 
   return d;
 }
 
+std::vector<Declarator> declarators(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  std::vector<Declarator> out;
+  const std::optional<Declaration> first = declaration(t, b, e);
+  if (!first) return out;
+  Declarator d{*first, 0, false};
+  for (std::size_t k = first->type_begin; k < first->name; ++k) d.pointer = d.pointer || t[k].is_punct("*") || t[k].is_punct("&");
+  out.push_back(d);
+  while (d.decl.multiple) {
+    // Past this declarator's initialiser, to the `,` at depth 0.
+    std::size_t k = d.decl.after;
+    int depth = 0;
+    for (; k < e; ++k) {
+      if (opens_bracket(t[k])) ++depth;
+      if (closes_bracket(t[k])) --depth;
+      if (depth == 0 && t[k].is_punct(",")) break;
+    }
+    if (k >= e) break;
+    Declarator next{d.decl, k, false};
+    std::size_t p = k + 1;
+    while (p < e && (t[p].is_punct("*") || t[p].is_punct("&") || t[p].is_ident("const"))) {
+      next.pointer = true;
+      ++p;
+    }
+    if (p >= e || t[p].kind != TokenKind::Identifier) break;
+    next.decl.name = p++;
+    const std::size_t after = past_dims(t, p, e);
+    next.decl.array = after > p;
+    next.decl.after = p = after;
+    next.decl.init = 0;
+    if (p < e && t[p].is_punct("=")) next.decl.init = '=';
+    else if (p < e && t[p].is_punct("(")) next.decl.init = '(';
+    else if (p < e && t[p].is_punct("{")) next.decl.init = '{';
+    out.push_back(next);
+    d = next;
+    // The last declarator: no `,` at depth 0 after it.
+    bool more = false;
+    depth = 0;
+    for (std::size_t j = p; j < e; ++j) {
+      if (opens_bracket(t[j])) ++depth;
+      if (closes_bracket(t[j])) --depth;
+      if (depth == 0 && t[j].is_punct(",")) more = true;
+    }
+    if (!more) break;
+  }
+  return out;
+}
+
+bool type_alias(const std::vector<Token>& t, const BodyStmt& s) {
+  return s.kind == Kind::Simple && s.end > s.begin + 2 &&
+         (t[s.begin].is_ident("typedef") || (t[s.begin].is_ident("using") && t[s.begin + 2].is_punct("=")));
+}
+
 bool group_declaration(const std::vector<Token>& t, const BodyStmt& s) {
   if (s.kind != Kind::Simple || has_sync(t, s.begin, s.end)) return false;
+  if (type_alias(t, s)) return true;
   const std::optional<Declaration> d = declaration(t, s.begin, s.end - 1);
   return d && (d->threadgroup || d->constant);
 }

@@ -38,10 +38,24 @@ struct Declaration {
 // loop's init clause), if it is one.
 std::optional<Declaration> declaration(const std::vector<Token>& t, std::size_t b, std::size_t e);
 
-// A statement declaring threadgroup storage or a constant, with no
-// synchronising call: the group's own, declared once at the group's scope
-// between regions.
+// Each declarator of that declaration (`int a = 1, b[4], c;`: a, b and c):
+// the first as declaration() gives it, the others with the same type_begin
+// and flags, their own name, after, init and array; `pointer` where a
+// declarator has its own `*` or `&` (its type is not the first's base
+// type). Empty where [b, e) is no declaration.
+struct Declarator {
+  Declaration decl;
+  std::size_t comma = 0;  // the `,` before it (0 for the first)
+  bool pointer = false;
+};
+std::vector<Declarator> declarators(const std::vector<Token>& t, std::size_t b, std::size_t e);
+
+// A statement declaring threadgroup storage, a constant or a type's name,
+// with no synchronising call: the group's own, declared once at the group's
+// scope between regions.
 bool group_declaration(const std::vector<Token>& t, const BodyStmt& s);
+// `typedef float U;` or `using U = float;` (no Declaration: its name is a type's).
+bool type_alias(const std::vector<Token>& t, const BodyStmt& s);
 
 // A for loop's header clauses: [open+1, s1), [s1+1, s2), [s2+1, close).
 void for_clauses(const std::vector<Token>& t, const BodyStmt& s, std::size_t& s1, std::size_t& s2);

@@ -133,9 +133,9 @@ void count_declarations(const std::vector<Token>& t, const std::vector<BodyStmt>
   for (const BodyStmt& s : list) {
     const bool region = in_region || (s.kind != BodyStmt::Kind::Simple && !regions::has_sync(t, s.begin, s.end));
     auto count = [&](std::size_t b, std::size_t e) {
-      if (auto d = regions::declaration(t, b, e)) {
-        ++all[t[d->name].text];
-        if (!region) ++group[t[d->name].text];
+      for (const regions::Declarator& d : regions::declarators(t, b, e)) {
+        ++all[t[d.decl.name].text];
+        if (!region) ++group[t[d.decl.name].text];
       }
     };
     if (s.kind == BodyStmt::Kind::Simple) count(s.begin, s.end - 1);

@@ -25,6 +25,9 @@ std::string translated(const std::string& body, Target target, const std::string
   s.template_args = templates;
   s.header = header;
   s.source = body;
+  // The CPU's coroutine form keeps the body's statements in place (regions
+  // rewrite them, and need no reconvergence: cpu_regions.h).
+  s.cpu_sync = KernelSpec::CpuSync::Coroutines;
   return translate(s, target).source;
 }
 

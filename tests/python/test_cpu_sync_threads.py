@@ -135,6 +135,16 @@ def translation(capfd, kernel_call):
 RUNNERS = {"regions": "run_regions(", "coroutines": "run_coroutines(", "fibers": "run</*uses_sync=*/true>("}
 
 
+def translations_and_results(monkeypatch, capfd, kernel, **launch):
+    """kernel(**launch)'s first output under each mode: {mode: (the CPU
+    translation it printed, the output)}."""
+    def run():
+        call = lambda verbose: kernel(**launch, verbose=verbose)[0]  # noqa: E731
+        text = translation(capfd, lambda: mx.eval(call(True)))
+        return text, np.array(call(False))
+    return run_modes(monkeypatch, run)
+
+
 def runner(text):
     found = [name for name, call in RUNNERS.items() if call in text]
     assert len(found) == 1, text
@@ -151,8 +161,8 @@ def test_each_kernel_runs_on_the_fastest_model_it_allows(monkeypatch, capfd, rng
         name="sum_in_helper", input_names=["x"], output_names=["out"],
         header="float lane_total(float v) { return simd_sum(v); }",
         source="uint i = thread_position_in_grid.x; out[i] = lane_total(x[i]);")
-    # Under an `if` whose condition may differ between threads: not provably
-    # every thread's call, so not regions.
+    # Under an `if` whose condition may differ between threads: its regions
+    # run for the threads that take it.
     under_if = mx.fast.metal_kernel(
         name="sum_under_if", input_names=["x"], output_names=["out"],
         source="uint i = thread_position_in_grid.x; float s = 0.0f;\n"
@@ -165,7 +175,7 @@ def test_each_kernel_runs_on_the_fastest_model_it_allows(monkeypatch, capfd, rng
                "if (threads_per_threadgroup.x > 1) { s = simd_sum(x[i]); } else s = -1.0f;\nout[i] = s;")
     expected = {
         "body": {"auto": "regions", "coroutines": "coroutines", "fibers": "fibers"},
-        "under_if": {"auto": "coroutines", "coroutines": "coroutines", "fibers": "fibers"},
+        "under_if": {"auto": "regions", "coroutines": "coroutines", "fibers": "fibers"},
         "under_uniform_if": {"auto": "regions", "coroutines": "coroutines", "fibers": "fibers"},
         "helper": {"auto": "fibers", "coroutines": "fibers", "fibers": "fibers"},
     }
@@ -182,6 +192,17 @@ def test_each_kernel_runs_on_the_fastest_model_it_allows(monkeypatch, capfd, rng
             text = translation(capfd, call)
             assert runner(text) == expected[name][mode], (name, mode, text)
             assert ("co_await" in text) == (runner(text) == "coroutines"), text
+    # A barrier under such an `if` is a divergent barrier, which coroutines
+    # and fibers report (test_divergent_barriers_raise_the_same_error).
+    barrier_under_if = mx.fast.metal_kernel(
+        name="barrier_under_if", input_names=["x"], output_names=["out"],
+        source="uint i = thread_position_in_grid.x;\n"
+               "if (x[i] > -10.0f) { threadgroup_barrier(mem_flags::mem_none); }\nout[i] = x[i];")
+    monkeypatch.setenv("ALLOY_CPU_SYNC", "auto")
+    text = translation(capfd, lambda: barrier_under_if(
+        inputs=[mx.array(x)], grid=(64, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(64,)],
+        output_dtypes=[mx.float32], verbose=True))
+    assert runner(text) == "coroutines" and "a barrier or SIMD-group call under `if` (source line 2)" in text
     want = np.repeat([x[:32].astype(np.float64).sum(), x[32:].astype(np.float64).sum()], 32)
     for got in results.values():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
@@ -601,3 +622,200 @@ def test_a_branch_every_thread_takes_the_same_way_is_split(monkeypatch, capfd, r
         want = -np.repeat(x64.reshape(n // 32, 32).sum(axis=1), 32)
     for mode in MODES:
         np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
+
+
+def test_values_declared_auto_live_across_barriers_in_regions(monkeypatch, capfd, rng):
+    """mlx-lm's gated delta, RWKV-7 and SSM kernels and mlx-vlm's TurboQuant
+    declare their indices and row pointers `auto` and use them after
+    barriers and SIMD-group calls; gated delta moves such a pointer every
+    step. The frame keeps each thread's value in an array whose type a
+    never-called lambda deduces from the same declarations (with the
+    non-`auto` ones they read, here `D`). A `const device` pointer keeps its
+    pointee's `const` there."""
+    rows, T = 5, 6
+    width = 32 + T
+    x = rng.standard_normal((rows, width)).astype(np.float32)
+    w = rng.standard_normal(width).astype(np.float32)
+    body = """
+        auto n = threadgroup_position_in_grid.x;
+        const auto lane = thread_position_in_threadgroup.x;
+        uint D = x_shape[1];
+        auto x_ = x + n * D;
+        const device float* w_ = w;
+        auto y_ = out + n * T;
+        for (int t = 0; t < T; ++t) {
+            float v = x_[lane] * w_[lane];
+            float s = simd_sum(v);
+            threadgroup_barrier(mem_flags::mem_none);
+            if (lane == 0) y_[t] = s + float(n);
+            x_ += 1;
+            w_ += 1;
+        }
+    """
+    k = mx.fast.metal_kernel(name="auto_across_regions", input_names=["x", "w"], output_names=["out"], source=body)
+    got = translations_and_results(monkeypatch, capfd, k, inputs=[mx.array(x), mx.array(w)], template=[("T", T)],
+                                   grid=(32 * rows, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(rows, T)],
+                                   output_dtypes=[mx.float32], init_value=np.nan)
+    assert [runner(got[m][0]) for m in MODES] == ["regions", "coroutines", "fibers"]
+    assert "decltype(alloy_types_t::m_x_)" in got["auto"][0]
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    want = np.array([[x64[n, t:t + 32] @ w64[t:t + 32] + n for t in range(T)] for n in range(rows)])
+    for mode in MODES:
+        np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
+    np.testing.assert_array_equal(got["auto"][1], got["fibers"][1])
+
+
+def test_an_auto_value_whose_type_cannot_be_repeated_stays_on_coroutines(monkeypatch, capfd, rng):
+    """`auto s = simd_sum(v);` living across a barrier: the lambda that
+    deduces the frame's types cannot repeat a SIMD-group call, so the kernel
+    runs on coroutines, says why, and gives the same numbers."""
+    x = rng.standard_normal(64).astype(np.float32)
+    body = """
+        uint i = thread_position_in_grid.x;
+        auto s = simd_sum(x[i]);
+        threadgroup_barrier(mem_flags::mem_none);
+        out[i] = s;
+    """
+    k = mx.fast.metal_kernel(name="auto_simd_init", input_names=["x"], output_names=["out"], source=body)
+
+    got = translations_and_results(monkeypatch, capfd, k, inputs=[mx.array(x)], grid=(64, 1, 1),
+                                   threadgroup=(64, 1, 1), output_shapes=[(64,)], output_dtypes=[mx.float32])
+    assert runner(got["auto"][0]) == "coroutines"
+    assert "'s' is declared `auto`, lives across a barrier and is initialised by a SIMD-group call" in got["auto"][0]
+    want = np.repeat(x.astype(np.float64).reshape(2, 32).sum(axis=1), 32)
+    for mode in MODES:
+        np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
+
+
+def test_simd_calls_under_a_branch_threads_take_differently_are_split(monkeypatch, capfd, rng):
+    """mlx-vlm's verifier argmax, QSA and indexed sparse attention, and
+    gated delta with a mask call SIMD-group functions under an `if` whose
+    condition differs between threads. Each branch's regions run for the
+    threads that take it (the others wait), so a call there covers those
+    lanes, as Metal's active threads; then the `else` branch's; then all go
+    on. Here both branches, a nested braceless `if`, a `return` in one
+    branch and a call after the `if` over the lanes still running, in
+    groups of 40 (SIMD groups of 32 and 8)."""
+    n, tg = 80, 40
+    x = (rng.standard_normal(n) * 2).astype(np.float32)
+    body = """
+        uint i = thread_position_in_grid.x;
+        float v = x[i];
+        float a = 0.0f;
+        float b = 0.0f;
+        if (v > 0.0f) {
+            a = simd_sum(v);
+            if (v > 1.0f) b = simd_max(v);
+        } else {
+            a = simd_min(v);
+            if (i % 3 == 0) return;
+        }
+        float c = simd_sum(a + b);
+        out[i * 3 + 0] = a;
+        out[i * 3 + 1] = b;
+        out[i * 3 + 2] = c;
+    """
+    k = mx.fast.metal_kernel(name="simd_under_branch", input_names=["x"], output_names=["out"], source=body)
+
+    got = translations_and_results(monkeypatch, capfd, k, inputs=[mx.array(x)], grid=(n, 1, 1),
+                                   threadgroup=(tg, 1, 1), output_shapes=[(n, 3)], output_dtypes=[mx.float32],
+                                   init_value=np.nan)
+    assert [runner(got[m][0]) for m in MODES] == ["regions", "coroutines", "fibers"]
+    assert "region_branch(" in got["auto"][0] and "region_else(" in got["auto"][0]
+    # A float64 model of the active lanes of each SIMD group.
+    x64 = x.astype(np.float64)
+    want = np.full((n, 3), np.nan)
+    for g in range(n // tg):
+        for first in (0, 32):
+            lanes = np.arange(g * tg + first, g * tg + min(first + 32, tg))
+            v = x64[lanes]
+            pos, big = v > 0, v > 1
+            a = np.where(pos, v[pos].sum() if pos.any() else 0, v[~pos].min() if (~pos).any() else 0)
+            b = np.where(big, v[big].max() if big.any() else 0, 0.0)
+            stays = pos | (lanes % 3 != 0)
+            c = (a + b)[stays].sum()
+            want[lanes[stays]] = np.stack([a, b, np.full(len(lanes), c)], axis=1)[stays]
+    for mode in MODES:
+        np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
+    np.testing.assert_array_equal(got["auto"][1], got["fibers"][1])
+    np.testing.assert_array_equal(got["coroutines"][1], got["fibers"][1])
+
+
+def test_several_declarators_in_one_statement_live_across_regions(monkeypatch, capfd, rng):
+    """mlx-lm's rms_norm_sigmoid_gate (`int xd = x_strides[3], gd = ...;`)
+    and mlx-vlm's Klein blocks (`float qv[E], kv[E], vv[E];`) declare
+    several values in one statement that live across SIMD-group calls.
+    Each goes to the frame; the statement becomes its initialisers'
+    assignments. (Such a statement once left its later names undeclared in
+    the next region: a compile error.) Their type here is an alias the body
+    declares after its first statement (mlx-vlm's sparse attention:
+    `typedef float U;`), which goes before the frame."""
+    n = 64
+    x = rng.standard_normal(n).astype(np.float32)
+    body = """
+        uint i = thread_position_in_grid.x;
+        typedef float U;
+        U lo, hi = x[i] * 2.0f, mid[2], last;
+        using I = int;
+        I n0 = x_shape[0], three = 3;
+        mid[0] = x[i];
+        mid[1] = -x[i];
+        lo = simd_min(x[i]);
+        last = simd_max(x[i]);
+        threadgroup_barrier(mem_flags::mem_none);
+        out[i * 6 + 0] = lo;
+        out[i * 6 + 1] = hi;
+        out[i * 6 + 2] = mid[0];
+        out[i * 6 + 3] = mid[1];
+        out[i * 6 + 4] = last;
+        out[i * 6 + 5] = float(n0 * three);
+    """
+    k = mx.fast.metal_kernel(name="several_declarators", input_names=["x"], output_names=["out"], source=body)
+
+    got = translations_and_results(monkeypatch, capfd, k, inputs=[mx.array(x)], grid=(n, 1, 1),
+                                   threadgroup=(n, 1, 1), output_shapes=[(n, 6)], output_dtypes=[mx.float32],
+                                   init_value=np.nan)
+    assert [runner(got[m][0]) for m in MODES] == ["regions", "coroutines", "fibers"]
+    groups = x.reshape(2, 32)
+    want = np.stack([np.repeat(groups.min(axis=1), 32), 2.0 * x, x, -x, np.repeat(groups.max(axis=1), 32),
+                     np.full(n, 3.0 * n)], axis=1)
+    for mode in MODES:
+        np.testing.assert_array_equal(got[mode][1], want.astype(np.float32), err_msg=mode)
+
+
+def test_a_name_declared_again_in_another_block_has_its_own_array(monkeypatch, capfd, rng):
+    """mlx-lm's KL and JS losses declare `offset` in each of two blocks and
+    mlx-vlm's TurboQuant decode a `factor` in a loop and again after it,
+    each living across SIMD-group calls. Each declaration keeps its own
+    per-thread array; a use refers to the declaration in scope there."""
+    n = 64
+    x = rng.standard_normal(n).astype(np.float32)
+    body = """
+        uint i = thread_position_in_grid.x;
+        float total = 0.0f;
+        {
+            float part = x[i];
+            part = simd_sum(part);
+            total += part;
+        }
+        {
+            float part = x[i] * 2.0f;
+            float m = simd_max(part);
+            part = part + m;
+            total += part;
+        }
+        out[i] = total;
+    """
+    k = mx.fast.metal_kernel(name="declared_again", input_names=["x"], output_names=["out"], source=body)
+
+    got = translations_and_results(monkeypatch, capfd, k, inputs=[mx.array(x)], grid=(n, 1, 1),
+                                   threadgroup=(n, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32],
+                                   init_value=np.nan)
+    assert [runner(got[m][0]) for m in MODES] == ["regions", "coroutines", "fibers"]
+    assert "alloy_1_part[" in got["auto"][0]
+    x64 = x.astype(np.float64)
+    groups = x64.reshape(2, 32)
+    want = np.repeat(groups.sum(axis=1), 32) + 2 * x64 + np.repeat(2 * groups.max(axis=1), 32)
+    for mode in MODES:
+        np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
+    np.testing.assert_array_equal(got["auto"][1], got["fibers"][1])

@@ -32,6 +32,19 @@ struct GroupThreads {
   ~GroupThreads() { __builtin_free(frame); }
 };
 
+// The type a per-thread array keeps for a value declared `auto` (its
+// declared type without const or volatile: the frame assigns it), given the
+// member of the type-deduction lambda's struct that names it (msl/cpu_regions.cpp).
+template <class T> struct RegionValue { typedef T type; };
+template <class T> struct RegionValue<const T> { typedef T type; };
+template <class T> struct RegionValue<volatile T> { typedef T type; };
+template <class T> struct RegionValue<const volatile T> { typedef T type; };
+template <class T> using region_value_t = typename RegionValue<T>::type;
+// The struct a pointer type points to (the type-deduction lambda returns one).
+template <class P> struct RegionPointee;
+template <class T> struct RegionPointee<T*> { typedef T type; };
+template <class P> using region_pointee_t = typename RegionPointee<P>::type;
+
 // Memory for the kernel's per-thread arrays, kept from group to group (null
 // when it cannot be had: the kernel then stops with an error).
 ALLOY_FUNC void* region_frame(GroupThreads& g, unsigned long bytes) {
@@ -160,6 +173,62 @@ template <class F> ALLOY_FUNC bool region_loop(GroupThreads& g, F cond, unsigned
   for (unsigned long tid = 0; tid < g.count; ++tid) all &= g.alive[tid] == 1;
   g.all_alive = all;
   return any;
+}
+
+// An `if` whose condition differs between threads, with SIMD-group calls
+// (no barriers) in its branches: the threads whose condition holds run the
+// first branch's regions while the others wait (at nesting depth `depth`),
+// then those others run the second branch's while the first wait, then all
+// go on together. A SIMD-group call in a branch covers the lanes that took
+// it, as Metal's active threads; the fibers' runtime resolves the same
+// calls the same way, the earlier branch first. Returns whether any
+// running thread takes the branch.
+ALLOY_FUNC void region_split_group(GroupThreads& g) {
+  if (!g.all_alive) return;
+  for (unsigned long t = 0; t < g.count; ++t) g.alive[t] = 1;
+  g.all_alive = false;
+}
+ALLOY_FUNC void region_settle(GroupThreads& g) {
+  bool all = true;
+  for (unsigned long tid = 0; tid < g.count; ++tid) all &= g.alive[tid] == 1;
+  g.all_alive = all;
+}
+template <class F> ALLOY_FUNC bool region_branch(GroupThreads& g, F cond, unsigned depth) {
+  const unsigned char waiting = static_cast<unsigned char>(2 + depth);
+  region_split_group(g);
+  bool any = false;
+  for (unsigned long tid = 0; tid < g.count; ++tid) {
+    if (g.alive[tid] != 1) continue;
+    if (cond(tid, region_local(g, tid))) any = true;
+    else g.alive[tid] = waiting;
+  }
+  region_settle(g);
+  return any;
+}
+// The second branch: the threads that ran the first wait, those that
+// waited run. Returns whether any runs.
+ALLOY_FUNC bool region_else(GroupThreads& g, unsigned depth) {
+  const unsigned char waiting = static_cast<unsigned char>(2 + depth);
+  region_split_group(g);
+  bool any = false;
+  for (unsigned long tid = 0; tid < g.count; ++tid) {
+    if (g.alive[tid] == 1) {
+      g.alive[tid] = waiting;
+    } else if (g.alive[tid] == waiting) {
+      g.alive[tid] = 1;
+      any = true;
+    }
+  }
+  region_settle(g);
+  return any;
+}
+// After the `if`: every thread that waited at `depth` runs again.
+ALLOY_FUNC void region_rejoin(GroupThreads& g, unsigned depth) {
+  if (g.all_alive) return;
+  const unsigned char waiting = static_cast<unsigned char>(2 + depth);
+  for (unsigned long tid = 0; tid < g.count; ++tid)
+    if (g.alive[tid] == waiting) g.alive[tid] = 1;
+  region_settle(g);
 }
 
 // run<true>'s contract for a kernel split into regions: group_fn(GroupThreads&)
