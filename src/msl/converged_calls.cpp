@@ -43,6 +43,13 @@ class Walker {
             if (!(body.kind == Kind::Block ? list(body.kids) : list({body}, true))) return false;
           }
           break;
+        case Kind::If:
+          // Every thread takes it the same way: each branch's statements
+          // are reached by every lane present.
+          if (is_uniform_condition(t_, s.open + 1, s.close, names_))
+            for (const BodyStmt& branch : s.kids)
+              if (!(branch.kind == Kind::Block ? list(branch.kids) : list({branch}, true))) return false;
+          break;
         default:
           break;
       }

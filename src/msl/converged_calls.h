@@ -10,9 +10,11 @@
 //  - the statements of a `for` loop among them whose trips every thread of
 //    the group shares (cpu_uniform_loops.h) and that has no `break` or
 //    `continue` of its own, recursively;
+//  - the statements of both branches of an `if` among them whose condition
+//    every thread shares (by the same rules), recursively;
 //  - none after the first statement that contains a `return` or `goto`
 //    (the lanes that left cannot join a barrier).
-// Statements inside branches, `while`/`do`/`switch` and other loops are not
+// Statements inside other branches, `while`/`do`/`switch` and other loops are not
 // listed: there the calls keep the lanes active at the call.
 #pragma once
 
@@ -26,7 +28,7 @@ namespace alloy::msl {
 
 struct ConvergedStatement {
   std::size_t begin = 0, end = 0;  // its tokens [begin, end), directives before it excluded
-  bool lone_loop_body = false;     // a loop's body without braces: the barrier needs a block around both
+  bool lone_loop_body = false;     // a loop's or branch's body without braces: the barrier needs a block around both
 };
 
 // The statements of the body `toks` (a metal_kernel source) that make a

@@ -113,6 +113,29 @@ TEST(MslSimdReconverge, CallsInLoopsEveryThreadRunsTheSameTripsOfAreReconverged)
   }
 }
 
+TEST(MslSimdReconverge, CallsUnderABranchEveryThreadTakesAlikeAreReconverged) {
+  // mlx-lm's norms: `if (TG > 32)` around the cross-SIMD-group reduction,
+  // after lanes left a loop at different trips. Every lane present takes
+  // the branch, so the barrier is safe there and brings the lanes together.
+  const std::string body =
+      "uint i = thread_position_in_grid.x;\n"
+      "float acc = 0.0f;\n"
+      "for (int k = 0; k < cnt[i]; ++k) acc += a[i * 4 + k];\n"
+      "if (threads_per_threadgroup.x > N) {\n"
+      "  acc = simd_sum(acc);\n"
+      "} else if (N > 4) acc = simd_max(acc);\n"
+      "else { acc = simd_min(acc); }\n"
+      "if (acc > 0.0f) acc = simd_sum(acc);\n"  // differs between lanes: left alone
+      "out[i] = acc;\n";
+  const std::string src = translated(body, Target::Cuda, "", {{"N", TemplateArg::Int, "8"}});
+  // The first branch's block, the braceless `else if` (given a block of its
+  // own) and the last `else`'s block; not the lanes' own branch.
+  EXPECT_EQ(count(src, kReconverge), 3u) << src;
+  EXPECT_NE(src.find(std::string(kReconverge) + "acc = simd_sum(acc);"), std::string::npos) << src;
+  EXPECT_NE(src.find("{ " + std::string(kReconverge) + "acc = simd_max(acc); }"), std::string::npos) << src;
+  EXPECT_NE(src.find(std::string(kReconverge) + "acc = simd_min(acc);"), std::string::npos) << src;
+}
+
 TEST(MslSimdReconverge, LoopsBoundedByAHeadersConstantsAreFollowedButNotByItsMacros) {
   // mlx-vlm's NVFP4 argmax: `for (row = 0; row < RESULTS_PER_SIMDGROUP; ...)`
   // around simd_sum, the bound a program-scope constant of the header (MSL's

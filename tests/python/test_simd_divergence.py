@@ -444,6 +444,44 @@ def test_calls_in_a_loop_every_lane_runs_after_a_divergent_loop(rng):
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=5e-5)
 
 
+def test_calls_under_a_branch_every_thread_takes_alike_see_every_lane(rng):
+    """mlx-lm's norms put their cross-SIMD-group reduction under `if (TG >
+    32)`; here the lanes left a loop at different trips before such a
+    branch, and each call in it covers every lane present (on CUDA the lanes
+    are brought together in the branch), in both branches and a braceless
+    one; the branch whose condition differs between lanes covers those that
+    take it."""
+    cnt = rng.integers(0, 6, N).astype(np.int32)
+    x = rng.standard_normal((N, 5)).astype(np.float32)
+    out = launch("simd_div_uniform_branch", """
+    uint gid = thread_position_in_grid.x;
+    float acc = 0.0f;
+    for (int i = 0; i < cnt[gid]; ++i) acc += xs[gid * 5 + i];
+    float s = 0.0f, m = 0.0f;
+    if (threads_per_threadgroup.x > 1) {
+        s = simd_sum(acc);
+    } else {
+        s = -1.0f;
+    }
+    if (threads_per_threadgroup.x > 1000) m = -1.0f;
+    else m = simd_max(acc);
+    float p = 0.0f;
+    if (acc > 0.0f) p = simd_sum(acc);
+    out[gid * 3 + 0] = s;
+    out[gid * 3 + 1] = m;
+    out[gid * 3 + 2] = p;
+    """, {"cnt": cnt, "xs": x.ravel()}, mx.float32, 3)
+    acc = np.array([x[g, :cnt[g]].astype(np.float64).sum() for g in range(N)])
+    ref = np.full((N, 3), np.nan)
+    for idx in simd_groups():
+        a = acc[idx]
+        pos = a > 0
+        ref[idx, 0] = a.sum()
+        ref[idx, 1] = a.max()
+        ref[idx, 2] = np.where(pos, a[pos].sum(), 0.0)
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=5e-5)
+
+
 def test_call_inside_a_loop_of_divergent_trip_counts(rng):
     """Trip i of the loop sums over the lanes still looping."""
     cnt = rng.integers(0, 5, N).astype(np.int32)
