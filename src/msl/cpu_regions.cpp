@@ -23,6 +23,24 @@ using Out = std::vector<std::optional<std::string>>;
 // sets of slots. The runtime's kRegionCallsPerStatement (metal_cpu_regions.h).
 constexpr unsigned kCallsPerStatement = 4;
 
+// A preprocessor line's directive: "if" for `#  if X`.
+std::string directive_word(const std::string& line) {
+  const std::size_t k = line.find_first_not_of(" \t#");
+  if (k == std::string::npos || line.find('#') > k) return "";
+  return line.substr(k, line.find_first_of(" \t(", k) - k);
+}
+// +1 for `#if`, `#ifdef` or `#ifndef`, -1 for `#endif`, 0 for another
+// directive (`#else` and `#elif` stay inside the condition).
+int conditional_directive(const std::string& line) {
+  const std::string word = directive_word(line);
+  if (word == "if" || word == "ifdef" || word == "ifndef") return 1;
+  return word == "endif" ? -1 : 0;
+}
+bool is_conditional_directive(const std::string& line) {
+  const std::string word = directive_word(line);
+  return conditional_directive(line) != 0 || word == "elif" || word == "else";
+}
+
 // ---- the plan -----------------------------------------------------------------
 
 class Planner {
@@ -47,6 +65,20 @@ class Planner {
   }
 
   void check(const std::vector<BodyStmt>& list, bool in_loop) {
+    // Under a preprocessor condition only statements that stay in the
+    // region open around it (the rewrite opens one before its `#if`): no
+    // barrier, SIMD-group call or declaration of the group's.
+    int conditions = 0;
+    for (const BodyStmt& s : list) {
+      if (s.kind == Kind::Directive) {
+        conditions += conditional_directive(t_[s.begin].text);
+        if (conditions < 0) break;
+      } else if (conditions > 0 && (has_sync(t_, s.begin, s.end) || group_declaration(t_, s))) {
+        throw NotRegions{"a barrier, SIMD-group call or group declaration under a preprocessor condition (" +
+                         line_of(t_[s.begin]) + ")"};
+      }
+    }
+    if (conditions != 0) throw NotRegions{"a preprocessor condition that spans blocks"};
     for (const BodyStmt& s : list) {
       if (!has_sync(t_, s.begin, s.end)) {
         if (in_loop && jumps_out(t_, s))
@@ -387,12 +419,20 @@ class Planner {
     for (std::size_t k = s.begin; k < s.end; ++k)
       if (is_sync_call(t_, k) && is_barrier_name(t_[k].text))
         throw NotRegions{"a barrier inside a larger statement (" + line_of(t_[k]) + ")"};
+    auto calls = simd_calls(t_, s);
+    // A condition inside a call's arguments (`simd_sum(lane < n ? v : 0)`)
+    // is each thread's own, evaluated where it deposits its value; one
+    // around a call would leave some threads out of it.
+    auto in_arguments = [&](std::size_t k) {
+      for (auto [call, close] : calls)
+        if (k > call && k < close) return true;
+      return false;
+    };
     for (std::size_t k = s.begin; k < s.end; ++k) {
       const Token& x = t_[k];
-      if (x.is_punct("?") || x.is_punct("&&") || x.is_punct("||") || x.is_ident("return"))
+      if (((x.is_punct("?") || x.is_punct("&&") || x.is_punct("||")) && !in_arguments(k)) || x.is_ident("return"))
         throw NotRegions{"a SIMD-group call in a statement that evaluates parts conditionally (" + line_of(x) + ")"};
     }
-    auto calls = simd_calls(t_, s);
     if (calls.size() > kCallsPerStatement)
       throw NotRegions{"more than " + std::to_string(kCallsPerStatement) + " SIMD-group calls in one statement (" +
                        line_of(t_[s.begin]) + ")"};
@@ -562,10 +602,10 @@ class Splitter {
     list(plan_.body);
     pending_ += prologue_;
     std::string tail = pending_ + (open_ ? close_text("") : "");
-    std::size_t last = plan_.end;
-    while (last > plan_.begin && t_[last - 1].kind == TokenKind::Directive) --last;
-    if (last == plan_.begin || tail.empty()) return;
-    out_[last - 1] = cur(last - 1) + " " + tail;
+    if (plan_.end == plan_.begin || tail.empty()) return;
+    // After the body's last line, which may be a preprocessor line (`#endif`).
+    const std::size_t last = plan_.end - 1;
+    out_[last] = cur(last) + (t_[last].kind == TokenKind::Directive ? "\n" : " ") + tail;
   }
 
  private:
@@ -723,7 +763,16 @@ class Splitter {
 
   void list(const std::vector<BodyStmt>& stmts) {
     for (const BodyStmt& s : stmts) {
-      if (s.kind == Kind::Directive) continue;  // stays where it is
+      if (s.kind == Kind::Directive) {
+        // Stays where it is. A condition's lines stay inside one region
+        // (Planner::check), opened before its `#if` (a line of its own).
+        if (is_conditional_directive(t_[s.begin].text)) {
+          open();
+          out_[s.begin] = pending_ + "\n" + cur(s.begin);
+          pending_.clear();
+        }
+        continue;
+      }
       if (s.begin == plan_.frame_at) {
         pending_ += prologue_;
         prologue_.clear();
@@ -1091,8 +1140,6 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
       if (t.is_ident("goto") || t.is_ident("co_return") || t.is_ident("co_await") || t.text.rfind("alloy_", 0) == 0)
         throw NotRegions{"the body uses `" + t.text + "`"};
     }
-    if (shape.end > shape.begin && toks[shape.end - 1].kind == TokenKind::Directive)
-      throw NotRegions{"the body ends in a preprocessor line"};
     // The group runs the body once, so its parameters are the group's: a
     // thread that moves a pointer (`out += row * V;`) works on its own copy
     // (RegionsPlan::copied_params).

@@ -695,7 +695,8 @@ def test_simd_calls_under_a_branch_threads_take_differently_are_split(monkeypatc
     lanes, as Metal's active threads; then the `else` branch's; then all go
     on. Here both branches, a nested braceless `if`, a `return` in one
     branch and a call after the `if` over the lanes still running, in
-    groups of 40 (SIMD groups of 32 and 8)."""
+    groups of 40 (SIMD groups of 32 and 8). A condition inside a call's
+    arguments is each thread's own (mlx-lm's norm_add_norm)."""
     n, tg = 80, 40
     x = (rng.standard_normal(n) * 2).astype(np.float32)
     body = """
@@ -711,20 +712,22 @@ def test_simd_calls_under_a_branch_threads_take_differently_are_split(monkeypatc
             if (i % 3 == 0) return;
         }
         float c = simd_sum(a + b);
-        out[i * 3 + 0] = a;
-        out[i * 3 + 1] = b;
-        out[i * 3 + 2] = c;
+        float d = simd_max(i % 2 == 0 && v > 0.0f ? v : -9.0f);
+        out[i * 4 + 0] = a;
+        out[i * 4 + 1] = b;
+        out[i * 4 + 2] = c;
+        out[i * 4 + 3] = d;
     """
     k = mx.fast.metal_kernel(name="simd_under_branch", input_names=["x"], output_names=["out"], source=body)
 
     got = translations_and_results(monkeypatch, capfd, k, inputs=[mx.array(x)], grid=(n, 1, 1),
-                                   threadgroup=(tg, 1, 1), output_shapes=[(n, 3)], output_dtypes=[mx.float32],
+                                   threadgroup=(tg, 1, 1), output_shapes=[(n, 4)], output_dtypes=[mx.float32],
                                    init_value=np.nan)
     assert [runner(got[m][0]) for m in MODES] == ["regions", "coroutines", "fibers"]
     assert "region_branch(" in got["auto"][0] and "region_else(" in got["auto"][0]
     # A float64 model of the active lanes of each SIMD group.
     x64 = x.astype(np.float64)
-    want = np.full((n, 3), np.nan)
+    want = np.full((n, 4), np.nan)
     for g in range(n // tg):
         for first in (0, 32):
             lanes = np.arange(g * tg + first, g * tg + min(first + 32, tg))
@@ -734,7 +737,8 @@ def test_simd_calls_under_a_branch_threads_take_differently_are_split(monkeypatc
             b = np.where(big, v[big].max() if big.any() else 0, 0.0)
             stays = pos | (lanes % 3 != 0)
             c = (a + b)[stays].sum()
-            want[lanes[stays]] = np.stack([a, b, np.full(len(lanes), c)], axis=1)[stays]
+            d = np.where((lanes % 2 == 0) & pos, v, -9.0)[stays].max()
+            want[lanes[stays]] = np.stack([a, b, np.full(len(lanes), c), np.full(len(lanes), d)], axis=1)[stays]
     for mode in MODES:
         np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
     np.testing.assert_array_equal(got["auto"][1], got["fibers"][1])
@@ -819,3 +823,48 @@ def test_a_name_declared_again_in_another_block_has_its_own_array(monkeypatch, c
     for mode in MODES:
         np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
     np.testing.assert_array_equal(got["auto"][1], got["fibers"][1])
+
+
+@pytest.mark.parametrize("defined", [True, False])
+def test_preprocessor_conditions_stay_inside_one_region(monkeypatch, capfd, rng, defined):
+    """mlx-vlm's DeepSeek-V4 hyper connection ends its body with `#if (D %
+    4) != 0` ... `#endif` after SIMD-group calls. A condition's lines stay in
+    the region opened before its `#if`, whichever way it goes, and the last
+    region closes after the body's last line; a barrier under a condition
+    keeps the kernel on coroutines."""
+    n = 64
+    x = rng.standard_normal(n).astype(np.float32)
+    header = "#define TWICE 1\n" if defined else ""
+    body = """
+        uint i = thread_position_in_grid.x;
+        float v = simd_sum(x[i]);
+        threadgroup_barrier(mem_flags::mem_none);
+    #ifdef TWICE
+        v = v * 2.0f;
+    #else
+        v = v + 1.0f;
+    #endif
+        out[i] = v;
+    #if TWICE
+        out[i] = v * 3.0f;
+    #endif
+    """
+    k = mx.fast.metal_kernel(name=f"pp_conditions_{defined}", input_names=["x"], output_names=["out"], source=body,
+                             header=header)
+    got = translations_and_results(monkeypatch, capfd, k, inputs=[mx.array(x)], grid=(n, 1, 1),
+                                   threadgroup=(n, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32],
+                                   init_value=np.nan)
+    assert [runner(got[m][0]) for m in MODES] == ["regions", "coroutines", "fibers"]
+    sums = np.repeat(x.astype(np.float64).reshape(2, 32).sum(axis=1), 32)
+    want = sums * 6 if defined else sums + 1
+    for mode in MODES:
+        np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
+    barrier_under_condition = mx.fast.metal_kernel(
+        name=f"pp_barrier_{defined}", input_names=["x"], output_names=["out"], header=header,
+        source="uint i = thread_position_in_grid.x;\nfloat v = x[i];\n#ifdef TWICE\n"
+               "threadgroup_barrier(mem_flags::mem_none);\n#endif\nout[i] = v;")
+    monkeypatch.setenv("ALLOY_CPU_SYNC", "auto")
+    text = translation(capfd, lambda: mx.eval(barrier_under_condition(
+        inputs=[mx.array(x)], grid=(n, 1, 1), threadgroup=(n, 1, 1), output_shapes=[(n,)],
+        output_dtypes=[mx.float32], verbose=True)[0]))
+    assert runner(text) == "coroutines" and "under a preprocessor condition (source line 4)" in text
