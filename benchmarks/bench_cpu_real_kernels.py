@@ -3,7 +3,8 @@
 (tests/pyshared/real_mlx_code.py), is timed with its threads split into
 regions (ALLOY_CPU_SYNC=auto, what Alloy picks), as coroutines (what it ran
 as before regions took SIMD-group calls in loops and branches every thread
-takes), and, as peers, the file's own ops path on Alloy and on real MLX's
+takes, `auto` values across them and calls under branches that differ
+between threads), and, as peers, the file's own ops path on Alloy and on real MLX's
 CPU backend, in the same process on the same data.
 
   python benchmarks/bench_cpu_real_kernels.py [--reps 7]
@@ -40,6 +41,27 @@ def bitlinear(m, core, arrays):
     return layer(x)
 
 
+def gated_delta(m, core, arrays):
+    return m.gated_delta_update(*arrays)
+
+
+def gated_delta_inputs(masked):
+    # Qwen3-Next's shapes but Dk = 64 (the generic simd_sum kernel; 128 takes
+    # the packed one), a 32-token chunk.
+    B, T, Hk, Hv, Dk, Dv = 1, 32, 8, 16, 64, 64
+
+    def make(r):
+        n = lambda *s, scale=1.0: (r.standard_normal(s) * scale).astype(np.float32)  # noqa: E731
+        xs = [n(B, T, Hk, Dk, scale=Dk**-0.5), n(B, T, Hk, Dk, scale=Dk**-0.5), n(B, T, Hv, Dv), n(B, T, Hv),
+              n(B, T, Hv), n(Hv, scale=0.5), n(Hv, scale=0.5), n(B, Hv, Dv, Dk)]
+        if masked:
+            mask = r.random((B, T)) < 0.7
+            mask[:, 0] = True
+            xs.append(mask)
+        return xs
+    return make
+
+
 CASES = [
     # (label, module, call, make inputs, substitutes, has an ops path)
     ("mlx-lm KL loss + grad, 8 x 32000", "mlx_lm.tuner.losses", kl_grad,
@@ -48,6 +70,12 @@ CASES = [
     ("mlx-lm BitLinear, 16 tokens, 2048 -> 2048", "mlx_lm.models.bitlinear_layers", bitlinear,
      lambda r: [r.standard_normal((16, 2048)).astype(np.float32),
                 r.integers(0, 256, (512, 2048)).astype(np.uint8), np.array([1.5], np.float32)], None, False),
+    # Its indices and row pointers are `auto` values living across SIMD-group calls.
+    ("mlx-lm gated delta, 32 tokens, Hv 16, Dk = Dv = 64", "mlx_lm.models.gated_delta", gated_delta,
+     gated_delta_inputs(False), None, True),
+    # ...and with a mask: the calls sit under an `if` that differs between threads.
+    ("mlx-lm gated delta with a mask, the same shapes", "mlx_lm.models.gated_delta", gated_delta,
+     gated_delta_inputs(True), None, True),
 ]
 
 
