@@ -868,3 +868,55 @@ def test_preprocessor_conditions_stay_inside_one_region(monkeypatch, capfd, rng,
         inputs=[mx.array(x)], grid=(n, 1, 1), threadgroup=(n, 1, 1), output_shapes=[(n,)],
         output_dtypes=[mx.float32], verbose=True)[0]))
     assert runner(text) == "coroutines" and "under a preprocessor condition (source line 4)" in text
+
+
+def test_branches_inside_a_divergent_loop_follow_the_simd_group_in_step(monkeypatch, capfd, rng):
+    """SIMD-group calls under branches that differ between lanes, inside a
+    loop whose trips differ between lanes. Regions run the group in step,
+    as a SIMT machine does: each trip's call covers the lanes on that trip
+    that took its branch, and a lane that skipped the branch waits for the
+    trip's end. (Coroutines and fibers group the lanes waiting at one call
+    site instead, so a lane that skipped the branch on one trip can join
+    the next trip's call early: there the modes may differ, and the model
+    below is the in-step one.)"""
+    n, tg = 100, 50
+    x = rng.standard_normal(n).astype(np.float32)
+    body = """
+        uint i = thread_position_in_grid.x;
+        uint lane = thread_index_in_simdgroup;
+        float acc = x[i];
+        for (uint t = 0; t < lane % 5; ++t) {
+            if ((lane + t) % 3 == 0) {
+                acc += simd_sum(acc) * 0.01f;
+            } else if (t > 1) {
+                acc -= simd_max(acc) * 0.02f;
+                if (acc > 0.0f) acc = simd_min(acc);
+            }
+        }
+        out[i] = acc;
+    """
+    k = mx.fast.metal_kernel(name="branches_in_divergent_loop", input_names=["x"], output_names=["out"],
+                             source=body)
+    got = translations_and_results(monkeypatch, capfd, k, inputs=[mx.array(x)], grid=(n, 1, 1),
+                                   threadgroup=(tg, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32],
+                                   init_value=np.nan)
+    assert runner(got["auto"][0]) == "regions"
+    want = x.astype(np.float64)
+    for g in range(n // tg):
+        for first in range(0, tg, 32):
+            idx = np.arange(g * tg + first, g * tg + min(first + 32, tg))
+            lane = idx - g * tg - first
+            acc = want[idx]
+            for t in range(5):
+                looping = lane % 5 > t
+                a = looping & ((lane + t) % 3 == 0)
+                b = looping & ~((lane + t) % 3 == 0) & (t > 1)
+                if a.any():
+                    acc = np.where(a, acc + acc[a].sum() * 0.01, acc)
+                if b.any():
+                    acc = np.where(b, acc - acc[b].max() * 0.02, acc)
+                    c = b & (acc > 0)
+                    if c.any():
+                        acc = np.where(c, acc[c].min(), acc)
+            want[idx] = acc
+    np.testing.assert_allclose(got["auto"][1], want, rtol=1e-5, atol=1e-6)
