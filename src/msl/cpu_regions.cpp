@@ -222,7 +222,8 @@ class Planner {
     for (const BodyStmt& s : plan.body) {
       if (s.begin <= plan.frame_at || !group_declaration(t_, s)) continue;
       const auto d = declaration(t_, s.begin, s.end - 1);
-      if (type_alias(t_, s) || (d && d->constant && !d->threadgroup)) plan.moved_constants.emplace_back(s.begin, s.end);
+      if (type_alias(t_, s) || (d && d->constant && !d->threadgroup))
+        plan.moved_constants.emplace_back(s.begin, s.end);
     }
     auto moved = [&](const Declaration& d) {
       for (auto [b, e] : plan.moved_constants)
@@ -247,7 +248,8 @@ class Planner {
       for (const Decl& d : decls)
         if (!d.nested && shared_statements.count(d.first_name)) crossing.insert(&d);
     std::vector<const Decl*> ordered(crossing.begin(), crossing.end());
-    std::sort(ordered.begin(), ordered.end(), [](const Decl* a, const Decl* b) { return a->decl.name < b->decl.name; });
+    std::sort(ordered.begin(), ordered.end(),
+              [](const Decl* a, const Decl* b) { return a->decl.name < b->decl.name; });
     std::set<std::string> typed;         // the names plan.type_declarations repeat
     std::map<std::string, int> storages;  // the frame's arrays of each name so far
     std::map<const Decl*, std::string> storage_of;
@@ -261,7 +263,9 @@ class Planner {
           throw NotRegions{"'" + name + "' is declared more than once and one region reads two of them"};
       const Declaration& x = own->decl;
       if (x.multiple && (x.uses_auto || own->pointer || (x.array && x.init)))
-        throw NotRegions{"'" + name + "' is declared with others in one statement, in a form regions cannot split, and lives across a barrier"};
+        throw NotRegions{"'" + name +
+                         "' is declared with others in one statement, in a form regions cannot split, and lives "
+                         "across a barrier"};
       if (x.is_static) throw NotRegions{"'" + name + "' is static"};
       if (x.threadgroup || x.constant) continue;  // placed once for the group
       for (std::size_t k = x.type_begin; k < x.name; ++k)
@@ -352,11 +356,13 @@ class Planner {
       const Token& tok = t_[k];
       if (tok.is_punct("{")) throw NotRegions{why + "its initialiser has a block (" + line_of(tok) + ")"};
       if (k == x.name || tok.kind != TokenKind::Identifier || is_member_access(t_, k) ||
-          (k > 0 && t_[k - 1].is_punct("::")) || !names_.body_locals.count(tok.text) || changed_params_.count(tok.text))
+          (k > 0 && t_[k - 1].is_punct("::")) || !names_.body_locals.count(tok.text) ||
+          changed_params_.count(tok.text))
         continue;
       const Decl* dep = resolve(k);
       if (!dep) throw NotRegions{why + "its type depends on '" + tok.text + "', declared where it cannot be repeated"};
-      if (dep->nested) throw NotRegions{why + "its type depends on '" + tok.text + "', declared in a nested statement"};
+      if (dep->nested)
+        throw NotRegions{why + "its type depends on '" + tok.text + "', declared in a nested statement"};
       if (dep->decl.constant || dep->decl.threadgroup) {
         if (dep->decl.name < plan.frame_at || moved(dep->decl)) continue;
         throw NotRegions{why + "its type depends on '" + tok.text + "', declared after the body's first statement"};
@@ -369,7 +375,8 @@ class Planner {
             throw NotRegions{why + "its type depends on '" + tok.text + "', declared more than once"};
       } else {
         const Declaration& y = dep->decl;
-        if (y.is_static) throw NotRegions{why + "its type depends on '" + tok.text + "', declared where it cannot be repeated"};
+        if (y.is_static || dep->pointer)
+          throw NotRegions{why + "its type depends on '" + tok.text + "', declared where it cannot be repeated"};
         for (std::size_t j = y.type_begin; j < y.after; ++j) {
           if (t_[j].is_punct("&") || t_[j].is_punct("&&"))
             throw NotRegions{why + "its type depends on '" + tok.text + "', a reference"};
@@ -379,7 +386,6 @@ class Planner {
             if (d.decl.constant && d.decl.name > plan.frame_at && !moved(d.decl))
               throw NotRegions{why + "its type depends on '" + tok.text + "', whose type names a later constant"};
         }
-        if (dep->pointer) throw NotRegions{why + "its type depends on '" + tok.text + "', declared where it cannot be repeated"};
         plan.type_declarations.push_back(
             {dep->decl.type_begin, dep->first_name, dep->decl.name, dep->decl.after, dep->end, false});
       }
@@ -906,8 +912,11 @@ class Splitter {
     const std::string depth = std::to_string(depth_++) + "u";
     std::set<std::string> in_cond;
     uses(s.open + 1, s.close, in_cond);
-    out_[s.begin] = pending_ + "if (::alloy_msl::cpu::region_branch(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) -> bool { " +
-                    ids_ + loads(in_cond) + "return bool(" + text(t_, out_, s.open + 1, s.close) + "); }, " + depth + ")) { ";
+    out_[s.begin] = pending_ +
+                    "if (::alloy_msl::cpu::region_branch(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 "
+                    "alloy_lid) -> bool { " +
+                    ids_ + loads(in_cond) + "return bool(" + text(t_, out_, s.open + 1, s.close) + "); }, " + depth +
+                    ")) { ";
     pending_.clear();
     for (std::size_t k = s.begin + 1; k <= s.close; ++k) out_[k] = "";
     const std::string rejoin = "} ::alloy_msl::cpu::region_rejoin(alloy_g, " + depth + "); ";

@@ -215,7 +215,8 @@ std::vector<Declarator> declarators(const std::vector<Token>& t, std::size_t b, 
   const std::optional<Declaration> first = declaration(t, b, e);
   if (!first) return out;
   Declarator d{*first, 0, false};
-  for (std::size_t k = first->type_begin; k < first->name; ++k) d.pointer = d.pointer || t[k].is_punct("*") || t[k].is_punct("&");
+  for (std::size_t k = first->type_begin; k < first->name; ++k)
+    d.pointer = d.pointer || t[k].is_punct("*") || t[k].is_punct("&");
   out.push_back(d);
   while (d.decl.multiple) {
     // Past this declarator's initialiser, to the `,` at depth 0.
