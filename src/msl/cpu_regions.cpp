@@ -67,14 +67,17 @@ class Planner {
   void check(const std::vector<BodyStmt>& list, bool in_loop) {
     // Under a preprocessor condition only statements that stay in the
     // region open around it (the rewrite opens one before its `#if`): no
-    // barrier, SIMD-group call or declaration of the group's.
+    // barrier, SIMD-group call or declaration at this level.
     int conditions = 0;
     for (const BodyStmt& s : list) {
       if (s.kind == Kind::Directive) {
         conditions += conditional_directive(t_[s.begin].text);
         if (conditions < 0) break;
-      } else if (conditions > 0 && (has_sync(t_, s.begin, s.end) || group_declaration(t_, s))) {
-        throw NotRegions{"a barrier, SIMD-group call or group declaration under a preprocessor condition (" +
+      } else if (conditions > 0 && (has_sync(t_, s.begin, s.end) || group_declaration(t_, s) ||
+                                    (s.kind == Kind::Simple && !declarators(t_, s.begin, s.end - 1).empty()))) {
+        // (A declaration there may be the frame's, which would outlive a
+        // false condition: the compiler must see it go.)
+        throw NotRegions{"a barrier, SIMD-group call or declaration under a preprocessor condition (" +
                          line_of(t_[s.begin]) + ")"};
       }
     }
@@ -213,9 +216,11 @@ class Planner {
     plan.branching_ifs = branching_ifs_;
     // Constants declared from the frame's place on are not in scope for its
     // members' types (RegionsPlan::frame_at).
+    // (A preprocessor condition's `#if` counts: the rewrite opens a region
+    // there, whose loads need the frame.)
     plan.frame_at = t_.size();
     for (const BodyStmt& s : plan.body)
-      if (s.kind != Kind::Directive && !group_declaration(t_, s)) {
+      if (s.kind == Kind::Directive ? is_conditional_directive(t_[s.begin].text) : !group_declaration(t_, s)) {
         plan.frame_at = s.begin;
         break;
       }
@@ -769,6 +774,10 @@ class Splitter {
 
   void list(const std::vector<BodyStmt>& stmts) {
     for (const BodyStmt& s : stmts) {
+      if (s.begin == plan_.frame_at) {
+        pending_ += prologue_;
+        prologue_.clear();
+      }
       if (s.kind == Kind::Directive) {
         // Stays where it is. A condition's lines stay inside one region
         // (Planner::check), opened before its `#if` (a line of its own).
@@ -778,10 +787,6 @@ class Splitter {
           pending_.clear();
         }
         continue;
-      }
-      if (s.begin == plan_.frame_at) {
-        pending_ += prologue_;
-        prologue_.clear();
       }
       if (!has_sync(t_, s.begin, s.end)) {
         if (group_declaration(t_, s)) {

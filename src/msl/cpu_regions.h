@@ -75,9 +75,10 @@ struct RegionsPlan {
   // Each use of a hoisted value (token) -> its array (HoistedVariable::storage).
   std::map<std::size_t, std::string> hoisted_uses;
   // The first token of the body's first statement that is not the group's
-  // own declaration (threadgroup storage, a constant): the per-thread frame
-  // of the hoisted values is declared just before it, after the constants
-  // an array's extent may name; past every statement when there is none.
+  // own declaration (threadgroup storage, a constant), or of its first
+  // preprocessor condition: the per-thread frame of the hoisted values is
+  // declared just before it, after the constants an array's extent may
+  // name; past every statement when there is none.
   std::size_t frame_at = 0;
   // The body's own constexpr declarations and type aliases (`typedef float
   // U;`) after frame_at (their statements' [begin, end)): written just

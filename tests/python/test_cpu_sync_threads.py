@@ -868,3 +868,20 @@ def test_preprocessor_conditions_stay_inside_one_region(monkeypatch, capfd, rng,
         inputs=[mx.array(x)], grid=(n, 1, 1), threadgroup=(n, 1, 1), output_shapes=[(n,)],
         output_dtypes=[mx.float32], verbose=True)[0]))
     assert runner(text) == "coroutines" and "under a preprocessor condition (source line 4)" in text
+    # A declaration under a condition at the top of the body, before the
+    # frame: the frame goes before the `#if`, and such a declaration keeps
+    # the kernel on coroutines (where a false condition leaves the name
+    # undeclared, as in Metal), while a plain statement there splits.
+    for first, mode in (("uint i = thread_position_in_grid.x;", "coroutines"),
+                        ("out[thread_position_in_grid.x] = -1.0f;", "regions")):
+        top = mx.fast.metal_kernel(
+            name=f"pp_top_{defined}_{mode}", input_names=["x"], output_names=["out"], header=header,
+            source="#ifdef TWICE\n" + first + "\n#else\n" + first + "\n#endif\n"
+                   + ("uint i = thread_position_in_grid.x;\n" if mode == "regions" else "") +
+                   "float v = simd_sum(x[i]);\nthreadgroup_barrier(mem_flags::mem_none);\nout[i] = v;")
+        got = translations_and_results(monkeypatch, capfd, top, inputs=[mx.array(x)], grid=(n, 1, 1),
+                                       threadgroup=(n, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32],
+                                       init_value=np.nan)
+        assert runner(got["auto"][0]) == mode
+        for m in MODES:
+            np.testing.assert_allclose(got[m][1], sums, rtol=1e-5, atol=1e-5, err_msg=m)
