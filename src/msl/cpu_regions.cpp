@@ -278,14 +278,9 @@ class Planner {
           throw NotRegions{"'" + name + "' is a reference and lives across a barrier"};
       if (!x.array && (x.init == '(' || x.init == '{'))
         throw NotRegions{"'" + name + "' is initialised in a form regions cannot split (" + line_of(t_[x.name]) + ")"};
-      for (std::size_t k = x.type_begin; k < x.after; ++k) {
-        auto c = decls_.find(t_[k].text);
-        if (k == x.name || t_[k].kind != TokenKind::Identifier || c == decls_.end()) continue;
-        for (const Decl& d : c->second)
-          if (d.decl.constant && d.decl.name > plan.frame_at && !moved(d.decl))
-            throw NotRegions{"'" + name + "' lives across a barrier and its type names '" + t_[k].text +
-                             "', a constant declared after the body's first statement"};
-      }
+      if (const std::string later = later_constant_in_type(x, plan.frame_at, moved); !later.empty())
+        throw NotRegions{"'" + name + "' lives across a barrier and its type names '" + later +
+                         "', a constant declared after the body's first statement"};
       if (x.uses_auto) {
         if (x.init != '=') throw NotRegions{"'" + name + "' is declared `auto` in a form regions cannot split"};
         deduce_type(*own, plan, typed, moved);
@@ -338,6 +333,20 @@ class Planner {
     return best;
   }
 
+  // A name in declaration x's type or dimensions that is a constant
+  // declared after the frame's place (and not moved before it), which the
+  // frame's member could not name; "" for none.
+  template <class Moved>
+  std::string later_constant_in_type(const Declaration& x, std::size_t frame_at, const Moved& moved) const {
+    for (std::size_t k = x.type_begin; k < x.after; ++k) {
+      auto c = decls_.find(t_[k].text);
+      if (k == x.name || t_[k].kind != TokenKind::Identifier || c == decls_.end()) continue;
+      for (const Decl& d : c->second)
+        if (d.decl.constant && d.decl.name > frame_at && !moved(d.decl)) return t_[k].text;
+    }
+    return "";
+  }
+
   // The declarations a lambda must repeat to deduce the type of `name`,
   // declared `auto` at the body's own scope: its own and, through its
   // initialiser, those of the body's names it reads (their `auto` ones
@@ -382,15 +391,11 @@ class Planner {
         const Declaration& y = dep->decl;
         if (y.is_static || dep->pointer)
           throw NotRegions{why + "its type depends on '" + tok.text + "', declared where it cannot be repeated"};
-        for (std::size_t j = y.type_begin; j < y.after; ++j) {
+        for (std::size_t j = y.type_begin; j < y.after; ++j)
           if (t_[j].is_punct("&") || t_[j].is_punct("&&"))
             throw NotRegions{why + "its type depends on '" + tok.text + "', a reference"};
-          auto c = decls_.find(t_[j].text);
-          if (j == y.name || t_[j].kind != TokenKind::Identifier || c == decls_.end()) continue;
-          for (const Decl& d : c->second)
-            if (d.decl.constant && d.decl.name > plan.frame_at && !moved(d.decl))
-              throw NotRegions{why + "its type depends on '" + tok.text + "', whose type names a later constant"};
-        }
+        if (!later_constant_in_type(y, plan.frame_at, moved).empty())
+          throw NotRegions{why + "its type depends on '" + tok.text + "', whose type names a later constant"};
         plan.type_declarations.push_back(
             {dep->decl.type_begin, dep->first_name, dep->decl.name, dep->decl.after, dep->end, false});
       }
