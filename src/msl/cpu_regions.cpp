@@ -10,7 +10,9 @@
 #include "msl/builtins.h"
 #include "msl/cpu_regions_syntax.h"
 #include "msl/cpu_uniform_loops.h"
+#include "msl/cpu_uniform_values.h"
 #include "msl/token_rules.h"
+#include "msl/writer.h"
 
 namespace alloy::msl {
 namespace {
@@ -45,8 +47,10 @@ bool is_conditional_directive(const std::string& line) {
 
 class Planner {
  public:
-  Planner(const std::vector<Token>& t, const UniformNames& names, const std::set<std::string>& changed_params)
-      : t_(t), names_(names), changed_params_(changed_params), block_end_(t.size(), t.size()) {
+  Planner(const std::vector<Token>& t, const UniformNames& names, const std::set<std::string>& changed_params,
+          const std::set<std::size_t>& uniform_names)
+      : t_(t), names_(names), changed_params_(changed_params), uniform_names_(uniform_names),
+        block_end_(t.size(), t.size()) {
     // Each token's innermost enclosing block's `}` (a declaration's scope
     // ends there; a for loop's init clause's at the loop's end).
     std::vector<std::size_t> open;
@@ -242,7 +246,7 @@ class Planner {
     std::map<int, std::map<std::string, std::set<const Decl*>>> in_region;  // what each region uses
     for (const Use& u : uses_) {
       const Decl* d = resolve(u.token);
-      if (!d || d->nested) continue;
+      if (!d || d->nested || uniform_names_.count(d->decl.name)) continue;  // (a uniform one: the group's)
       in_region[u.region][t_[u.token].text].insert(d);
       if (u.region != d->region) crossing.insert(d);
     }
@@ -508,6 +512,7 @@ class Planner {
   const std::vector<Token>& t_;
   const UniformNames& names_;
   const std::set<std::string>& changed_params_;
+  const std::set<std::size_t>& uniform_names_;  // the uniform declarations' names (tokens)
   std::vector<Use> uses_;
   std::map<std::string, std::vector<Decl>> decls_;
   std::vector<std::size_t> block_end_;
@@ -520,6 +525,9 @@ class Planner {
 // The value of Metal attribute `name` for thread alloy_tid of the group, at
 // alloy_lid in it.
 std::string region_attribute(const std::string& name) {
+  // The SIMD width is the runtime's constant: the compiler folds what it
+  // computes (`ceildiv(C, threads_per_simdgroup)`) rather than dividing.
+  if (name == "threads_per_simdgroup") return "::metal::uint(::alloy_msl::kSimdWidth)";
   return per_thread_attribute(name) ? "::alloy_msl::cpu::region_" + name + "(alloy_g, alloy_tid, alloy_lid)"
                                     : "alloy_g.base." + name;
 }
@@ -578,10 +586,27 @@ class Splitter {
     // One block for them all, held by the group's state (no thread_local in
     // the loops: each access would look the thread's storage up).
     if (!prologue.empty())
-      prologue = moved_constants() + param_types + types + "struct alloy_frame_t { " + prologue +
+      prologue = param_types + types + "struct alloy_frame_t { " + prologue +
                  "}; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, "
                  "sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; " +
                  copies;
+    // The uniform declarations, evaluated once for the group before it
+    // (after its attributes, which they may read), their statements gone
+    // from their places.
+    // (Each under a `#line` of its own: a compiler's message about it names
+    // the user's line.)
+    std::string uniform;
+    for (const BodyStmt& s : plan_.body) {
+      if (!plan_.uniform_declarations.count(s.begin)) continue;
+      uniform += Writer::line_marker(t_[s.begin].line) + text(t_, out_, s.begin, s.end);
+      for (std::size_t k = s.begin; k < s.end; ++k) out_[k] = "";
+    }
+    if (!uniform.empty()) {
+      std::string group;
+      for (const std::string& v : plan_.group_values) group += v;
+      uniform = group + uniform + Writer::line_marker_back();
+    }
+    if (!prologue.empty() || !uniform.empty()) prologue = moved_constants() + uniform + prologue;
     // A hoisted declaration becomes an assignment to the region's local (or
     // nothing); an array's initialiser fills a temporary copied into it.
     for (const HoistedVariable& h : plan_.hoisted) {
@@ -783,6 +808,7 @@ class Splitter {
         pending_ += prologue_;
         prologue_.clear();
       }
+      if (plan_.uniform_declarations.count(s.begin)) continue;  // (moved to the prologue)
       if (s.kind == Kind::Directive) {
         // Stays where it is. A condition's lines stay inside one region
         // (Planner::check), opened before its `#if` (a line of its own).
@@ -1177,7 +1203,13 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     names.thread_values = shape.thread_names;
     names.macros = macros_naming_anything(lexed);
     names.indexing = !spec.bounds_check;
-    Planner planner(toks, names, changed);
+    // Declarations every thread of the group evaluates alike: once for the
+    // group (their elements read only from buffers no thread writes).
+    std::set<std::string> written;
+    for (const ParamSpec& p : spec.outputs) written.insert(p.name);
+    const UniformDeclarations uniform = uniform_declarations(toks, stmts, shape.begin, shape.end, names, written,
+                                                             spec.program_entry.empty() && !spec.bounds_check);
+    Planner planner(toks, names, changed, uniform.names);
     planner.check(stmts, false);
     planner.number(stmts);
     RegionsPlan plan = planner.finish(std::move(stmts));
@@ -1190,6 +1222,7 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     plan.other_params = shape.other_params;
     plan.bounds_check = spec.bounds_check;
     plan.copied_params.assign(changed.begin(), changed.end());
+    plan.uniform_declarations = uniform.statements;
     // A macro that names a value living across regions would use it where
     // the region's own text does not (its load and store would be missed).
     std::set<std::string> hoisted;

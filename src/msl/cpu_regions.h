@@ -99,6 +99,10 @@ struct RegionsPlan {
   // differ between threads: each branch's regions run for the threads that
   // take it (runtime: region_branch).
   std::set<std::size_t> branching_ifs;
+  // Declarations whose value the group's threads share (their statements'
+  // first tokens; cpu_uniform_values.h): moved to the group's scope, after
+  // its attribute values (group_values), just before the frame.
+  std::set<std::size_t> uniform_declarations;
   std::set<std::string> thread_names;  // attribute values that differ between the group's threads
   // Declarations of the attribute values the group's threads share
   // (threadgroup_position_in_grid, threads_per_threadgroup, ...), valid at

@@ -6,17 +6,16 @@
 #include "msl/token_rules.h"
 
 namespace alloy::msl {
-namespace {
 
-// Calls a uniform clause may make: functions of their arguments alone
-// (Metal's math and integer functions, MLX's ceildiv) and casts.
-bool pure_call(const std::string& name) {
+bool is_pure_call(const std::string& name) {
   static const std::set<std::string> pure = {
       "min",   "max",    "clamp",  "abs",   "ceildiv", "select", "popcount", "clz",   "ctz",  "uint",
       "int",   "ushort", "short",  "uchar", "char",    "ulong",  "long",     "float", "half", "bool",
       "size_t"};
   return pure.count(name) > 0;
 }
+
+namespace {
 
 bool assigns(const Token& x) {
   static const std::set<std::string> ops = {"=",  "+=", "-=",  "*=",  "/=", "%=", "&=",
@@ -47,7 +46,7 @@ bool uniform_tokens(const std::vector<Token>& t, std::size_t b, std::size_t e, c
         if (k > b && t[k - 1].is_punct("::")) continue;  // a qualified name's tail
         if (x.text == counter || x.is("true") || x.is("false")) continue;
         if (k + 1 < e && t[k + 1].is_punct("(")) {
-          if (!pure_call(x.text)) return false;
+          if (!is_pure_call(x.text)) return false;
           continue;
         }
         if (names.body_locals.count(x.text) || names.thread_values.count(x.text) || names.macros.count(x.text))
@@ -153,7 +152,10 @@ UniformNames body_names(const std::vector<Token>& t, const std::vector<BodyStmt>
   std::map<std::string, int> all, group;
   count_declarations(t, body, false, all, group);
   UniformNames names;
-  for (const auto& [name, n] : all) names.body_locals.insert(name);
+  for (const auto& [name, n] : all) {
+    names.body_locals.insert(name);
+    if (n == 1) names.declared_once.insert(name);
+  }
   for (const auto& [name, n] : group)
     if (n > 1) names.repeated.insert(name);
   return names;

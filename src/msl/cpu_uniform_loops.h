@@ -30,6 +30,7 @@ namespace alloy::msl {
 struct UniformNames {
   std::set<std::string> body_locals;    // every name the kernel body declares
   std::set<std::string> repeated;       // those it declares more than once (see body_names)
+  std::set<std::string> declared_once;  // those it declares exactly once, anywhere
   std::set<std::string> thread_values;  // per-thread attribute names (thread_position_in_grid, a program's `lid`)
   std::set<std::string> macros;         // macros whose bodies name anything (object- or function-like)
   bool indexing = true;                 // whether `name[...]` may be read (not under bounds checks)
@@ -57,6 +58,10 @@ bool changes_name_at(const std::vector<Token>& t, std::size_t k, bool or_address
 // The same for statement `s` (a BodyStmt of kind For): its init must
 // declare one plain counter with `=`.
 bool is_uniform_for(const std::vector<Token>& t, const BodyStmt& s, const UniformNames& names);
+
+// A call a uniform clause may make: a function of its arguments alone
+// (Metal's math and integer functions, MLX's ceildiv) or a cast.
+bool is_pure_call(const std::string& name);
 
 // Metal's attributes whose values differ between the threads of a group.
 const std::set<std::string>& per_thread_attributes();

@@ -54,6 +54,27 @@ void Writer::user_verbatim(std::string_view text) {
 
 void Writer::user_token(std::string_view out, int user_col, int user_len) {
   if (map_.lines.empty()) new_line_info();
+  if (out.find('\x02') != std::string_view::npos) {
+    // Moved text between line markers: each marker a `#line` directive.
+    const Origin own_origin = origin_;
+    const int own_line = presumed_;
+    for (std::size_t at = 0; at < out.size();) {
+      const std::size_t open = out.find('\x02', at);
+      const std::string_view piece = out.substr(at, open == std::string_view::npos ? out.npos : open - at);
+      for (char c : piece) put(c);
+      if (open == std::string_view::npos) break;
+      const std::size_t close = out.find('\x02', open + 1);
+      const std::string_view number = out.substr(open + 1, close - open - 1);
+      // (The directive's own line is ours, whatever the line before it was.)
+      end_line();
+      map_.lines.back() = LineInfo{};
+      map_.lines.back().line = line_;
+      if (number.empty()) line_directive(own_origin, own_line);
+      else line_directive(Origin::Source, std::stoi(std::string(number)));
+      at = close + 1;
+    }
+    return;
+  }
   auto& anchors = map_.lines.back().anchors;
   if (!out.empty()) anchors.push_back({col_, user_col, false});
   for (char c : out) put(c);

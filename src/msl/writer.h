@@ -22,8 +22,13 @@ class Writer {
   void user_verbatim(std::string_view text);
 
   // A user token of `user_len` bytes at `user_col`, written as `out`
-  // (single line; "" drops it).
+  // (single line; "" drops it). Text a rewrite moved there from elsewhere
+  // in the source (the CPU regions' uniform declarations) is framed by
+  // line markers: line_marker(n) before it, then line_marker_back() to
+  // return to the token's own line; each becomes a `#line` directive.
   void user_token(std::string_view out, int user_col, int user_len);
+  static std::string line_marker(int source_line) { return "\x02" + std::to_string(source_line) + "\x02"; }
+  static std::string line_marker_back() { return "\x02\x02"; }
 
   // What follows, from the start of the current (empty) line, is user text
   // from `origin`'s line `line`, without a #line directive (Metal form).

@@ -363,11 +363,12 @@ TEST(MslTranslate, RegionsRunUniformBarrierLoopsAsOnePlainLoop) {
   EXPECT_TRUE(loop_of("uint k = 32; k > 0; k /= 2"));
   EXPECT_TRUE(loop_of("uint k = threads_per_threadgroup.x / 2; k > 0; k >>= 1"));  // the group's own attribute
   EXPECT_TRUE(loop_of("uint k = 0; k < min(uint(inp_shape[0]), 8u); k++", "", "#define STEP 2"));
-  // A thread's own value, a body local, a non-pure call, a macro naming a
-  // name, an assignment in the header, a counter the body changes, another
-  // form of increment.
+  // A body local the group shares (msl/cpu_uniform_values.h).
+  EXPECT_TRUE(loop_of("uint k = 0; k < n; ++k"));
+  // A thread's own value (a body local set from one), a non-pure call, a
+  // macro naming a name, an assignment in the header, a counter the body
+  // changes, another form of increment.
   EXPECT_FALSE(loop_of("uint k = 0; k < lid; ++k"));
-  EXPECT_FALSE(loop_of("uint k = 0; k < n; ++k"));
   EXPECT_FALSE(loop_of("uint k = 0; k < thread_position_in_grid.x % 3; ++k"));
   EXPECT_FALSE(loop_of("uint k = 0; k < helper(4); ++k", "", "inline uint helper(uint x) { return x; }"));
   EXPECT_FALSE(loop_of("uint k = 0; k < LIMIT; ++k", "", "#define LIMIT (thread_position_in_grid.x)"));
@@ -406,6 +407,49 @@ TEST(MslTranslate, RegionsFrameFollowsTheBodysLeadingConstants) {
   ASSERT_NE(moved, std::string::npos) << k.source;
   EXPECT_LT(moved, k.source.find("struct alloy_frame_t {")) << k.source;
   EXPECT_EQ(k.source.find("constexpr int R", moved + 1), std::string::npos) << k.source;  // not left in place
+}
+
+// A declaration whose value every thread of the group shares is evaluated
+// once for the group, before the first region, under a `#line` naming its
+// own line (msl/cpu_uniform_values.h); one that may differ, may change, or
+// reads what a thread may write stays with the thread's code.
+TEST(MslTranslate, RegionsEvaluateUniformDeclarationsOnceForTheGroup) {
+  auto kernel = [](const std::string& declaration, const std::string& before = "",
+                   const std::string& after = "", const std::string& header = "") {
+    KernelSpec s = spec("uint lane = thread_index_in_simdgroup;\n" + before + declaration + "\n"
+                        "float v = simd_sum(inp[lane]);\n"
+                        "out[lane] = v * float(m);\n" + after,
+                        header);
+    s.inputs = {param("inp", "float")};
+    s.outputs = {param("out", "float")};
+    return translate(s, Target::Cpp);
+  };
+  // Moved: it precedes the first region, and is no longer in the frame
+  // (one left in place lives there, its declaration an assignment).
+  auto moved = [](const TranslatedKernel& k, const std::string& declaration) {
+    EXPECT_EQ(k.cpu_threads, "regions") << k.source;
+    const std::size_t at = k.source.find(declaration), region = k.source.find("region_for(");
+    EXPECT_NE(region, std::string::npos) << k.source;
+    return at != std::string::npos && at < region && !contains(k.source, " m[::alloy_msl::cpu::kRegionMaxThreads]");
+  };
+  TranslatedKernel k = kernel("int m = ceildiv(int(inp_shape[0]), threads_per_simdgroup) * 2;");
+  EXPECT_TRUE(moved(k, "int m = ceildiv ( int ( inp_shape [ 0 ] ) , threads_per_simdgroup ) * 2 ;"));
+  EXPECT_TRUE(contains(k.source, "#line 2 \"source\"\nint m = ")) << k.source;
+  EXPECT_EQ(generated_text(k, Origin::Source, 2).rfind("int m = ", 0), 0u) << k.source;
+  // From another uniform one and a constant of the body.
+  k = kernel("int m = n * K;", "constexpr int K = 4;\nint n = inp_shape[0] / 2;\n");
+  EXPECT_TRUE(moved(k, "int m = n * K ;"));
+  EXPECT_LT(k.source.find("int n = inp_shape"), k.source.find("int m = n")) << k.source;
+  // Each thread's own: a thread's value, an output's element, a name
+  // changed later or passed to a call that may change it, one declared
+  // twice, one after a return.
+  EXPECT_FALSE(moved(kernel("int m = int(lane) + 1;"), "int m = int(lane) + 1;"));
+  EXPECT_FALSE(moved(kernel("int m = int(out[0]);"), "int m = int(out[0]);"));
+  EXPECT_FALSE(moved(kernel("int m = 4;", "", "m += 1;\n"), "int m = 4;"));
+  EXPECT_FALSE(moved(kernel("int m = 4;", "", "bump(m);\n", "inline void bump(thread int& x) { x++; }"),
+                     "int m = 4;"));
+  EXPECT_FALSE(moved(kernel("int m = 4;", "", "{ int m = 5; out[0] = m; }\n"), "int m = 4;"));
+  EXPECT_FALSE(moved(kernel("int m = 4;", "if (lane > 40) return;\n"), "int m = 4;"));
 }
 
 // A SIMD-group call written with its namespace (mlx-vlm's FP8 round trip:

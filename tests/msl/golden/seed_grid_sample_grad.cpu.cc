@@ -25,19 +25,43 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
     bool alloy_plain_adds) {
 #line 1 "source"
 
-        struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix[::alloy_msl::cpu::kRegionMaxThreads]; T giy[::alloy_msl::cpu::kRegionMaxThreads]; T gix_mult[::alloy_msl::cpu::kRegionMaxThreads]; T giy_mult[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = alloy_g.base.threads_per_simdgroup; T gix = alloy_fv.gix[alloy_tid]; T gix_mult = alloy_fv.gix_mult[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; T giy_mult = alloy_fv.giy_mult[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { uint elem = thread_position_in_grid.x;
-        int H = x_shape[1];
-        int W = x_shape[2];
-        int C = x_shape[3];
+        [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); 
+#line 3 "source"
+int H = x_shape [ 1 ] ;
+#line 4 "source"
+int W = x_shape [ 2 ] ;
+#line 5 "source"
+int C = x_shape [ 3 ] ;
+#line 7 "source"
+int C_padded = ceildiv ( C , threads_per_simdgroup ) * threads_per_simdgroup ;
+#line 9 "source"
+int gH = grid_shape [ 1 ] ;
+#line 10 "source"
+int gW = grid_shape [ 2 ] ;
+#line 12 "source"
+int w_stride = C ;
+#line 13 "source"
+int h_stride = W * w_stride ;
+#line 14 "source"
+int b_stride = H * h_stride ;
+#line 80 "source"
+T gix_mult = W / 2 ;
+#line 81 "source"
+T giy_mult = H / 2 ;
+#line 2 "source"
+struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix[::alloy_msl::cpu::kRegionMaxThreads]; T giy[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { uint elem = thread_position_in_grid.x;
+        
+        
+        
         // Pad C to the nearest larger simdgroup size multiple
-        int C_padded = ceildiv(C, threads_per_simdgroup) * threads_per_simdgroup;
+        
 
-        int gH = grid_shape[1];
-        int gW = grid_shape[2];
+        
+        
 
-        int w_stride = C;
-        int h_stride = W * w_stride;
-        int b_stride = H * h_stride;
+        
+        
+        
 
         grid_idx = elem / C_padded * 2;
         float ix = ((grid[grid_idx] + 1) * W - 1) / 2;
@@ -103,20 +127,20 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
             }
         }
 
-        gix_mult = W / 2;
-        giy_mult = H / 2;
+        
+        
 
         // Reduce across each simdgroup first.
         // This is much faster than relying purely on atomics.
-        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 0, alloy_tid, simd_sum ( gix )); alloy_next_1: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.gix_mult[alloy_tid] = gix_mult; alloy_fv.giy[alloy_tid] = giy; alloy_fv.giy_mult[alloy_tid] = giy_mult; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = alloy_g.base.threads_per_simdgroup; T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; { gix = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, simd_sum(gix));
-        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( giy )); alloy_next_2: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; }); ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = alloy_g.base.threads_per_simdgroup; T gix = alloy_fv.gix[alloy_tid]; T gix_mult = alloy_fv.gix_mult[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; T giy_mult = alloy_fv.giy_mult[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { giy = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(giy));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 0, alloy_tid, simd_sum ( gix )); alloy_next_1: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; { gix = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, simd_sum(gix));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( giy )); alloy_next_2: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; }); ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { giy = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(giy));
 
         if (thread_index_in_simdgroup == 0) {
             ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
             ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
-        }  } alloy_next_3: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.gix_mult[alloy_tid] = gix_mult; alloy_fv.giy[alloy_tid] = giy; alloy_fv.giy_mult[alloy_tid] = giy_mult; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); 
+        }  } alloy_next_3: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); 
     
-#line 120 "generated"
+#line 144 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

@@ -1,0 +1,50 @@
+// Declarations of the kernel body whose value every thread of a group
+// shares (`int W = x_shape[2];`, `int C_padded = ceildiv(C, 32) * 32;`):
+// the CPU's regions (cpu_regions.h) evaluate them once for the group, at
+// its own scope before the first region, instead of once per thread in
+// each region that needs them. Their values then need no per-thread array
+// in the frame, the compiler sees them as invariants of the loops over the
+// group's threads (a division by one is no longer computed per thread),
+// and loops and branches whose headers read them can be the group's own
+// (cpu_uniform_loops.h).
+//
+// A declaration qualifies when it is a statement of the body's own scope
+// with one plain declarator (no array, reference, static, threadgroup or
+// constexpr) initialised by `=` from what a uniform loop header may read
+// (numbers, parameters, template constants, the group's attributes, pure
+// calls) or from earlier such declarations and constants of the body's
+// scope; its elements read only from buffers the kernel cannot write (a
+// metal_kernel's inputs and their shapes and strides); its name declared
+// once, not named before it, never changed after it (assigned, incremented,
+// its address taken, or passed alone to a call that is not a pure function);
+// and it comes before the body's first preprocessor line after its start
+// and before any `return` (evaluated early, a read that a return guarded
+// could reach past a buffer's end).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "msl/cpu_regions.h"
+#include "msl/cpu_uniform_loops.h"
+
+namespace alloy::msl {
+
+struct UniformDeclarations {
+  std::set<std::size_t> statements;  // their statements' first tokens
+  std::set<std::size_t> names;       // their names' tokens
+};
+
+// The body's uniform declarations (tokens [body_begin, body_end), top-level
+// statements `body`). `names` (body_names, with the kernel's thread values)
+// loses the names found and the body's constants, which are then as uniform
+// as a parameter. `written`: the parameters whose elements the kernel may
+// write (its outputs); `element_reads`: false where no element of any
+// buffer may be read early (a program's kernel, whose buffers may all be
+// written; bounds-checked kernels).
+UniformDeclarations uniform_declarations(const std::vector<Token>& t, const std::vector<BodyStmt>& body,
+                                         std::size_t body_begin, std::size_t body_end, UniformNames& names,
+                                         const std::set<std::string>& written, bool element_reads);
+
+}  // namespace alloy::msl
