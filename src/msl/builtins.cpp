@@ -76,6 +76,18 @@ bool is_awaitable_sync_function(std::string_view name) {
   return false;
 }
 
+bool is_region_matrix_product(std::string_view name) {
+  return name == "simdgroup_multiply_accumulate" || name == "simdgroup_multiply";
+}
+
+bool is_region_matrix_name(std::string_view name) {
+  if (is_region_matrix_product(name)) return true;
+  if (name == "simdgroup_load" || name == "simdgroup_store" || name == "make_filled_simdgroup_matrix" ||
+      name == "simdgroup_matrix")
+    return true;
+  return starts_with(name, "simdgroup_") && name.find("8x8") != std::string_view::npos;  // simdgroup_float8x8
+}
+
 bool is_sync_name(std::string_view name) {
   // A tensor op at a SIMD-group scope deals its rows over the scope's threads.
   if (name == "execution_simdgroup" || name == "execution_simdgroups") return true;

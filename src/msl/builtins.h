@@ -26,6 +26,13 @@ bool is_sync_function(std::string_view name);
 // and the simd_/quad_ SIMD-group functions, whose runtime forms return an
 // awaiter there); simdgroup matrix operations are not among them.
 bool is_awaitable_sync_function(std::string_view name);
+// The simdgroup matrix operations a kernel split into regions runs
+// (cpu_regions.h): the products, an exchange between the lanes like a
+// simd_ function's (`collective`), and the per-lane ones, which read only
+// the lane's own elements (loads, stores, fills, the diagonal constructor,
+// the matrix types).
+bool is_region_matrix_product(std::string_view name);
+bool is_region_matrix_name(std::string_view name);
 // Whether an identifier is a type that needs the threads together wherever
 // it appears: the simdgroup matrix types, the SIMD-group execution scopes. (`threadgroup` counts only where it
 // declares storage: see declares_threadgroup_storage.)

@@ -104,6 +104,8 @@ class Planner {
           break;
         }
         case Kind::If:
+          if (t_[s.open - 1].is_ident("constexpr"))
+            throw NotRegions{"a barrier or SIMD-group call under `if constexpr` (" + line_of(t_[s.begin]) + ")"};
           if (uniform_if(s)) {
             for (const BodyStmt& branch : s.kids) {
               std::vector<BodyStmt> one;
@@ -280,8 +282,10 @@ class Planner {
       for (std::size_t k = x.type_begin; k < x.name; ++k)
         if (t_[k].is_punct("&") || t_[k].is_punct("&&"))
           throw NotRegions{"'" + name + "' is a reference and lives across a barrier"};
-      if (!x.array && (x.init == '(' || x.init == '{'))
-        throw NotRegions{"'" + name + "' is initialised in a form regions cannot split (" + line_of(t_[x.name]) + ")"};
+      const bool constructed = !x.array && (x.init == '(' || x.init == '{');
+      if (constructed && x.uses_auto)
+        throw NotRegions{"'" + name + "' is declared `auto` and initialised in a form regions cannot split (" +
+                         line_of(t_[x.name]) + ")"};
       if (const std::string later = later_constant_in_type(x, plan.frame_at, moved); !later.empty())
         throw NotRegions{"'" + name + "' lives across a barrier and its type names '" + later +
                          "', a constant declared after the body's first statement"};
@@ -289,7 +293,9 @@ class Planner {
         if (x.init != '=') throw NotRegions{"'" + name + "' is declared `auto` in a form regions cannot split"};
         deduce_type(*own, plan, typed, moved);
       }
-      HoistedVariable h{x.type_begin, x.name, x.after, !x.array && x.init == '=', x.array && x.init != 0, x.uses_auto};
+      HoistedVariable h{x.type_begin, x.name, x.after, (!x.array && x.init == '=') || constructed,
+                        x.array && x.init != 0, x.uses_auto};
+      h.constructed = constructed;
       h.type_end = own->first_name;
       const int n = storages[name]++;
       h.storage = n == 0 ? name : "alloy_" + std::to_string(n) + "_" + name;  // (the body has no alloy_ names)
@@ -565,6 +571,7 @@ class Splitter {
         if (!t_[k].is_ident("const") || pointee) type += (type.empty() ? "" : " ") + cur(k);
       }
       if (h.deduced) type = "::alloy_msl::cpu::region_value_t<decltype(alloy_types_t::m_" + h.storage + ")>";
+      if (h.constructed) out_[h.end] = "= " + type + " " + cur(h.end);  // `T x(a)`: x = T(a)
       std::string dims = text(t_, out_, h.name + 1, h.end);
       prologue += type + " " + h.storage + "[::alloy_msl::cpu::kRegionMaxThreads]" + dims + "; ";
       // Each region works on its thread's values in locals of the same

@@ -56,6 +56,8 @@ struct HoistedVariable {
   // Its per-thread array in the frame: its name, or for a name the body
   // declares again (in a block of its own) `alloy_<n>_<name>`.
   std::string storage;
+  // `T x(...)` or `T x{...}` (not `auto`): becomes `x = T(...)`, `x = T{...}`.
+  bool constructed = false;
 };
 
 // A declaration the deduced types of the frame need, in the body's order:

@@ -9,11 +9,13 @@ std::string line_of(const Token& t) { return "source line " + std::to_string(t.l
 
 bool is_barrier_name(const std::string& n) { return n == "threadgroup_barrier" || n == "simdgroup_barrier"; }
 
-// An awaitable synchronising call at toks[i] (msl/builtins.h).
+// An awaitable synchronising call at toks[i], or a simdgroup matrix
+// product (msl/builtins.h): both exchange values between lanes.
 bool is_sync_call(const std::vector<Token>& toks, std::size_t i) {
   const Token& t = toks[i];
-  return t.kind == TokenKind::Identifier && !is_member_access(toks, i) && is_awaitable_sync_function(t.text) &&
-         i + 1 < toks.size() && toks[i + 1].is_punct("(");
+  return t.kind == TokenKind::Identifier && !is_member_access(toks, i) &&
+         (is_awaitable_sync_function(t.text) || is_region_matrix_product(t.text)) && i + 1 < toks.size() &&
+         toks[i + 1].is_punct("(");
 }
 
 bool has_sync(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
@@ -87,6 +89,7 @@ class Parser {
     }
     if (t.is_ident("if") || t.is_ident("for") || t.is_ident("while") || t.is_ident("switch")) {
       s.kind = t.is("if") ? Kind::If : t.is("for") ? Kind::For : t.is("while") ? Kind::While : Kind::Switch;
+      if (s.kind == Kind::If && i + 1 < e && t_[i + 1].is_ident("constexpr")) ++i;  // (its `(` follows)
       expect(i + 1, e, "(");
       s.open = i + 1;
       s.close = match(i + 1, e);

@@ -66,7 +66,6 @@ CpuThreadsPlan plan_cpu_threads(const KernelSpec& spec, const LexedKernel& lexed
     return plan;
   };
   if (spec.cpu_sync == KernelSpec::CpuSync::Fibers) return fibers("fibers were asked for (ALLOY_CPU_SYNC=fibers)");
-  if (features.matrix) return fibers("simdgroup matrix operations synchronise inside the runtime");
   if (features.tensor) return fibers("tensor operations at a SIMD-group scope synchronise inside the runtime");
 
   if (spec.program_entry.empty()) {
@@ -126,9 +125,17 @@ CpuThreadsPlan plan_cpu_threads(const KernelSpec& spec, const LexedKernel& lexed
         (toks[i + 2].is_punct("{") || toks[i + 2].is_punct(":") || toks[i + 1].is_punct("{")))
       return fibers("a kernel's body defines a type " + where(lexed.source, t));
     if (!is_sync_use(toks, i)) continue;
+    if (features.matrix && is_region_matrix_name(t.text)) continue;  // (regions only: below)
     if (!is_awaitable_sync_function(t.text) || !followed_by(toks, i, "("))
       return fibers("'" + t.text + "' " + where(lexed.source, t) + " has no coroutine form");
     if (user_names.count(t.text)) return fibers("the program declares its own '" + t.text + "'");
+  }
+  // A simdgroup matrix's operations run inside the runtime: a product
+  // exchanges as a simd_ function does between regions, but is no awaiter.
+  if (features.matrix) {
+    plan.regions_only = true;
+    plan.fibers_because = "simdgroup matrix operations run as regions or fibers";
+    return plan;
   }
   plan.coroutines = true;
   return plan;

@@ -24,6 +24,9 @@ namespace alloy::msl {
 
 struct CpuThreadsPlan {
   bool coroutines = false;
+  // Simdgroup matrices: regions may take the kernel, coroutines may not
+  // (their operations are no awaiters); fibers otherwise.
+  bool regions_only = false;
   // Why a synchronising kernel runs on fibers ("" when it does not, or
   // when it runs on coroutines).
   std::string fibers_because;

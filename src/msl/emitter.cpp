@@ -62,10 +62,17 @@ CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, co
     k.private_add_outputs = add_only_outputs(spec, lexed);
     for (int j : k.private_add_outputs) plan.private_adds.push_back(spec.outputs[j].name);
   }
-  if (plan.coroutines && spec.cpu_sync == KernelSpec::CpuSync::Auto)
+  if ((plan.coroutines || plan.regions_only) && spec.cpu_sync == KernelSpec::CpuSync::Auto)
     plan.regions = plan_regions(spec, lexed, k.analysis.attributes, plan.regions_why_not);
+  if (plan.regions_only && !plan.regions) {
+    plan.fibers_because += spec.cpu_sync == KernelSpec::CpuSync::Auto
+                               ? ", and regions cannot take this kernel: " + plan.regions_why_not
+                               : ", and other models were asked for";
+    plan.bodies.clear();
+  }
   if (plan.regions) {
     plan.coroutines = false;
+    plan.fibers_because.clear();
     features.cpu_regions = true;
     k.cpu_threads = "regions";
     k.cpu_optimization = 3;

@@ -19,8 +19,9 @@
 // threads are coroutines (run_coroutines below) instead of fibers.
 #include <coroutine>
 #endif
-#if (ALLOY_MSL_CPU_COROUTINES || ALLOY_MSL_CPU_REGIONS) && (ALLOY_MSL_USE_MATRIX || ALLOY_MSL_USE_TENSOR)
-#error "simdgroup matrices and tensor ops synchronise inside the runtime: such kernels run as fibers"
+#if (ALLOY_MSL_CPU_COROUTINES && ALLOY_MSL_USE_MATRIX) || \
+    ((ALLOY_MSL_CPU_COROUTINES || ALLOY_MSL_CPU_REGIONS) && ALLOY_MSL_USE_TENSOR)
+#error "simdgroup matrices (but as regions) and tensor ops synchronise inside the runtime: such kernels run as fibers"
 #endif
 
 // Threadgroup memory: one instance per OS thread, shared by the fibers of the
@@ -602,7 +603,22 @@ ALLOY_FUNC frag_coord frag_of(unsigned lane) {
   unsigned qid = lane / 4;
   return {(qid & 4) + (lane / 2) % 4, (qid & 2) * 2 + (lane % 2) * 2};
 }
+}  // namespace detail
+}  // namespace metal
+#if ALLOY_MSL_CPU_REGIONS
+namespace alloy_msl::cpu {
+ALLOY_FUNC unsigned region_lane();  // the thread region_for runs (metal_cpu_regions.h)
+}
+#endif
+namespace metal {
+namespace detail {
+// The calling thread's lane: the running fiber's, or split into regions
+// the thread the region's loop is at.
+#if ALLOY_MSL_CPU_REGIONS
+ALLOY_FUNC unsigned current_lane() { return alloy_msl::cpu::region_lane(); }
+#else
 ALLOY_FUNC unsigned current_lane() { return alloy_msl::cpu::detail::fiber_api()->lane(); }
+#endif
 }  // namespace detail
 
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
@@ -651,38 +667,52 @@ ALLOY_FUNC void simdgroup_store(const simdgroup_matrix<T, C, R>& m, U* dst, ulon
 }
 // The operands may differ in type (half inputs into a float accumulator), as
 // in Metal and MLX's steel GEMM.
+// (A SIMD-group exchange: split into regions, a call is the pending pair
+// of the lane's operands and the computation of its d, which the next
+// region's loop runs for each lane.) The first lane to ask computes every
+// lane's d from the deposits (its c among them), the others read theirs.
 template <class T, class TA, class TB, class TC, int C, int R>
-ALLOY_FUNC void simdgroup_multiply_accumulate(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<TA, 8, R>& a,
+ALLOY_FUNC auto simdgroup_multiply_accumulate(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<TA, 8, R>& a,
                                               const simdgroup_matrix<TB, C, 8>& b, const simdgroup_matrix<TC, C, R>& c,
                                               ALLOY_SYNC_SITE) {
   struct operands {
     vec<TA, 2> a;
     vec<TB, 2> b;
+    vec<TC, 2> c;
   };
-  auto e = alloy_msl::cpu::detail::exchange(operands{a.e_, b.e_}, site, "simdgroup_multiply_accumulate");
-  float A[8][8] = {}, B[8][8] = {};
-  for (unsigned l = 0; l < 32; ++l) {
-    if (!e.has(l)) continue;  // a missing lane (undefined in Metal) contributes zeros
-    operands o = e.at(l);
-    detail::frag_coord f = detail::frag_of(l);
-    A[f.row][f.col] = float(o.a[0]);
-    A[f.row][f.col + 1] = float(o.a[1]);
-    B[f.row][f.col] = float(o.b[0]);
-    B[f.row][f.col + 1] = float(o.b[1]);
-  }
-  detail::frag_coord f = detail::frag_of(e.v.lane);
-  vec<T, 2> out;
-  for (unsigned j = 0; j < 2; ++j) {
-    float acc = float(c.e_[j]);
-    for (unsigned k = 0; k < 8; ++k) acc += A[f.row][k] * B[k][f.col + j];
-    out[j] = T(acc);
-  }
-  d.e_ = out;
+  auto product = [&d](const auto& e) {
+    d.e_ = e.template per_lane<vec<T, 2>>(0, [&](auto store) {
+      float A[8][8] = {}, B[8][8] = {};
+      for (unsigned l = 0; l < 32; ++l) {
+        if (!e.has(l)) continue;  // a missing lane (undefined in Metal) contributes zeros
+        operands o = e.at(l);
+        detail::frag_coord f = detail::frag_of(l);
+        A[f.row][f.col] = float(o.a[0]);
+        A[f.row][f.col + 1] = float(o.a[1]);
+        B[f.row][f.col] = float(o.b[0]);
+        B[f.row][f.col + 1] = float(o.b[1]);
+      }
+      for (unsigned l = 0; l < 32; ++l) {
+        if (!e.has(l)) continue;
+        const operands o = e.at(l);
+        detail::frag_coord f = detail::frag_of(l);
+        vec<T, 2> out;
+        for (unsigned j = 0; j < 2; ++j) {
+          float acc = float(o.c[j]);
+          for (unsigned k = 0; k < 8; ++k) acc += A[f.row][k] * B[k][f.col + j];
+          out[j] = T(acc);
+        }
+        store(l, out);
+      }
+    });
+  };
+  return alloy_msl::cpu::detail::exchange_then(operands{a.e_, b.e_, c.e_}, site, "simdgroup_multiply_accumulate",
+                                               product);
 }
 template <class T, class TA, class TB, int C, int R>
-ALLOY_FUNC void simdgroup_multiply(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<TA, 8, R>& a,
+ALLOY_FUNC auto simdgroup_multiply(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<TA, 8, R>& a,
                                    const simdgroup_matrix<TB, C, 8>& b, ALLOY_SYNC_SITE) {
-  simdgroup_multiply_accumulate(d, a, b, make_filled_simdgroup_matrix<T, C, R>(T(0)), site);
+  return simdgroup_multiply_accumulate(d, a, b, make_filled_simdgroup_matrix<T, C, R>(T(0)), site);
 }
 
 #endif  // ALLOY_MSL_USE_MATRIX

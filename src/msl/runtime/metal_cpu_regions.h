@@ -29,8 +29,21 @@ struct GroupThreads {
   // The kernel's per-thread arrays (values that live across regions).
   void* frame = nullptr;
   unsigned long frame_bytes = 0, frame_wanted = 0;
+#if ALLOY_MSL_USE_MATRIX
+  // The thread region_for runs: a simdgroup matrix's load, store and
+  // diagonal need their lane (region_lane).
+  unsigned long current = 0;
+#endif
   ~GroupThreads() { __builtin_free(frame); }
 };
+#if ALLOY_MSL_USE_MATRIX
+namespace detail {
+// The group this OS thread runs (set once per launch by run_regions): a
+// matrix operation reads its current thread from it.
+inline thread_local GroupThreads* g_region_group = nullptr;
+}  // namespace detail
+ALLOY_FUNC unsigned region_lane() { return unsigned(detail::g_region_group->current % kSimdWidth); }
+#endif
 
 // The type a per-thread array keeps for a value declared `auto` (its
 // declared type without const or volatile: the frame assigns it), given the
@@ -115,64 +128,65 @@ template <class P> ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot,
 // per-thread array indexed by an induction variable that cannot wrap);
 // otherwise a loop over the threads that skips those not running.
 template <class F> ALLOY_FUNC void region_for(GroupThreads& g, F&& body) {
+#if ALLOY_MSL_USE_MATRIX
+#define ALLOY_REGION_CURRENT(tid) g.current = (tid)
+#else
+#define ALLOY_REGION_CURRENT(tid) (void)0
+#endif
   if (g.all_alive) {
     const unsigned long nx = g.extent[0], ny = g.extent[1], nz = g.extent[2];
     for (unsigned long z = 0; z < nz; ++z)
       for (unsigned long y = 0; y < ny; ++y)
-        for (unsigned long x = 0; x < nx; ++x)
+        for (unsigned long x = 0; x < nx; ++x) {
+          ALLOY_REGION_CURRENT((z * ny + y) * nx + x);
           body((z * ny + y) * nx + x, metal::uint3(unsigned(x), unsigned(y), unsigned(z)));
+        }
   } else {
     for (unsigned long tid = 0; tid < g.count; ++tid)
-      if (g.alive[tid] == 1) body(tid, region_local(g, tid));
+      if (g.alive[tid] == 1) {
+        ALLOY_REGION_CURRENT(tid);
+        body(tid, region_local(g, tid));
+      }
   }
+#undef ALLOY_REGION_CURRENT
 }
 
-// A thread's `return` inside a region: from here on the group keeps which
-// threads run.
-ALLOY_FUNC void region_return(GroupThreads& g, unsigned long tid) {
-  if (g.all_alive) {
-    for (unsigned long t = 0; t < g.count; ++t) g.alive[t] = 1;
-    g.all_alive = false;
-  }
-  g.alive[tid] = 0;
+// From here on the group keeps which threads run (alive), every one running.
+ALLOY_FUNC void region_split_group(GroupThreads& g) {
+  if (!g.all_alive) return;
+  for (unsigned long t = 0; t < g.count; ++t) g.alive[t] = 1;
+  g.all_alive = false;
 }
-
-// A loop whose body has barriers runs for the group as a whole, while any
-// running thread's condition holds; a thread whose condition fails waits
-// after the loop (at nesting depth `depth`) until the last one leaves. (In
-// Metal every thread must reach a barrier; where some leave early, the
-// others' barriers count the threads still in the loop, as fibers do.)
-template <class F> ALLOY_FUNC bool region_loop(GroupThreads& g, F cond, unsigned depth) {
-  const unsigned char waiting = static_cast<unsigned char>(2 + depth);
-  if (g.all_alive) {
-    // Every thread tests its condition once, in region_for's loops (the
-    // answers go to 32-bit words, which unlike the alive bytes alias nothing
-    // else, and take 16 threads per 64-byte vector where bytes would take
-    // 64); the group stays whole unless they disagree.
-    unsigned stays[kRegionMaxThreads];
-    unsigned long staying = 0;
-    region_for(g, [&](unsigned long tid, metal::uint3 lid) __attribute__((always_inline)) {
-      stays[tid] = cond(tid, lid);
-      staying += stays[tid];
-    });
-    if (staying == g.count || staying == 0) return staying != 0;
-    for (unsigned long tid = 0; tid < g.count; ++tid) g.alive[tid] = stays[tid] ? 1 : waiting;
-    g.all_alive = false;
-    return true;
-  }
-  bool any = false;
-  for (unsigned long tid = 0; tid < g.count; ++tid) {
-    if (g.alive[tid] != 1) continue;
-    if (cond(tid, region_local(g, tid))) any = true;
-    else g.alive[tid] = waiting;
-  }
-  if (!any)
-    for (unsigned long tid = 0; tid < g.count; ++tid)
-      if (g.alive[tid] == waiting) g.alive[tid] = 1;
+// Whether every thread runs again.
+ALLOY_FUNC void region_settle(GroupThreads& g) {
   bool all = true;
   for (unsigned long tid = 0; tid < g.count; ++tid) all &= g.alive[tid] == 1;
   g.all_alive = all;
-  return any;
+}
+
+// A thread's `return` inside a region.
+ALLOY_FUNC void region_return(GroupThreads& g, unsigned long tid) {
+  region_split_group(g);
+  g.alive[tid] = 0;
+}
+
+// Each running thread's `cond(tid, lid)` (1 or 0) in stays[], while every
+// thread runs: in region_for's loops (32-bit words, which unlike the alive
+// bytes alias nothing else, take 16 threads per 64-byte vector where bytes
+// would take 64). Returns how many hold.
+template <class F> ALLOY_FUNC unsigned long region_count_all(GroupThreads& g, F& cond, unsigned* stays) {
+  unsigned long holding = 0;
+  region_for(g, [&](unsigned long tid, metal::uint3 lid) __attribute__((always_inline)) {
+    stays[tid] = cond(tid, lid);
+    holding += stays[tid];
+  });
+  return holding;
+}
+
+// The group splits: a thread whose stays[] is 0 waits (alive = `waiting`).
+ALLOY_FUNC void region_wait_unless(GroupThreads& g, const unsigned* stays, unsigned char waiting) {
+  for (unsigned long tid = 0; tid < g.count; ++tid) g.alive[tid] = stays[tid] ? 1 : waiting;
+  g.all_alive = false;
 }
 
 // An `if` whose condition differs between threads, with SIMD-group calls
@@ -180,22 +194,19 @@ template <class F> ALLOY_FUNC bool region_loop(GroupThreads& g, F cond, unsigned
 // first branch's regions while the others wait (at nesting depth `depth`),
 // then those others run the second branch's while the first wait, then all
 // go on together. A SIMD-group call in a branch covers the lanes that took
-// it, as Metal's active threads; the fibers' runtime resolves the same
-// calls the same way, the earlier branch first. Returns whether any
-// running thread takes the branch.
-ALLOY_FUNC void region_split_group(GroupThreads& g) {
-  if (!g.all_alive) return;
-  for (unsigned long t = 0; t < g.count; ++t) g.alive[t] = 1;
-  g.all_alive = false;
-}
-ALLOY_FUNC void region_settle(GroupThreads& g) {
-  bool all = true;
-  for (unsigned long tid = 0; tid < g.count; ++tid) all &= g.alive[tid] == 1;
-  g.all_alive = all;
-}
+// it, as Metal's active threads. The fibers' runtime resolves the same
+// calls the same way, the earlier branch first, except in a loop whose
+// trips differ between lanes (README: one case where the CPU's thread
+// models differ). Returns whether any running thread takes the branch.
 template <class F> ALLOY_FUNC bool region_branch(GroupThreads& g, F cond, unsigned depth) {
   const unsigned char waiting = static_cast<unsigned char>(2 + depth);
-  region_split_group(g);
+  if (g.all_alive) {
+    unsigned stays[kRegionMaxThreads];
+    const unsigned long holding = region_count_all(g, cond, stays);
+    if (holding == g.count) return true;  // every thread takes it: the group stays whole
+    region_wait_unless(g, stays, waiting);
+    return holding != 0;
+  }
   bool any = false;
   for (unsigned long tid = 0; tid < g.count; ++tid) {
     if (g.alive[tid] != 1) continue;
@@ -205,6 +216,7 @@ template <class F> ALLOY_FUNC bool region_branch(GroupThreads& g, F cond, unsign
   region_settle(g);
   return any;
 }
+
 // The second branch: the threads that ran the first wait, those that
 // waited run. Returns whether any runs.
 ALLOY_FUNC bool region_else(GroupThreads& g, unsigned depth) {
@@ -231,6 +243,28 @@ ALLOY_FUNC void region_rejoin(GroupThreads& g, unsigned depth) {
   region_settle(g);
 }
 
+// A loop whose body has barriers runs for the group as a whole, while any
+// running thread's condition holds; a thread whose condition fails waits
+// after the loop (at nesting depth `depth`) until the last one leaves. (In
+// Metal every thread must reach a barrier; where some leave early, the
+// others' barriers count the threads still in the loop, as fibers do.)
+template <class F> ALLOY_FUNC bool region_loop(GroupThreads& g, F cond, unsigned depth) {
+  if (g.all_alive) {
+    // The group stays whole unless its threads disagree.
+    const unsigned char waiting = static_cast<unsigned char>(2 + depth);
+    unsigned stays[kRegionMaxThreads];
+    const unsigned long staying = region_count_all(g, cond, stays);
+    if (staying == g.count || staying == 0) return staying != 0;
+    region_wait_unless(g, stays, waiting);
+    return true;
+  }
+  // The threads whose condition fails wait; when none holds, the loop ends
+  // and every thread that waited at this depth goes on.
+  const bool any = region_branch(g, cond, depth);
+  if (!any) region_rejoin(g, depth);
+  return any;
+}
+
 // run<true>'s contract for a kernel split into regions: group_fn(GroupThreads&)
 // runs one whole threadgroup.
 template <class F> void run_regions(const Launch* L, F&& group_fn) {
@@ -241,6 +275,9 @@ template <class F> void run_regions(const Launch* L, F&& group_fn) {
   GroupThreads* state_address = &state;
   __asm__("" : "+r"(state_address));
   GroupThreads& g = *state_address;
+#if ALLOY_MSL_USE_MATRIX
+  detail::g_region_group = &g;
+#endif
   for (unsigned long long n = L->tg_begin; n < L->tg_end; ++n) {
     if (L->cancel && __atomic_load_n(L->cancel, __ATOMIC_RELAXED)) return;
     const GroupGeometry geo = group_geometry(L->grid, L->threadgroup, n);
