@@ -328,8 +328,9 @@ void run_encoded(const fast::PreparedLaunch& p, const std::vector<void*>& inputs
   views.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) views[i] = {inputs[i], nullptr, nullptr, 0};
   CustomKernelLaunch l(p, views.data(), inputs.size(), outputs.data(), outputs.size());
-  note_custom_launch(p.variant);
+  const uint64_t number = note_custom_launch(p.variant);
   cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cached_stream(s), l.args());
+  note_launched(number, cached_stream(s));
   note_pending(s);
 }
 
@@ -417,9 +418,10 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
     cuda::check(cuda_driver::api().cuMemsetD8Async(l.bounds_report(), 0, sizeof(alloy_msl::BoundsReport), cs),
                 "metal_kernel", "cuMemsetD8Async (bounds report)");
   }
-  cuda::note_custom_launch(launch().variant);
+  const uint64_t number = cuda::note_custom_launch(launch().variant);
   eval_profile::timed("(cuLaunchKernel)",
                       [&] { cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cs, l.args()); });
+  cuda::note_launched(number, cs);
   cuda::note_pending(stream());
   // timeout=: this launch is waited for here, and stopped at the deadline.
   if (launch().timeout > 0) cuda::wait_stoppable(cs, launch().timeout, fast::kernel_label(variant()));

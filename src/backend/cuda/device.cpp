@@ -164,7 +164,7 @@ void synchronize_all() {
     }
   }
   if (first) std::rethrow_exception(first);
-  end_batch(mark);
+  end_batch(mark, todo);
 }
 
 void synchronize(const Stream& s) {

@@ -18,10 +18,18 @@ std::atomic<unsigned> generation{0};
 // The custom kernels launched since the last clean wait (the first few).
 constexpr size_t kBatchKept = 8;
 std::mutex batch_mutex;
-// Each with its launch number: a clean wait ends only the launches it covered.
-std::vector<std::pair<uint64_t, std::shared_ptr<fast::KernelVariant>>> batch;
+// Each with its launch number, and once its launch returned the stream and
+// its number among the returned ones: a clean wait ends only the launches
+// it covered (threads wait for each other's streams, or launch while one
+// waits).
+struct BatchEntry {
+  uint64_t number = 0, launched = 0;  // launched: 0 until the launch returned
+  cuda_driver::CUstream stream = nullptr;
+  std::shared_ptr<fast::KernelVariant> variant;
+};
+std::vector<BatchEntry> batch;
 size_t batch_more = 0;
-uint64_t launches = 0;  // custom launches so far (guarded by batch_mutex)
+uint64_t launches = 0, launched = 0;  // custom launches begun and returned so far (guarded by batch_mutex)
 
 std::mutex rebuild_mutex;  // one rebuild at a time; guards summary
 std::string summary;
@@ -43,7 +51,7 @@ BatchStory describe_batch() {
   size_t more = 0;
   {
     std::lock_guard<std::mutex> lock(batch_mutex);
-    for (auto& [n, v] : batch) kernels.push_back(std::move(v));
+    for (auto& e : batch) kernels.push_back(std::move(e.variant));
     batch.clear();
     more = batch_more;
     batch_more = 0;
@@ -128,25 +136,37 @@ void on_fault(cuda_driver::CUresult result, const char* where, const char* call)
 
 unsigned context_generation() { return generation.load(std::memory_order_acquire); }
 
-void note_custom_launch(const std::shared_ptr<fast::KernelVariant>& v) {
+uint64_t note_custom_launch(const std::shared_ptr<fast::KernelVariant>& v) {
   std::lock_guard<std::mutex> lock(batch_mutex);
   ++launches;
   if (batch.size() < kBatchKept)
-    batch.emplace_back(launches, v);
+    batch.push_back({launches, 0, nullptr, v});
   else
     ++batch_more;
+  return launches;
+}
+
+void note_launched(uint64_t launch, cuda_driver::CUstream stream) {
+  std::lock_guard<std::mutex> lock(batch_mutex);
+  ++launched;
+  for (BatchEntry& e : batch)
+    if (e.number == launch) {
+      e.launched = launched;
+      e.stream = stream;
+    }
 }
 
 uint64_t batch_mark() {
   std::lock_guard<std::mutex> lock(batch_mutex);
-  return launches;
+  return launched;
 }
 
-void end_batch(uint64_t mark) {
+void end_batch(uint64_t mark, const std::vector<cuda_driver::CUstream>& streams) {
   std::lock_guard<std::mutex> lock(batch_mutex);
-  // Launches after the mark (other threads') may still be running.
-  std::erase_if(batch, [&](const auto& e) { return e.first <= mark; });
-  if (batch.empty() && launches == mark) batch_more = 0;
+  std::erase_if(batch, [&](const BatchEntry& e) {
+    return e.launched != 0 && e.launched <= mark && std::find(streams.begin(), streams.end(), e.stream) != streams.end();
+  });
+  if (batch.empty() && launches == launched && launched == mark) batch_more = 0;
 }
 
 bool gpu_unusable() { return unusable.load(std::memory_order_acquire); }

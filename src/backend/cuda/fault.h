@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jit/cuda_driver.h"
 
@@ -27,13 +28,18 @@ bool gpu_unusable();
 std::string gpu_unusable_message();
 // Incremented by every rebuild; GPU Buffers carry the one they were made in.
 unsigned context_generation();
-// A custom kernel was launched: a fault before the next wait names it.
-void note_custom_launch(const std::shared_ptr<fast::KernelVariant>& v);
-// The number of custom launches so far, taken before a wait...
+// A custom kernel is about to be launched: a fault from here on names it.
+// Returns its launch number for note_launched.
+uint64_t note_custom_launch(const std::shared_ptr<fast::KernelVariant>& v);
+// Its launch on `stream` has returned: a wait on that stream that starts
+// after this covers it.
+void note_launched(uint64_t launch, cuda_driver::CUstream stream);
+// The launches noted launched so far, taken before a wait...
 uint64_t batch_mark();
-// ...which then waited for every stream without a fault: the launches up to
-// the mark are over (later ones, from other threads, may still run).
-void end_batch(uint64_t mark);
+// ...which then waited for `streams` without a fault: the launches on them
+// noted launched up to the mark are over. (Others, on streams another
+// thread is waiting for or launched since, may still fault.)
+void end_batch(uint64_t mark, const std::vector<cuda_driver::CUstream>& streams);
 // "after a GPU fault in kernel 'k' (CUDA_ERROR_ILLEGAL_ADDRESS)" for the last rebuild.
 std::string last_fault_summary();
 // Installs the handler cuda_driver::check calls on a context fault (once).
