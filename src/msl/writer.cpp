@@ -64,7 +64,15 @@ void Writer::user_token(std::string_view out, int user_col, int user_len) {
       for (char c : piece) put(c);
       if (open == std::string_view::npos) break;
       const std::size_t close = out.find('\x02', open + 1);
-      const std::string_view number = out.substr(open + 1, close - open - 1);
+      const std::string_view number =
+          close == std::string_view::npos ? std::string_view() : out.substr(open + 1, close - open - 1);
+      // A \x02 of the user's own text (a fuzzed token) is no marker: written as it is.
+      if (close == std::string_view::npos || number.size() > 9 ||
+          number.find_first_not_of("0123456789") != std::string_view::npos) {
+        put(out[open]);
+        at = open + 1;
+        continue;
+      }
       // (The directive's own line is ours, whatever the line before it was.)
       end_line();
       map_.lines.back() = LineInfo{};
