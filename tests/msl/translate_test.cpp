@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "alloy/msl/translate.h"
+#include "msl/writer.h"
 #include "msl/lexer.h"
 #include "test_kernels.h"
 
@@ -542,5 +543,20 @@ TEST(MslTranslate, LexesEachTextOnce) {
   }
 }
 
+}  // namespace
+}  // namespace alloy::msl
+
+namespace alloy::msl {
+namespace {
+// A 0x02 byte of the user's own text (the fuzzer's) is written as it is:
+// only a well-formed line marker becomes a `#line` directive.
+TEST(MslWriter, StrayMarkerBytesAreUserText) {
+  Writer w;
+  w.user_token(std::string("a\x02" "b\x02x\x02"), 1, 5);
+  EXPECT_EQ(w.take_text(), std::string("a\x02" "b\x02x\x02"));
+  Writer m;
+  m.user_token("x " + Writer::line_marker(7) + "int k;" + Writer::line_marker_back() + "y", 1, 1);
+  EXPECT_NE(m.take_text().find("#line 7 \"source\"\nint k;"), std::string::npos);
+}
 }  // namespace
 }  // namespace alloy::msl
