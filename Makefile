@@ -101,7 +101,10 @@ test-fuzz: deps
 # tests/mlx_plugin: alloy.mlx on real MLX's CPU backend (its own conftest).
 # The suites of kernels that synchronise threads run again with the CPU's
 # coroutines and then fibers forced (ALLOY_CPU_SYNC): the default splits
-# kernels into regions, and all three thread models must stay right.
+# kernels into regions, and all three thread models must stay right. And
+# once more without bounds checks (the suite's conftest turns them on):
+# only then do regions evaluate shared declarations once per group and run
+# rows of threads (msl/cpu_uniform_values.h), as users' kernels do.
 SYNC_SUITES = tests/python/test_simd_divergence.py tests/python/test_metal_kernel.py \
 	tests/python/test_metal_library.py tests/python/test_metal_library_guide.py \
 	tests/python/test_kernel_faults.py tests/python/test_seed_curated_patterns.py \
@@ -111,6 +114,7 @@ test-python:
 	$(PY) -m pytest -q tests/python
 	ALLOY_CPU_SYNC=coroutines $(PY) -m pytest -q -p no:cacheprovider $(SYNC_SUITES)
 	ALLOY_CPU_SYNC=fibers $(PY) -m pytest -q -p no:cacheprovider $(SYNC_SUITES)
+	ALLOY_BOUNDS_CHECK=0 $(PY) -m pytest -q -p no:cacheprovider $(SYNC_SUITES)
 	$(PY) -m pytest -q tests/mlx_plugin
 
 bench: python

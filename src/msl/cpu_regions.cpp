@@ -555,11 +555,30 @@ class Splitter {
       ids_ += "::alloy_msl::BoundsCheck alloy_bc = alloy_bc_group; "
               "alloy_bc.thread = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); ";
     for (const std::string& v : plan.thread_values) ids_ += v;
+    // A rows kernel's row and column: in a region, what region_for_rows
+    // passes; in a condition's lambda, divided for.
+    if (!plan.rows_divisor.empty()) {
+      const std::string names = "[[maybe_unused]] const auto alloy_row = alloy_rc.row; "
+                                "[[maybe_unused]] const auto alloy_col = alloy_rc.col; ";
+      region_ids_ = ids_ + names;
+      ids_ += "[[maybe_unused]] const auto alloy_rc = ::alloy_msl::cpu::region_row_column<" + plan.rows_index_type +
+              ">(alloy_g, alloy_tid, alloy_lid, " + plan.rows_divisor + "); " + names;
+    } else {
+      region_ids_ = ids_;
+    }
   }
 
   void run() {
     std::string prologue;
     const std::string types = deduced_types();
+    // A rows kernel's divisions become its row and column (where nothing
+    // else rewrote their tokens: the others still divide).
+    for (const auto* uses : {&plan_.row_quotients, &plan_.row_remainders})
+      for (std::size_t k : *uses)
+        if (!out_[k] && !out_[k + 1] && !out_[k + 2]) {
+          out_[k] = uses == &plan_.row_quotients ? "alloy_row" : "alloy_col";
+          out_[k + 1] = out_[k + 2] = "";
+        }
     for (const HoistedVariable& h : plan_.hoisted) {
       const std::string name = t_[h.name].text, at = "alloy_fv." + h.storage + "[alloy_tid]";
       std::string type;
@@ -766,8 +785,12 @@ class Splitter {
     region_written_.clear();
     // The region is a lambda that region_for inlines into its loops over the
     // group's threads; a `return` in it jumps to its end.
+    if (!plan_.rows_divisor.empty())
+      return "::alloy_msl::cpu::region_for_rows<" + plan_.rows_index_type + ">(alloy_g, " + plan_.rows_divisor +
+             ", [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) "
+             "{ " + region_ids_ + marker() + "{ ";
     return "::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) "
-           "__attribute__((always_inline)) { " + ids_ + marker() + "{ ";
+           "__attribute__((always_inline)) { " + region_ids_ + marker() + "{ ";
   }
   std::string close_text(const std::string& deposits) {
     const std::string m = marker(), in = loads(region_names_);
@@ -1030,6 +1053,7 @@ class Splitter {
   const std::vector<Token>& t_;
   Out& out_;
   std::string ids_, pending_;
+  std::string region_ids_;  // ids_ for region_for's lambdas (a rows kernel's row and column from the loop)
   std::map<std::string, std::pair<std::string, std::string>> vars_;  // by key (uses()): (load, store) text
   std::set<std::string> copied_;                                      // RegionsPlan::copied_params
   std::set<std::string> region_names_;                                // the open region's hoisted names
@@ -1230,6 +1254,13 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     plan.bounds_check = spec.bounds_check;
     plan.copied_params.assign(changed.begin(), changed.end());
     plan.uniform_declarations = uniform.statements;
+    if (spec.program_entry.empty())
+      if (auto rows = thread_rows(toks, plan.body, shape.begin, shape.end, names, uniform)) {
+        plan.rows_index_type = rows->index_type;
+        plan.rows_divisor = rows->divisor;
+        plan.row_quotients = std::move(rows->quotients);
+        plan.row_remainders = std::move(rows->remainders);
+      }
     // A macro that names a value living across regions would use it where
     // the region's own text does not (its load and store would be missed).
     std::set<std::string> hoisted;

@@ -105,6 +105,10 @@ struct RegionsPlan {
   // first tokens; cpu_uniform_values.h): moved to the group's scope, after
   // its attribute values (group_values), just before the frame.
   std::set<std::size_t> uniform_declarations;
+  // Rows of threads (cpu_uniform_values.h): each region loops over them with
+  // region_for_rows, and the divisions named become its row and column.
+  std::string rows_index_type, rows_divisor;  // empty: none
+  std::set<std::size_t> row_quotients, row_remainders;
   std::set<std::string> thread_names;  // attribute values that differ between the group's threads
   // Declarations of the attribute values the group's threads share
   // (threadgroup_position_in_grid, threads_per_threadgroup, ...), valid at

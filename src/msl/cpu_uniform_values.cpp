@@ -1,5 +1,7 @@
 #include "msl/cpu_uniform_values.h"
 
+#include <map>
+
 #include "msl/cpu_regions_syntax.h"
 #include "msl/token_rules.h"
 
@@ -37,7 +39,105 @@ bool passed_alone(const std::vector<Token>& t, std::size_t k, std::size_t begin)
   return false;
 }
 
+// The name declared at t[d.name] is never named before it and never
+// changed after it (assigned, incremented, its address taken, or passed
+// alone to a call that is not a pure function).
+bool keeps_its_value(const std::vector<Token>& t, std::size_t body_begin, std::size_t body_end,
+                     const regions::Declaration& d) {
+  const std::string& name = t[d.name].text;
+  for (std::size_t k = body_begin; k < d.name; ++k)
+    if (names_at(t, k, name)) return false;
+  for (std::size_t k = d.name + 1; k < body_end; ++k)
+    if (names_at(t, k, name) && (changes_name_at(t, k, /*or_address=*/true) || passed_alone(t, k, body_begin)))
+      return false;
+  return true;
+}
+
+// The declared type in tokens [b, e), without `const`, when it is one
+// integer type ("" otherwise).
+std::string integer_type(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  static const std::set<std::string> integers = {
+      "int",     "uint",     "unsigned", "unsigned int", "short",   "ushort",   "long",    "ulong",
+      "size_t",  "int32_t",  "uint32_t", "int64_t",      "uint64_t", "int16_t", "uint16_t"};
+  std::string type;
+  for (std::size_t k = b; k < e; ++k) {
+    if (t[k].is_ident("const")) continue;
+    if (t[k].kind != TokenKind::Identifier) return "";
+    type += (type.empty() ? "" : " ") + t[k].text;
+  }
+  return integers.count(type) ? type : "";
+}
+
+// Whether `e / K` at t[k] (the position's token) is the whole operand it
+// reads: what precedes it binds less tightly, and nothing after K extends it.
+bool whole_operand(const std::vector<Token>& t, std::size_t k) {
+  if (k == 0 || k + 3 >= t.size()) return false;
+  static const std::set<std::string> after_ok = {
+      "(",  "[",  ",",  "=",  "{",  "?",  ":",  ";",  "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=",
+      "|=", "^=", "<",  ">",  "<=", ">=", "==", "!=", "&&", "||", "|",  "^",  "<<", ">>"};
+  const Token& before = t[k - 1];
+  bool ok = before.is_ident("return") || (before.kind == TokenKind::Punct && after_ok.count(before.text));
+  // A binary + or - (its left operand ends just before it), not a sign.
+  if ((before.is_punct("+") || before.is_punct("-")) && k >= 2) {
+    const Token& left = t[k - 2];
+    ok = (left.kind == TokenKind::Identifier && !left.is_ident("return")) || left.kind == TokenKind::Number ||
+         left.is_punct(")") || left.is_punct("]");
+  }
+  static const std::set<std::string> extends = {"[", "(", ".", "->", "++", "--", "::"};
+  const Token& next = t[k + 3];
+  return ok && !(next.kind == TokenKind::Punct && extends.count(next.text));
+}
+
 }  // namespace
+
+std::optional<ThreadRows> thread_rows(const std::vector<Token>& t, const std::vector<BodyStmt>& body,
+                                      std::size_t body_begin, std::size_t body_end, const UniformNames& names,
+                                      const UniformDeclarations& uniform) {
+  // The integer uniform declarations: the divisors.
+  std::set<std::string> divisors;
+  for (const BodyStmt& s : body) {
+    if (!uniform.statements.count(s.begin)) continue;
+    const auto d = regions::declaration(t, s.begin, s.end - 1);
+    if (d && !integer_type(t, d->type_begin, d->name).empty()) divisors.insert(t[d->name].text);
+  }
+  if (divisors.empty()) return std::nullopt;
+  // The position: `E e = thread_position_in_grid.x;` at the body's scope.
+  for (const BodyStmt& s : body) {
+    if (s.kind != Kind::Simple || s.end < s.begin + 4 || regions::has_sync(t, s.begin, s.end)) continue;
+    const auto d = regions::declaration(t, s.begin, s.end - 1);
+    if (!d || d->multiple || d->init != '=' || d->array || d->threadgroup || d->constant || d->is_static) continue;
+    const std::size_t init = d->after + 1;
+    if (init + 3 != s.end - 1 || !t[init].is_ident("thread_position_in_grid") ||
+        !names.thread_values.count("thread_position_in_grid") || names.body_locals.count("thread_position_in_grid") ||
+        !t[init + 1].is_punct(".") ||
+        !t[init + 2].is_ident("x"))
+      continue;
+    ThreadRows rows;
+    rows.index_type = integer_type(t, d->type_begin, d->name);
+    const std::string& name = t[d->name].text;
+    if (rows.index_type.empty() || !names.declared_once.count(name) || !keeps_its_value(t, body_begin, body_end, *d))
+      return std::nullopt;
+    // Its divisions by each divisor, the most frequent taken.
+    std::map<std::string, std::pair<std::set<std::size_t>, std::set<std::size_t>>> uses;
+    for (std::size_t k = d->name + 1; k + 3 < body_end; ++k) {
+      if (!names_at(t, k, name) || !(t[k + 1].is_punct("/") || t[k + 1].is_punct("%"))) continue;
+      if (!divisors.count(t[k + 2].text) || !names_at(t, k + 2, t[k + 2].text) || !whole_operand(t, k)) continue;
+      auto& [quotients, remainders] = uses[t[k + 2].text];
+      (t[k + 1].is_punct("/") ? quotients : remainders).insert(k);
+    }
+    std::size_t most = 0;
+    for (auto& [divisor, found] : uses)
+      if (found.first.size() + found.second.size() > most) {
+        most = found.first.size() + found.second.size();
+        rows.divisor = divisor;
+        rows.quotients = found.first;
+        rows.remainders = found.second;
+      }
+    if (most == 0) return std::nullopt;
+    return rows;
+  }
+  return std::nullopt;
+}
 
 UniformDeclarations uniform_declarations(const std::vector<Token>& t, const std::vector<BodyStmt>& body,
                                          std::size_t body_begin, std::size_t body_end, UniformNames& names,
@@ -77,11 +177,7 @@ UniformDeclarations uniform_declarations(const std::vector<Token>& t, const std:
     if (!reads_ok) continue;
     // Moved before the first region, it must mean there what it means here,
     // and keep one value from there on.
-    bool stays = true;
-    for (std::size_t k = body_begin; k < d->name && stays; ++k) stays = !names_at(t, k, name);
-    for (std::size_t k = d->name + 1; k < body_end && stays; ++k)
-      stays = !names_at(t, k, name) || (!changes_name_at(t, k, /*or_address=*/true) && !passed_alone(t, k, body_begin));
-    if (!stays) continue;
+    if (!keeps_its_value(t, body_begin, body_end, *d)) continue;
     found.statements.insert(s.begin);
     found.names.insert(d->name);
     names.body_locals.erase(name);

@@ -22,6 +22,7 @@
 // could reach past a buffer's end).
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,5 +47,32 @@ struct UniformDeclarations {
 UniformDeclarations uniform_declarations(const std::vector<Token>& t, const std::vector<BodyStmt>& body,
                                          std::size_t body_begin, std::size_t body_end, UniformNames& names,
                                          const std::set<std::string>& written, bool element_reads);
+
+// Rows of threads: the body names its thread's position
+// (`uint elem = thread_position_in_grid.x;`, an integer declared once and
+// never changed) and divides it by the value of an integer uniform
+// declaration (`elem / C_padded`, `elem % C_padded`: a point and its
+// channel, a row and its column). The regions then run the group's threads
+// row by row (runtime: region_for_rows) and each such quotient and
+// remainder becomes the row and column the loop counts, so that the
+// compiler sees what a row's threads share as invariant in the loop over
+// its columns. One divisor per kernel, the one divided by most often.
+//
+// A use is replaced only where the tokens `e / K` are the whole operand
+// they read: after `(`, `[`, `,`, `=`, `return`, a binary operator of lower
+// precedence or the like (never after `*`, `/`, `%`, a cast or a unary
+// operator: `a * e / K` is `(a * e) / K`), and with no `[`, `(` or `.`
+// after K. Replacing fewer uses only costs speed: the others still divide.
+struct ThreadRows {
+  std::string index_type;                       // the position's declared type, without const
+  std::string divisor;                          // the uniform declaration's name
+  std::set<std::size_t> quotients, remainders;  // the position's token in each `e / K` and `e % K`
+};
+
+// nullopt where the body has no such division. `uniform`: the body's
+// uniform declarations (uniform_declarations).
+std::optional<ThreadRows> thread_rows(const std::vector<Token>& t, const std::vector<BodyStmt>& body,
+                                      std::size_t body_begin, std::size_t body_end, const UniformNames& names,
+                                      const UniformDeclarations& uniform);
 
 }  // namespace alloy::msl

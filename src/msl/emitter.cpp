@@ -10,14 +10,21 @@ namespace alloy::msl {
 namespace {
 
 // The kernel function's own parameter declaration (docs/design/msl.md).
-std::string kernel_param(const KernelSpec& spec, const KernelParam& p) {
+// On the CPU a metal_kernel's buffers are `__restrict__`, as CUDA's entry
+// declares them: no output shares memory with another buffer (each is made
+// for the call, a worker's copy of its own under private adds) and inputs
+// are only read, so the compiler may keep a thread's reads of an input in
+// registers across its stores to an output (what lets the loops of a
+// region take a value shared by a row of threads out of the row's loop).
+std::string kernel_param(const KernelSpec& spec, const KernelParam& p, bool restrict_buffers) {
   using K = KernelParam::Kind;
+  const std::string pointer = restrict_buffers ? "* __restrict__ " : "* ";
   switch (p.kind) {
-    case K::Input: return "const " + p.type + (p.is_scalar ? "& " : "* ") + p.name;
-    case K::Shape: return "const int* " + p.name;
-    case K::Strides: return "const int64_t* " + p.name;
+    case K::Input: return "const " + p.type + (p.is_scalar ? "& " : pointer) + p.name;
+    case K::Shape: return "const int" + pointer + p.name;
+    case K::Strides: return "const int64_t" + pointer + p.name;
     case K::Ndim: return "const int " + p.name;
-    case K::Output: return pointee_type(spec, p) + "* " + p.name;
+    case K::Output: return pointee_type(spec, p) + pointer + p.name;
     case K::Attribute: return p.type + " " + p.name;
   }
   return "";
@@ -139,10 +146,13 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
   auto passed = [&](const KernelParam& p) { return !(regions && p.kind == KernelParam::Kind::Attribute); };
   std::size_t written = 0;
   for (std::size_t i = 0; i < params.size(); ++i)
-    if (passed(params[i])) w.generated((written++ ? ",\n    " : "\n    ") + kernel_param(spec, params[i]));
+    if (passed(params[i]))
+      w.generated((written++ ? ",\n    " : "\n    ") + kernel_param(spec, params[i], target.target() == Target::Cpp));
   if (regions) w.generated(std::string(written++ ? ",\n    " : "\n    ") + "::alloy_msl::cpu::GroupThreads& alloy_g");
   const bool plain_adds = !threads.private_adds.empty();
-  if (plain_adds) w.generated(std::string(written++ ? ",\n    " : "\n    ") + "bool alloy_plain_adds");
+  // (A type, PlainAdds<true> or <false>: the glue makes the kernel once for
+  // each, so no loop over threads branches on it for every add.)
+  if (plain_adds) w.generated(std::string(written++ ? ",\n    " : "\n    ") + "auto alloy_plain_adds");
   if (spec.bounds_check) w.generated(std::string(written == 0 ? "\n    " : ",\n    ") +
                                      (regions ? "const ::alloy_msl::BoundsCheck& alloy_bc_group"
                                       : threads.coroutines ? "::alloy_msl::BoundsCheck alloy_bc"
@@ -181,11 +191,20 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
       call += target.argument(c, params[i], k.params[g++]);
   }
   if (regions) call += std::string(args++ ? ",\n" : "\n") + target.call_indent() + "alloy_g";
-  if (plain_adds) call += std::string(args++ ? ",\n" : "\n") + target.call_indent() + "L->plain_adds != 0";
+  if (plain_adds) call += std::string(args++ ? ",\n" : "\n") + target.call_indent() + "ALLOY_PLAIN_ADDS";
   // Split into regions, each region sets its thread in a copy of the group's check.
   if (spec.bounds_check) call += std::string(args == 0 ? "\n" : ",\n") + target.call_indent() +
                                  (regions ? target.bounds_check_group_argument() : target.bounds_check_argument());
   call += ")";
+  if (plain_adds) {
+    auto with = [&](const char* value) {
+      std::string c = call;
+      c.replace(c.find("ALLOY_PLAIN_ADDS"), 16, value);
+      return c;
+    };
+    call = "(L->plain_adds != 0 ? " + with("::alloy_msl::cpu::PlainAdds<true>{}") + "\n" + target.call_indent() +
+           ": " + with("::alloy_msl::cpu::PlainAdds<false>{}") + ")";
+  }
   target.glue(c, call, w);
 
   k.entry = "alloy_kernel_main";

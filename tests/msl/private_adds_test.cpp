@@ -32,8 +32,12 @@ TEST(MslPrivateAdds, DiscardedAddsAndSubsQualify) {
   TranslatedKernel k = translate(s, Target::Cpp);
   EXPECT_TRUE(contains(k.source, "::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &a[i % 2]"));
   EXPECT_TRUE(contains(k.source, "::alloy_msl::cpu::fetch_sub_private(alloy_plain_adds, &b[(i * 3) % 5]"));
-  EXPECT_TRUE(contains(k.source, "bool alloy_plain_adds"));
-  EXPECT_TRUE(contains(k.source, "L->plain_adds != 0"));
+  // Made once for each choice: the glue picks one as the launch says.
+  EXPECT_TRUE(contains(k.source, "auto alloy_plain_adds"));
+  EXPECT_TRUE(contains(k.source, "(L->plain_adds != 0 ? "));
+  EXPECT_TRUE(contains(k.source, "::alloy_msl::cpu::PlainAdds<true>{})"));
+  EXPECT_TRUE(contains(k.source, ": " + k.kernel_name + "("));
+  EXPECT_TRUE(contains(k.source, "::alloy_msl::cpu::PlainAdds<false>{}))"));
   // The GPU keeps its atomics.
   EXPECT_FALSE(contains(translate(s, Target::Cuda).source, "fetch_add_private"));
   // So does a bounds-checked kernel (its checks index the real buffers).

@@ -252,13 +252,13 @@ TEST(MslTranslate, KernelFunctionParametersInOrder) {
              " + a_ndim + a_shape[0] + c_strides[0];";
   TranslatedKernel k = translate(s, Target::Cpp);
   EXPECT_TRUE(contains(k.source, "ALLOY_KERNEL_FN void custom_kernel_p_float_ints_float16_tc_float(\n"
-                                 "    const float* a,\n"
-                                 "    const int* a_shape,\n"
+                                 "    const float* __restrict__ a,\n"
+                                 "    const int* __restrict__ a_shape,\n"
                                  "    const int a_ndim,\n"
                                  "    const int& s,\n"
-                                 "    const float16_t* c,\n"
-                                 "    const int64_t* c_strides,\n"
-                                 "    atomic<float>* o,\n"
+                                 "    const float16_t* __restrict__ c,\n"
+                                 "    const int64_t* __restrict__ c_strides,\n"
+                                 "    atomic<float>* __restrict__ o,\n"
                                  "    uint simdgroup_index_in_threadgroup,\n"
                                  "    uint3 thread_position_in_grid) {\n"))
       << k.source;
@@ -451,6 +451,46 @@ TEST(MslTranslate, RegionsEvaluateUniformDeclarationsOnceForTheGroup) {
                      "int m = 4;"));
   EXPECT_FALSE(moved(kernel("int m = 4;", "", "{ int m = 5; out[0] = m; }\n"), "int m = 4;"));
   EXPECT_FALSE(moved(kernel("int m = 4;", "if (lane > 40) return;\n"), "int m = 4;"));
+}
+
+// A kernel that names its position and divides it by a value the group
+// shares runs its threads row by row: the divisions whose tokens are whole
+// operands become the loop's row and column; the others still divide.
+TEST(MslTranslate, RegionsRunRowsOfThreadsForADividedPosition) {
+  auto kernel = [](const std::string& body, const std::string& index = "uint e = thread_position_in_grid.x;") {
+    KernelSpec s = spec(index + "\nint C = inp_shape[1];\n" + body +
+                        "\nfloat v = simd_sum(inp[e % C]);\nout[e] = v;\n");
+    s.inputs = {param("inp", "float")};
+    s.outputs = {param("out", "float")};
+    return translate(s, Target::Cpp);
+  };
+  TranslatedKernel k = kernel("int r = e / C * 2 + (e / C);");
+  EXPECT_EQ(k.cpu_threads, "regions") << k.source;
+  EXPECT_TRUE(contains(k.source, "region_for_rows<uint>(alloy_g, C, [&](unsigned long alloy_tid, ::metal::uint3 "
+                                 "alloy_lid, auto alloy_rc)")) << k.source;
+  EXPECT_FALSE(contains(k.source, "region_for(alloy_g,")) << k.source;
+  EXPECT_TRUE(contains(k.source, "int r = alloy_row * 2 + (alloy_row );")) << k.source;
+  // The remainder in the SIMD-group call's operand, in both its regions.
+  EXPECT_TRUE(contains(k.source, "simd_sum ( inp [ alloy_col   ] )")) << k.source;
+  EXPECT_TRUE(contains(k.source, "simd_sum(inp[alloy_col ])")) << k.source;
+  // Not whole operands: `a * e / C` is `(a * e) / C`, a sign or a cast
+  // binds first, and an element or call of the divisor extends it.
+  k = kernel("int r = 3 * e / C + (-e / C) + int(e) / C;");
+  EXPECT_TRUE(contains(k.source, "int r = 3 * e / C + (-e / C) + int(e) / C;")) << k.source;
+  EXPECT_TRUE(contains(k.source, "region_for_rows<uint>")) << k.source;  // (the remainder still counts)
+  // A signed position; the position's type without const.
+  k = kernel("int r = e / C;", "const int e = thread_position_in_grid.x;");
+  EXPECT_TRUE(contains(k.source, "region_for_rows<int>(alloy_g, C,")) << k.source;
+  EXPECT_TRUE(contains(k.source, "int r = alloy_row ;")) << k.source;
+  // No rows: the position changes, is not the grid's x, or is divided by a
+  // thread's own value.
+  EXPECT_FALSE(contains(kernel("e += 1; int r = e / C;").source, "region_for_rows"));
+  EXPECT_FALSE(contains(kernel("int r = e / C;", "uint e = thread_position_in_grid.y;").source, "region_for_rows"));
+  EXPECT_TRUE(contains(kernel("int D = e + 1; int r = e / D;").source, "int r = e / D;"));
+  // A condition's lambda (a loop with SIMD-group calls whose trips differ)
+  // divides for its row.
+  k = kernel("for (uint i = e / C; i < 4; ++i) { out[e] += simd_sum(inp[i]); }");
+  EXPECT_TRUE(contains(k.source, "region_row_column<uint>(alloy_g, alloy_tid, alloy_lid, C)")) << k.source;
 }
 
 // A SIMD-group call written with its namespace (mlx-vlm's FP8 round trip:

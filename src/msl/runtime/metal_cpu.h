@@ -565,6 +565,12 @@ namespace alloy_msl::cpu {
 // a plain add when the launch gave this worker a copy of the output of its
 // own (Launch::plain_adds), the atomic one otherwise. Integers wrap, as the
 // atomic add does.
+// Launch::plain_adds as the kernel's `alloy_plain_adds` argument: a type, so
+// that the glue makes the kernel once for each value and its loops over
+// threads do not test it at every add (g++ does not take the test out).
+template <bool Plain> struct PlainAdds {
+  constexpr operator bool() const { return Plain; }
+};
 template <bool Sub, class T, class U>
 ALLOY_FUNC T fetch_add_or_sub_private(bool plain, volatile metal::atomic<T>* obj, U v, metal::memory_order o) {
   if (!plain) return Sub ? metal::atomic_fetch_sub_explicit(obj, v, o) : metal::atomic_fetch_add_explicit(obj, v, o);

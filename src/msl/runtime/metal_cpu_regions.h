@@ -151,6 +151,53 @@ template <class F> ALLOY_FUNC void region_for(GroupThreads& g, F&& body) {
 #undef ALLOY_REGION_CURRENT
 }
 
+// Rows of threads (msl/cpu_uniform_values.h, ThreadRows): the kernel names
+// its thread `e = thread_position_in_grid.x` (of type E) and divides it by a
+// value k the group shares; thread e is in row e / k, at column e % k.
+template <class Q> struct RowColumn {
+  Q row, col;
+};
+template <class E, class K>
+ALLOY_FUNC auto region_row_column(const GroupThreads& g, unsigned long tid, metal::uint3 lid, K k) {
+  (void)tid;
+  const E e = E(g.base.thread_position_in_grid.x + lid.x);
+  typedef decltype(e / k) Q;
+  return RowColumn<Q>{Q(e / k), Q(e % k)};
+}
+// One region of such a kernel: `body(tid, lid, RowColumn)` for each running
+// thread. In a one-dimensional group whose threads all run, with rows of at
+// least 8, the threads go row by row, the row counted rather than divided
+// for: the compiler then sees what depends on the row alone as an invariant
+// of the loop over its columns and computes it once a row. Otherwise
+// region_for, each thread's row and column divided for.
+template <class E, class K, class F> ALLOY_FUNC void region_for_rows(GroupThreads& g, K k, F&& body) {
+  if constexpr (metal::is_integral_v<E> && metal::is_integral_v<K>) {
+    typedef decltype(E() / k) Q;
+    const unsigned long n = g.extent[0], first = g.base.thread_position_in_grid.x, last = first + n - 1;
+    // (Every thread's E value is its position: none wraps to a negative.)
+    const bool fits = E(last) >= E(0) && (unsigned long)E(last) == last;
+    if (g.all_alive && g.extent[1] == 1 && g.extent[2] == 1 && k >= K(8) && fits) {
+      const unsigned long width = (unsigned long)k;
+      Q row = Q(E(first) / k);
+      unsigned long col = (unsigned long)(E(first) % k);
+      for (unsigned long x = 0; x < n; col = 0, ++row) {
+        const unsigned long len = n - x < width - col ? n - x : width - col;
+        for (unsigned long i = 0; i < len; ++i) {
+#if ALLOY_MSL_USE_MATRIX
+          g.current = x + i;
+#endif
+          body(x + i, metal::uint3(unsigned(x + i), 0u, 0u), RowColumn<Q>{row, Q(col + i)});
+        }
+        x += len;
+      }
+      return;
+    }
+  }
+  region_for(g, [&](unsigned long tid, metal::uint3 lid) __attribute__((always_inline)) {
+    body(tid, lid, region_row_column<E>(g, tid, lid, k));
+  });
+}
+
 // From here on the group keeps which threads run (alive), every one running.
 ALLOY_FUNC void region_split_group(GroupThreads& g) {
   if (!g.all_alive) return;

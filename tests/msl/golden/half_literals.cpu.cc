@@ -5,8 +5,8 @@
 #include "metal_cpu.h"
 using namespace metal;
 ALLOY_KERNEL_FN void custom_kernel_half_literals_float16_t_float16_t(
-    const float16_t* inp,
-    float16_t* out,
+    const float16_t* __restrict__ inp,
+    float16_t* __restrict__ out,
     uint3 thread_position_in_grid) {
 #line 1 "source"
 

@@ -40,10 +40,10 @@ inline float tg_sum(float* buf, uint n) {
 #line 41 "generated"
 template <typename T, int K, bool USE_BIAS>
 ALLOY_KERNEL_FN void custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float(
-    const float* inp,
+    const float* __restrict__ inp,
     const float& scale,
-    const float* bias,
-    float* out,
+    const float* __restrict__ bias,
+    float* __restrict__ out,
     uint3 thread_position_in_grid) {
 #line 1 "source"
 

@@ -6,11 +6,11 @@
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
-    const float* x,
-    const int* x_shape,
-    const float* grid,
-    const int* grid_shape,
-    float* out,
+    const float* __restrict__ x,
+    const int* __restrict__ x_shape,
+    const float* __restrict__ grid,
+    const int* __restrict__ grid_shape,
+    float* __restrict__ out,
     uint3 thread_position_in_grid) {
 #line 1 "source"
 

@@ -14,15 +14,15 @@
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_float_float(
-    const float* x,
-    const int* x_shape,
-    const float* grid,
-    const int* grid_shape,
-    const float* cotangent,
-    atomic<float>* x_grad,
-    atomic<float>* grid_grad,
+    const float* __restrict__ x,
+    const int* __restrict__ x_shape,
+    const float* __restrict__ grid,
+    const int* __restrict__ grid_shape,
+    const float* __restrict__ cotangent,
+    atomic<float>* __restrict__ x_grad,
+    atomic<float>* __restrict__ grid_grad,
     ::alloy_msl::cpu::GroupThreads& alloy_g,
-    bool alloy_plain_adds) {
+    auto alloy_plain_adds) {
 #line 1 "source"
 
         [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); 
@@ -49,7 +49,7 @@ T gix_mult = W / 2 ;
 #line 81 "source"
 T giy_mult = H / 2 ;
 #line 2 "source"
-struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix[::alloy_msl::cpu::kRegionMaxThreads]; T giy[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { uint elem = thread_position_in_grid.x;
+struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix[::alloy_msl::cpu::kRegionMaxThreads]; T giy[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ::alloy_msl::cpu::region_for_rows<uint>(alloy_g, C_padded, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); [[maybe_unused]] const auto alloy_row = alloy_rc.row; [[maybe_unused]] const auto alloy_col = alloy_rc.col; T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { uint elem = thread_position_in_grid.x;
         
         
         
@@ -63,7 +63,7 @@ struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix
         
         
 
-        grid_idx = elem / C_padded * 2;
+        grid_idx = alloy_row * 2;
         float ix = ((grid[grid_idx] + 1) * W - 1) / 2;
         float iy = ((grid[grid_idx + 1] + 1) * H - 1) / 2;
 
@@ -84,14 +84,14 @@ struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix
         T sw = (ix_ne - ix)    * (iy    - iy_ne);
         T se = (ix    - ix_nw) * (iy    - iy_nw);
 
-        int batch_idx = elem / C_padded / gH / gW * b_stride;
-        int channel_idx = elem % C_padded;
+        int batch_idx = alloy_row / gH / gW * b_stride;
+        int channel_idx = alloy_col ;
         int base_idx = batch_idx + channel_idx;
 
         gix = T(0);
         giy = T(0);
         if (channel_idx < C) {
-            int cot_index = elem / C_padded * C + channel_idx;
+            int cot_index = alloy_row * C + channel_idx;
             T cot = cotangent[cot_index];
             if (iy_nw >= 0 && iy_nw <= H - 1 && ix_nw >= 0 && ix_nw <= W - 1) {
                 int offset = base_idx + iy_nw * h_stride + ix_nw * w_stride;
@@ -132,8 +132,8 @@ struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix
 
         // Reduce across each simdgroup first.
         // This is much faster than relying purely on atomics.
-        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 0, alloy_tid, simd_sum ( gix )); alloy_next_1: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; { gix = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, simd_sum(gix));
-        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( giy )); alloy_next_2: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; }); ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { giy = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(giy));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 0, alloy_tid, simd_sum ( gix )); alloy_next_1: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); ::alloy_msl::cpu::region_for_rows<uint>(alloy_g, C_padded, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); [[maybe_unused]] const auto alloy_row = alloy_rc.row; [[maybe_unused]] const auto alloy_col = alloy_rc.col; T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; { gix = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, simd_sum(gix));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( giy )); alloy_next_2: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; }); ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); ::alloy_msl::cpu::region_for_rows<uint>(alloy_g, C_padded, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); [[maybe_unused]] const auto alloy_row = alloy_rc.row; [[maybe_unused]] const auto alloy_col = alloy_rc.col; T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { giy = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(giy));
 
         if (thread_index_in_simdgroup == 0) {
             ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
@@ -145,7 +145,7 @@ struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {
   alloy_msl::cpu::run_regions(L, [&](alloy_msl::cpu::GroupThreads& alloy_g) {
-    custom_kernel_grid_sample_grad_float_float_float_float_float_float<float>(
+    (L->plain_adds != 0 ? custom_kernel_grid_sample_grad_float_float_float_float_float_float<float>(
         static_cast<const float*>(L->buffers[0]),
         L->shapes[0],
         static_cast<const float*>(L->buffers[1]),
@@ -154,6 +154,16 @@ extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) 
         static_cast<atomic<float>*>(L->buffers[3]),
         static_cast<atomic<float>*>(L->buffers[4]),
         alloy_g,
-        L->plain_adds != 0);
+        ::alloy_msl::cpu::PlainAdds<true>{})
+        : custom_kernel_grid_sample_grad_float_float_float_float_float_float<float>(
+        static_cast<const float*>(L->buffers[0]),
+        L->shapes[0],
+        static_cast<const float*>(L->buffers[1]),
+        L->shapes[1],
+        static_cast<const float*>(L->buffers[2]),
+        static_cast<atomic<float>*>(L->buffers[3]),
+        static_cast<atomic<float>*>(L->buffers[4]),
+        alloy_g,
+        ::alloy_msl::cpu::PlainAdds<false>{}));
   });
 }

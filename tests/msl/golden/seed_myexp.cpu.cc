@@ -6,8 +6,8 @@
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_myexp_float_float_float(
-    const float* inp,
-    float* out,
+    const float* __restrict__ inp,
+    float* __restrict__ out,
     uint3 thread_position_in_grid) {
 #line 1 "source"
 

@@ -8,11 +8,11 @@
 using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_myexp_strided_float_float_float(
-    const float* inp,
-    const int* inp_shape,
-    const int64_t* inp_strides,
+    const float* __restrict__ inp,
+    const int* __restrict__ inp_shape,
+    const int64_t* __restrict__ inp_strides,
     const int inp_ndim,
-    float* out,
+    float* __restrict__ out,
     uint3 thread_position_in_grid) {
 #line 1 "source"
 

@@ -4,8 +4,8 @@
 #include "metal_cpu.h"
 using namespace metal;
 ALLOY_KERNEL_FN void custom_kernel_swizzles_float_float(
-    const float* inp,
-    float* out,
+    const float* __restrict__ inp,
+    float* __restrict__ out,
     uint3 thread_position_in_grid) {
 #line 1 "source"
 

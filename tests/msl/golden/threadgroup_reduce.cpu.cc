@@ -7,8 +7,8 @@
 using namespace metal;
 template <typename T, int N>
 ALLOY_KERNEL_FN void custom_kernel_tg_reduce_float_256_float_float(
-    const float* inp,
-    float* out,
+    const float* __restrict__ inp,
+    float* __restrict__ out,
     ::alloy_msl::cpu::GroupThreads& alloy_g) {
 #line 1 "source"
 
