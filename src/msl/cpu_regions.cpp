@@ -1266,16 +1266,18 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     std::set<std::string> hoisted;
     for (const HoistedVariable& h : plan.hoisted) hoisted.insert(toks[h.name].text);
     hoisted.insert(changed.begin(), changed.end());
-    for (const LexedText* text : {&lexed.source, &lexed.header})
-      for (const Token& d : text->tokens) {
-        TextRange body;
-        if (d.kind != TokenKind::Directive || !define_body(text->text, d, body)) continue;
-        LexOptions in_macro;
-        in_macro.directives = false;
-        for (const Token& m : lex(text->text.substr(body.begin, body.end - body.begin), in_macro))
-          if (m.kind == TokenKind::Identifier && hoisted.count(m.text))
+    // (The code has each #define's body lexed in place of the directive.)
+    for (const LexedText* text : {&lexed.source, &lexed.header}) {
+      std::vector<std::pair<std::size_t, std::size_t>> directives;
+      for (const Token& d : text->tokens)
+        if (d.kind == TokenKind::Directive) directives.emplace_back(d.begin, d.end);
+      for (const Token& m : text->code) {
+        if (m.kind != TokenKind::Identifier || !hoisted.count(m.text)) continue;
+        for (auto [b, e] : directives)
+          if (m.begin >= b && m.begin < e)
             throw NotRegions{"a macro names `" + m.text + "`, a value that lives across barriers"};
       }
+    }
     return plan;
   } catch (const NotRegions& e) {
     why_not = e.why;

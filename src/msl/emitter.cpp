@@ -71,6 +71,26 @@ CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, co
   }
   if ((plan.coroutines || plan.regions_only) && spec.cpu_sync == KernelSpec::CpuSync::Auto)
     plan.regions = plan_regions(spec, lexed, k.analysis.attributes, plan.regions_why_not);
+  // A metal_kernel that does not synchronise runs as one region too when its
+  // threads come in rows (cpu_uniform_values.h): what a row shares is then
+  // computed once a row (the seed's grid_sample forward, one core: 31 ms as
+  // plain loops, 12 as a region). Otherwise its plain loop stays.
+  // (Only a body with `= thread_position_in_grid.x;` is planned: a plan
+  // lexes macro bodies again.)
+  auto names_position = [&] {
+    const std::vector<Token>& t = lexed.source.tokens;
+    for (std::size_t i = 1; i + 3 < t.size(); ++i)
+      if (t[i - 1].is_punct("=") && t[i].is_ident("thread_position_in_grid") && t[i + 1].is_punct(".") &&
+          t[i + 2].is_ident("x") && t[i + 3].is_punct(";"))
+        return true;
+    return false;
+  };
+  if (!k.analysis.uses_sync && spec.program_entry.empty() && spec.cpu_sync == KernelSpec::CpuSync::Auto &&
+      !spec.bounds_check && names_position()) {
+    std::string why_not;
+    auto rows = plan_regions(spec, lexed, k.analysis.attributes, why_not);
+    if (rows && !rows->rows_divisor.empty()) plan.regions = std::move(rows);
+  }
   if (plan.regions_only && !plan.regions) {
     plan.fibers_because += spec.cpu_sync == KernelSpec::CpuSync::Auto
                                ? ", and regions cannot take this kernel: " + plan.regions_why_not

@@ -493,6 +493,25 @@ TEST(MslTranslate, RegionsRunRowsOfThreadsForADividedPosition) {
   EXPECT_TRUE(contains(k.source, "region_row_column<uint>(alloy_g, alloy_tid, alloy_lid, C)")) << k.source;
 }
 
+// A macro that names a value living across a SIMD-group call would use it
+// where the region's own text does not load it: such a kernel is no
+// regions kernel (the macro's body is read from the lexed code).
+TEST(MslTranslate, AMacroNamingACrossingValueKeepsRegionsOff) {
+  KernelSpec s = spec("#define PLUS_V(a) ((a) + v)\n"
+                      "uint i = thread_position_in_grid.x;\n"
+                      "float v = inp[i];\n"
+                      "float t = simd_sum(v);\n"
+                      "out[i] = PLUS_V(t);\n");
+  s.inputs = {param("inp", "float")};
+  s.outputs = {param("out", "float")};
+  TranslatedKernel k = translate(s, Target::Cpp);
+  EXPECT_EQ(k.cpu_threads, "coroutines: not regions, as a macro names `v`, a value that lives across barriers")
+      << k.source;
+  s.source = "#define TWICE(a) ((a) * 2)\nuint i = thread_position_in_grid.x;\nfloat v = inp[i];\n"
+             "float t = simd_sum(v);\nout[i] = TWICE(t) + v;\n";
+  EXPECT_EQ(translate(s, Target::Cpp).cpu_threads, "regions");
+}
+
 // A SIMD-group call written with its namespace (mlx-vlm's FP8 round trip:
 // `metal::max(metal::simd_max(metal::abs(value)), 1e-4f)`) is split like an
 // unqualified one, the qualifier moving with the call.
@@ -527,8 +546,17 @@ TEST(MslTranslate, SyncSelectsTheCoroutineOrFiberRun) {
     EXPECT_FALSE(contains(k.source, "co_await"));
     EXPECT_EQ(k.cpu_threads, "fibers: fibers were asked for (ALLOY_CPU_SYNC=fibers)");
   }
-  EXPECT_TRUE(contains(translate(test::grid_sample(), Target::Cpp).source,
+  // A kernel without sync runs as plain loops, unless its threads come in
+  // rows (the seed's forward: `elem / C`), which one region runs.
+  EXPECT_TRUE(contains(translate(test::header_helpers(), Target::Cpp).source,
                        "alloy_msl::cpu::run</*uses_sync=*/false>"));
+  TranslatedKernel forward = translate(test::grid_sample(), Target::Cpp);
+  EXPECT_TRUE(contains(forward.source, "alloy_msl::cpu::run_regions(L,")) << forward.source;
+  EXPECT_TRUE(contains(forward.source, "region_for_rows<uint>(alloy_g, C,")) << forward.source;
+  EXPECT_EQ(forward.cpu_threads, "regions");
+  KernelSpec checked = test::grid_sample();
+  checked.bounds_check = true;  // (no shared declarations, no rows)
+  EXPECT_TRUE(contains(translate(checked, Target::Cpp).source, "alloy_msl::cpu::run</*uses_sync=*/false>"));
   // On CUDA a kernel with sync keeps one threadgroup per block.
   TranslatedKernel grad = translate(test::grid_sample_grad(), Target::Cuda);
   EXPECT_EQ(cuda_threadgroups_per_block(grad.analysis), 1);

@@ -104,3 +104,36 @@ def test_rows_of_threads_agree_with_fibers_and_float64(monkeypatch, capfd, rng, 
     returned = np.isnan(expected)
     np.testing.assert_array_equal(np.isnan(out), returned)
     np.testing.assert_allclose(out[~returned], expected[~returned], rtol=1e-5, atol=1e-5)
+
+
+# Without a SIMD-group call: the kernel runs as one region only for its
+# rows (plain loops otherwise, as ALLOY_CPU_SYNC=fibers keeps it), and a
+# guard that returns past the end keeps the plain loops.
+FORWARD = """
+    uint e = thread_position_in_grid.x;
+    int C = x_shape[1];
+    float v = x[e / C * C + e % C] * w[e / C] + float(e % C);
+    out[e] = v;
+"""
+
+
+@pytest.mark.parametrize("R,C,group", [(8, 64, 256), (13, 12, 100), (3, 1000, 256), (40, 3, 64)])
+def test_a_kernel_without_sync_runs_its_rows_as_one_region(monkeypatch, capfd, rng, R, C, group):
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
+    x = rng.standard_normal((R, C)).astype(np.float32)
+    w = rng.standard_normal(R).astype(np.float32)
+    k = mx.fast.metal_kernel(name="rows_forward", input_names=["x", "w"], output_names=["out"], source=FORWARD)
+    launch = dict(inputs=[mx.array(x), mx.array(w)], output_shapes=[(R * C,)], output_dtypes=[mx.float32],
+                  grid=(R * C, 1, 1), threadgroup=(group, 1, 1), init_value=float("nan"))
+    got = translations_and_results(monkeypatch, capfd, k, **launch)
+    assert runner(got["auto"][0]) == "regions" and "region_for_rows<uint>(alloy_g, C," in got["auto"][0]
+    assert "run</*uses_sync=*/false>(" in got["fibers"][0]
+    expected = x.astype(np.float64) * w.astype(np.float64)[:, None] + np.arange(C)[None, :]
+    np.testing.assert_allclose(got["auto"][1], expected.reshape(-1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(got["auto"][1], got["fibers"][1])
+    guarded = mx.fast.metal_kernel(name="rows_guarded", input_names=["x", "w"], output_names=["out"],
+                                   source=FORWARD.replace("uint e = thread_position_in_grid.x;",
+                                                          "uint e = thread_position_in_grid.x;\n"
+                                                          "    if (e >= uint(x_shape[0] * x_shape[1])) return;"))
+    text = translations_and_results(monkeypatch, capfd, guarded, **launch)["auto"][0]
+    assert "run</*uses_sync=*/false>(" in text, text

@@ -1,7 +1,9 @@
 // custom_kernel_grid_sample_float_float_float_float: MLX metal_kernel 'grid_sample' translated by alloy::msl for the CPU (host C++20). Generated; do not edit.
+// Threads run as regions.
 #define ALLOY_MATH_MODE_SAFE 1
 #define ALLOY_MSL_SELECT 1
 #define ALLOY_MSL_USE_MATH 1
+#define ALLOY_MSL_CPU_REGIONS 1
 #include "metal_cpu.h"
 using namespace metal;
 template <typename T>
@@ -11,21 +13,39 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
     const float* __restrict__ grid,
     const int* __restrict__ grid_shape,
     float* __restrict__ out,
-    uint3 thread_position_in_grid) {
+    ::alloy_msl::cpu::GroupThreads& alloy_g) {
 #line 1 "source"
 
-        uint elem = thread_position_in_grid.x;
-        int H = x_shape[1];
-        int W = x_shape[2];
-        int C = x_shape[3];
-        int gH = grid_shape[1];
-        int gW = grid_shape[2];
+        
+#line 3 "source"
+int H = x_shape [ 1 ] ;
+#line 4 "source"
+int W = x_shape [ 2 ] ;
+#line 5 "source"
+int C = x_shape [ 3 ] ;
+#line 6 "source"
+int gH = grid_shape [ 1 ] ;
+#line 7 "source"
+int gW = grid_shape [ 2 ] ;
+#line 9 "source"
+int w_stride = C ;
+#line 10 "source"
+int h_stride = W * w_stride ;
+#line 11 "source"
+int b_stride = H * h_stride ;
+#line 2 "source"
+::alloy_msl::cpu::region_for_rows<uint>(alloy_g, C, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto alloy_row = alloy_rc.row; [[maybe_unused]] const auto alloy_col = alloy_rc.col; { uint elem = thread_position_in_grid.x;
+        
+        
+        
+        
+        
 
-        int w_stride = C;
-        int h_stride = W * w_stride;
-        int b_stride = H * h_stride;
+        
+        
+        
 
-        uint grid_idx = elem / C * 2;
+        uint grid_idx = alloy_row * 2;
         float ix = ((grid[grid_idx] + 1) * W - 1) / 2;
         float iy = ((grid[grid_idx + 1] + 1) * H - 1) / 2;
 
@@ -46,8 +66,8 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
         T sw = (ix_ne - ix)    * (iy    - iy_ne);
         T se = (ix    - ix_nw) * (iy    - iy_nw);
 
-        int batch_idx = elem / C / gH / gW * b_stride;
-        int channel_idx = elem % C;
+        int batch_idx = alloy_row / gH / gW * b_stride;
+        int channel_idx = alloy_col ;
         int base_idx = batch_idx + channel_idx;
 
         T I_nw = x[base_idx + iy_nw * h_stride + ix_nw * w_stride];
@@ -60,19 +80,19 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
         I_sw = iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1 ? ::alloy_msl::cond_arm<decltype(0)>(I_sw) : 0;
         I_se = iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1 ? ::alloy_msl::cond_arm<decltype(0)>(I_se) : 0;
 
-        out[elem] = nw * I_nw + ne * I_ne + sw * I_sw + se * I_se;
+        out[elem] = nw * I_nw + ne * I_ne + sw * I_sw + se * I_se;  } alloy_next_1: ; }); 
     
-#line 66 "generated"
+#line 86 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {
-  alloy_msl::cpu::run</*uses_sync=*/false>(L, [&](const alloy_msl::ThreadIds& t) {
+  alloy_msl::cpu::run_regions(L, [&](alloy_msl::cpu::GroupThreads& alloy_g) {
     custom_kernel_grid_sample_float_float_float_float<float>(
         static_cast<const float*>(L->buffers[0]),
         L->shapes[0],
         static_cast<const float*>(L->buffers[1]),
         L->shapes[1],
         static_cast<float*>(L->buffers[2]),
-        t.thread_position_in_grid);
+        alloy_g);
   });
 }
