@@ -1254,13 +1254,17 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     plan.bounds_check = spec.bounds_check;
     plan.copied_params.assign(changed.begin(), changed.end());
     plan.uniform_declarations = uniform.statements;
-    if (spec.program_entry.empty())
-      if (auto rows = thread_rows(toks, plan.body, shape.begin, shape.end, names, uniform)) {
+    if (spec.program_entry.empty()) {
+      std::set<std::string> constants;  // the integer template constants
+      for (const TemplateArg& a : spec.template_args)
+        if (a.kind == TemplateArg::Int) constants.insert(a.name);
+      if (auto rows = thread_rows(toks, plan.body, shape.begin, shape.end, names, uniform, constants)) {
         plan.rows_index_type = rows->index_type;
         plan.rows_divisor = rows->divisor;
         plan.row_quotients = std::move(rows->quotients);
         plan.row_remainders = std::move(rows->remainders);
       }
+    }
     // A macro that names a value living across regions would use it where
     // the region's own text does not (its load and store would be missed).
     std::set<std::string> hoisted;

@@ -92,15 +92,26 @@ bool whole_operand(const std::vector<Token>& t, std::size_t k) {
 
 std::optional<ThreadRows> thread_rows(const std::vector<Token>& t, const std::vector<BodyStmt>& body,
                                       std::size_t body_begin, std::size_t body_end, const UniformNames& names,
-                                      const UniformDeclarations& uniform) {
-  // The integer uniform declarations: the divisors.
+                                      const UniformDeclarations& uniform, const std::set<std::string>& constants) {
+  // The integer uniform declarations and template constants (not hidden by
+  // a declaration of the body): the named divisors.
   std::set<std::string> divisors;
   for (const BodyStmt& s : body) {
     if (!uniform.statements.count(s.begin)) continue;
     const auto d = regions::declaration(t, s.begin, s.end - 1);
     if (d && !integer_type(t, d->type_begin, d->name).empty()) divisors.insert(t[d->name].text);
   }
-  if (divisors.empty()) return std::nullopt;
+  for (const std::string& c : constants)
+    if (!names.body_locals.count(c) && !names.thread_values.count(c)) divisors.insert(c);
+  // A decimal literal of at least 8 (with a u suffix or none).
+  auto literal = [](const Token& k) {
+    if (k.kind != TokenKind::Number || k.text.size() > 9) return false;
+    std::size_t digits = 0;
+    while (digits < k.text.size() && k.text[digits] >= '0' && k.text[digits] <= '9') ++digits;
+    const std::string rest = k.text.substr(digits);
+    return digits > 0 && k.text[0] != '0' && (rest.empty() || rest == "u" || rest == "U") &&
+           std::stoul(k.text.substr(0, digits)) >= 8;
+  };
   // The position: `E e = thread_position_in_grid.x;` at the body's scope.
   for (const BodyStmt& s : body) {
     if (s.kind != Kind::Simple || s.end < s.begin + 4 || regions::has_sync(t, s.begin, s.end)) continue;
@@ -114,6 +125,8 @@ std::optional<ThreadRows> thread_rows(const std::vector<Token>& t, const std::ve
       continue;
     ThreadRows rows;
     rows.index_type = integer_type(t, d->type_begin, d->name);
+    // (`auto e = thread_position_in_grid.x;` is a uint.)
+    if (d->uses_auto && d->name == d->type_begin + 1 + t[d->type_begin].is_ident("const")) rows.index_type = "uint";
     const std::string& name = t[d->name].text;
     if (rows.index_type.empty() || !names.declared_once.count(name) || !keeps_its_value(t, body_begin, body_end, *d))
       return std::nullopt;
@@ -121,7 +134,8 @@ std::optional<ThreadRows> thread_rows(const std::vector<Token>& t, const std::ve
     std::map<std::string, std::pair<std::set<std::size_t>, std::set<std::size_t>>> uses;
     for (std::size_t k = d->name + 1; k + 3 < body_end; ++k) {
       if (!names_at(t, k, name) || !(t[k + 1].is_punct("/") || t[k + 1].is_punct("%"))) continue;
-      if (!divisors.count(t[k + 2].text) || !names_at(t, k + 2, t[k + 2].text) || !whole_operand(t, k)) continue;
+      const bool named = divisors.count(t[k + 2].text) && names_at(t, k + 2, t[k + 2].text);
+      if (!(named || literal(t[k + 2])) || !whole_operand(t, k)) continue;
       auto& [quotients, remainders] = uses[t[k + 2].text];
       (t[k + 1].is_punct("/") ? quotients : remainders).insert(k);
     }

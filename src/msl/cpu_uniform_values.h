@@ -49,9 +49,9 @@ UniformDeclarations uniform_declarations(const std::vector<Token>& t, const std:
                                          const std::set<std::string>& written, bool element_reads);
 
 // Rows of threads: the body names its thread's position
-// (`uint elem = thread_position_in_grid.x;`, an integer declared once and
-// never changed) and divides it by the value of an integer uniform
-// declaration (`elem / C_padded`, `elem % C_padded`: a point and its
+// (`uint elem = thread_position_in_grid.x;`, an integer or `auto` declared
+// once and never changed) and divides it by a value every thread shares
+// (`elem / C_padded`, `elem % C_padded`: a point and its
 // channel, a row and its column). The regions then run the group's threads
 // row by row (runtime: region_for_rows) and each such quotient and
 // remainder becomes the row and column the loop counts, so that the
@@ -69,10 +69,12 @@ struct ThreadRows {
   std::set<std::size_t> quotients, remainders;  // the position's token in each `e / K` and `e % K`
 };
 
-// nullopt where the body has no such division. `uniform`: the body's
-// uniform declarations (uniform_declarations).
+// nullopt where the body has no such division. The divisors: integer
+// uniform declarations (`uniform`, uniform_declarations), the kernel's
+// integer template constants (`constants`) and integer literals of at least
+// 8 (`elem / 32`: a SIMD group's lanes).
 std::optional<ThreadRows> thread_rows(const std::vector<Token>& t, const std::vector<BodyStmt>& body,
                                       std::size_t body_begin, std::size_t body_end, const UniformNames& names,
-                                      const UniformDeclarations& uniform);
+                                      const UniformDeclarations& uniform, const std::set<std::string>& constants);
 
 }  // namespace alloy::msl

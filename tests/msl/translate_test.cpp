@@ -487,6 +487,23 @@ TEST(MslTranslate, RegionsRunRowsOfThreadsForADividedPosition) {
   EXPECT_FALSE(contains(kernel("e += 1; int r = e / C;").source, "region_for_rows"));
   EXPECT_FALSE(contains(kernel("int r = e / C;", "uint e = thread_position_in_grid.y;").source, "region_for_rows"));
   EXPECT_TRUE(contains(kernel("int D = e + 1; int r = e / D;").source, "int r = e / D;"));
+  // Divided by a template constant, by a literal of at least 8, from an
+  // `auto` position; not by a smaller literal.
+  KernelSpec t = spec("auto e = thread_position_in_grid.x;\nfloat v = simd_sum(inp[e % H] + inp[e / H]);\n"
+                      "out[e] = v + float(e / 32) + float(e / 4);\n");
+  t.inputs = {param("inp", "float")};
+  t.outputs = {param("out", "float")};
+  t.template_args = {{"H", TemplateArg::Int, "12"}};
+  k = translate(t, Target::Cpp);
+  EXPECT_TRUE(contains(k.source, "region_for_rows<uint>(alloy_g, H,")) << k.source;
+  EXPECT_TRUE(contains(k.source, "float(e / 32) + float(e / 4)")) << k.source;  // (one divisor: H, the most used)
+  t.source = "uint e = thread_position_in_grid.x;\nfloat v = simd_sum(inp[e % 32u]);\n"
+             "out[e] = v + float(e / 32u) + float(e / 4);\n";
+  k = translate(t, Target::Cpp);
+  EXPECT_TRUE(contains(k.source, "region_for_rows<uint>(alloy_g, 32u,")) << k.source;
+  EXPECT_TRUE(contains(k.source, "float(alloy_row ) + float(e / 4)")) << k.source;
+  t.source = "uint e = thread_position_in_grid.x;\nfloat v = simd_sum(inp[e % 4]);\nout[e] = v;\n";
+  EXPECT_FALSE(contains(translate(t, Target::Cpp).source, "region_for_rows"));
   // A condition's lambda (a loop with SIMD-group calls whose trips differ)
   // divides for its row.
   k = kernel("for (uint i = e / C; i < 4; ++i) { out[e] += simd_sum(inp[i]); }");

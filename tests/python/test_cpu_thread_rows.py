@@ -39,10 +39,13 @@ BODY = """
 """
 
 
-def kernel(index, skip):
-    return mx.fast.metal_kernel(name=f"rows_{index}_{skip}".replace(" ", "_"), input_names=["x", "w"],
-                                output_names=["out"],
-                                source=BODY.replace("INDEX", index).replace("SKIP", str(skip)))
+def kernel(index, skip, template=False):
+    # (template: the row length is the kernel's template constant C.)
+    source = BODY.replace("INDEX", index).replace("SKIP", str(skip))
+    if template:
+        source = source.replace("int C = x_shape[2];", "")
+    return mx.fast.metal_kernel(name=f"rows_{index}_{skip}_{template}".replace(" ", "_"), input_names=["x", "w"],
+                                output_names=["out"], source=source)
 
 
 def reference(x, w, group, skip):
@@ -80,23 +83,28 @@ CASES = [
     (9, 12, 50, 2, "uint", -1),
     (13, 12, 100, 1, "int", -1),
     (13, 24, 128, 1, "uint", 2),
+    (13, 12, 100, 1, "auto", -1),
 ]
 
 
+@pytest.mark.parametrize("template", [False, True], ids=["shape", "template"])
 @pytest.mark.parametrize("R,C,group,planes,index,skip", CASES)
-def test_rows_of_threads_agree_with_fibers_and_float64(monkeypatch, capfd, rng, R, C, group, planes, index, skip):
+def test_rows_of_threads_agree_with_fibers_and_float64(monkeypatch, capfd, rng, R, C, group, planes, index, skip,
+                                                       template):
     # (Bounds checks keep every declaration a thread's own: no rows.)
     monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
     x = rng.standard_normal((planes, R, C)).astype(np.float32)
     w = rng.standard_normal(R).astype(np.float32)
-    k = kernel(index, skip)
+    k = kernel(index, skip, template)
     launch = dict(inputs=[mx.array(x), mx.array(w)], output_shapes=[(planes * R * C,)],
                   output_dtypes=[mx.float32], grid=(R * C, planes, 1),
                   threadgroup=(group, planes, 1), init_value=float("nan"))
+    if template:
+        launch["template"] = [("C", C)]
     got = translations_and_results(monkeypatch, capfd, k, **launch)
     text, out = got["auto"]
     assert runner(text) == "regions", text
-    assert f"region_for_rows<{index}>(alloy_g, C," in text, text
+    assert f"region_for_rows<{'uint' if index == 'auto' else index}>(alloy_g, C," in text, text
     # Both divisions of the first statement are the row and column.
     assert "v = x[(plane * R + alloy_row ) * C + alloy_col ] * w[alloy_row ];" in text, text
     np.testing.assert_array_equal(out, got["fibers"][1])
