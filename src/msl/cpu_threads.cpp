@@ -133,8 +133,7 @@ CpuThreadsPlan plan_cpu_threads(const KernelSpec& spec, const LexedKernel& lexed
   // A simdgroup matrix's operations run inside the runtime: a product
   // exchanges as a simd_ function does between regions, but is no awaiter.
   if (features.matrix) {
-    plan.regions_only = true;
-    plan.fibers_because = "simdgroup matrix operations run as regions or fibers";
+    plan.regions_only = true;  // (why it runs on fibers, if so, is known once regions were tried: plan_threads)
     return plan;
   }
   plan.coroutines = true;

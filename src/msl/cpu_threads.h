@@ -28,7 +28,8 @@ struct CpuThreadsPlan {
   // (their operations are no awaiters); fibers otherwise.
   bool regions_only = false;
   // Why a synchronising kernel runs on fibers ("" when it does not, or
-  // when it runs on coroutines).
+  // when it runs on coroutines; for a regions_only kernel, set by
+  // plan_threads once regions were tried).
   std::string fibers_because;
   // Byte ranges of the source holding the kernel bodies to rewrite: a
   // metal_kernel's whole source; each kernel function's `{...}` of a program.

@@ -75,8 +75,8 @@ CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, co
   // threads come in rows (cpu_uniform_values.h): what a row shares is then
   // computed once a row (the seed's grid_sample forward, one core: 31 ms as
   // plain loops, 12 as a region). Otherwise its plain loop stays.
-  // (Only a body with `= thread_position_in_grid.x;` is planned: a plan
-  // lexes macro bodies again.)
+  // (Only a body with `= thread_position_in_grid.x;` is planned: a cheap
+  // test that spares every other kernel the plan's passes.)
   auto names_position = [&] {
     const std::vector<Token>& t = lexed.source.tokens;
     for (std::size_t i = 1; i + 3 < t.size(); ++i)
@@ -92,14 +92,14 @@ CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, co
     if (rows && !rows->rows_divisor.empty()) plan.regions = std::move(rows);
   }
   if (plan.regions_only && !plan.regions) {
-    plan.fibers_because += spec.cpu_sync == KernelSpec::CpuSync::Auto
+    plan.fibers_because = std::string("simdgroup matrix operations run as regions or fibers") +
+                          (spec.cpu_sync == KernelSpec::CpuSync::Auto
                                ? ", and regions cannot take this kernel: " + plan.regions_why_not
-                               : ", and other models were asked for";
+                               : ", and other models were asked for");
     plan.bodies.clear();
   }
   if (plan.regions) {
     plan.coroutines = false;
-    plan.fibers_because.clear();
     features.cpu_regions = true;
     k.cpu_threads = "regions";
     k.cpu_optimization = 3;
