@@ -145,3 +145,26 @@ def test_a_kernel_without_sync_runs_its_rows_as_one_region(monkeypatch, capfd, r
                                                           "    if (e >= uint(x_shape[0] * x_shape[1])) return;"))
     text = translations_and_results(monkeypatch, capfd, guarded, **launch)["auto"][0]
     assert "run</*uses_sync=*/false>(" in text, text
+
+
+def test_a_zero_divisor_the_kernel_tests_for_does_not_fault(monkeypatch, capfd, rng):
+    # The rows' fallback divides before the kernel's own code runs: a zero
+    # row length (known only at run time) that the kernel never divides by
+    # must not fault.
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
+    x = rng.standard_normal(64).astype(np.float32)
+    k = mx.fast.metal_kernel(
+        name="rows_zero", input_names=["x"], output_names=["out"],
+        source="uint e = thread_position_in_grid.x;\n"
+               "int C = x_shape[0] - 64;\n"
+               "float v = x[e];\n"
+               "if (C > 0) v += float(e / C) + float(e % C);\n"
+               "if (C < -1) v -= float(e / C) * float(e % C);\n"
+               "out[e] = simd_sum(v);\n")
+    launch = dict(inputs=[mx.array(x)], output_shapes=[(64,)], output_dtypes=[mx.float32],
+                  grid=(64, 1, 1), threadgroup=(64, 1, 1), init_value=float("nan"))
+    got = translations_and_results(monkeypatch, capfd, k, **launch)
+    assert "region_for_rows<uint>(alloy_g, C," in got["auto"][0], got["auto"][0]
+    expected = np.repeat(x.astype(np.float64).reshape(2, 32).sum(axis=1), 32)
+    np.testing.assert_allclose(got["auto"][1], expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got["auto"][1], got["fibers"][1])

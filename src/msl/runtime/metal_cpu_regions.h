@@ -157,11 +157,15 @@ template <class F> ALLOY_FUNC void region_for(GroupThreads& g, F&& body) {
 template <class Q> struct RowColumn {
   Q row, col;
 };
+// (Computed before the kernel's own code runs, which may divide only after
+// testing k: a zero k gives row and column 0 rather than a fault the
+// kernel would never have made.)
 template <class E, class K>
 ALLOY_FUNC auto region_row_column(const GroupThreads& g, unsigned long tid, metal::uint3 lid, K k) {
   (void)tid;
   const E e = E(g.base.thread_position_in_grid.x + lid.x);
   typedef decltype(e / k) Q;
+  if (k == K(0)) return RowColumn<Q>{Q(0), Q(0)};
   return RowColumn<Q>{Q(e / k), Q(e % k)};
 }
 // One region of such a kernel: `body(tid, lid, RowColumn)` for each running
