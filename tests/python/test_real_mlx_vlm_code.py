@@ -145,8 +145,8 @@ def test_turboquant_kv_cache(rng, bits, D, B):
     dequantized keys and values. Across runs the dequantized caches agree
     except where a value sits within float rounding of a boundary (the
     kernel's norms sum in another order): a vector's float16 norm may take
-    the neighbouring value, and at most 1% of direction elements another
-    code. The codebooks come from numpy with fixed seeds, so all runs
+    the neighbouring value, and at most one vector in ten (at least one) a
+    neighbouring code, its direction moving by at most 0.05. The codebooks come from numpy with fixed seeds, so all runs
     quantize alike."""
     Hq, Hk = 4, 2
     scale = D**-0.5
@@ -178,8 +178,17 @@ def test_turboquant_kv_cache(rng, bits, D, B):
             # (2^-10 apart), directions may differ in a code at a boundary.
             norm_got, norm_want = np.linalg.norm(got, axis=-1), np.linalg.norm(want, axis=-1)
             np.testing.assert_allclose(norm_got, norm_want, rtol=2e-3, err_msg=f"cache {i}: norms vs {fallback}")
-            off = ~np.isclose(got / norm_got[..., None], want / norm_want[..., None], rtol=1e-5, atol=1e-6)
-            assert off.mean() <= 0.01, f"cache {i}: {off.sum()} of {off.size} elements differ from {fallback}"
+            # A code at a boundary may be one of the rotated vector's, which
+            # moves every element of the direction (seed 3309507206: one
+            # vector of 12 against MLX's ops, each element by 0.002, the
+            # direction by 0.023): vectors are counted, and each moves by at
+            # most 0.05.
+            dir_got, dir_want = got / norm_got[..., None], want / norm_want[..., None]
+            moved = ~np.isclose(dir_got, dir_want, rtol=1e-5, atol=1e-6).all(axis=-1)
+            assert moved.sum() <= max(1, moved.size // 10), \
+                f"cache {i}: {moved.sum()} of {moved.size} vectors differ from {fallback}"
+            distance = np.linalg.norm(dir_got - dir_want, axis=-1)
+            assert distance.max() <= 0.05, f"cache {i}: a direction moved by {distance.max()} from {fallback}"
     launched = results["kernels launched"]
     assert any(n.startswith("turboquant_fused_mse_sdpa_") for n in launched), launched
     assert any(n.startswith("turboquant_norot_quantize_") for n in launched), launched
