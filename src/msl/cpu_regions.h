@@ -69,6 +69,14 @@ struct TypeDeclaration {
   bool uses_auto = false;
 };
 
+// Rows of threads (cpu_uniform_values.h, thread_rows): the body's position
+// `e` and the value `K` it is divided by.
+struct ThreadRows {
+  std::string index_type;                       // the position's declared type, without const
+  std::string divisor;                          // K: a uniform declaration's or constant's name, or a literal
+  std::set<std::size_t> quotients, remainders;  // the position's token in each `e / K` and `e % K`
+};
+
 struct RegionsPlan {
   std::size_t begin = 0, end = 0;  // the body's tokens (inside its braces, for a program's kernel)
   std::vector<BodyStmt> body;
@@ -105,10 +113,9 @@ struct RegionsPlan {
   // first tokens; cpu_uniform_values.h): moved to the group's scope, after
   // its attribute values (group_values), just before the frame.
   std::set<std::size_t> uniform_declarations;
-  // Rows of threads (cpu_uniform_values.h): each region loops over them with
-  // region_for_rows, and the divisions named become its row and column.
-  std::string rows_index_type, rows_divisor;  // empty: none
-  std::set<std::size_t> row_quotients, row_remainders;
+  // Rows of threads: each region loops over them with region_for_rows, and
+  // the divisions named become its row and column.
+  std::optional<ThreadRows> rows;
   std::set<std::string> thread_names;  // attribute values that differ between the group's threads
   // Declarations of the attribute values the group's threads share
   // (threadgroup_position_in_grid, threads_per_threadgroup, ...), valid at

@@ -1,6 +1,7 @@
 #include "msl/cpu_regions_syntax.h"
 
 #include "msl/builtins.h"
+#include "msl/cpu_uniform_loops.h"
 #include "msl/token_rules.h"
 
 namespace alloy::msl::regions {
@@ -327,6 +328,33 @@ std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<To
     k = c;  // a call in the arguments is nested: refused below
   }
   return calls;
+}
+
+namespace {
+// A preprocessor line's directive: "if" for `#  if X`.
+std::string directive_word(const std::string& line) {
+  const std::size_t k = line.find_first_not_of(" \t#");
+  if (k == std::string::npos || line.find('#') > k) return "";
+  return line.substr(k, line.find_first_of(" \t(", k) - k);
+}
+}  // namespace
+
+int conditional_directive(const std::string& line) {
+  const std::string word = directive_word(line);
+  if (word == "if" || word == "ifdef" || word == "ifndef") return 1;
+  return word == "endif" ? -1 : 0;
+}
+bool is_conditional_directive(const std::string& line) {
+  const std::string word = directive_word(line);
+  return conditional_directive(line) != 0 || word == "elif" || word == "else";
+}
+
+std::string region_attribute(const std::string& name) {
+  // The SIMD width is the runtime's constant: the compiler folds what it
+  // computes (`ceildiv(C, threads_per_simdgroup)`) rather than dividing.
+  if (name == "threads_per_simdgroup") return "::metal::uint(::alloy_msl::kSimdWidth)";
+  return per_thread_attribute(name) ? "::alloy_msl::cpu::region_" + name + "(alloy_g, alloy_tid, alloy_lid)"
+                                    : "alloy_g.base." + name;
 }
 
 }  // namespace alloy::msl::regions

@@ -1,7 +1,7 @@
 // The statements of a kernel body as the CPU's regions (cpu_regions.h) see
 // them: a small parser of its statements into BodyStmt trees, declarations,
 // for-loop clauses and the synchronising calls in them. Private to the
-// regions' plan and rewrite (msl/cpu_regions.cpp).
+// regions' plan and rewrite (msl/cpu_regions.cpp, msl/cpu_regions_split.cpp).
 #pragma once
 
 #include <optional>
@@ -71,5 +71,19 @@ bool is_barrier_statement(const std::vector<Token>& t, const BodyStmt& s);
 // The SIMD-group calls of a statement: (first token of the name, `metal::`
 // qualifier included; closing paren) pairs.
 std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<Token>& t, const BodyStmt& s);
+
+// SIMD-group calls one statement may make; consecutive statements use two
+// sets of slots. The runtime's kRegionCallsPerStatement (metal_cpu_regions.h).
+constexpr unsigned kCallsPerStatement = 4;
+
+// +1 for a preprocessor line `#if`, `#ifdef` or `#ifndef`, -1 for `#endif`,
+// 0 for another directive (`#else` and `#elif` stay inside the condition).
+int conditional_directive(const std::string& line);
+// Any of those, `#else` and `#elif` included.
+bool is_conditional_directive(const std::string& line);
+
+// The value of Metal attribute `name` for thread alloy_tid of the group, at
+// alloy_lid in it.
+std::string region_attribute(const std::string& name);
 
 }  // namespace alloy::msl::regions

@@ -88,7 +88,19 @@ bool whole_operand(const std::vector<Token>& t, std::size_t k) {
   return ok && !(next.kind == TokenKind::Punct && extends.count(next.text));
 }
 
+// Tokens k.. are `thread_position_in_grid . x`.
+bool position_x_at(const std::vector<Token>& t, std::size_t k) {
+  return k + 2 < t.size() && t[k].is_ident("thread_position_in_grid") && t[k + 1].is_punct(".") &&
+         t[k + 2].is_ident("x");
+}
+
 }  // namespace
+
+bool may_have_thread_rows(const std::vector<Token>& t) {
+  for (std::size_t k = 1; k + 3 < t.size(); ++k)
+    if (t[k - 1].is_punct("=") && position_x_at(t, k) && t[k + 3].is_punct(";")) return true;
+  return false;
+}
 
 std::optional<ThreadRows> thread_rows(const std::vector<Token>& t, const std::vector<BodyStmt>& body,
                                       std::size_t body_begin, std::size_t body_end, const UniformNames& names,
@@ -118,10 +130,8 @@ std::optional<ThreadRows> thread_rows(const std::vector<Token>& t, const std::ve
     const auto d = regions::declaration(t, s.begin, s.end - 1);
     if (!d || d->multiple || d->init != '=' || d->array || d->threadgroup || d->constant || d->is_static) continue;
     const std::size_t init = d->after + 1;
-    if (init + 3 != s.end - 1 || !t[init].is_ident("thread_position_in_grid") ||
-        !names.thread_values.count("thread_position_in_grid") || names.body_locals.count("thread_position_in_grid") ||
-        !t[init + 1].is_punct(".") ||
-        !t[init + 2].is_ident("x"))
+    if (init + 3 != s.end - 1 || !position_x_at(t, init) || !names.thread_values.count("thread_position_in_grid") ||
+        names.body_locals.count("thread_position_in_grid"))
       continue;
     ThreadRows rows;
     rows.index_type = integer_type(t, d->type_begin, d->name);

@@ -63,18 +63,18 @@ UniformDeclarations uniform_declarations(const std::vector<Token>& t, const std:
 // precedence or the like (never after `*`, `/`, `%`, a cast or a unary
 // operator: `a * e / K` is `(a * e) / K`), and with no `[`, `(` or `.`
 // after K. Replacing fewer uses only costs speed: the others still divide.
-struct ThreadRows {
-  std::string index_type;                       // the position's declared type, without const
-  std::string divisor;                          // the uniform declaration's name
-  std::set<std::size_t> quotients, remainders;  // the position's token in each `e / K` and `e % K`
-};
-
-// nullopt where the body has no such division. The divisors: integer
+//
+// nullopt where the body has no such division (ThreadRows: cpu_regions.h). The divisors: integer
 // uniform declarations (`uniform`, uniform_declarations), the kernel's
 // integer template constants (`constants`) and integer literals of at least
 // 8 (`elem / 32`: a SIMD group's lanes).
 std::optional<ThreadRows> thread_rows(const std::vector<Token>& t, const std::vector<BodyStmt>& body,
                                       std::size_t body_begin, std::size_t body_end, const UniformNames& names,
                                       const UniformDeclarations& uniform, const std::set<std::string>& constants);
+
+// Whether tokens `t` have `= thread_position_in_grid.x;`, the declaration
+// thread_rows starts from: a cheap test that spares a kernel without one
+// the passes of a plan.
+bool may_have_thread_rows(const std::vector<Token>& t);
 
 }  // namespace alloy::msl

@@ -1,6 +1,7 @@
 #include "msl/emitter.h"
 
 #include "msl/cpu_uniform_loops.h"
+#include "msl/cpu_uniform_values.h"
 #include "msl/features.h"
 #include "msl/private_adds.h"
 #include "msl/rewrite.h"
@@ -75,21 +76,11 @@ CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, co
   // threads come in rows (cpu_uniform_values.h): what a row shares is then
   // computed once a row (the seed's grid_sample forward, one core: 31 ms as
   // plain loops, 12 as a region). Otherwise its plain loop stays.
-  // (Only a body with `= thread_position_in_grid.x;` is planned: a cheap
-  // test that spares every other kernel the plan's passes.)
-  auto names_position = [&] {
-    const std::vector<Token>& t = lexed.source.tokens;
-    for (std::size_t i = 1; i + 3 < t.size(); ++i)
-      if (t[i - 1].is_punct("=") && t[i].is_ident("thread_position_in_grid") && t[i + 1].is_punct(".") &&
-          t[i + 2].is_ident("x") && t[i + 3].is_punct(";"))
-        return true;
-    return false;
-  };
   if (!k.analysis.uses_sync && spec.program_entry.empty() && spec.cpu_sync == KernelSpec::CpuSync::Auto &&
-      !spec.bounds_check && names_position()) {
+      !spec.bounds_check && may_have_thread_rows(lexed.source.tokens)) {
     std::string why_not;
     auto rows = plan_regions(spec, lexed, k.analysis.attributes, why_not);
-    if (rows && !rows->rows_divisor.empty()) plan.regions = std::move(rows);
+    if (rows && rows->rows) plan.regions = std::move(rows);
   }
   if (plan.regions_only && !plan.regions) {
     plan.fibers_because = std::string("simdgroup matrix operations run as regions or fibers") +

@@ -47,7 +47,7 @@ ALLOY_FUNC unsigned region_lane() { return unsigned(detail::g_region_group->curr
 
 // The type a per-thread array keeps for a value declared `auto` (its
 // declared type without const or volatile: the frame assigns it), given the
-// member of the type-deduction lambda's struct that names it (msl/cpu_regions.cpp).
+// member of the type-deduction lambda's struct that names it (msl/cpu_regions_split.cpp).
 template <class T> struct RegionValue { typedef T type; };
 template <class T> struct RegionValue<const T> { typedef T type; };
 template <class T> struct RegionValue<volatile T> { typedef T type; };
