@@ -7,7 +7,7 @@ takes, `auto` values across them and calls under branches that differ
 between threads), and, as peers, the file's own ops path on Alloy and on real MLX's
 CPU backend, in the same process on the same data.
 
-  python benchmarks/bench_cpu_real_kernels.py [--reps 7]
+  python benchmarks/bench_cpu_real_kernels.py [--reps 7] [--only norm_add_norm]
 """
 import argparse
 import os
@@ -41,6 +41,13 @@ def bitlinear(m, core, arrays):
     return layer(x)
 
 
+def norm_add_norm(m, core, arrays):
+    branch, stream, alpha, beta, w = arrays
+    norm = m.nn.RMSNorm(branch.shape[-1], eps=1e-6)
+    norm.weight = w
+    return m.norm_add_norm(branch, stream, alpha=alpha, beta=beta, post_weight=w, post_eps=1e-5, next_norm=norm)
+
+
 def gated_delta(m, core, arrays):
     return m.gated_delta_update(*arrays)
 
@@ -70,6 +77,11 @@ CASES = [
     ("mlx-lm BitLinear, 16 tokens, 2048 -> 2048", "mlx_lm.models.bitlinear_layers", bitlinear,
      lambda r: [r.standard_normal((16, 2048)).astype(np.float32),
                 r.integers(0, 256, (512, 2048)).astype(np.uint8), np.array([1.5], np.float32)], None, False),
+    # Its group sums are in a helper of the header (block_sum_once), written out
+    # in the body for regions; `coroutines` runs it on fibers, as it ran before.
+    ("mlx-lm norm_add_norm, 16 tokens, D 4096", "mlx_lm.kernels.norm_add_norm", norm_add_norm,
+     lambda r: [r.standard_normal((16, 4096)).astype(np.float32) for _ in range(2)] +
+               [r.standard_normal(4096).astype(np.float32) for _ in range(3)], None, False),
     # Its indices and row pointers are `auto` values living across SIMD-group calls.
     ("mlx-lm gated delta, 32 tokens, Hv 16, Dk = Dv = 64", "mlx_lm.models.gated_delta", gated_delta,
      gated_delta_inputs(False), None, True),
@@ -86,11 +98,14 @@ def to(core, arrays):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--only", default="", help="only the cases whose label holds this text")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     ax, mlx = core_of("alloy"), core_of("mlx")
     rows = []
     for label, name, call, make, subs, has_ops in CASES:
+        if args.only not in label:
+            continue
         data = make(rng)
         times = {}
         for mode in ("auto", "coroutines"):

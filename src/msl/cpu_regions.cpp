@@ -648,7 +648,10 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     if (helper_storage) throw NotRegions{"a helper function declares threadgroup memory"};
     for (std::size_t k = shape.begin; k < shape.end; ++k) {
       const Token& t = toks[k];
-      if (t.is_ident("goto") || t.is_ident("co_return") || t.is_ident("co_await") || t.text.rfind("alloy_", 0) == 0)
+      // (The translation's own names begin with alloy_; a helper written out
+      // in the body names its values alloy_inline_: cpu_inline_helpers.h.)
+      const bool ours = t.text.rfind("alloy_", 0) == 0 && t.text.rfind("alloy_inline_", 0) != 0;
+      if (t.is_ident("goto") || t.is_ident("co_return") || t.is_ident("co_await") || ours)
         throw NotRegions{"the body uses `" + t.text + "`"};
     }
     // The group runs the body once, so its parameters are the group's: a

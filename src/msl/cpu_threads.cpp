@@ -16,13 +16,6 @@ bool followed_by(const std::vector<Token>& toks, std::size_t i, const char* punc
   return i + 1 < toks.size() && toks[i + 1].is_punct(punct);
 }
 
-// A barrier, SIMD-group call or simdgroup matrix type at toks[i].
-bool is_sync_use(const std::vector<Token>& toks, std::size_t i) {
-  const Token& t = toks[i];
-  if (t.kind != TokenKind::Identifier || is_member_access(toks, i)) return false;
-  if (is_sync_name(t.text)) return true;
-  return is_sync_function(t.text) && (followed_by(toks, i, "(") || followed_by(toks, i, "<"));
-}
 
 // `[` at i opens a lambda (not a subscript): it follows no operand.
 bool opens_lambda(const std::vector<Token>& toks, std::size_t i) {
@@ -55,6 +48,13 @@ std::string current(const std::vector<Token>& toks, const std::vector<std::optio
 }
 
 }  // namespace
+
+bool is_sync_use(const std::vector<Token>& toks, std::size_t i) {
+  const Token& t = toks[i];
+  if (t.kind != TokenKind::Identifier || is_member_access(toks, i)) return false;
+  if (is_sync_name(t.text)) return true;
+  return is_sync_function(t.text) && (followed_by(toks, i, "(") || followed_by(toks, i, "<"));
+}
 
 CpuThreadsPlan plan_cpu_threads(const KernelSpec& spec, const LexedKernel& lexed, const Analysis& analysis,
                                 const RuntimeFeatures& features) {

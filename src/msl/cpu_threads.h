@@ -43,6 +43,9 @@ struct CpuThreadsPlan {
   std::vector<std::string> private_adds;
 };
 
+// A barrier, SIMD-group call or simdgroup matrix type at toks[i].
+bool is_sync_use(const std::vector<Token>& toks, std::size_t i);
+
 // Decided on the tokens the translation already has.
 CpuThreadsPlan plan_cpu_threads(const KernelSpec& spec, const LexedKernel& lexed, const Analysis& analysis,
                                 const RuntimeFeatures& features);

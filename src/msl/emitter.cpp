@@ -47,6 +47,7 @@ void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const Transla
               ". Generated; do not edit.\n");
   // What verbose=True shows a user whose kernel is slow on the CPU.
   if (!k.cpu_threads.empty()) w.generated("// Threads run as " + k.cpu_threads + ".\n");
+  if (!k.cpu_inlined.empty()) w.generated("// " + k.cpu_inlined + ".\n");
   // Before the runtime headers, so they can choose their math for the mode.
   w.generated("#define " + math_mode_macro(spec.math_mode) + " 1\n");
   // Only the parts of the runtime this kernel uses are parsed.

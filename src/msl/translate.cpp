@@ -3,19 +3,21 @@
 #include <stdexcept>
 
 #include "msl/analysis.h"
+#include "msl/cpu_inline_helpers.h"
 #include "msl/emitter.h"
 #include "msl/lexer.h"
 #include "msl/signature.h"
 
 namespace alloy::msl {
 
-TranslatedKernel translate(const KernelSpec& spec, Target target) {
-  check_spec(spec);
+namespace {
+
+TranslatedKernel translate_lexed(const KernelSpec& spec, const LexedKernel& lexed, Target target,
+                                 const std::string& inlined) {
   TranslatedKernel k;
   k.target = target;
   k.kernel_name = kernel_name(spec);
-  // Each text is lexed once, here: the passes below all read these tokens.
-  const LexedKernel lexed = lex_kernel(spec);
+  k.cpu_inlined = inlined;
   k.analysis = analyze(spec, lexed);
   if (!spec.program_entry.empty()) {
     if (spec.dialect != Dialect::Metal)
@@ -45,6 +47,39 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
     case Target::Cuda: emit_cxx(spec, lexed, cuda_target(), params, k); break;
   }
   return k;
+}
+
+}  // namespace
+
+TranslatedKernel translate(const KernelSpec& spec, Target target) {
+  check_spec(spec);
+  // Each text is lexed once, here: the passes that follow all read these tokens.
+  const LexedKernel lexed = lex_kernel(spec);
+  // On the CPU, a helper of the header that synchronises is written out at
+  // its calls (cpu_inline_helpers.h), where that lets regions take the
+  // kernel; the texts so written are lexed in their turn.
+  if (target == Target::Cpp && spec.program_entry.empty() && spec.dialect == Dialect::Metal &&
+      spec.cpu_sync == KernelSpec::CpuSync::Auto) {
+    std::string why_not;
+    if (std::optional<InlinedHelpers> inlined = inline_sync_helpers(spec, lexed, &why_not)) {
+      KernelSpec written = spec;
+      written.source = std::move(inlined->source);
+      written.header = std::move(inlined->header);
+      // (An error there, the user's own, is the one the kernel as written
+      // reports below, quoting its own lines.)
+      try {
+        TranslatedKernel k = translate_lexed(written, lex_kernel(written), target, inlined->note);
+        if (k.cpu_threads == "regions") return k;
+        why_not = "regions cannot take the body with them written out either (" + k.cpu_threads + ")";
+      } catch (const std::exception& e) {
+        why_not = std::string("the body with them written out does not translate (") + e.what() + ")";
+      }
+    }
+    if (!why_not.empty())
+      return translate_lexed(spec, lexed, target,
+                             "The header's synchronising helpers are not written out in the body: " + why_not);
+  }
+  return translate_lexed(spec, lexed, target, "");
 }
 
 }  // namespace alloy::msl

@@ -155,12 +155,19 @@ def test_each_kernel_runs_on_the_fastest_model_it_allows(monkeypatch, capfd, rng
     x = rng.standard_normal(64).astype(np.float32)
     body = "uint i = thread_position_in_grid.x; out[i] = simd_sum(x[i]);"
     in_body = mx.fast.metal_kernel(name="sum_in_body", input_names=["x"], output_names=["out"], source=body)
-    # The same call inside a header helper: the helper would have to suspend,
-    # so the kernel runs on fibers (and still gives the same numbers).
+    # The same call inside a header helper: written out in the body, it runs
+    # as regions (test_cpu_inline_helpers.py); the models asked for run the
+    # helper as it is, which would have to suspend: on fibers.
     in_helper = mx.fast.metal_kernel(
         name="sum_in_helper", input_names=["x"], output_names=["out"],
         header="float lane_total(float v) { return simd_sum(v); }",
         source="uint i = thread_position_in_grid.x; out[i] = lane_total(x[i]);")
+    # A helper that takes its value by reference is not written out: fibers
+    # (and still the same numbers).
+    by_reference = mx.fast.metal_kernel(
+        name="sum_by_reference", input_names=["x"], output_names=["out"],
+        header="void lane_total(thread float& v) { v = simd_sum(v); }",
+        source="uint i = thread_position_in_grid.x; float v = x[i]; lane_total(v); out[i] = v;")
     # Under an `if` whose condition may differ between threads: its regions
     # run for the threads that take it.
     under_if = mx.fast.metal_kernel(
@@ -177,11 +184,12 @@ def test_each_kernel_runs_on_the_fastest_model_it_allows(monkeypatch, capfd, rng
         "body": {"auto": "regions", "coroutines": "coroutines", "fibers": "fibers"},
         "under_if": {"auto": "regions", "coroutines": "coroutines", "fibers": "fibers"},
         "under_uniform_if": {"auto": "regions", "coroutines": "coroutines", "fibers": "fibers"},
-        "helper": {"auto": "fibers", "coroutines": "fibers", "fibers": "fibers"},
+        "helper": {"auto": "regions", "coroutines": "fibers", "fibers": "fibers"},
+        "by_reference": {"auto": "fibers", "coroutines": "fibers", "fibers": "fibers"},
     }
     results = {}
     for name, k in (("body", in_body), ("under_if", under_if), ("under_uniform_if", under_uniform_if),
-                    ("helper", in_helper)):
+                    ("helper", in_helper), ("by_reference", by_reference)):
         for mode in MODES:
             monkeypatch.setenv("ALLOY_CPU_SYNC", mode)
 

@@ -152,6 +152,11 @@ struct TranslatedKernel {
   // "fibers", then ": " and why not the one before where it was asked for
   // (msl/cpu_threads.h); "" otherwise.
   std::string cpu_threads;
+  // CPU target, a kernel calling synchronising helpers of its header: which
+  // are written out at their calls in the body so that regions can take it
+  // ("block_sum_once is written out at its 2 calls in the body (...)"), or
+  // why none is (msl/cpu_inline_helpers.h); "" for a kernel without them.
+  std::string cpu_inlined;
   // CPU target: the -O level to compile at. A kernel split into regions is
   // loops over the group's threads around the user's own; g++ vectorises
   // across the threads only at -O3 (it peels the inner loop and versions the
