@@ -1,6 +1,7 @@
 #include "msl/cpu_inline_helpers.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -298,8 +299,8 @@ std::set<std::string> outer_names(const Toks& h, const Helper& f) {
   return outer;
 }
 
-// The names the body sees that a helper's own could not: its locals, the
-// kernel's parameters and template constants, Metal's attributes.
+// The names the body sees that a helper's own could not: its locals and
+// macros, the kernel's parameters and template constants, Metal's attributes.
 std::set<std::string> kernel_names(const KernelSpec& spec, const Toks& s) {
   std::set<std::string> names;
   try {
@@ -311,6 +312,15 @@ std::set<std::string> kernel_names(const KernelSpec& spec, const Toks& s) {
     for (const ParamSpec& p : *list)
       for (const char* suffix : {"", "_shape", "_strides", "_ndim"}) names.insert(p.name + suffix);
   for (const TemplateArg& a : spec.template_args) names.insert(a.name);
+  for (const Token& t : s) {
+    if (t.kind != TokenKind::Directive) continue;
+    std::size_t k = t.text.find_first_not_of(" \t#");
+    if (k == std::string::npos || t.text.compare(k, 6, "define") != 0) continue;
+    k = t.text.find_first_not_of(" \t", k + 6);
+    std::size_t e = k;
+    while (e < t.text.size() && (std::isalnum(static_cast<unsigned char>(t.text[e])) || t.text[e] == '_')) ++e;
+    if (k != std::string::npos && e > k) names.insert(t.text.substr(k, e - k));
+  }
   for (const AttributeInfo& a : metal_attributes()) names.insert(std::string(a.name));
   return names;
 }
