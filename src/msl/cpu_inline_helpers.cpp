@@ -338,7 +338,6 @@ std::optional<InlinedHelpers> inline_helpers(const KernelSpec& spec, const Lexed
     }
   }
   if (helpers.empty()) return std::nullopt;
-  for (auto& [name, f] : helpers) check_helper(h, *f);
   // Every synchronising use of the header is in one of them, none in a
   // macro (whose bodies are in `code`, not in `tokens`) or an included
   // header; the header names them only where it defines them.
@@ -378,21 +377,25 @@ std::optional<InlinedHelpers> inline_helpers(const KernelSpec& spec, const Lexed
   std::vector<int> depth(s.size() + 1, 0);
   for (std::size_t k = 0; k < s.size(); ++k)
     depth[k + 1] = depth[k] + (s[k].is_punct("(") || s[k].is_punct("[")) - (s[k].is_punct(")") || s[k].is_punct("]"));
+  // (Only a helper the body calls is checked: the others are left out.)
+  std::set<std::string> called;
+  for (const Token& t : s)
+    if (t.kind == TokenKind::Identifier && helpers.count(t.text) && called.insert(t.text).second)
+      check_helper(h, *helpers.at(t.text));
   std::vector<Call> calls;
   for (std::size_t i = 0; i < s.size(); ++i)
     if (s[i].kind == TokenKind::Identifier && helpers.count(s[i].text)) {
       require(plain_name(s, i), "the body names `" + s[i].text + "` as a member or qualified");
       calls.push_back(find_call(s, i, *helpers.at(s[i].text), depth));
     }
-  if (calls.empty()) return std::nullopt;
   for (const Call& a : calls)
     for (const Call& b : calls)
       require(&a == &b || b.name < a.open || b.name > a.close,
               "the call of `" + b.helper->name + "` on line " + std::to_string(s[b.name].line) +
                   " is in another's arguments");
   const std::set<std::string> seen = kernel_names(spec, s);
-  for (auto& [name, f] : helpers)
-    for (const std::string& n : outer_names(h, *f))
+  for (const std::string& name : called)
+    for (const std::string& n : outer_names(h, *helpers.at(name)))
       require(!seen.count(n), "`" + name + "` names `" + n + "`, which the kernel declares too");
 
   // The texts: each call's helper before its statement, the call its result.
@@ -427,8 +430,10 @@ std::optional<InlinedHelpers> inline_helpers(const KernelSpec& spec, const Lexed
   for (const Call& c : calls) ++count[c.helper->name];
   for (const auto& [name, n] : count)
     out.note += (out.note.empty() ? "" : "; ") + name + " is written out at " +
-                (n == 1 ? std::string("its call") : "its " + std::to_string(n) + " calls");
-  out.note += " in the body (a region cannot end inside a call)";
+                (n == 1 ? std::string("its call") : "its " + std::to_string(n) + " calls") + " in the body";
+  for (const auto& [name, f] : helpers)
+    if (!called.count(name)) out.note += (out.note.empty() ? "" : "; ") + name + ", not called, is left out";
+  out.note += calls.empty() ? " (it would keep the kernel on fibers)" : " (a region cannot end inside a call)";
   return out;
 }
 

@@ -15,10 +15,11 @@
 //   parameters renamed, TG as (TG)...; alloy_inline_1 = (v); }
 //   float r = rsqrt(alloy_inline_1 / D);
 //
-// and the helper's definition becomes blank lines of the header.
+// and the helper's definition becomes blank lines of the header (as does
+// one the body does not call).
 //
 // What it takes (anything else keeps the kernel as it was):
-// - the helper: a function at the header's scope (`template <...>`,
+// - the helper the body calls: a function at the header's scope (`template <...>`,
 //   `inline`, `static` and `METAL_FUNC` allowed), whose parameters are
 //   values or pointers (no references, arrays or defaults), whose body has
 //   no preprocessor lines, no `threadgroup` and no other synchronising
@@ -49,9 +50,8 @@ struct InlinedHelpers {
   std::string note;            // "block_sum_once is written out at its 2 calls in the body (...)"
 };
 
-// nullopt where the kernel calls no synchronising helper of its header, or
-// one of a form this does not take; then `why_not` says which form ("" for
-// no helper).
+// nullopt where the header has no synchronising helper, or one of a form
+// this does not take; then `why_not` says which form ("" for no helper).
 std::optional<InlinedHelpers> inline_sync_helpers(const KernelSpec& spec, const LexedKernel& lexed,
                                                   std::string* why_not = nullptr);
 

@@ -69,7 +69,9 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
       // reports below, quoting its own lines.)
       try {
         TranslatedKernel k = translate_lexed(written, lex_kernel(written), target, inlined->note);
-        if (k.cpu_threads == "regions") return k;
+        // (With only helpers it does not call left out, a kernel may not
+        // synchronise at all: its threads are then plain loops.)
+        if (k.cpu_threads == "regions" || k.cpu_threads.empty()) return k;
         why_not = "regions cannot take the body with them written out either (" + k.cpu_threads + ")";
       } catch (const std::exception& e) {
         why_not = std::string("the body with them written out does not translate (") + e.what() + ")";

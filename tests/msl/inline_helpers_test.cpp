@@ -172,6 +172,19 @@ TEST(MslInlineHelpers, FormsNotTakenKeepTheKernelAsItWas) {
   ASSERT_TRUE(with_other);
   EXPECT_TRUE(contains(with_other->source, "scaled<float, 2>(x)")) << with_other->source;
   EXPECT_TRUE(contains(with_other->header, "U scaled(U v) { return v * N; }")) << with_other->header;
+  // A helper that synchronises and is not called is left out, whatever its
+  // form; one called is written out.
+  const std::string by_reference = "void sum_into(thread float& v) {\n  v = simd_sum(v);\n}\n";
+  const KernelSpec uncalled = test::kernel(body_start + "out[i] = x;\n", by_reference);
+  const TranslatedKernel u = translate(uncalled, Target::Cpp);
+  EXPECT_EQ(u.cpu_threads, "") << u.source;  // it does not synchronise: plain loops
+  EXPECT_TRUE(contains(u.source, "run</*uses_sync=*/false>(")) << u.source;
+  EXPECT_EQ(u.cpu_inlined, "sum_into, not called, is left out (it would keep the kernel on fibers)");
+  const KernelSpec both = test::kernel(body_start + "x = sum_of(x);\nout[i] = x;\n", by_reference + sum);
+  const TranslatedKernel b = translate(both, Target::Cpp);
+  EXPECT_EQ(b.cpu_threads, "regions") << b.source;
+  EXPECT_EQ(b.cpu_inlined, "sum_of is written out at its call in the body; sum_into, not called, is left out "
+                           "(a region cannot end inside a call)");
   // The same helper in a statement of its own is taken.
   const KernelSpec taken = test::kernel(body_start + "x = sum_of(x);\nout[i] = x;\n", sum);
   EXPECT_TRUE(inline_sync_helpers(taken, lex_kernel(taken)));

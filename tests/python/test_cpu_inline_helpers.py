@@ -78,8 +78,8 @@ def test_helpers_are_written_out_and_the_kernel_runs_as_regions(monkeypatch, cap
                                    template=[("GROUP", group)], grid=(n, 1, 1), threadgroup=(group, 1, 1),
                                    output_shapes=[(2 * n,)], output_dtypes=[mx.float32], init_value=np.nan)
     assert runner(got["auto"][0]) == "regions"
-    assert ("// group_sum is written out at its 2 calls; store_with_simd_max is written out at its call in the "
-            "body (a region cannot end inside a call).") in got["auto"][0]
+    assert ("// group_sum is written out at its 2 calls in the body; store_with_simd_max is written out at its "
+            "call in the body (a region cannot end inside a call).") in got["auto"][0]
     # No call is left: the names stand only in that line.
     assert got["auto"][0].count("group_sum") == 1 and got["auto"][0].count("store_with_simd_max") == 1
     # The thread models asked for run the kernel as it was written.
