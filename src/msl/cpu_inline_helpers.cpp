@@ -198,9 +198,17 @@ Call find_call(const Toks& s, std::size_t i, const Helper& f, const std::vector<
   c.name = i;
   const std::string where = "the call of `" + f.name + "` on line " + std::to_string(s[i].line);
   std::size_t k = i + 1;
+  // (An argument list with `<` or `>` is not split: a template argument
+  // list's commas cannot be told from the list's own.)
+  auto no_angles = [&](std::size_t b, std::size_t e) {
+    for (std::size_t j = b; j < e; ++j)
+      require(!s[j].is_punct("<") && !s[j].is_punct(">") && !s[j].is_punct(">>") && !s[j].is_punct("<<"),
+              where + " has `<` or `>` in its arguments");
+  };
   if (k < s.size() && s[k].is_punct("<")) {
     const std::size_t angle = closing_angle(s, k);
     require(angle > k, where + " has no closing `>`");
+    no_angles(k + 1, angle);
     for (auto [b, e] : comma_groups(s, k + 1, angle)) c.template_args.push_back(joined(s, b, e));
     k = angle + 1;
   }
@@ -209,7 +217,9 @@ Call find_call(const Toks& s, std::size_t i, const Helper& f, const std::vector<
   require(c.template_args.size() == f.template_params.size(), where + " does not give every template parameter");
   c.open = k;
   c.close = matching_paren(s, k);
-  require(c.close < s.size() && comma_groups(s, c.open + 1, c.close).size() == f.params.size(),
+  require(c.close < s.size(), where + " has no closing `)`");
+  no_angles(c.open + 1, c.close);
+  require(comma_groups(s, c.open + 1, c.close).size() == f.params.size(),
           where + " does not give one argument for each parameter");
   // The statement: back to a `;`, `{`, `}` or directive outside parentheses.
   std::size_t b = i;

@@ -153,6 +153,12 @@ TEST(MslInlineHelpers, FormsNotTakenKeepTheKernelAsItWas) {
        "`sum_of` is defined twice (overloads are not told apart)"},
       {"#define RED(v) simd_sum(v)\n" + sum, body_start + "out[i] = sum_of(x) + RED(x);\n",
        "a macro of the header synchronises"},
+      {"template <typename U, int N>\nU sum_of(U v) {\n  return simd_sum(v) * N;\n}\n",
+       "template <typename A, int B> struct pair_of { typedef A type; };\n" + body_start +
+           "out[i] = sum_of<pair_of<float, 2>::type, 3>(x);\n",
+       "the call of `sum_of` on line 4 has `<` or `>` in its arguments"},
+      {"float sum_if(float v, bool b) {\n  return simd_sum(b ? v : 0.0f);\n}\n",
+       body_start + "out[i] = sum_if(x, x > 0.0f);\n", "the call of `sum_if` on line 3 has `<` or `>` in its arguments"},
       {"template <typename U, int N = 4>\nU sum_of(U v) {\n  return simd_sum(v) * N;\n}\n",
        body_start + "out[i] = sum_of<float, 2>(x);\n", "the template parameters of `sum_of` are not a plain list"},
   };
