@@ -28,7 +28,8 @@
 // - each call: in a statement of the body that declares or assigns or
 //   returns (not a loop's or an `if`'s header or a braceless branch), with
 //   no `?`, `&&`, `||` or top-level `,` that could leave it unevaluated,
-//   not inside another such call's arguments;
+//   not inside another such call's arguments, with no `<` or `>` in its
+//   arguments (a template argument's commas are not told from the list's);
 // - names: what the helper names from its own scope (a header constant)
 //   the body does not declare again, nor is it a parameter of the kernel;
 //   no identifier of the texts begins with `alloy_inline_`; the helper is
