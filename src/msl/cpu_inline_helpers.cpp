@@ -1,7 +1,6 @@
 #include "msl/cpu_inline_helpers.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
@@ -9,6 +8,7 @@
 #include "msl/cpu_regions_syntax.h"
 #include "msl/cpu_threads.h"
 #include "msl/cpu_uniform_loops.h"
+#include "msl/rewrite.h"
 #include "msl/token_rules.h"
 
 namespace alloy::msl {
@@ -27,30 +27,11 @@ void require(bool ok, const std::string& why) {
   if (!ok) throw NotTaken{why};
 }
 
+// The `}` closing the header's `{` at `open`.
 std::size_t matching_brace(const Toks& t, std::size_t open) {
-  int depth = 0;
-  for (std::size_t k = open; k < t.size(); ++k) {
-    if (t[k].is_punct("{")) ++depth;
-    if (t[k].is_punct("}") && --depth == 0) return k;
-  }
-  throw NotTaken{"the header's braces do not match"};
-}
-
-// The groups of tokens [b, e) between its top-level commas.
-std::vector<std::pair<std::size_t, std::size_t>> comma_groups(const Toks& t, std::size_t b, std::size_t e) {
-  std::vector<std::pair<std::size_t, std::size_t>> groups;
-  int depth = 0;
-  std::size_t start = b;
-  for (std::size_t k = b; k < e; ++k) {
-    if (t[k].is_punct("(") || t[k].is_punct("[") || t[k].is_punct("{")) ++depth;
-    if (t[k].is_punct(")") || t[k].is_punct("]") || t[k].is_punct("}")) --depth;
-    if (depth == 0 && t[k].is_punct(",")) {
-      groups.emplace_back(start, k);
-      start = k + 1;
-    }
-  }
-  if (start < e || !groups.empty()) groups.emplace_back(start, e);
-  return groups;
+  const std::size_t close = matching_bracket(t, open);
+  require(close < t.size(), "the header's brackets do not match");
+  return close;
 }
 
 std::string joined(const Toks& t, std::size_t b, std::size_t e) {
@@ -124,7 +105,7 @@ std::vector<Helper> header_functions(const Toks& h) {
         f.not_taken = "the template parameters of `" + f.name + "` are not a plain list";
         angle = i - 1;
       } else {
-        for (auto [b, e] : comma_groups(h, k + 2, angle)) {
+        for (auto [b, e] : top_level_parts(h, k + 2, angle, false)) {
           bool plain = e > b && h[e - 1].kind == TokenKind::Identifier;
           for (std::size_t j = b; j < e; ++j) plain = plain && !h[j].is_punct("=") && !h[j].is_punct("...");
           if (!plain) f.not_taken = "the template parameters of `" + f.name + "` are not a plain list";
@@ -139,7 +120,7 @@ std::vector<Helper> header_functions(const Toks& h) {
     f.ret_e = i - 1;
     f.name_token = i - 1;
     // (Its parameters, body and return are checked where it synchronises.)
-    auto groups = comma_groups(h, i + 1, close);
+    auto groups = top_level_parts(h, i + 1, close, false);
     if (!(groups.size() == 1 && groups[0].second == groups[0].first + 1 && h[groups[0].first].is_ident("void")))
       f.params = groups;
     found.push_back(f);
@@ -209,7 +190,7 @@ Call find_call(const Toks& s, std::size_t i, const Helper& f, const std::vector<
     const std::size_t angle = closing_angle(s, k);
     require(angle > k, where + " has no closing `>`");
     no_angles(k + 1, angle);
-    for (auto [b, e] : comma_groups(s, k + 1, angle)) c.template_args.push_back(joined(s, b, e));
+    for (auto [b, e] : top_level_parts(s, k + 1, angle, false)) c.template_args.push_back(joined(s, b, e));
     k = angle + 1;
   }
   require(k < s.size() && s[k].is_punct("("), "`" + f.name + "` is named on line " + std::to_string(s[i].line) +
@@ -219,7 +200,7 @@ Call find_call(const Toks& s, std::size_t i, const Helper& f, const std::vector<
   c.close = matching_paren(s, k);
   require(c.close < s.size(), where + " has no closing `)`");
   no_angles(c.open + 1, c.close);
-  require(comma_groups(s, c.open + 1, c.close).size() == f.params.size(),
+  require(top_level_parts(s, c.open + 1, c.close, false).size() == f.params.size(),
           where + " does not give one argument for each parameter");
   // The statement: back to a `;`, `{`, `}` or directive outside parentheses.
   std::size_t b = i;
@@ -271,7 +252,7 @@ std::string written_out(const Toks& h, const Toks& s, const Call& c, int n) {
   std::string w;
   if (f.ret != 0) w += text(f.ret_b, f.ret_e) + " " + result + "; ";
   w += "{ ";
-  const auto args = comma_groups(s, c.open + 1, c.close);
+  const auto args = top_level_parts(s, c.open + 1, c.close, false);
   for (std::size_t j = 0; j < f.params.size(); ++j) {
     auto [b, e] = f.params[j];
     w += text(b, e) + " = (" + joined(s, args[j].first, args[j].second) + "); ";
@@ -309,28 +290,15 @@ std::set<std::string> outer_names(const Toks& h, const Helper& f) {
   return outer;
 }
 
-// The names the body sees that a helper's own could not: its locals and
-// macros, the kernel's parameters and template constants, Metal's attributes.
-std::set<std::string> kernel_names(const KernelSpec& spec, const Toks& s) {
-  std::set<std::string> names;
-  try {
-    names = body_names(s, regions::parse_statements(s, 0, s.size())).body_locals;
-  } catch (const regions::NotRegions& e) {
-    throw NotTaken{"the body: " + e.why};
-  }
+// The names the body sees that a helper's own could not: what it declares
+// (macros included), the kernel's parameters and template constants,
+// Metal's attributes.
+std::set<std::string> kernel_names(const KernelSpec& spec, const LexedText& source) {
+  std::set<std::string> names = user_declared_names(source);
   for (const auto* list : {&spec.inputs, &spec.outputs})
     for (const ParamSpec& p : *list)
       for (const char* suffix : {"", "_shape", "_strides", "_ndim"}) names.insert(p.name + suffix);
   for (const TemplateArg& a : spec.template_args) names.insert(a.name);
-  for (const Token& t : s) {
-    if (t.kind != TokenKind::Directive) continue;
-    std::size_t k = t.text.find_first_not_of(" \t#");
-    if (k == std::string::npos || t.text.compare(k, 6, "define") != 0) continue;
-    k = t.text.find_first_not_of(" \t", k + 6);
-    std::size_t e = k;
-    while (e < t.text.size() && (std::isalnum(static_cast<unsigned char>(t.text[e])) || t.text[e] == '_')) ++e;
-    if (k != std::string::npos && e > k) names.insert(t.text.substr(k, e - k));
-  }
   for (const AttributeInfo& a : metal_attributes()) names.insert(std::string(a.name));
   return names;
 }
@@ -403,7 +371,7 @@ std::optional<InlinedHelpers> inline_helpers(const KernelSpec& spec, const Lexed
       require(&a == &b || b.name < a.open || b.name > a.close,
               "the call of `" + b.helper->name + "` on line " + std::to_string(s[b.name].line) +
                   " is in another's arguments");
-  const std::set<std::string> seen = kernel_names(spec, s);
+  const std::set<std::string> seen = kernel_names(spec, lexed.source);
   for (const std::string& name : called)
     for (const std::string& n : outer_names(h, *helpers.at(name)))
       require(!seen.count(n), "`" + name + "` names `" + n + "`, which the kernel declares too");

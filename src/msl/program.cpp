@@ -29,16 +29,6 @@ using Tokens = std::vector<Token>;
 bool opens(const Token& t) { return opens_bracket(t); }
 bool closes(const Token& t) { return closes_bracket(t); }
 
-// The index of the token closing the bracket opened at `open`.
-std::size_t matching(const Tokens& toks, std::size_t open) {
-  int depth = 0;
-  for (std::size_t k = open; k < toks.size(); ++k) {
-    if (opens(toks[k])) ++depth;
-    if (closes(toks[k]) && --depth == 0) return k;
-  }
-  return toks.size();
-}
-
 std::string join(const Tokens& toks, std::size_t b, std::size_t e) {
   std::string s;
   for (std::size_t k = b; k < e; ++k) {
@@ -212,13 +202,13 @@ class Parser {
       j = close + 1;
     }
     if (j >= toks_.size() || !toks_[j].is_punct("(")) fail(name, "expected the parameter list of kernel '" + name.text + "'");
-    std::size_t close = matching(toks_, j);
+    std::size_t close = matching_bracket(toks_, j);
     if (close >= toks_.size()) fail(toks_[j], "the parameter list of kernel '" + name.text + "' is not closed");
     std::vector<ProgramParam> params = parameters(j + 1, close, /*types_only=*/is_instantiation);
     std::size_t end = close + 1;
     while (end < toks_.size() && !toks_[end].is_punct("{") && !toks_[end].is_punct(";")) ++end;
     if (end >= toks_.size()) fail(name, "kernel '" + name.text + "' has no body");
-    std::size_t last = toks_[end].is_punct("{") ? matching(toks_, end) : end;
+    std::size_t last = toks_[end].is_punct("{") ? matching_bracket(toks_, end) : end;
     if (last >= toks_.size()) fail(toks_[end], "the body of kernel '" + name.text + "' is not closed: '{' has no '}'");
 
     ProgramKernel k;
@@ -273,21 +263,8 @@ class Parser {
   // (names and attributes are the definition's).
   std::vector<ProgramParam> parameters(std::size_t b, std::size_t e, bool types_only) {
     std::vector<ProgramParam> out;
-    std::size_t start = b;
-    int depth = 0, angles = 0;
-    for (std::size_t k = b; k <= e; ++k) {
-      if (k < e) {
-        const Token& t = toks_[k];
-        if (opens(t)) ++depth;
-        if (closes(t)) --depth;
-        if (t.is_punct("<")) ++angles;
-        if (t.is_punct(">")) --angles;
-        if (t.is_punct(">>")) angles -= 2;
-        if (!(t.is_punct(",") && depth == 0 && angles <= 0)) continue;
-      }
+    for (auto [start, k] : top_level_parts(toks_, b, e, true))
       if (k > start) out.push_back(parameter(start, k, types_only));
-      start = k + 1;
-    }
     // Metal numbers buffers without [[buffer(i)]] after the ones before them.
     int next_buffer = 0, next_tg = 0;
     for (ProgramParam& p : out) {
@@ -455,20 +432,8 @@ class Parser {
     const std::size_t close = closing_angle(toks_, open);
     if (close == 0 || close + 1 != type_end) fail(at, what + ": expected `tensor<device T, dextents<int, R>>`");
     // The template arguments, split at top-level commas.
-    std::vector<std::pair<std::size_t, std::size_t>> args;
-    int depth = 0;
-    std::size_t start = open + 1;
-    for (std::size_t k = open + 1; k <= close; ++k) {
-      const Token& t = toks_[k];
-      if (k < close) {
-        if (t.is_punct("<") || opens(t)) ++depth;
-        if (t.is_punct(">") || closes(t)) --depth;
-        if (t.is_punct(">>")) depth -= 2;
-        if (!(t.is_punct(",") && depth == 0)) continue;
-      }
-      args.emplace_back(start, k);
-      start = k + 1;
-    }
+    std::vector<std::pair<std::size_t, std::size_t>> args = top_level_parts(toks_, open + 1, close, true);
+    if (args.empty()) args.emplace_back(open + 1, close);
     if (args.size() < 2) fail(at, what + ": a tensor names its element type and its extents");
     std::string space;
     bool is_const = false;
@@ -488,7 +453,7 @@ class Parser {
     if ((!dynamic && !toks_[x].is_ident("extents")) || x + 1 >= args[1].second || !toks_[x + 1].is_punct("<"))
       fail(toks_[x], what + ": the extents must be `dextents<int, R>` or `extents<int, E...>`");
     int commas = 0;
-    depth = 0;
+    int depth = 0;
     std::size_t last = x + 2;
     for (std::size_t k = x + 1; k < args[1].second; ++k) {
       if (toks_[k].is_punct("<") || opens(toks_[k])) ++depth;

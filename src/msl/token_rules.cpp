@@ -49,6 +49,37 @@ bool closes_bracket(const Token& t) {
   return t.is_punct(")") || t.is_punct("]") || t.is_punct("}") || t.is_punct("]]");
 }
 
+std::size_t matching_bracket(const std::vector<Token>& toks, std::size_t open) {
+  int depth = 0;
+  for (std::size_t k = open; k < toks.size(); ++k) {
+    if (opens_bracket(toks[k])) ++depth;
+    if (closes_bracket(toks[k]) && --depth == 0) return k;
+  }
+  return toks.size();
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> top_level_parts(const std::vector<Token>& toks, std::size_t b,
+                                                                 std::size_t e, bool angles) {
+  std::vector<std::pair<std::size_t, std::size_t>> parts;
+  if (b >= e) return parts;
+  int depth = 0, angle = 0;
+  std::size_t start = b;
+  for (std::size_t k = b; k < e; ++k) {
+    const Token& t = toks[k];
+    if (opens_bracket(t)) ++depth;
+    if (closes_bracket(t)) --depth;
+    if (angles && t.is_punct("<")) ++angle;
+    if (angles && t.is_punct(">")) --angle;
+    if (angles && t.is_punct(">>")) angle -= 2;
+    if (t.is_punct(",") && depth == 0 && angle <= 0) {
+      parts.emplace_back(start, k);
+      start = k + 1;
+    }
+  }
+  parts.emplace_back(start, e);
+  return parts;
+}
+
 std::size_t matching_paren(const std::vector<Token>& toks, std::size_t open) {
   int depth = 0;
   for (std::size_t k = open; k < toks.size(); ++k) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "msl/lexer.h"
@@ -26,6 +27,16 @@ bool declares_threadgroup_storage(const std::vector<Token>& toks, std::size_t i)
 // `(`, `[`, `{`, `[[` / their closers.
 bool opens_bracket(const Token& t);
 bool closes_bracket(const Token& t);
+
+// The index of the bracket closing the one opened at `open` (any of
+// opens_bracket's, nested ones counted); toks.size() when none does.
+std::size_t matching_bracket(const std::vector<Token>& toks, std::size_t open);
+
+// Tokens [b, e) split at their top-level commas (outside brackets and, with
+// `angles`, outside `<...>`): each part's [begin, end), empty parts kept;
+// none for an empty range.
+std::vector<std::pair<std::size_t, std::size_t>> top_level_parts(const std::vector<Token>& toks, std::size_t b,
+                                                                 std::size_t e, bool angles);
 
 // The index of the `)` closing the `(` at `open`; toks.size() when none does.
 std::size_t matching_paren(const std::vector<Token>& toks, std::size_t open);
