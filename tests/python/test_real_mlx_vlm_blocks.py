@@ -494,7 +494,13 @@ def test_qwen4_exp_qsa_attention(rng, dtype, B, Hq, Hk, L, past, D, block_size, 
     results = run_three(QSA, call, [q, k, v, blocks, query_ends, complete])
     assert any(n.startswith("qwen4_exp_qsa_sparse_attention_") for n in results["kernels launched"])
     tol = 1e-2 if dtype == "bfloat16" else 2e-3
-    assert_agree(results, ["out"], rtol=tol, atol=tol)
+    # The file's fallback runs the attention in bfloat16 (MLX's ops and
+    # Alloy's agree bit for bit) and strays further from float64 than the
+    # kernel: seed 4151192536 put it 0.017 off where the kernel was 0.004
+    # off, so the kernel meets the fallback to a looser bound and float64 to
+    # `tol`.
+    agree = 2.5e-2 if dtype == "bfloat16" else tol
+    assert_agree(results, ["out"], rtol=agree, atol=agree)
     want = attention64(rounded(q, dtype), rounded(k, dtype), rounded(v, dtype), scale,
                        qsa_mask(blocks, query_ends, block_size, key_len))
     np.testing.assert_allclose(results["kernel"][0], want, rtol=tol, atol=tol, err_msg="kernel vs float64")
