@@ -34,5 +34,6 @@ $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --imp
     --platform manylinux_2_35_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
     -d .whl "mlx==0.32.4" "mlx-cpu==0.32.4" safetensors pillow
 # Public MLX code the real-code tests load (pure Python).
-$py -m pip download -q --no-deps -d .whl "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10"
+$py -m pip download -q --no-deps -d .whl "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10" \
+    "mflux==0.24.0" "parakeet-mlx==0.7.0"
 du -sh .gpu .whl

@@ -24,6 +24,7 @@ CudaBuild build_for_cuda(const msl::KernelSpec& spec, const msl::TranslatedKerne
   jit::NvrtcOptions opts;
   opts.arch = arch;
   opts.math_mode = spec.math_mode;
+  if (translated.analysis.fp_contract_off) opts.extra_options.push_back("--fmad=false");
   auto fail = [&](const msl::TranslatedKernel& t, const jit::CompileError& e) {
     return std::runtime_error(label + " failed to compile for CUDA (" + arch + "):\n" +
                               msl::map_diagnostics(t, e.log(), spec));

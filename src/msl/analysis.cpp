@@ -2,7 +2,9 @@
 // `grid_size`, and names in comments or strings do not count.
 #include "msl/analysis.h"
 
+#include <cctype>
 #include <set>
+#include <string_view>
 
 #include "alloy/msl/program.h"
 #include "msl/builtins.h"
@@ -43,6 +45,36 @@ bool uses_atomics(const std::vector<Token>& toks) {
   return false;
 }
 
+// Kernels that must round each product on their own (mflux's Qwen-Image RoPE,
+// rounding as MLX's composed ops do) say so with the pragma; Metal's compiler
+// (clang) keeps it, but g++ ignores the STDC form and NVRTC knows neither, and
+// both contract by default. The backends then compile the whole kernel
+// without contraction: the pragma's block may only be narrower than that, and
+// contraction outside it is allowed, never required.
+bool turns_fp_contraction_off(const std::vector<Token>& toks) {
+  for (const Token& t : toks) {
+    if (t.kind != TokenKind::Directive || directive_name(t) != "pragma") continue;
+    // The words after `pragma`, with `(` and `)` as words of their own.
+    std::vector<std::string> words(1);
+    for (char c : std::string_view(t.text).substr(t.text.find("pragma") + 6)) {
+      if (c == '(' || c == ')') words.insert(words.end(), {std::string(1, c), ""});
+      else if (std::isspace(static_cast<unsigned char>(c)) || c == '\\') words.emplace_back();
+      else words.back() += c;
+    }
+    std::erase(words, std::string());
+    using Words = std::vector<std::string>;
+    if (words == Words{"STDC", "FP_CONTRACT", "OFF"} || words == Words{"clang", "fp", "contract", "(", "off", ")"})
+      return true;
+  }
+  return false;
+}
+
+bool fp_contract_off(const LexedKernel& lexed) {
+  bool off = turns_fp_contraction_off(lexed.source.tokens) || turns_fp_contraction_off(lexed.header.tokens);
+  for (const IncludedFile& f : lexed.includes) off = off || turns_fp_contraction_off(f.lexed.tokens);
+  return off;
+}
+
 }  // namespace
 
 Analysis analyze(const KernelSpec& spec) { return analyze(spec, lex_kernel(spec)); }
@@ -76,6 +108,7 @@ Analysis analyze(const KernelSpec& spec, const LexedKernel& lexed) {
       a.uses_sync = a.uses_sync || uses_sync(f.lexed.code);
       a.uses_atomics = a.uses_atomics || uses_atomics(f.lexed.code);
     }
+    a.fp_contract_off = fp_contract_off(lexed);
     return a;
   }
   // Like MLX, shape names (and attributes) come from `source` only: the
@@ -104,6 +137,7 @@ Analysis analyze(const KernelSpec& spec, const LexedKernel& lexed) {
     a.uses_sync = a.uses_sync || uses_sync(f.lexed.code);
     a.uses_atomics = a.uses_atomics || uses_atomics(f.lexed.code);
   }
+  a.fp_contract_off = fp_contract_off(lexed);
   return a;
 }
 

@@ -48,6 +48,8 @@ void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const Transla
   // What verbose=True shows a user whose kernel is slow on the CPU.
   if (!k.cpu_threads.empty()) w.generated("// Threads run as " + k.cpu_threads + ".\n");
   if (!k.cpu_inlined.empty()) w.generated("// " + k.cpu_inlined + ".\n");
+  if (k.analysis.fp_contract_off)
+    w.generated("// Compiled without contracting a * b + c into an FMA: the kernel turns FP_CONTRACT off.\n");
   // Before the runtime headers, so they can choose their math for the mode.
   w.generated("#define " + math_mode_macro(spec.math_mode) + " 1\n");
   // Only the parts of the runtime this kernel uses are parsed.

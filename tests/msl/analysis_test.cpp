@@ -139,5 +139,23 @@ TEST(MslAnalysis, ScalarInputsHaveNoShapeInfo) {
   EXPECT_EQ(a.uses_ndim, (std::vector<bool>{true, false}));
 }
 
+TEST(MslAnalysis, FpContractOff) {
+  const std::string use = "uint i = thread_position_in_grid.x;\nx[i] = inp[i] * 2.0f;\n";
+  EXPECT_FALSE(analyze(body(use)).fp_contract_off);
+  for (const char* pragma : {"#pragma STDC FP_CONTRACT OFF", "#  pragma   STDC  FP_CONTRACT\tOFF",
+                             "#pragma clang fp contract(off)", "#pragma clang fp contract ( off )"}) {
+    SCOPED_TRACE(pragma);
+    EXPECT_TRUE(analyze(body(std::string(pragma) + "\n" + use)).fp_contract_off);
+    EXPECT_TRUE(analyze(body(use, std::string(pragma) + "\n")).fp_contract_off);  // in the header
+  }
+  // Other settings, other pragmas, and the words where they are not a directive.
+  for (const char* text : {"#pragma STDC FP_CONTRACT ON", "#pragma STDC FP_CONTRACT DEFAULT",
+                           "#pragma clang fp contract(fast)", "#pragma STDC FENV_ACCESS OFF",
+                           "// #pragma STDC FP_CONTRACT OFF", "/* #pragma clang fp contract(off) */"}) {
+    SCOPED_TRACE(text);
+    EXPECT_FALSE(analyze(body(std::string(text) + "\n" + use)).fp_contract_off);
+  }
+}
+
 }  // namespace
 }  // namespace alloy::msl

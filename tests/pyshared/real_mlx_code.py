@@ -46,6 +46,8 @@ _INSTALL_HINT = {
     "mlx_lm": "mlx-lm==0.32.2",
     "mlx_audio": "mlx-audio==0.6.2",
     "mlx_vlm": "mlx-vlm==0.7.10",
+    "mflux": "mflux==0.24.0",
+    "parakeet_mlx": "parakeet-mlx==0.7.0",
 }
 
 
@@ -181,6 +183,12 @@ class _Imports(ast.NodeTransformer):
     def _is_mlx(name):
         return name == "mlx" or name.startswith("mlx.")
 
+    def _is_sibling(self, name):
+        """`from mflux.models.x import y` in a file of mflux: loaded like a
+        relative import, against the same framework."""
+        top = self.package.split(".")[0]
+        return name == top or name.startswith(top + ".")
+
     def visit_Import(self, node):
         kept, out = [], []
         for alias in node.names:
@@ -203,8 +211,8 @@ class _Imports(ast.NodeTransformer):
             if node.level > 1:
                 base = base[: -(node.level - 1)]
             module = ".".join(base + ([node.module] if node.module else []))
-        elif node.module and self._is_mlx(node.module):
-            module = node.module
+        elif node.module and (self._is_mlx(node.module) or self._is_sibling(node.module)):
+            module = node.module  # MLX, or the file's own package named in full
         else:
             return node  # __future__, stdlib, numpy: unchanged
         out = []
@@ -259,7 +267,7 @@ class Loader:
         if not self._is_mlx(module) and module not in self.substitutes:
             # `from .pkg import submodule` or `from .module import name`
             path = self._path(module)
-            if path.is_dir():
+            if path.is_dir() and (path.joinpath(attr).is_dir() or path.joinpath(attr + ".py").is_file()):
                 return self._module(f"{module}.{attr}")
         target = self._module(module)
         if hasattr(target, attr):
@@ -276,6 +284,8 @@ class Loader:
 
     def source_path(self, name):
         path = self._path(name)
+        if path.is_dir():  # a package: its __init__.py
+            return path / "__init__.py"
         return path.with_suffix(".py")
 
     def load(self, name):
@@ -283,7 +293,8 @@ class Loader:
             return self.loaded[name]
         path = self.source_path(name)
         tree = ast.parse(path.read_text(), filename=str(path))
-        tree = ast.fix_missing_locations(_Imports(name.rpartition(".")[0]).visit(tree))
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.fix_missing_locations(_Imports(package).visit(tree))
         # Registered under a private name: dataclasses and pickling look a
         # class's module up in sys.modules.
         mode = "kernels" if self.kernels else "ops"

@@ -163,3 +163,55 @@ def test_infinity_in_a_reduction(rng):
     """
     out = launch("row_max_inf", source, [mx.array(x)], 8, mx.float32)
     np.testing.assert_array_equal(np.array(out), x.max(axis=1))
+
+
+# `#pragma STDC FP_CONTRACT OFF` (and clang's spelling): each product rounds
+# before the add, as mflux's Qwen-Image RoPE kernel needs to match MLX's
+# composed ops. g++ ignores the pragma and NVRTC knows neither; both would
+# contract a*b - c*d into an FMA, which differs in the last bit for most
+# random inputs.
+CONTRACT_OFF = [
+    ("body", "#pragma STDC FP_CONTRACT OFF", ""),
+    ("body, clang's spelling", "#pragma clang fp contract(off)", ""),
+    ("body, in a loop", None, ""),
+    ("header", "", "#pragma STDC FP_CONTRACT OFF\n"),
+]
+
+
+@pytest.mark.parametrize("where,pragma,header", CONTRACT_OFF, ids=[c[0] for c in CONTRACT_OFF])
+def test_fp_contract_off_rounds_each_product(rng, capfd, where, pragma, header):
+    n = 4096
+    a, b, c, d = (rng.standard_normal(n).astype(np.float32) for _ in range(4))
+    if pragma is None:  # mflux's place for it: the first line of a loop's body
+        source = """
+            uint i = thread_position_in_grid.x;
+            for (uint k = 0; k < 1; ++k) {
+                #pragma STDC FP_CONTRACT OFF
+                out[i] = in0[i] * in1[i] - in2[i] * in3[i];
+            }"""
+    else:
+        source = f"""
+            {pragma}
+            uint i = thread_position_in_grid.x;
+            out[i] = in0[i] * in1[i] - in2[i] * in3[i];"""
+    k = mx.fast.metal_kernel(name="no_contract", input_names=["in0", "in1", "in2", "in3"],
+                             output_names=["out"], source=source, header=header)
+    out = k(inputs=[mx.array(v) for v in (a, b, c, d)], output_shapes=[(n,)], output_dtypes=[mx.float32],
+            grid=(n, 1, 1), threadgroup=(64, 1, 1), init_value=NAN, verbose=True)[0]
+    # numpy float32: each product rounded, then the difference rounded.
+    want = np.float32(a * b) - np.float32(c * d)
+    got = np.array(out)
+    assert np.array_equal(got, want), f"{int((got != want).sum())} of {n} differ from the rounded products"
+    assert "without contracting a * b + c into an FMA" in capfd.readouterr().out
+
+
+def test_fp_contract_on_leaves_contraction_to_the_compiler(capfd):
+    # ON is the default's licence: no note, and the kernel still runs.
+    k = mx.fast.metal_kernel(name="contract_on", input_names=["in0"], output_names=["out"],
+                             source="#pragma STDC FP_CONTRACT ON\nuint i = thread_position_in_grid.x;\n"
+                                    "out[i] = in0[i] * 2.0f + 1.0f;")
+    x = mx.array(np.arange(64, dtype=np.float32))
+    out = k(inputs=[x], output_shapes=[(64,)], output_dtypes=[mx.float32], grid=(64, 1, 1),
+            threadgroup=(32, 1, 1), verbose=True)[0]
+    assert np.array_equal(np.array(out), np.arange(64, dtype=np.float32) * 2 + 1)
+    assert "FMA" not in capfd.readouterr().out

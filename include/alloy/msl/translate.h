@@ -81,6 +81,10 @@ struct Analysis {
   bool uses_sync = false;     // barriers, simd_/quad_ calls, threadgroup memory, simdgroup_matrix
   bool uses_atomics = false;  // atomic_outputs, or atomic types/functions named in source/header
   bool uses_cooperative_groups = false;  // a CUDA body naming `cooperative_groups` or `cg`
+  // `#pragma STDC FP_CONTRACT OFF` (or clang's `#pragma clang fp contract(off)`)
+  // in the source, header or an included header: the kernel is compiled
+  // without contracting a * b + c into an FMA (msl/analysis.cpp says why).
+  bool fp_contract_off = false;
 };
 
 // Which file a generated line comes from.

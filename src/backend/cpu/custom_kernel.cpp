@@ -47,6 +47,8 @@ const jit::CpuKernel* compiled_for(fast::KernelVariant& v) {
   jit::CompileOptions opts;
   opts.math_mode = v.spec.math_mode;
   opts.optimization = v.translated.cpu_optimization;
+  // After the math mode's flags, which it overrides (fast math contracts).
+  if (v.translated.analysis.fp_contract_off) opts.extra_flags.push_back("-ffp-contract=off");
   try {
     auto kernel = jit::compile_cpu(v.translated.source, opts);
     v.binary = kernel;
