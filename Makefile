@@ -39,6 +39,8 @@ $(VENV)/.ready: pyproject.toml | deps
 	$(PY) -m pip install -q --no-deps "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10" "mflux==0.24.0" "parakeet-mlx==0.7.0"
 	# mlx-vlm's models/base.py imports Pillow.
 	$(PY) -m pip install -q pillow
+	# mlx-mfa's Python files (its sdist builds only on macOS).
+	scripts/install_mlx_mfa_sources.sh "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 	touch $@
 
 venv: $(VENV)/.ready
@@ -72,6 +74,7 @@ test-wheel: wheel
 	rm -rf $(WHEEL_VENV) $(WHEEL_TESTS) && python3 -m venv $(WHEEL_VENV)
 	$(WHEEL_VENV)/bin/python -m pip install -q numpy ml_dtypes pytest pytest-timeout safetensors pillow "mlx[cpu]==0.32.4"
 	$(WHEEL_VENV)/bin/python -m pip install -q --no-deps "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10" "mflux==0.24.0" "parakeet-mlx==0.7.0" dist/alloy-*.whl
+	scripts/install_mlx_mfa_sources.sh "$$($(WHEEL_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 	mkdir -p $(WHEEL_TESTS) && cp -r tests examples pyproject.toml $(WHEEL_TESTS)/
 	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -c "import alloy, sys; assert 'site-packages' in alloy.__file__, alloy.__file__; print('testing', alloy.__file__)"
 	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -m pytest -q -p no:cacheprovider tests/python
@@ -109,7 +112,7 @@ SYNC_SUITES = tests/python/test_simd_divergence.py tests/python/test_metal_kerne
 	tests/python/test_metal_library.py tests/python/test_metal_library_guide.py \
 	tests/python/test_kernel_faults.py tests/python/test_seed_curated_patterns.py \
 	tests/python/test_real_mlx_code.py tests/python/test_real_mlx_fused_kernels.py tests/python/test_cpu_sync_threads.py \
-	tests/python/test_real_mlx_vlm_verifiers.py tests/python/test_real_mlx_mflux_parakeet.py
+	tests/python/test_real_mlx_vlm_verifiers.py tests/python/test_real_mlx_mflux_parakeet.py tests/python/test_real_mlx_mfa.py
 test-python:
 	$(PY) -m pytest -q tests/python
 	ALLOY_CPU_SYNC=coroutines $(PY) -m pytest -q -p no:cacheprovider $(SYNC_SUITES)

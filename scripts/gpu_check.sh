@@ -17,6 +17,7 @@ export ALLOY_CACHE_DIR=/tmp/alloy-cache
 export LD_LIBRARY_PATH="$root/.gpu/lib:${LD_LIBRARY_PATH:-}"
 
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >/dev/null 2>&1
+[ -d .whl/src ] && cp -r .whl/src/. /tmp/site/  # source-only packages (gpu_prepare.sh)
 export PYTHONPATH=/tmp/site
 
 declare -A status

@@ -7,7 +7,7 @@ import pytest
 
 import mlx.core as mx
 
-from banded_attention64 import band_pv64, band_qk64
+from references64 import band_pv64, band_qk64
 from real_mlx_code import load
 
 

@@ -14,7 +14,7 @@ installed files with their imports pointed at Alloy (real_mlx_code.py):
 import numpy as np
 import pytest
 
-from banded_attention64 import band_pv64, band_qk64
+from references64 import band_pv64, band_qk64
 from real_mlx_code import assert_agree, load, normal, run_three
 
 import alloy.core as ax

@@ -1,6 +1,7 @@
-"""float64 references of parakeet-mlx's local-attention kernels
-(`local_qk_perf`, `local_pv_matmul`), written from their math: query i
-attends keys S_k - S_q + i - w .. + w (queries stick to the right end)."""
+"""float64 references of real packages' kernels, written from their math,
+shared by Alloy's own tests and alloy.mlx's: parakeet-mlx's local attention
+(`local_qk_perf`, `local_pv_matmul`: query i attends keys S_k - S_q + i - w ..
++ w, queries stuck to the right end) and mlx-mfa's Conv3D."""
 import numpy as np
 
 
@@ -26,3 +27,11 @@ def band_pv64(p, v, w):
         ok = (j >= 0) & (j < Sv)
         out[:, ok] += np.einsum("bhi,bhid->bihd", p[:, :, ok, r], v[:, :, j[ok]])
     return out
+
+
+def conv3d64(x, w, pads):
+    """Channels-last 3-D convolution in float64: x (B, T, H, W, C), w (O, KT,
+    KH, KW, C), pads ((t0, t1), (h0, h1), (w0, w1)); stride and dilation 1."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), *pads, (0, 0)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, w.shape[1:4], axis=(1, 2, 3))
+    return np.einsum("bthwcijk,oijkc->bthwo", win, w.astype(np.float64))
