@@ -292,6 +292,10 @@ class Loader:
         if name in self.loaded:
             return self.loaded[name]
         path = self.source_path(name)
+        if not path.is_file():
+            # As Python's import would: files guard compiled extensions that
+            # are not built here with `except ImportError`.
+            raise ModuleNotFoundError(f"No module named {name!r} (no {path.name} in the installed package)", name=name)
         tree = ast.parse(path.read_text(), filename=str(path))
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         tree = ast.fix_missing_locations(_Imports(package).visit(tree))

@@ -73,3 +73,34 @@ def test_conv3d_rejects_bfloat16_as_the_file_does(rng, conv_nax):
     w = ax.array(rng.standard_normal((8, 1, 1, 1, 8)).astype(np.float32)).astype(ax.bfloat16)
     with pytest.raises(ValueError, match="fp16 only"):
         conv_nax._conv3d_nax_forward_python_legacy(x, w)
+
+
+# --- attention.py: the per-row top-K threshold by bisection ------------------
+
+@pytest.fixture(scope="module")
+def mfa_attention():
+    # The file imports its C++ extension's scatter under `except ImportError`.
+    return load("mlx_mfa.attention", "alloy", kernels=True)
+
+
+@pytest.mark.parametrize("S,K", [(100, 7), (1000, 64), (4096, 64)])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_topk_bisect_threshold(rng, mfa_attention, S, K, dtype):
+    """`_topk_bisect_threshold_kernel` launched as flash_attention_topk does:
+    a threadgroup of 256 threads a row (simd_max/min/sum, threadgroup arrays,
+    32 rounds of barriers). Each row's threshold keeps at least K scores and
+    none below the K-th largest score's level."""
+    BH, N = 3, 5
+    scores = rng.standard_normal((BH, N, S)).astype(np.float32)
+    if dtype == "float16":  # ties, as the file's half scores have
+        scores = scores.astype(np.float16).astype(np.float32)
+    x = ax.array(scores).astype(getattr(ax, dtype))
+    threshold = mfa_attention._topk_bisect_threshold_kernel(
+        inputs=[x, ax.array([K], dtype=ax.int32)], output_shapes=[(BH, N)], output_dtypes=[ax.float32],
+        grid=(N * 256, BH, 1), threadgroup=(256, 1, 1))[0]
+    thr = np.array(threshold)
+    levels = -np.sort(-scores, axis=-1)
+    kth = levels[..., K - 1]
+    below = np.where(levels < kth[..., None], levels, -np.inf).max(-1)  # the next lower level
+    assert np.all((scores >= thr[..., None]).sum(-1) >= K)
+    assert np.all(thr <= kth) and np.all(thr > below), (thr, kth, below)
