@@ -35,3 +35,23 @@ def conv3d64(x, w, pads):
     xp = np.pad(x.astype(np.float64), ((0, 0), *pads, (0, 0)))
     win = np.lib.stride_tricks.sliding_window_view(xp, w.shape[1:4], axis=(1, 2, 3))
     return np.einsum("bthwcijk,oijkc->bthwo", win, w.astype(np.float64))
+
+
+def check_band_kernels(module, array, rng, D, w, Sq, Sk):
+    """parakeet's `matmul_qk` and `matmul_pv` of a RelPositionMultiHeadLocalAttention
+    of `module` (the file loaded against a framework whose `array` makes its
+    arrays) against band_qk64 and band_pv64 on fresh inputs."""
+    B, H = 2, 3
+    q = rng.standard_normal((B, H, Sq, D)).astype(np.float32)
+    k = rng.standard_normal((B, H, Sk, D)).astype(np.float32)
+    attn = module.RelPositionMultiHeadLocalAttention(H, H * D, context_size=(w, w))
+    got = np.array(attn.matmul_qk(array(q), array(k), w))
+    want = band_qk64(q.astype(np.float64), k.astype(np.float64), w)
+    assert got.shape == want.shape
+    assert np.array_equal(np.isinf(got), np.isinf(want))
+    np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=1e-5, atol=1e-5)
+
+    p = rng.random((B, H, Sq, 2 * w + 1)).astype(np.float32)
+    v = rng.standard_normal((B, H, Sk, D)).astype(np.float32)
+    got = np.array(attn.matmul_pv(array(p), array(v), w))
+    np.testing.assert_allclose(got, band_pv64(p.astype(np.float64), v.astype(np.float64), w), rtol=1e-5, atol=1e-5)

@@ -14,7 +14,7 @@ installed files with their imports pointed at Alloy (real_mlx_code.py):
 import numpy as np
 import pytest
 
-from references64 import band_pv64, band_qk64
+from references64 import check_band_kernels
 from real_mlx_code import assert_agree, load, normal, run_three
 
 import alloy.core as ax
@@ -118,20 +118,7 @@ def parakeet():
 @pytest.mark.parametrize("D,w,Sq,Sk", [(256, 3, 9, 9), (128, 5, 12, 12), (64, 2, 7, 10), (20, 4, 6, 6),
                                        (8, 9, 20, 20)])
 def test_parakeet_band_kernels(rng, parakeet, D, w, Sq, Sk):
-    B, H = 2, 3
-    q, k = normal(rng, B, H, Sq, D), normal(rng, B, H, Sk, D)
-    attn = parakeet.RelPositionMultiHeadLocalAttention(H, H * D, context_size=(w, w))
-    got = np.array(attn.matmul_qk(ax.array(q), ax.array(k), w))
-    want = band_qk64(q.astype(np.float64), k.astype(np.float64), w)
-    assert got.shape == want.shape
-    assert np.array_equal(np.isinf(got), np.isinf(want))
-    np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=1e-5, atol=1e-5)
-
-    p = rng.random((B, H, Sq, 2 * w + 1)).astype(np.float32)
-    v = normal(rng, B, H, Sk, D)
-    got = np.array(attn.matmul_pv(ax.array(p), ax.array(v), w))
-    want = band_pv64(p.astype(np.float64), v.astype(np.float64), w)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    check_band_kernels(parakeet, ax.array, rng, D, w, Sq, Sk)
 
 
 def test_parakeet_local_attention_block(rng, parakeet):
