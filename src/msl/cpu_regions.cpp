@@ -703,15 +703,22 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     std::set<std::string> hoisted;
     for (const HoistedVariable& h : plan.hoisted) hoisted.insert(toks[h.name].text);
     hoisted.insert(changed.begin(), changed.end());
-    // (The code has each #define's body lexed in place of the directive.)
+    // (The code has each #define's body lexed in place of the directive; a
+    // function-like macro's own parameters are not names of the body.)
     for (const LexedText* text : {&lexed.source, &lexed.header}) {
-      std::vector<std::pair<std::size_t, std::size_t>> directives;
+      struct Directive {
+        std::size_t begin, end;
+        std::vector<std::string> params;
+      };
+      std::vector<Directive> directives;
       for (const Token& d : text->tokens)
-        if (d.kind == TokenKind::Directive) directives.emplace_back(d.begin, d.end);
+        if (d.kind == TokenKind::Directive)
+          directives.push_back({d.begin, d.end, macro_parameters(text->text, d).value_or(std::vector<std::string>{})});
       for (const Token& m : text->code) {
         if (m.kind != TokenKind::Identifier || !hoisted.count(m.text)) continue;
-        for (auto [b, e] : directives)
-          if (m.begin >= b && m.begin < e)
+        for (const Directive& d : directives)
+          if (m.begin >= d.begin && m.begin < d.end &&
+              std::find(d.params.begin(), d.params.end(), m.text) == d.params.end())
             throw NotRegions{"a macro names `" + m.text + "`, a value that lives across barriers"};
       }
     }

@@ -332,6 +332,20 @@ bool define_body(std::string_view text, const Token& directive, TextRange& body,
   return true;
 }
 
+std::optional<std::vector<std::string>> macro_parameters(std::string_view text, const Token& directive) {
+  TextRange body;
+  if (!define_body(text, directive, body)) return std::nullopt;
+  LexOptions opt;
+  opt.directives = false;
+  std::vector<Token> head = lex_range(text, directive.begin + 1, body.begin, directive.line, directive.col + 1, opt);
+  // `define`, the name, then `(` touching the name for a function-like macro.
+  if (head.size() < 3 || !head[2].is_punct("(") || head[2].begin != head[1].end) return std::nullopt;
+  std::vector<std::string> params;
+  for (std::size_t k = 3; k < head.size() && !head[k].is_punct(")"); ++k)
+    if (!head[k].is_punct(",")) params.push_back(head[k].text);
+  return params;
+}
+
 LexedText lex_text(std::string_view text, const std::string& file) {
   LexedText out{text, file};
   LexOptions opt;

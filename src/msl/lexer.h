@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <set>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,11 @@ struct TextRange {
 };
 // `name`, when given, receives the macro's name.
 bool define_body(std::string_view text, const Token& directive, TextRange& body, std::string* name = nullptr);
+
+// A function-like #define's parameter list as written, `...` included
+// (`#define SQ(x) ...` gives {"x"}, `#define F() ...` none); nullopt for
+// other directives and object-like macros.
+std::optional<std::vector<std::string>> macro_parameters(std::string_view text, const Token& directive);
 
 // How many texts lex() has lexed on this thread: tests check with it that a
 // translation lexes each of its texts once.

@@ -1,9 +1,11 @@
 #include "alloy/msl/translate.h"
 
+#include <optional>
 #include <stdexcept>
 
 #include "msl/analysis.h"
 #include "msl/cpu_inline_helpers.h"
+#include "msl/cpu_inline_macros.h"
 #include "msl/emitter.h"
 #include "msl/lexer.h"
 #include "msl/signature.h"
@@ -55,31 +57,50 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
   check_spec(spec);
   // Each text is lexed once, here: the passes that follow all read these tokens.
   const LexedKernel lexed = lex_kernel(spec);
-  // On the CPU, a helper of the header that synchronises is written out at
-  // its calls (cpu_inline_helpers.h), where that lets regions take the
-  // kernel; the texts so written are lexed in their turn.
+  // On the CPU, a macro or a helper of the header that synchronises is
+  // written out at its calls (cpu_inline_macros.h, cpu_inline_helpers.h),
+  // where that lets regions take the kernel; the texts so written are lexed
+  // in their turn.
   if (target == Target::Cpp && spec.program_entry.empty() && spec.dialect == Dialect::Metal &&
       spec.cpu_sync == KernelSpec::CpuSync::Auto) {
-    std::string why_not;
-    if (std::optional<InlinedHelpers> inlined = inline_sync_helpers(spec, lexed, &why_not)) {
-      KernelSpec written = spec;
-      written.source = std::move(inlined->source);
-      written.header = std::move(inlined->header);
-      // (An error there, the user's own, is the one the kernel as written
-      // reports below, quoting its own lines.)
-      try {
-        TranslatedKernel k = translate_lexed(written, lex_kernel(written), target, inlined->note);
-        // (With only helpers it does not call left out, a kernel may not
-        // synchronise at all: its threads are then plain loops.)
-        if (k.cpu_threads == "regions" || k.cpu_threads.empty()) return k;
-        why_not = "regions cannot take the body with them written out either (" + k.cpu_threads + ")";
-      } catch (const std::exception& e) {
-        why_not = std::string("the body with them written out does not translate (") + e.what() + ")";
+    std::string why_not, note;
+    const char* what = "macros";
+    KernelSpec written = spec;
+    std::optional<LexedKernel> rewritten;  // `written`'s texts lexed, once they differ from the kernel's
+    // (An error in them, the user's own, is the one the kernel as written
+    // reports below, quoting its own lines.)
+    try {
+      if (std::optional<InlinedHelpers> macros = inline_sync_macros(spec, lexed, &why_not)) {
+        written.source = std::move(macros->source);
+        written.header = std::move(macros->header);
+        note = std::move(macros->note);
+        rewritten.emplace(lex_kernel(written));
       }
+      const bool wrote_macros = rewritten.has_value();
+      if (why_not.empty()) {
+        what = "helpers";
+        if (std::optional<InlinedHelpers> helpers = inline_sync_helpers(written, rewritten ? *rewritten : lexed, &why_not)) {
+          written.source = std::move(helpers->source);
+          written.header = std::move(helpers->header);
+          note += (note.empty() ? "" : "; ") + helpers->note;
+          rewritten.emplace(lex_kernel(written));
+        }
+      }
+      if (why_not.empty() && rewritten) {
+        TranslatedKernel k = translate_lexed(written, *rewritten, target, note);
+        // (With only macros or helpers it does not call left out, a kernel
+        // may not synchronise at all: its threads are then plain loops.)
+        if (k.cpu_threads == "regions" || k.cpu_threads.empty()) return k;
+        what = !wrote_macros ? "helpers" : note.find("written out at") != std::string::npos ? "macros and helpers" : "macros";
+        why_not = "regions cannot take the body with them written out either (" + k.cpu_threads + ")";
+      }
+    } catch (const std::exception& e) {
+      why_not = std::string("the body with them written out does not translate (") + e.what() + ")";
     }
     if (!why_not.empty())
       return translate_lexed(spec, lexed, target,
-                             "The header's synchronising helpers are not written out in the body: " + why_not);
+                             std::string("The header's synchronising ") + what +
+                                 " are not written out in the body: " + why_not);
   }
   return translate_lexed(spec, lexed, target, "");
 }

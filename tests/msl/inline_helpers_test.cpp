@@ -168,7 +168,13 @@ TEST(MslInlineHelpers, FormsNotTakenKeepTheKernelAsItWas) {
     EXPECT_FALSE(inline_sync_helpers(s, lex_kernel(s), &why)) << c.why;
     EXPECT_EQ(why, c.why);
     const TranslatedKernel k = translate(s, Target::Cpp);
-    EXPECT_EQ(k.cpu_inlined, "The header's synchronising helpers are not written out in the body: " + c.why);
+    // (A synchronising macro is expanded first, where it can be: this one,
+    // in an expression, cannot, and that is what the note gives.)
+    const bool macro_first = c.why == "a macro of the header synchronises";
+    EXPECT_EQ(k.cpu_inlined, macro_first ? "The header's synchronising macros are not written out in the body: the call "
+                                           "of `RED` on line 3 does not begin a statement (a braceless branch, or in "
+                                           "an expression)"
+                                         : "The header's synchronising helpers are not written out in the body: " + c.why);
     EXPECT_EQ(k.cpu_threads.rfind("fibers", 0), 0u) << c.why << ": " << k.cpu_threads;
   }
   // A helper that does not synchronise stays a call, whatever its form.

@@ -48,6 +48,7 @@ _INSTALL_HINT = {
     "mlx_vlm": "mlx-vlm==0.7.10",
     "mflux": "mflux==0.24.0",
     "parakeet_mlx": "parakeet-mlx==0.7.0",
+    "zmlx": "zmlx==0.10.0",
 }
 
 
