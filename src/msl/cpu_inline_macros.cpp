@@ -137,22 +137,34 @@ std::optional<InlinedHelpers> inline_macros(const KernelSpec& spec, const LexedK
     if (std::optional<Macro> m = function_like(lexed.header.text, d); m && m->syncs) macros[m->name] = std::move(*m);
   }
   if (macros.empty()) return std::nullopt;
-  for (const Token& d : h)
-    if (d.kind == TokenKind::Directive && directive_name(d) == "undef")
-      for (const auto& [name, m] : macros)
-        require(d.text.find(name) == std::string::npos, "the header undefines `" + name + "`");
-  for (const auto& [name, m] : macros) {
+  for (const auto& [name, m] : macros)
     require(defined[name] == 1, "the header defines `" + name + "` more than once");
+  // Another directive naming it (`#undef`, `#ifdef`, `defined(...)`) would
+  // see it gone once its definition is blank.
+  for (const Toks* text : {&h, &s})
+    for (const Token& d : *text) {
+      if (d.kind != TokenKind::Directive) continue;
+      LexOptions opt;
+      opt.directives = false;
+      const std::string where = "a directive on line " + std::to_string(d.line) + " of the " +
+                                (text == &h ? "header" : "body");
+      Toks words;
+      try {
+        words = lex(std::string_view(d.text).substr(1), opt);
+      } catch (const std::exception&) {
+        require(false, where + " does not lex");  // (`#error don't`)
+      }
+      for (const auto& [name, m] : macros)
+        if (&d != m.directive)
+          for (const Token& w : words) require(!w.is_ident(name), where + " names `" + name + "`");
+    }
+  for (const auto& [name, m] : macros) {
     for (const Token& t : m.body)
       require(!t.is_punct("#") && !t.is_punct("##"), "the macro `" + name + "` uses `#` or `##`");
-    // Its name anywhere in the header's code (functions, other macros' bodies)
-    // or in a macro of the body would call it where no expansion is.
-    for (const Token& t : lexed.header.code)
+    // Its name in the header's functions (other macros are directives)
+    // would call it where no expansion is.
+    for (const Token& t : h)
       require(!t.is_ident(name), "the header names `" + name + "` on line " + std::to_string(t.line));
-    std::size_t in_code = 0, in_tokens = 0;
-    for (const Token& t : lexed.source.code) in_code += t.is_ident(name);
-    for (const Token& t : s) in_tokens += t.is_ident(name);
-    require(in_code == in_tokens, "a macro of the body names `" + name + "`");
   }
   std::vector<Call> calls;
   for (std::size_t i = 0; i < s.size(); ++i)
