@@ -89,7 +89,7 @@ Call find_call(const Toks& s, std::size_t i, const Macro& m) {
 
 // The macro's body at call `c`, on one line: each parameter the argument's
 // text, `do { X } while (0)` the block `{ X }`.
-std::string expanded(std::string_view source, const Toks& s, const Call& c) {
+std::string expanded(const Toks& s, const Call& c) {
   const Macro& m = *c.macro;
   const Toks& t = m.body;
   std::size_t b = 0, e = t.size();
@@ -109,10 +109,11 @@ std::string expanded(std::string_view source, const Toks& s, const Call& c) {
     if (t[k].kind == TokenKind::Identifier) {
       auto p = std::find(m.params.begin(), m.params.end(), t[k].text);
       if (p != m.params.end()) {
+        // The argument's tokens, not its text: a comment inside it would
+        // swallow the rest of the call's line.
         auto [ab, ae] = c.args[p - m.params.begin()];
-        piece = ab == ae ? "" : std::string(source.substr(s[ab].begin, s[ae - 1].end - s[ab].begin));
-        // (An argument written over several lines joins the call's line.)
-        std::replace(piece.begin(), piece.end(), '\n', ' ');
+        piece.clear();
+        for (std::size_t a = ab; a < ae; ++a) piece += (a == ab ? "" : " ") + s[a].text;
       }
     }
     out += (out.empty() ? "" : " ") + piece;
@@ -181,7 +182,7 @@ std::optional<InlinedHelpers> inline_macros(const KernelSpec& spec, const LexedK
   for (auto c = calls.rbegin(); c != calls.rend(); ++c) {
     const std::size_t b = s[c->name].begin, e = s[c->close].end;
     const std::size_t newlines = std::count(out.source.begin() + b, out.source.begin() + e, '\n');
-    out.source.replace(b, e - b, expanded(lexed.source.text, s, *c) + std::string(newlines, '\n'));
+    out.source.replace(b, e - b, expanded(s, *c) + std::string(newlines, '\n'));
   }
   out.header = spec.header;
   for (const auto& [name, m] : macros)

@@ -43,7 +43,7 @@ const std::string kBodyStart =
     "float x = inp[i];\n";
 
 TEST(MslInlineMacros, ASynchronisingMacroIsExpandedAtItsCallsOnTheirLines) {
-  const std::string body = kBodyStart + "GROUP_TOTAL(buf, x * x,\n            tid);\nx = TWICE(buf[0]);\n"
+  const std::string body = kBodyStart + "GROUP_TOTAL(buf, x * x, // the squares\n            tid);\nx = TWICE(buf[0]);\n"
                                         "threadgroup_barrier(mem_flags::mem_threadgroup);\nGROUP_TOTAL(buf, x, tid);\n"
                                         "out[i] = buf[0];\n";
   const KernelSpec s = test::kernel(body, kGroupTotal);
