@@ -48,6 +48,23 @@ def norm_add_norm(m, core, arrays):
     return m.norm_add_norm(branch, stream, alpha=alpha, beta=beta, post_weight=w, post_eps=1e-5, next_norm=norm)
 
 
+def qwen21_prologue(m, core, arrays):
+    # mflux's attention splits one Q/K/V projection: the kernel reads strided
+    # views of it. Without the kernel, the file's composed ops (its RMSNorm
+    # modules and _apply_rope), as its _project runs them.
+    qkv, nq, nk, cos, sin = arrays
+    H, D = 16, 128
+    q, k, _ = core.split(qkv, 3, axis=-1)
+    out = m.fused_qk_norm_rope(q, k, nq, nk, cos, sin, H, D)
+    if out is not None:
+        return out
+    a = m.Qwen21Attention(dim=H * D, num_heads=H, head_dim=D)
+    a.norm_q.weight, a.norm_k.weight = nq, nk
+    shape = (*q.shape[:-1], H, D)
+    return [core.transpose(m.Qwen21Attention._apply_rope(norm(core.reshape(t, shape)), cos, sin), (0, 2, 1, 3))
+            for t, norm in ((q, a.norm_q), (k, a.norm_k))]
+
+
 def gated_delta(m, core, arrays):
     return m.gated_delta_update(*arrays)
 
@@ -82,6 +99,14 @@ CASES = [
     ("mlx-lm norm_add_norm, 16 tokens, D 4096", "mlx_lm.kernels.norm_add_norm", norm_add_norm,
      lambda r: [r.standard_normal((16, 4096)).astype(np.float32) for _ in range(2)] +
                [r.standard_normal(4096).astype(np.float32) for _ in range(3)], None, False),
+    # Its group sum is a SIMD-group call under `blocks == 1 ? sq : simd_sum(sq)`
+    # with a constant `blocks`, which regions now take (coroutines before).
+    ("mflux Qwen-Image 2.1 Q/K norm + RoPE, 256 tokens, 16 heads of 128",
+     "mflux.models.qwen21.model.qwen21_transformer.qwen21_attention", qwen21_prologue,
+     lambda r: [r.standard_normal((1, 256, 3 * 2048)).astype(np.float32),
+                r.standard_normal(128).astype(np.float32), r.standard_normal(128).astype(np.float32),
+                np.cos(r.uniform(0, 6, (256, 64))).astype(np.float32),
+                np.sin(r.uniform(0, 6, (256, 64))).astype(np.float32)], None, True),
     # Its indices and row pointers are `auto` values living across SIMD-group calls.
     ("mlx-lm gated delta, 32 tokens, Hv 16, Dk = Dv = 64", "mlx_lm.models.gated_delta", gated_delta,
      gated_delta_inputs(False), None, True),

@@ -414,6 +414,28 @@ class Planner {
     return one;
   }
 
+  // The first token of the condition of the `?` at q in statement s: after
+  // the nearest unmatched `(` or `[` before it, or an assignment, comma,
+  // `?` or `:` at its own depth, or the statement's start.
+  std::size_t condition_begin(const BodyStmt& s, std::size_t q) const {
+    int depth = 0;
+    for (std::size_t k = q; k-- > s.begin;) {
+      const Token& x = t_[k];
+      const bool assignment = x.kind == TokenKind::Punct && !x.text.empty() && x.text.back() == '=' &&
+                              x.text != "==" && x.text != "!=" && x.text != "<=" && x.text != ">=";
+      if (x.is_punct(")") || x.is_punct("]")) {
+        ++depth;
+      } else if (x.is_punct("(") || x.is_punct("[")) {
+        if (depth == 0) return k + 1;
+        --depth;
+      } else if (depth == 0 && (assignment || x.is_punct(",") || x.is_punct("?") || x.is_punct(":") ||
+                                x.is_ident("return"))) {
+        return k + 1;
+      }
+    }
+    return s.begin;
+  }
+
   // A statement with a barrier or SIMD-group calls. In a loop, the calls
   // cover the lanes still in it: those that left wait after the loop
   // (region_loop) and take no part in the exchange (region_exchange), as
@@ -434,7 +456,13 @@ class Planner {
     };
     for (std::size_t k = s.begin; k < s.end; ++k) {
       const Token& x = t_[k];
-      if (((x.is_punct("?") || x.is_punct("&&") || x.is_punct("||")) && !in_arguments(k)) || x.is_ident("return"))
+      // (A `?` whose condition every thread of the group evaluates alike,
+      // `blocks == 1 ? sq : simd_sum(sq)` with a constant `blocks`, leaves
+      // no thread out: each deposits, and all take the same arm.)
+      const bool uniform_choice =
+          x.is_punct("?") && is_uniform_condition(t_, condition_begin(s, k), k, names_);
+      if (((x.is_punct("?") || x.is_punct("&&") || x.is_punct("||")) && !in_arguments(k) && !uniform_choice) ||
+          x.is_ident("return"))
         throw NotRegions{"a SIMD-group call in a statement that evaluates parts conditionally (" + line_of(x) + ")"};
     }
     if (calls.size() > kCallsPerStatement)

@@ -632,6 +632,50 @@ def test_a_branch_every_thread_takes_the_same_way_is_split(monkeypatch, capfd, r
         np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
 
 
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_a_simd_call_under_a_choice_every_thread_makes_alike_is_split(monkeypatch, capfd, rng, blocks):
+    """mflux's Qwen-Image prologue: `(blocks == 1 ? sq : simd_sum(sq))` with a
+    constant `blocks`: every thread takes the same arm, so regions take it
+    (each thread deposits, all read the same choice). A choice each thread
+    makes on its own (`lane < 16 ? ... : simd_sum(...)`) keeps coroutines."""
+    body = """
+        constexpr uint blocks = (D + 127) / 128;
+        uint i = thread_position_in_grid.x;
+        uint lane = thread_index_in_simdgroup;
+        float sq = x[i] * x[i];
+        float total = (blocks == 1 ? sq : simd_sum(sq));
+        out[i] = total + CHOICE;
+    """
+    n = 128
+    x = rng.standard_normal(n).astype(np.float32)
+
+    def kernel(choice):
+        return mx.fast.metal_kernel(name="uniform_choice", input_names=["x"], output_names=["out"],
+                                    source=body.replace("CHOICE", choice))
+
+    def run(k):
+        def go():
+            call = lambda verbose: k(inputs=[mx.array(x)], template=[("D", 128 * blocks)], grid=(n, 1, 1),  # noqa: E731
+                                     threadgroup=(64, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32],
+                                     init_value=np.nan, verbose=verbose)[0]
+            text = translation(capfd, lambda: mx.eval(call(True)))
+            return runner(text), np.array(call(False)), text
+        return run_modes(monkeypatch, go)
+
+    sq = x.astype(np.float64) ** 2
+    want = sq if blocks == 1 else np.repeat(sq.reshape(-1, 32).sum(axis=1), 32)
+    got = run(kernel("0.0f"))
+    assert [got[m][0] for m in MODES] == ["regions", "coroutines", "fibers"]
+    for mode in MODES:
+        np.testing.assert_allclose(got[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
+
+    per_thread = run(kernel("(lane < 16 ? 0.0f : simd_sum(sq) * 0.0f)"))
+    assert per_thread["auto"][0] == "coroutines"
+    assert "a SIMD-group call in a statement that evaluates parts conditionally (source line 7)" in per_thread["auto"][2]
+    for mode in MODES:
+        np.testing.assert_allclose(per_thread[mode][1], want, rtol=1e-5, atol=1e-5, err_msg=mode)
+
+
 def test_values_declared_auto_live_across_barriers_in_regions(monkeypatch, capfd, rng):
     """mlx-lm's gated delta, RWKV-7 and SSM kernels and mlx-vlm's TurboQuant
     declare their indices and row pointers `auto` and use them after
