@@ -27,7 +27,6 @@ struct Macro {
   std::vector<std::string> params;
   Toks body;  // lexed as the preprocessor sees it (`#` an operator, no comments)
   bool syncs = false;
-  int line = 0;
 };
 
 // A function-like `#define` of the header; nullopt for other directives and
@@ -40,7 +39,6 @@ std::optional<Macro> function_like(std::string_view text, const Token& d) {
   Macro m;
   m.name = name;
   m.directive = &d;
-  m.line = d.line;
   for (const std::string& p : *params)
     require(p != "..." && !p.empty() && (std::isalpha(static_cast<unsigned char>(p[0])) || p[0] == '_'),
             "the macro `" + name + "` on line " + std::to_string(d.line) + " takes `" + p + "`");
@@ -69,6 +67,8 @@ Call find_call(const Toks& s, std::size_t i, const Macro& m) {
   const bool starts = i == 0 || s[i - 1].is_punct(";") || s[i - 1].is_punct("{") || s[i - 1].is_punct("}") ||
                       s[i - 1].kind == TokenKind::Directive;
   require(starts, where + " does not begin a statement (a braceless branch, or in an expression)");
+  for (std::size_t k = i + 2; k < close; ++k)
+    require(s[k].kind != TokenKind::Directive, where + " has a preprocessor line among its arguments");
   Call c{&m, i, close, {}};
   // The preprocessor's split: commas outside parentheses only.
   int depth = 0;

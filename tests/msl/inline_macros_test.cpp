@@ -95,6 +95,8 @@ TEST(MslInlineMacros, FormsNotTakenSayWhy) {
        "the call of `RED` on line 5 does not begin a statement (a braceless branch, or in an expression)"},
       {red, kBodyStart + "RED(x), x += 1.0f;\nout[i] = x;\n", "the call of `RED` on line 5 is not a statement of its own"},
       {red, kBodyStart + "RED(x, x);\nout[i] = x;\n", "the call of `RED` on line 5 gives 2 arguments for 1 parameters"},
+      {red, kBodyStart + "RED(\n#if 1\nx\n#endif\n);\nout[i] = x;\n",
+       "the call of `RED` on line 5 has a preprocessor line among its arguments"},
       // The preprocessor splits at commas outside parentheses only: braces do not group.
       {"#define RED2(a, b) a = simd_sum(b)\n", kBodyStart + "RED2(x, float2{x, x}.x);\nout[i] = x;\n",
        "the call of `RED2` on line 5 gives 3 arguments for 2 parameters"},
