@@ -2,6 +2,7 @@
 // `grid_size`, and names in comments or strings do not count.
 #include "msl/analysis.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <string_view>
@@ -75,6 +76,54 @@ bool fp_contract_off(const LexedKernel& lexed) {
   return off;
 }
 
+// The alignment the pointee of a cast's type tokens [b, e) has, when they
+// name a pointer into device or constant memory (`const device float4*`,
+// `device metal::atomic<uint>*`); 0 for any other type.
+unsigned device_pointee_alignment(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
+  if (e <= b || !toks[e - 1].is_punct("*")) {
+    // `T* const`: the pointer itself const.
+    if (e < b + 2 || !toks[e - 1].is_ident("const") || !toks[e - 2].is_punct("*")) return 0;
+  }
+  bool device = false;
+  std::string_view type;
+  for (std::size_t i = b; i < e; ++i) {
+    const Token& t = toks[i];
+    if (t.is_punct("<") || t.is_punct("*")) break;  // a template's arguments: atomic<T> is T's size
+    if (t.kind != TokenKind::Identifier) continue;
+    if (t.is("device") || t.is("constant")) device = true;
+    else if (!t.is("const") && !t.is("volatile") && !t.is("metal") && !t.is("struct") && type.empty()) type = t.text;
+  }
+  if (!device || type.empty()) return 0;
+  if (type == "atomic" || is_atomic_name(type) || type == "void") return 0;
+  const std::optional<unsigned> a = metal_type_alignment(type);
+  return a ? *a : 16;  // a user's type: as a float4 member would make it
+}
+
+// assumed_buffer_alignment over one token list: C-style casts
+// `(device float4*)p` and `reinterpret_cast<const device float4*>(p)`.
+unsigned cast_buffer_alignment(const std::vector<Token>& toks) {
+  unsigned most = 0;
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    unsigned a = 0;
+    if (toks[i].is_punct("(")) {
+      const std::size_t close = matching_paren(toks, i);
+      if (close < toks.size()) a = device_pointee_alignment(toks, i + 1, close);
+    } else if ((toks[i].is_ident("reinterpret_cast") || toks[i].is_ident("static_cast")) && i + 1 < toks.size() &&
+               toks[i + 1].is_punct("<")) {
+      const std::size_t close = closing_angle(toks, i + 1);
+      if (close > i + 1) a = device_pointee_alignment(toks, i + 2, close);
+    }
+    if (a > 8) most = std::max(most, a);
+  }
+  return most;
+}
+
+unsigned assumed_buffer_alignment(const LexedKernel& lexed) {
+  unsigned most = std::max(cast_buffer_alignment(lexed.source.code), cast_buffer_alignment(lexed.header.code));
+  for (const IncludedFile& f : lexed.includes) most = std::max(most, cast_buffer_alignment(f.lexed.code));
+  return most;
+}
+
 }  // namespace
 
 Analysis analyze(const KernelSpec& spec) { return analyze(spec, lex_kernel(spec)); }
@@ -109,6 +158,7 @@ Analysis analyze(const KernelSpec& spec, const LexedKernel& lexed) {
       a.uses_atomics = a.uses_atomics || uses_atomics(f.lexed.code);
     }
     a.fp_contract_off = fp_contract_off(lexed);
+    a.assumed_buffer_alignment = assumed_buffer_alignment(lexed);
     return a;
   }
   // Like MLX, shape names (and attributes) come from `source` only: the
@@ -138,6 +188,7 @@ Analysis analyze(const KernelSpec& spec, const LexedKernel& lexed) {
     a.uses_atomics = a.uses_atomics || uses_atomics(f.lexed.code);
   }
   a.fp_contract_off = fp_contract_off(lexed);
+  a.assumed_buffer_alignment = assumed_buffer_alignment(lexed);
   return a;
 }
 

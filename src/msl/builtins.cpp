@@ -133,6 +133,36 @@ std::optional<std::string> invalid_vector_type(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<unsigned> metal_type_alignment(std::string_view name) {
+  auto scalar = [](std::string_view s) -> unsigned {
+    if (s == "bool" || s == "char" || s == "uchar" || s == "int8_t" || s == "uint8_t") return 1;
+    if (s == "short" || s == "ushort" || s == "half" || s == "bfloat" || s == "int16_t" || s == "uint16_t") return 2;
+    if (s == "int" || s == "uint" || s == "float" || s == "int32_t" || s == "uint32_t") return 4;
+    if (s == "long" || s == "ulong" || s == "int64_t" || s == "uint64_t" || s == "size_t" || s == "ptrdiff_t")
+      return 8;
+    return 0;
+  };
+  if (unsigned a = scalar(name)) return a;
+  std::string_view rest = name;
+  const bool packed = starts_with(rest, "packed_");
+  if (packed) rest.remove_prefix(7);
+  for (std::string_view s : kVectorScalars) {
+    if (!starts_with(rest, s) || rest.size() < s.size() + 1) continue;
+    const char n = rest[s.size()];
+    std::string_view after = rest.substr(s.size() + 1);
+    if (n < '2' || n > '4') continue;
+    // A vector, or a matrix `<s><columns>x<rows>` whose columns are vectors of `rows`.
+    unsigned width = n - '0';
+    if (!after.empty()) {
+      if (packed || after.size() != 2 || after[0] != 'x' || after[1] < '2' || after[1] > '4') continue;
+      width = after[1] - '0';
+    }
+    if (packed) return scalar(s);
+    return scalar(s) * (width == 3 ? 4 : width);
+  }
+  return std::nullopt;
+}
+
 bool is_metal_include(std::string_view d) {
   std::size_t i = 1;
   auto skip = [&] {

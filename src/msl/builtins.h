@@ -45,6 +45,11 @@ bool is_atomic_name(std::string_view name);
 // other identifier (including int8/uint16/... bit-width lookalikes).
 std::optional<std::string> invalid_vector_type(std::string_view name);
 
+// The alignment Metal gives a scalar, vector or matrix type named `name`
+// (`float4`: 16, `packed_float4` and `half4`: 4 and 8, `float2x4`: 16, the
+// <stdint.h> names); nullopt for any other name (a user's type).
+std::optional<unsigned> metal_type_alignment(std::string_view name);
+
 // `#include <metal_stdlib>` and the other `<metal_*>` headers, and Metal
 // Performance Primitives' `<MetalPerformancePrimitives/...>`.
 bool is_metal_include(std::string_view directive_text);

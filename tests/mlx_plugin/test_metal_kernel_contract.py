@@ -263,6 +263,40 @@ def test_ensure_row_contiguous_copies_strided_inputs_evaluated_or_lazy(rng, lazy
     np.testing.assert_array_equal(np.array(out), want)
 
 
+def address(a):
+    return np.asarray(memoryview(a)).__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+def test_buffers_read_as_wider_vectors_are_aligned_as_metal_aligns_them(rng, dtype):
+    # Metal's buffers start on pages; kernels read them as 16-byte vectors
+    # (mhc-mlx, mlx-vlm's hyper-connections). MLX's CPU buffers start 8 bytes
+    # past a boundary, where such reads fault: alloy.mlx aligns the buffers of
+    # kernels whose casts assume it, outputs in place and inputs by a copy.
+    # half4 is 8 bytes: no more than MLX gives, so its buffers stay where MLX put them.
+    vec = {"float32": "float4", "float16": "half4", "int64": "long2"}[dtype]
+    body = f"""
+        uint i = thread_position_in_grid.x;
+        device {vec}* o = (device {vec}*)out;
+        o[i] = *(const device {vec}*)(inp + i * VEC) * 2 + ({vec})(1);
+    """
+    width = {"float4": 4, "half4": 4, "long2": 2}[vec]
+    k = mx.fast.metal_kernel(name=f"wide_{vec}", input_names=["inp"], output_names=["out"],
+                             source=body.replace("VEC", str(width)))
+    n = 37 * width
+    a = mx.array(rng.integers(-50, 50, n)).astype(getattr(mx, dtype))
+    mx.eval(a)
+    tail = mx.array(rng.integers(-50, 50, n + width)).astype(getattr(mx, dtype))[width:]  # an offset view
+    for x in (a, tail):
+        (out,) = k(inputs=[x], grid=(n // width, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(n,)],
+                   output_dtypes=[x.dtype])
+        np.testing.assert_array_equal(np.array(out), np.array(x) * 2 + 1)
+        if DEVICE == "cpu" and vec != "half4":
+            assert address(out) % 64 == 0
+        if DEVICE == "cpu" and vec == "half4":
+            assert address(out) % 16 == 8  # MLX's own placement, kept for kernels that need no more
+
+
 def test_a_faulting_kernel_on_mlx_cpu_is_an_error_and_mlx_goes_on():
     before = mx.arange(4) * 3
     mx.eval(before)

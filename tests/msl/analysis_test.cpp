@@ -157,5 +157,31 @@ TEST(MslAnalysis, FpContractOff) {
   }
 }
 
+TEST(MslAnalysis, AssumedBufferAlignment) {
+  auto alignment = [](const std::string& source, const std::string& header = "") {
+    return analyze(body(source, header)).assumed_buffer_alignment;
+  };
+  EXPECT_EQ(alignment("x[0] = inp[0];"), 0u);
+  // Casts to pointers into device or constant memory whose pointee needs more than 8 bytes.
+  EXPECT_EQ(alignment("float4 v = *(const device float4*)(inp + 4);"), 16u);
+  EXPECT_EQ(alignment("*(device float4*)(x) = 1;"), 16u);
+  EXPECT_EQ(alignment("auto p = reinterpret_cast<const device uint4*>(inp);"), 16u);
+  EXPECT_EQ(alignment("auto p = (device long4*)x;"), 32u);
+  EXPECT_EQ(alignment("auto p = (device float3x4*)x;"), 16u);
+  EXPECT_EQ(alignment("auto p = (const device Params*)inp;"), 16u);  // a user's type: as if it held a float4
+  EXPECT_EQ(alignment("x[0] = 1;", "inline float4 ld(const device float* p) { return *(const device float4*)p; }"),
+            16u);  // in the header
+  // Types no wider than what MLX's CPU buffers give (8 bytes), packed vectors, atomics, threadgroup pointers.
+  for (const char* ok : {"auto p = (device half4*)x;", "auto p = (const device float2*)inp;",
+                         "auto p = (device packed_float4*)x;", "auto p = (device atomic<float>*)x;",
+                         "auto p = (device metal::atomic_uint*)x;", "auto p = (const device uchar*)inp;",
+                         "threadgroup float4 t[4]; auto p = (threadgroup float4*)t;",
+                         "auto p = reinterpret_cast<const device ulong*>(inp);", "float4 v = float4(inp[0]);",
+                         "float f(device float4* p);"}) {
+    SCOPED_TRACE(ok);
+    EXPECT_EQ(alignment(ok), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace alloy::msl

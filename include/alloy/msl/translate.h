@@ -85,6 +85,13 @@ struct Analysis {
   // in the source, header or an included header: the kernel is compiled
   // without contracting a * b + c into an FMA (msl/analysis.cpp says why).
   bool fp_contract_off = false;
+  // The largest alignment a cast in the kernel (source, header or included
+  // headers) assumes of a device or constant buffer's base: 16 for
+  // `*(device float4*)(x + i)`, 16 for a cast to a user's type; 0 when it
+  // casts no buffer pointer to a type aligned beyond 8 bytes. Metal's buffers
+  // start on pages, so such casts are sound there; MLX's CPU allocator gives
+  // 8 bytes, and alloy.mlx aligns the buffers of such kernels itself.
+  unsigned assumed_buffer_alignment = 0;
 };
 
 // Which file a generated line comes from.
