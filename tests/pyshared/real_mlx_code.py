@@ -49,6 +49,7 @@ _INSTALL_HINT = {
     "mflux": "mflux==0.24.0",
     "parakeet_mlx": "parakeet-mlx==0.7.0",
     "zmlx": "zmlx==0.10.0",
+    "mhc_mlx": "mhc-mlx==0.6.3",
 }
 
 
