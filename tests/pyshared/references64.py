@@ -1,7 +1,8 @@
 """float64 references of real packages' kernels, written from their math,
 shared by Alloy's own tests and alloy.mlx's: parakeet-mlx's local attention
 (`local_qk_perf`, `local_pv_matmul`: query i attends keys S_k - S_q + i - w ..
-+ w, queries stuck to the right end) and mlx-mfa's Conv3D."""
++ w, queries stuck to the right end), mlx-mfa's Conv3D and its TurboQuant
+paged decode."""
 import numpy as np
 
 
@@ -55,3 +56,53 @@ def check_band_kernels(module, array, rng, D, w, Sq, Sk):
     v = rng.standard_normal((B, H, Sk, D)).astype(np.float32)
     got = np.array(attn.matmul_pv(array(p), array(v), w))
     np.testing.assert_allclose(got, band_pv64(p.astype(np.float64), v.astype(np.float64), w), rtol=1e-5, atol=1e-5)
+
+
+def tq_index64(row, d, bits):
+    """The centroid index of element d in one packed K row (mlx-mfa's
+    layouts: 4 and 2 bits little end first; 3 bits bit-planar, 12 bytes a
+    group of 32)."""
+    if bits == 4:
+        return (int(row[d // 2]) >> ((d % 2) * 4)) & 15
+    if bits == 2:
+        return (int(row[d // 4]) >> ((d % 4) * 2)) & 3
+    g, lane = d // 32, d % 32
+    return sum(((int(row[g * 12 + p * 4 + lane // 8]) >> (lane % 8)) & 1) << p for p in range(3))
+
+
+def check_tq_decode(module, mx, rng, bits, dtype):
+    """mlx-mfa's TurboQuant paged decode (tq_decode_attend: a K-dequant kernel
+    and a V-gather kernel over a block table, then MLX's SDPA) against float64
+    numpy on the same rounded inputs; table entries past the sequence and
+    positions of a partial last block are read as the kernels guard them."""
+    nb, bs, Hkv, D, Hq = 6, 16, 2, 64, 4
+    pd = module._packed_d(D, bits)
+    k_pool = rng.integers(0, 256, (nb, bs, Hkv, pd)).astype(np.uint8)
+    v_pool = rng.standard_normal((nb, bs, Hkv, D)).astype(np.float32)
+    scales = rng.uniform(0.5, 1.5, (nb, bs, Hkv)).astype(np.float32)
+    cent = rng.standard_normal(1 << bits).astype(np.float16)
+    table = rng.permutation(nb)[:4].astype(np.int32)
+    S = 3 * bs + int(rng.integers(1, bs))  # the last block partial
+    q = rng.standard_normal((1, Hq, 1, D)).astype(np.float32)
+    dt = getattr(mx, dtype)
+    out = module.tq_decode_attend(mx.array(q).astype(dt), mx.array(k_pool), mx.array(v_pool).astype(dt),
+                                  mx.array(scales), mx.array(cent), mx.array(table), S, block_size=bs, tq_bits=bits)
+    as64 = lambda a: np.array(mx.array(a).astype(dt).astype(mx.float32)).astype(np.float64)  # noqa: E731
+    v64, q64 = as64(v_pool), as64(q)[0, :, 0]
+    K, V = np.zeros((Hkv, S, D)), np.zeros((Hkv, S, D))
+    for s in range(S):
+        phys, tok = table[s // bs], s % bs
+        for h in range(Hkv):
+            row = k_pool[phys, tok, h]
+            K[h, s] = [float(cent[tq_index64(row, d, bits)]) * scales[phys, tok, h] for d in range(D)]
+            V[h, s] = v64[phys, tok, h]
+    K = as64(K.astype(np.float32))  # the kernel writes K in the cache's type
+    want = np.zeros((Hq, D))
+    for hq in range(Hq):
+        h = hq // (Hq // Hkv)
+        logits = K[h] @ q64[hq] / np.sqrt(D)
+        p = np.exp(logits - logits.max())
+        want[hq] = (p / p.sum()) @ V[h]
+    got = np.array(out.astype(mx.float32))[0, :, 0]
+    tol = {"float16": 2e-3, "bfloat16": 1.5e-2}[dtype]
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

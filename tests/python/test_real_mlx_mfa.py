@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from real_mlx_code import load
-from references64 import conv3d64
+from references64 import check_tq_decode, conv3d64
 
 import alloy.core as ax
 
@@ -104,3 +104,12 @@ def test_topk_bisect_threshold(rng, mfa_attention, S, K, dtype):
     below = np.where(levels < kth[..., None], levels, -np.inf).max(-1)  # the next lower level
     assert np.all((scores >= thr[..., None]).sum(-1) >= K)
     assert np.all(thr <= kth) and np.all(thr > below), (thr, kth, below)
+
+
+@pytest.mark.parametrize("bits", [2, 3, 4])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_turboquant_paged_decode(rng, bits, dtype):
+    """tq_decode.py: the K-dequant kernel (2-, 3- and 4-bit packed indices
+    into a half codebook, per-token scales; `bfloat16_t` for a bfloat16
+    cache) and the V-gather kernel over a block table, then SDPA."""
+    check_tq_decode(load("mlx_mfa.tq_decode", "alloy", kernels=True), ax, rng, bits, dtype)

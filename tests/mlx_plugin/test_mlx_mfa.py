@@ -1,7 +1,8 @@
 """mlx-mfa's Conv3D (Metal 4 tensors and MPP matmul2d in metal_kernel
-bodies) on real MLX with alloy.mlx, the file unchanged (loaded by
+bodies) and its TurboQuant paged decode (dequantizing and gathering kernels,
+then MLX's SDPA) on real MLX with alloy.mlx, the files unchanged (loaded by
 tests/pyshared/real_mlx_code.py; scripts/install_mlx_mfa_sources.sh puts the
-package's Python files in place). Against float64 numpy on the same float16
+package's Python files in place). Against float64 numpy on the same rounded
 inputs."""
 import numpy as np
 import pytest
@@ -9,7 +10,7 @@ import pytest
 import mlx.core as mx
 
 from real_mlx_code import load
-from references64 import conv3d64
+from references64 import check_tq_decode, conv3d64
 
 
 @pytest.fixture(scope="module")
@@ -28,3 +29,9 @@ def test_conv3d_through_matmul2d(rng, conv_nax, k, padding, pairs):
     assert y.dtype == mx.float16
     got = np.array(y.astype(mx.float32)).astype(np.float64)
     np.testing.assert_allclose(got, conv3d64(x, w, pairs), rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("bits", [2, 3, 4])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_turboquant_paged_decode(rng, bits, dtype):
+    check_tq_decode(load("mlx_mfa.tq_decode", "mlx"), mx, rng, bits, dtype)
