@@ -71,6 +71,13 @@ class CustomKernelFunction {
 // bounds-checked ("1") or not ("0", unset).
 bool default_bounds_check();
 
+// $ALLOY_RACE_CHECK: whether metal_kernel definitions are also race-checked
+// on the CPU ("1": every access to a threadgroup array the body declares is
+// checked against the other threads' since the last barrier, and a launch
+// with two threads on one element, one writing, raises naming both lines and
+// threads; msl::KernelSpec::race_check). It turns bounds checks on.
+bool default_race_check();
+
 // `bounds_check`: every subscript of an input, output or threadgroup array
 // in the body checks its index, and a launch that goes out of bounds raises
 // a std::runtime_error naming the kernel, buffer, index, size, thread and

@@ -46,8 +46,10 @@ void init_fast(nb::module_& m) {
           }
         }
         const bool checked = bounds_check ? *bounds_check : fast::default_bounds_check();
+        // ($ALLOY_RACE_CHECK, read at each definition, is part of the definition.)
         nb::tuple key = nb::make_tuple("metal", name, nb::tuple(input_names), nb::tuple(output_names), source,
-                                       header, ensure_row_contiguous, atomic_outputs, math_mode, checked);
+                                       header, ensure_row_contiguous, atomic_outputs, math_mode, checked,
+                                       fast::default_race_check());
         return alloy_python::cached_definition(key, [&] {
           std::string n = nb::cast<std::string>(name);
           return make_kernel_launcher("metal_kernel",

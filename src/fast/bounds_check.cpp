@@ -18,9 +18,33 @@ std::string line_of(const std::string& text, int line) {
   return "";
 }
 
+// Two threads on one element of a threadgroup array with no barrier between
+// (runtime/metal_race.h): the later access, then the earlier one.
+[[noreturn]] void throw_race(const KernelVariant& v, const alloy_msl::BoundsReport& r) {
+  const auto& names = v.translated.bounds_names;
+  const std::string name = r.slot >= 0 && r.slot < static_cast<int>(names.size()) ? names[r.slot] : "?";
+  auto thread = [](const unsigned* t) {
+    return "thread (" + std::to_string(t[0]) + ", " + std::to_string(t[1]) + ", " + std::to_string(t[2]) + ")";
+  };
+  auto quoted = [&](int line) {
+    const std::string text = line_of(v.spec.source, line);
+    return text.empty() ? std::string() : ":\n    " + text;
+  };
+  std::ostringstream m;
+  m << kernel_label(v) << ": threadgroup memory race on '" << name << "' element " << r.index << ": "
+    << thread(r.other_thread) << (r.other_write ? " wrote" : " read") << " it at source line " << r.other_line
+    << quoted(r.other_line) << "\nand " << thread(r.thread) << (r.write ? " wrote" : " read")
+    << " it at source line " << r.line << quoted(r.line)
+    << "\nwith no threadgroup_barrier between them: on a GPU "
+    << (r.write && r.other_write ? "the element may keep either value." : "the read may see either value.")
+    << "\n(race_check is on: the first race is reported, the launch's outputs are not valid)";
+  throw std::runtime_error(m.str());
+}
+
 }  // namespace
 
 void throw_bounds_fault(const KernelVariant& v, const alloy_msl::BoundsReport& r) {
+  if (r.race) throw_race(v, r);
   const auto& names = v.translated.bounds_names;
   const int n_in = static_cast<int>(v.spec.inputs.size());
   const int n_out = static_cast<int>(v.spec.outputs.size());

@@ -39,6 +39,7 @@ struct CustomKernelFunction::State {
   bool atomic_outputs;
   std::string math_mode;
   bool bounds_check = false;
+  bool race_check = false;
   // Everything of the kernel's definition that shapes the code: with the
   // per-call part it keys the process-wide variant cache, so a kernel object
   // rebuilt on every call (as the seeds do) still translates and compiles once.
@@ -162,6 +163,13 @@ bool default_bounds_check() {
   throw std::invalid_argument(std::string("ALLOY_BOUNDS_CHECK must be 0 or 1, not '") + e + "'.");
 }
 
+bool default_race_check() {
+  const char* e = std::getenv("ALLOY_RACE_CHECK");
+  if (!e || !*e || (e[0] == '0' && !e[1])) return false;
+  if (e[0] == '1' && !e[1]) return true;
+  throw std::invalid_argument(std::string("ALLOY_RACE_CHECK must be 0 or 1, not '") + e + "'.");
+}
+
 double launch_timeout(const std::optional<double>& requested, bool gpu_unpolled, const std::string& label) {
   double timeout = requested ? *requested : default_timeout();
   if (!(timeout >= 0) || (requested && *requested <= 0)) {
@@ -190,6 +198,7 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
     spec.atomic_outputs = st.atomic_outputs;
     spec.math_mode = st.math_mode;
     spec.bounds_check = st.bounds_check;
+    spec.race_check = st.race_check;
     spec.dialect = st.dialect;
     for (size_t i = 0; i < operands.size(); ++i) {
       msl::ParamSpec p;
@@ -247,9 +256,12 @@ static std::shared_ptr<CustomKernelFunction::State> make_state(
   s->ensure_row_contiguous = ensure_row_contiguous;
   s->atomic_outputs = atomic_outputs;
   s->math_mode = math_mode;
-  s->bounds_check = bounds_check;
+  // Read at each definition, as $ALLOY_BOUNDS_CHECK is (Metal bodies only).
+  s->race_check = dialect == msl::Dialect::Metal && default_race_check();
+  s->bounds_check = bounds_check || s->race_check;
   std::string k = std::string(api) + "\x1f" + name + "\x1f" + source + "\x1f" + header + "\x1f" + math_mode + "\x1f" +
-                  (atomic_outputs ? "atomic" : "plain") + (bounds_check ? "\x1f" "checked" : "");
+                  (atomic_outputs ? "atomic" : "plain") + (s->bounds_check ? "\x1f" "checked" : "") +
+                  (s->race_check ? "\x1f" "races" : "");
   for (auto& n : input_names) k += "\x1f" + n;
   k += "\x1e";
   for (auto& n : output_names) k += "\x1f" + n;

@@ -50,12 +50,19 @@ void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const Transla
   if (!k.cpu_inlined.empty()) w.generated("// " + k.cpu_inlined + ".\n");
   if (k.analysis.fp_contract_off)
     w.generated("// Compiled without contracting a * b + c into an FMA: the kernel turns FP_CONTRACT off.\n");
+  const bool races = spec.race_check && spec.bounds_check && target.target() == Target::Cpp;
+  if (races)
+    w.generated(k.cpu_threads.rfind("regions", 0) == 0
+                    ? "// Race check: accesses to threadgroup arrays are checked between barriers.\n"
+                    : "// Race check: not done: only kernels whose threads run as regions are checked.\n");
   // Before the runtime headers, so they can choose their math for the mode.
   w.generated("#define " + math_mode_macro(spec.math_mode) + " 1\n");
+  if (races) w.generated("#define ALLOY_MSL_CPU_RACE_CHECK 1\n");
   // Only the parts of the runtime this kernel uses are parsed.
   w.generated(feature_defines(features));
   w.generated(std::string("#include \"") + target.runtime_header() + "\"\n");
   if (spec.bounds_check) w.generated("#include \"metal_bounds.h\"\n");
+  if (races) w.generated("#include \"metal_race.h\"\n");
   if (features.mlx_utils) w.generated("#include \"mlx_utils.h\"\n");
   w.generated("using namespace metal;\n");
   if (spec.math_mode == "fast") {
@@ -183,7 +190,8 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
     for (const ParamSpec& p : spec.inputs) k.bounds_names.push_back(p.name);
     for (const ParamSpec& p : spec.outputs) k.bounds_names.push_back(p.name);
     k.kernel_scope_threadgroup_arrays =
-        rewrite_checked_body(lexed.source, user_names, w, storage, k.bounds_names, &threads, &macros);
+        rewrite_checked_body(lexed.source, user_names, w, storage, k.bounds_names, &threads, &macros,
+                             spec.race_check && target.target() == Target::Cpp);
   } else {
     k.kernel_scope_threadgroup_arrays = rewrite_user_code(lexed.source, Origin::Source, user_names, w, storage,
                                                           /*whole_program=*/false, &threads, &macros);

@@ -147,8 +147,9 @@ class Rewriter {
   Rewriter(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names,
            Writer& w, KernelSpec::ThreadgroupStorage storage, bool whole_program,
            std::vector<std::string>* checked = nullptr, const CpuThreadsPlan* threads = nullptr,
-           const std::set<std::string>* macros = nullptr)
+           const std::set<std::string>* macros = nullptr, bool races = false)
       : checked_(checked),
+        races_(races),
         threads_(threads && (threads->coroutines || threads->regions) && origin == Origin::Source ? threads : nullptr),
         private_adds_(threads && origin == Origin::Source ? &threads->private_adds : nullptr),
         lexed_(lexed),
@@ -162,8 +163,10 @@ class Rewriter {
         w_(w) {}
 
   int run() {
-    if (checked_)
+    if (checked_) {
       for (std::size_t k = 0; k < checked_->size(); ++k) slots_[(*checked_)[k]] = static_cast<int>(k);
+      buffer_slots_ = static_cast<int>(checked_->size());
+    }
     emit(lexed_.tokens, 0, text_.size(), /*in_define=*/false);
     return placed_;
   }
@@ -336,6 +339,14 @@ class Rewriter {
                     std::to_string(d) + ">)(alloy_bc, " + std::to_string(slot->second) + ", " +
                     std::to_string(t.line) + ", " + (write ? "1" : "0") + ", (";
         out[close] = "))" + current(toks, out, close);
+      }
+      // A threadgroup array's element, whole: `(*race_access(..., &(a[i][j]), a))`,
+      // the same lvalue, seen by the race check on its way.
+      if (races_ && slot->second >= buffer_slots_ && !subscripts.empty()) {
+        const std::size_t last = subscripts.back().second;
+        out[i] = "(*::alloy_msl::race_access(alloy_bc, " + std::to_string(slot->second) + ", " +
+                 std::to_string(t.line) + ", " + (write ? "1" : "0") + ", &(" + current(toks, out, i);
+        out[last] = current(toks, out, last) + "), (const void*)(" + t.text + ")))";
       }
     }
   }
@@ -636,6 +647,8 @@ class Rewriter {
   }
 
   std::vector<std::string>* checked_;  // bounds checks: the checked names, by slot
+  bool races_ = false;                 // and race checks of the threadgroup arrays among them
+  int buffer_slots_ = 0;               // checked_'s slots before the body's threadgroup arrays
   const CpuThreadsPlan* threads_;      // coroutine threads: the bodies to rewrite for them
   const std::vector<std::string>* private_adds_;  // atomic outputs only added to (msl/private_adds.h)
   std::map<std::string, int> slots_;
@@ -750,8 +763,9 @@ int rewrite_user_code(const LexedText& lexed, Origin origin, const std::set<std:
 
 int rewrite_checked_body(const LexedText& lexed, const std::set<std::string>& user_names, Writer& w,
                          KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names,
-                         const CpuThreadsPlan* threads, const std::set<std::string>* macros) {
-  return Rewriter(lexed, Origin::Source, user_names, w, storage, /*whole_program=*/false, &names, threads, macros)
+                         const CpuThreadsPlan* threads, const std::set<std::string>* macros, bool races) {
+  return Rewriter(lexed, Origin::Source, user_names, w, storage, /*whole_program=*/false, &names, threads, macros,
+                  races)
       .run();
 }
 

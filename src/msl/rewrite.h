@@ -43,8 +43,11 @@ int rewrite_user_code(const LexedText& text, Origin origin, const std::set<std::
 // A kernel body (Origin::Source) with bounds checks (runtime/metal_bounds.h):
 // every subscript of a name in `names` (the buffers, by slot) or of a
 // threadgroup array the body declares (appended to `names`) checks its index.
+// With `races`, each access to such an array also goes through
+// runtime/metal_race.h's race_access (KernelSpec::race_check).
 int rewrite_checked_body(const LexedText& text, const std::set<std::string>& user_names, Writer& w,
                          KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names,
-                         const CpuThreadsPlan* threads = nullptr, const std::set<std::string>* macros = nullptr);
+                         const CpuThreadsPlan* threads = nullptr, const std::set<std::string>* macros = nullptr,
+                         bool races = false);
 
 }  // namespace alloy::msl

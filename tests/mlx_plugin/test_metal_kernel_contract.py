@@ -297,6 +297,30 @@ def test_buffers_read_as_wider_vectors_are_aligned_as_metal_aligns_them(rng, dty
             assert address(out) % 16 == 8  # MLX's own placement, kept for kernels that need no more
 
 
+@pytest.mark.skipif(DEVICE != "cpu", reason="the race check runs on the CPU only")
+def test_the_race_check_names_two_threads_on_one_threadgroup_element(monkeypatch):
+    # Every thread reads buf[0] while lane 0 rewrites it (mhc-mlx's fused backward).
+    body = """
+        uint lane = thread_position_in_threadgroup.x;
+        threadgroup float buf[32];
+        buf[lane] = inp[lane];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        float first = buf[0];
+        buf[lane] = first + 1.0f;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        out[lane] = buf[lane];
+    """
+    monkeypatch.setenv("ALLOY_RACE_CHECK", "1")  # read at each definition
+    k = mx.fast.metal_kernel(name="racy", input_names=["inp"], output_names=["out"], source=body)
+    before = mx.arange(4) * 2
+    mx.eval(before)
+    with pytest.raises(RuntimeError, match=r"kernel 'racy': threadgroup memory race on 'buf' element 0: "
+                                           r"thread \(0, 0, 0\) wrote it at source line 7"):
+        mx.eval(k(inputs=[mx.ones(32)], grid=(32, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(32,)],
+                  output_dtypes=[mx.float32])[0])
+    assert np.array(before).tolist() == [0, 2, 4, 6]
+
+
 def test_a_faulting_kernel_on_mlx_cpu_is_an_error_and_mlx_goes_on():
     before = mx.arange(4) * 3
     mx.eval(before)

@@ -54,6 +54,33 @@ TEST(MslSafetyRewrite, BoundsChecksWrapBufferAndThreadgroupSubscripts) {
   }
 }
 
+TEST(MslSafetyRewrite, RaceChecksWrapWholeThreadgroupElementsOnTheCpuOnly) {
+  const std::string body =
+      "uint i = thread_position_in_grid.x;\n"
+      "threadgroup float tile[4][8];\n"
+      "tile[i / 8][i % 8] = a[i];\n"
+      "threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+      "out[i] += tile[0][i % 8];\n";
+  KernelSpec raced = spec(body, true);
+  raced.race_check = true;
+  TranslatedKernel cpu = translate(raced, Target::Cpp);
+  // Both tile accesses, each element whole (its two checked subscripts inside); no buffer.
+  EXPECT_EQ(count(cpu.source, "::alloy_msl::race_access("), 2u) << cpu.source;
+  EXPECT_NE(cpu.source.find("(*::alloy_msl::race_access(alloy_bc, 2, 3, 1, &(tile["), std::string::npos) << cpu.source;
+  EXPECT_NE(cpu.source.find("(*::alloy_msl::race_access(alloy_bc, 2, 5, 0, &(tile["), std::string::npos) << cpu.source;
+  EXPECT_NE(cpu.source.find("), (const void*)(tile)))"), std::string::npos) << cpu.source;
+  EXPECT_NE(cpu.source.find("#define ALLOY_MSL_CPU_RACE_CHECK 1"), std::string::npos);
+  EXPECT_NE(cpu.source.find("#include \"metal_race.h\""), std::string::npos);
+  EXPECT_NE(cpu.source.find("// Race check: accesses to threadgroup arrays are checked between barriers."),
+            std::string::npos);
+  EXPECT_EQ(count(cpu.source, "bounds_index<"), 6u);  // the bounds checks stay
+  TranslatedKernel gpu = translate(raced, Target::Cuda);
+  EXPECT_EQ(count(gpu.source, "race_access"), 0u) << gpu.source;
+  EXPECT_EQ(count(gpu.source, "Race check"), 0u);
+  raced.cpu_sync = KernelSpec::CpuSync::Fibers;  // not regions: said, and the calls do nothing
+  EXPECT_NE(translate(raced, Target::Cpp).source.find("// Race check: not done"), std::string::npos);
+}
+
 TEST(MslSafetyRewrite, UnboundedLoopsPollAndCountedLoopsDoNot) {
   const std::string body =
       "float v = a[0];\n"

@@ -26,3 +26,20 @@ def test_mhc_layer_metal_path(rng, shape):
             return run_layer(mlx_layer, real_mx, inputs, False, dtype)
 
     check_layer(layer, metal, ax, rng, SHAPES[shape], reference_runs=[("real MLX's reference ops", real_mlx_reference)])
+
+
+def test_the_fused_backward_kernels_race_is_named_by_the_race_check(rng, monkeypatch):
+    """`fused_backward=True`'s dx kernel (mhc_checks.py's docstring): with
+    ALLOY_RACE_CHECK=1 the launch names the race instead of returning a dx
+    that is wrong on the CPU."""
+    monkeypatch.setenv("ALLOY_RACE_CHECK", "1")
+    metal = load("mhc_mlx.metal", "alloy", kernels=True)
+    B, n, C = 1, 4, 256  # one group: with several, the workers race to report first
+    arrays = [ax.array(rng.standard_normal(s).astype("float32")) for s in [(B, n, C), (n, n), (n,), (n,), (C,)]]
+    d_out = ax.array(rng.standard_normal((B, n, C)).astype("float32"))
+    with ax.stream(ax.cpu), pytest.raises(RuntimeError) as e:
+        ax.eval(metal.mhc_backward_fused_dx_metal(*arrays, d_out))
+    msg = str(e.value)
+    assert "kernel 'mhc_backward_fused_dx_" in msg and "race on 'reduce_buf' element 0" in msg, msg
+    assert "thread (0, 0, 0) wrote it" in msg and "\n    reduce_buf[lane] = local_dr;" in msg, msg
+    assert "thread (1, 0, 0) read it" in msg and "\n    float mean_sq = reduce_buf[0] / float(C);" in msg, msg

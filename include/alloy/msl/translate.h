@@ -61,6 +61,14 @@ struct KernelSpec {
   // checks its index (runtime/metal_bounds.h); the launch then raises
   // naming the buffer, the index and the thread. metal_kernel bodies only.
   bool bounds_check = false;
+  // CPU target, with bounds_check: every access to a threadgroup array the
+  // body declares is also checked against the other threads' accesses since
+  // the last region boundary (runtime/metal_race.h); two threads touching one
+  // element with no barrier between, one of them writing, is reported like a
+  // bounds fault. Checked in kernels split into regions (the boundaries are
+  // the barriers and SIMD-group calls); others run unchecked, and their
+  // translation says so. The CUDA target ignores it.
+  bool race_check = false;
   // CUDA target: the entry point's __launch_bounds__ (0: none). A kernel
   // whose registers leave fewer threads a block than a launch asks for is
   // built again with 1024 here (the backend's CustomKernelLaunch), as Metal

@@ -184,10 +184,10 @@ NB_MODULE(_ext, m) {
         std::vector<std::string> outputs = to_names(output_names, "output_names");
         // Code that makes its kernel on every call (the seeds do) gets the
         // one made first for the same definition, as from Alloy's own
-        // (ALLOY_BOUNDS_CHECK, read at each definition, is part of it).
+        // (ALLOY_BOUNDS_CHECK and ALLOY_RACE_CHECK, read at each definition, are part of it).
         nb::tuple key = nb::make_tuple(name, nb::tuple(input_names), nb::tuple(output_names), source, header,
                                        ensure_row_contiguous, atomic_outputs, static_cast<int>(options.math_mode),
-                                       alloy::fast::default_bounds_check());
+                                       alloy::fast::default_bounds_check(), alloy::fast::default_race_check());
         return alloy_python::cached_definition(key, [&] {
           std::string n = nb::cast<std::string>(name);
           return nb::cast(Kernel{n, alloy::mlx::make_kernel(n, inputs, outputs, nb::cast<std::string>(source),

@@ -19,6 +19,12 @@ struct BoundsReport {
   long long index;
   unsigned long long size;  // elements of the buffer, or the array's extent
   unsigned thread[3];       // thread_position_in_grid of the faulting thread
+  // A race (KernelSpec::race_check) rather than an index out of bounds: the
+  // access above (index: the element) met an earlier one, by another thread
+  // since the last barrier, one of them a write.
+  int race;
+  int other_line, other_write;
+  unsigned other_thread[3];
 };
 
 // Elements of each buffer slot, passed to a CUDA kernel by value.

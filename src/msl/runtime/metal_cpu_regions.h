@@ -26,6 +26,11 @@ struct GroupThreads {
   unsigned results_ready[kRegionExchangeSlots][kRegionMaxThreads / kSimdWidth];
   alignas(16) unsigned char slots[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
   alignas(16) unsigned char results[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
+#if ALLOY_MSL_CPU_RACE_CHECK
+  // Regions run so far by this OS thread, over all its groups: two accesses
+  // in one region, with no barrier between, may race (metal_race.h).
+  unsigned long long region_serial = 0;
+#endif
   // The kernel's per-thread arrays (values that live across regions).
   void* frame = nullptr;
   unsigned long frame_bytes = 0, frame_wanted = 0;
@@ -36,12 +41,14 @@ struct GroupThreads {
 #endif
   ~GroupThreads() { __builtin_free(frame); }
 };
-#if ALLOY_MSL_USE_MATRIX
+#if ALLOY_MSL_USE_MATRIX || ALLOY_MSL_CPU_RACE_CHECK
 namespace detail {
 // The group this OS thread runs (set once per launch by run_regions): a
-// matrix operation reads its current thread from it.
+// matrix operation reads its current thread from it, the race check its region.
 inline thread_local GroupThreads* g_region_group = nullptr;
 }  // namespace detail
+#endif
+#if ALLOY_MSL_USE_MATRIX
 ALLOY_FUNC unsigned region_lane() { return unsigned(detail::g_region_group->current % kSimdWidth); }
 #endif
 
@@ -128,6 +135,9 @@ template <class P> ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot,
 // per-thread array indexed by an induction variable that cannot wrap);
 // otherwise a loop over the threads that skips those not running.
 template <class F> ALLOY_FUNC void region_for(GroupThreads& g, F&& body) {
+#if ALLOY_MSL_CPU_RACE_CHECK
+  ++g.region_serial;
+#endif
 #if ALLOY_MSL_USE_MATRIX
 #define ALLOY_REGION_CURRENT(tid) g.current = (tid)
 #else
@@ -175,6 +185,9 @@ ALLOY_FUNC auto region_row_column(const GroupThreads& g, unsigned long tid, meta
 // of the loop over its columns and computes it once a row. Otherwise
 // region_for, each thread's row and column divided for.
 template <class E, class K, class F> ALLOY_FUNC void region_for_rows(GroupThreads& g, K k, F&& body) {
+#if ALLOY_MSL_CPU_RACE_CHECK
+  ++g.region_serial;
+#endif
   if constexpr (metal::is_integral_v<E> && metal::is_integral_v<K>) {
     typedef decltype(E() / k) Q;
     const unsigned long n = g.extent[0], first = g.base.thread_position_in_grid.x, last = first + n - 1;
@@ -326,7 +339,7 @@ template <class F> void run_regions(const Launch* L, F&& group_fn) {
   GroupThreads* state_address = &state;
   __asm__("" : "+r"(state_address));
   GroupThreads& g = *state_address;
-#if ALLOY_MSL_USE_MATRIX
+#if ALLOY_MSL_USE_MATRIX || ALLOY_MSL_CPU_RACE_CHECK
   detail::g_region_group = &g;
 #endif
   for (unsigned long long n = L->tg_begin; n < L->tg_end; ++n) {
