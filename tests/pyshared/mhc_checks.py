@@ -26,6 +26,7 @@ Two bugs of the package's own kernels decide the shapes and options used:
   thread to the next barrier, so every thread after lane 0 reads lane 0's
   partial, and dx comes out wrong (NaN where it is negative). With a barrier
   added the kernel matches; the default, `fused_backward=False`, is used.
+  `ALLOY_RACE_CHECK=1` names the race (test_real_mlx_mhc.py).
 """
 import warnings
 
