@@ -10,7 +10,7 @@
 namespace alloy::fast {
 namespace {
 
-constexpr char kMagic[] = "ALLOYPLAN1";
+constexpr char kMagic[] = "ALLOYPLAN2";
 
 void put_u32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
@@ -95,6 +95,7 @@ std::string encode_plan(const CudaLaunchPlan& plan) {
   put_u32(out, static_cast<uint32_t>(plan.threadgroups_per_block));
   put_text(out, plan.entry);
   put_u32(out, plan.dynamic_threadgroup);
+  put_u32(out, plan.buffer_alignment);
   put_text(out, plan.cubin ? *plan.cubin : std::string());
   return out;
 }
@@ -117,6 +118,7 @@ std::optional<CudaLaunchPlan> decode_plan(const std::string& bytes) {
   plan.threadgroups_per_block = static_cast<int>(r.u32());
   plan.entry = r.text();
   plan.dynamic_threadgroup = r.u32();
+  plan.buffer_alignment = r.u32();
   std::string cubin = r.text();
   if (!r.ok() || !r.at_end() || plan.threadgroups_per_block < 1 || plan.entry.empty() || cubin.empty())
     return std::nullopt;

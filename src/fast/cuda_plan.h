@@ -19,6 +19,7 @@ struct CudaLaunchPlan {
   int threadgroups_per_block = 1;      // msl::cuda_threadgroups_per_block
   std::string entry;                   // the kernel's symbol in the cubin
   unsigned dynamic_threadgroup = 0;    // bytes of threadgroup arrays in dynamic shared memory
+  unsigned buffer_alignment = 0;       // msl::Analysis::assumed_buffer_alignment
   jit::Cache::Bytes cubin;
 };
 

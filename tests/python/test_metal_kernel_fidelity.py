@@ -215,3 +215,23 @@ def test_fp_contract_on_leaves_contraction_to_the_compiler(capfd):
             threadgroup=(32, 1, 1), verbose=True)[0]
     assert np.array_equal(np.array(out), np.arange(64, dtype=np.float32) * 2 + 1)
     assert "FMA" not in capfd.readouterr().out
+
+
+@pytest.mark.parametrize("offset", [1, 2, 3])
+def test_a_view_at_an_offset_read_as_float4_is_realigned(rng, offset):
+    # Kernels read buffers as float4 (mhc-mlx, mlx-vlm's hyper-connections),
+    # sound on Metal, whose buffers start on pages. A slice at an offset
+    # starts 4-12 bytes past that: the launch gives such a kernel an aligned
+    # copy (the CPU's aligned vector moves fault, the GPU's misaligned access
+    # ends its context).
+    src = """
+        uint i = thread_position_in_grid.x;
+        float4 v = *(const device float4*)(inp + 4 * i);
+        *(device float4*)(out + 4 * i) = v * 2.0f + 1.0f;
+    """
+    base = rng.standard_normal(4 * 33 + 3).astype(np.float32)
+    x = mx.array(base)[offset:offset + 4 * 33]  # a view of the same buffer
+    k = mx.fast.metal_kernel(name="float4_of_a_view", input_names=["inp"], output_names=["out"], source=src)
+    (out,) = k(inputs=[x], grid=(33, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(4 * 33,)],
+               output_dtypes=[mx.float32])
+    np.testing.assert_array_equal(np.array(out), base[offset:offset + 4 * 33] * 2 + 1)

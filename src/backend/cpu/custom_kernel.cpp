@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -210,21 +211,25 @@ void fill_elements(void* p, size_t n, Dtype d, double value) {
 }  // namespace cpu
 
 void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<array>& outputs) {
-  // Copies of the inputs only when one must be made row-contiguous.
+  // Copies of the inputs only when one must be made row-contiguous, or
+  // starts less aligned than the kernel's casts assume (a view at an offset
+  // read as float4; the allocator's buffers start on 64 bytes, as Metal's do
+  // on pages).
   const std::vector<array>* inputs_p = &inputs_in;
   std::vector<array> copied;
-  if (ensure_row_contiguous()) {
-    for (size_t i = 0; i < inputs_in.size(); ++i) {
-      if (inputs_in[i].flags().row_contiguous) continue;
-      const std::vector<bool>& strided = launch().strided_inputs;
-      if (i < strided.size() && strided[i]) continue;
-      if (copied.empty()) copied = inputs_in;
-      array c = contiguous(inputs_in[i], false, stream());
-      c.eval();
-      copied[i] = c;
-    }
-    if (!copied.empty()) inputs_p = &copied;
+  const unsigned alignment = variant().translated.analysis.assumed_buffer_alignment;
+  for (size_t i = 0; i < inputs_in.size(); ++i) {
+    const array& in = inputs_in[i];
+    const std::vector<bool>& strided = launch().strided_inputs;
+    const bool reorder = ensure_row_contiguous() && !in.flags().row_contiguous && !(i < strided.size() && strided[i]);
+    const bool realign = alignment > 8 && in.nbytes() > 0 && reinterpret_cast<uintptr_t>(in.raw_data()) % alignment;
+    if (!reorder && !realign) continue;
+    if (copied.empty()) copied = inputs_in;
+    array c = reorder ? contiguous(in, false, stream()) : copy(in, stream());
+    c.eval();
+    copied[i] = c;
   }
+  if (!copied.empty()) inputs_p = &copied;
   const std::vector<array>& inputs = *inputs_p;
   const std::vector<int>& from = launch().output_from_input;
   for (size_t j = 0; j < outputs.size(); ++j) {

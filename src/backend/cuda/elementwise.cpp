@@ -105,6 +105,10 @@ void copy_into(const array& src, void* dst, Dtype dst_dtype, const Strides& dst_
 
 array row_contiguous(const array& a, CUstream stream, const char* op) {
   if (a.flags().row_contiguous) return a;
+  return copy_row_contiguous(a, stream, op);
+}
+
+array copy_row_contiguous(const array& a, CUstream stream, const char* op) {
   Buffer b = allocator(Device(Device::gpu)).malloc(a.nbytes());
   array out(std::make_shared<Data>(b), a.shape(), row_major_strides(a.shape()), a.dtype());
   copy_into(a, out.raw_data(), a.dtype(), out.strides(), stream, op);

@@ -41,5 +41,7 @@ void copy_into(const array& src, void* dst, Dtype dst_dtype, const Strides& dst_
                const char* op);
 // `a` when it is row-contiguous, else a row-contiguous GPU copy (same dtype).
 array row_contiguous(const array& a, CUstream stream, const char* op);
+// A row-contiguous copy of `a` in a buffer of its own (the allocator's alignment), always.
+array copy_row_contiguous(const array& a, CUstream stream, const char* op);
 
 }  // namespace alloy::cuda
