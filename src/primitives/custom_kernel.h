@@ -36,6 +36,14 @@ class CustomKernel : public Primitive {
   const std::array<unsigned, 3>& threadgroup() const { return launch_.threadgroup; }
   const std::optional<double>& init_value() const { return launch_.init_value; }
   bool ensure_row_contiguous() const { return launch_.ensure_row_contiguous; }
+  // Whether input i goes to the kernel as a row-contiguous copy of its own:
+  // when it must be made row-contiguous (ensure_row_contiguous, unless a
+  // tensor parameter reads it through its strides), or when it starts less
+  // aligned than the kernel's casts assume (msl::Analysis::
+  // assumed_buffer_alignment: a view at an offset read as float4, sound on
+  // Metal, whose buffers start on pages; on the CPU an aligned vector move
+  // faults, on the GPU a misaligned access ends the context).
+  bool input_needs_copy(const array& in, size_t i) const;
   // Dynamic shared memory per block, in bytes (cuda_kernel's shared_memory).
   unsigned shared_memory() const { return launch_.shared_memory; }
 

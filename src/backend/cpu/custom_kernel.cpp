@@ -211,21 +211,14 @@ void fill_elements(void* p, size_t n, Dtype d, double value) {
 }  // namespace cpu
 
 void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<array>& outputs) {
-  // Copies of the inputs only when one must be made row-contiguous, or
-  // starts less aligned than the kernel's casts assume (a view at an offset
-  // read as float4; the allocator's buffers start on 64 bytes, as Metal's do
-  // on pages).
+  // Copies of the inputs only where input_needs_copy says.
   const std::vector<array>* inputs_p = &inputs_in;
   std::vector<array> copied;
-  const unsigned alignment = variant().translated.analysis.assumed_buffer_alignment;
   for (size_t i = 0; i < inputs_in.size(); ++i) {
     const array& in = inputs_in[i];
-    const std::vector<bool>& strided = launch().strided_inputs;
-    const bool reorder = ensure_row_contiguous() && !in.flags().row_contiguous && !(i < strided.size() && strided[i]);
-    const bool realign = alignment > 8 && in.nbytes() > 0 && reinterpret_cast<uintptr_t>(in.raw_data()) % alignment;
-    if (!reorder && !realign) continue;
+    if (!input_needs_copy(in, i)) continue;
     if (copied.empty()) copied = inputs_in;
-    array c = reorder ? contiguous(in, false, stream()) : copy(in, stream());
+    array c = in.flags().row_contiguous ? copy(in, stream()) : contiguous(in, false, stream());
     c.eval();
     copied[i] = c;
   }

@@ -58,12 +58,6 @@ std::shared_ptr<const fast::CudaLaunchPlan> plan_for(fast::KernelVariant& v) {
   return plan;
 }
 
-// The alignment the kernel's casts assume of its buffers
-// (msl::Analysis::assumed_buffer_alignment), from its translation or its plan.
-unsigned assumed_buffer_alignment(const fast::KernelVariant& v) {
-  return v.cuda_plan ? v.cuda_plan->buffer_alignment : v.translated.analysis.assumed_buffer_alignment;
-}
-
 // The variant's loaded kernel; it lives as long as the variant. After the
 // first launch this is one acquire load (KernelVariant::ready).
 const CudaBinary* compiled_for(fast::KernelVariant& v) {
@@ -365,21 +359,13 @@ FillLaunch::FillLaunch(void* data, size_t n, unsigned width, uint64_t bits)
 void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<array>& outputs) {
   cuda::CUstream cs = cached_stream(stream());
 
-  // Copies of the inputs only when one must be made row-contiguous, or
-  // starts less aligned than the kernel's casts assume (a view at an offset
-  // read as float4: on the GPU a misaligned access would end the context).
+  // Copies of the inputs only where input_needs_copy says.
   const std::vector<array>* inputs_p = &inputs_in;
   std::vector<array> copied;
-  const unsigned alignment = assumed_buffer_alignment(variant());
   for (size_t i = 0; i < inputs_in.size(); ++i) {
-    const array& in = inputs_in[i];
-    // Tensor parameters read their arrays through the arrays' own strides.
-    const std::vector<bool>& strided = launch().strided_inputs;
-    const bool reorder = ensure_row_contiguous() && !in.flags().row_contiguous && !(i < strided.size() && strided[i]);
-    const bool realign = alignment > 8 && in.nbytes() > 0 && reinterpret_cast<uintptr_t>(in.raw_data()) % alignment;
-    if (!reorder && !realign) continue;
+    if (!input_needs_copy(inputs_in[i], i)) continue;
     if (copied.empty()) copied = inputs_in;
-    copied[i] = cuda::copy_row_contiguous(in, cs, "metal_kernel");
+    copied[i] = cuda::copy_row_contiguous(inputs_in[i], cs, "metal_kernel");
   }
   if (!copied.empty()) inputs_p = &copied;
   const std::vector<array>& inputs = *inputs_p;

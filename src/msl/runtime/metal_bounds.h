@@ -29,25 +29,35 @@ template <class T, unsigned long long N> struct bounds_extent<T[N], 0> {
 };
 template <class T, unsigned long long N, int D> struct bounds_extent<T[N], D> : bounds_extent<T, D - 1> {};
 
-ALLOY_FUNC void bounds_fault(const BoundsCheck& c, int slot, int dim, int line, int write, long long index,
-                             unsigned long long size) {
+// The launch's report, claimed for this thread's fault (its position
+// written), or null when another fault came first. On the CPU the launch's
+// threadgroups not yet started are cancelled.
+ALLOY_FUNC BoundsReport* claim_report(const BoundsCheck& c) {
   BoundsReport* r = c.report;
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-  if (atomicCAS(&r->faulted, 0u, 1u) != 0u) return;
+  if (atomicCAS(&r->faulted, 0u, 1u) != 0u) return nullptr;
 #else
   unsigned expected = 0;
-  if (!__atomic_compare_exchange_n(&r->faulted, &expected, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+  if (!__atomic_compare_exchange_n(&r->faulted, &expected, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    return nullptr;
   if (c.cancel) __atomic_store_n(const_cast<int*>(c.cancel), 1, __ATOMIC_RELAXED);
 #endif
+  r->thread[0] = c.thread.x;
+  r->thread[1] = c.thread.y;
+  r->thread[2] = c.thread.z;
+  return r;
+}
+
+ALLOY_FUNC void bounds_fault(const BoundsCheck& c, int slot, int dim, int line, int write, long long index,
+                             unsigned long long size) {
+  BoundsReport* r = claim_report(c);
+  if (!r) return;
   r->slot = slot;
   r->dim = dim;
   r->line = line;
   r->write = write;
   r->index = index;
   r->size = size;
-  r->thread[0] = c.thread.x;
-  r->thread[1] = c.thread.y;
-  r->thread[2] = c.thread.z;
 }
 
 template <class Base, int D, class I>

@@ -38,18 +38,13 @@ inline bool same_thread(const unsigned* a, const metal::uint3& b) {
 
 inline void race_fault(const BoundsCheck& c, int slot, int line, int write, long long element,
                        const RaceAccess& other, int other_write) {
-  BoundsReport* r = c.report;
-  unsigned expected = 0;
-  if (!__atomic_compare_exchange_n(&r->faulted, &expected, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
-  if (c.cancel) __atomic_store_n(const_cast<int*>(c.cancel), 1, __ATOMIC_RELAXED);
+  BoundsReport* r = claim_report(c);
+  if (!r) return;
   r->race = 1;
   r->slot = slot;
   r->line = line;
   r->write = write;
   r->index = element;
-  r->thread[0] = c.thread.x;
-  r->thread[1] = c.thread.y;
-  r->thread[2] = c.thread.z;
   r->other_line = other.line;
   r->other_write = other_write;
   for (int d = 0; d < 3; ++d) r->other_thread[d] = other.thread[d];
