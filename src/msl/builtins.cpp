@@ -31,15 +31,36 @@ constexpr std::array<AttributeInfo, 20> kAttributes = {{
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-// Scalar element names that form vector types (`float4`, `packed_half3`).
-constexpr std::array<std::string_view, 12> kVectorScalars = {
-    "bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "float",
-    "bfloat"};
-
-bool is_integer_scalar(std::string_view s) {
-  return s == "char" || s == "uchar" || s == "short" || s == "ushort" || s == "int" ||
-         s == "uint" || s == "long" || s == "ulong";
-}
+// Metal's scalar types: the element names that form vector types (`float4`,
+// `packed_half3`), with their size (= alignment) and whether they are integers.
+struct ScalarInfo {
+  std::string_view name;
+  unsigned size;
+  bool integer;
+};
+constexpr std::array<ScalarInfo, 12> kVectorScalars = {{{"bool", 1, false},
+                                                        {"char", 1, true},
+                                                        {"uchar", 1, true},
+                                                        {"short", 2, true},
+                                                        {"ushort", 2, true},
+                                                        {"int", 4, true},
+                                                        {"uint", 4, true},
+                                                        {"long", 8, true},
+                                                        {"ulong", 8, true},
+                                                        {"half", 2, false},
+                                                        {"float", 4, false},
+                                                        {"bfloat", 2, false}}};
+// The <stdint.h> and size names kernels also use.
+constexpr std::array<ScalarInfo, 10> kOtherScalars = {{{"int8_t", 1, true},
+                                                       {"uint8_t", 1, true},
+                                                       {"int16_t", 2, true},
+                                                       {"uint16_t", 2, true},
+                                                       {"int32_t", 4, true},
+                                                       {"uint32_t", 4, true},
+                                                       {"int64_t", 8, true},
+                                                       {"uint64_t", 8, true},
+                                                       {"size_t", 8, true},
+                                                       {"ptrdiff_t", 8, true}}};
 
 }  // namespace
 
@@ -102,7 +123,8 @@ bool is_atomic_name(std::string_view name) {
 std::optional<std::string> invalid_vector_type(std::string_view name) {
   std::string_view rest = name;
   if (starts_with(rest, "packed_")) rest.remove_prefix(7);
-  for (std::string_view scalar : kVectorScalars) {
+  for (const ScalarInfo& info : kVectorScalars) {
+    const std::string_view scalar = info.name;
     if (!starts_with(rest, scalar)) continue;
     std::string_view tail = rest.substr(scalar.size());
     if (tail.empty() || !std::isdigit(static_cast<unsigned char>(tail[0]))) continue;
@@ -119,7 +141,7 @@ std::optional<std::string> invalid_vector_type(std::string_view name) {
         if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
     }
     // int8, uint16, ... read as bit widths: user names, not vectors.
-    if (m.empty() && is_integer_scalar(scalar) &&
+    if (m.empty() && info.integer &&
         (n == "8" || n == "16" || n == "32" || n == "64"))
       return std::nullopt;
     auto ok = [](std::string_view w) { return w == "2" || w == "3" || w == "4"; };
@@ -134,22 +156,17 @@ std::optional<std::string> invalid_vector_type(std::string_view name) {
 }
 
 std::optional<unsigned> metal_type_alignment(std::string_view name) {
-  auto scalar = [](std::string_view s) -> unsigned {
-    if (s == "bool" || s == "char" || s == "uchar" || s == "int8_t" || s == "uint8_t") return 1;
-    if (s == "short" || s == "ushort" || s == "half" || s == "bfloat" || s == "int16_t" || s == "uint16_t") return 2;
-    if (s == "int" || s == "uint" || s == "float" || s == "int32_t" || s == "uint32_t") return 4;
-    if (s == "long" || s == "ulong" || s == "int64_t" || s == "uint64_t" || s == "size_t" || s == "ptrdiff_t")
-      return 8;
-    return 0;
-  };
-  if (unsigned a = scalar(name)) return a;
+  for (const ScalarInfo& s : kVectorScalars)
+    if (s.name == name) return s.size;
+  for (const ScalarInfo& s : kOtherScalars)
+    if (s.name == name) return s.size;
   std::string_view rest = name;
   const bool packed = starts_with(rest, "packed_");
   if (packed) rest.remove_prefix(7);
-  for (std::string_view s : kVectorScalars) {
-    if (!starts_with(rest, s) || rest.size() < s.size() + 1) continue;
-    const char n = rest[s.size()];
-    std::string_view after = rest.substr(s.size() + 1);
+  for (const ScalarInfo& s : kVectorScalars) {
+    if (!starts_with(rest, s.name) || rest.size() < s.name.size() + 1) continue;
+    const char n = rest[s.name.size()];
+    std::string_view after = rest.substr(s.name.size() + 1);
     if (n < '2' || n > '4') continue;
     // A vector, or a matrix `<s><columns>x<rows>` whose columns are vectors of `rows`.
     unsigned width = n - '0';
@@ -157,8 +174,8 @@ std::optional<unsigned> metal_type_alignment(std::string_view name) {
       if (packed || after.size() != 2 || after[0] != 'x' || after[1] < '2' || after[1] > '4') continue;
       width = after[1] - '0';
     }
-    if (packed) return scalar(s);
-    return scalar(s) * (width == 3 ? 4 : width);
+    if (packed) return s.size;
+    return s.size * (width == 3 ? 4 : width);
   }
   return std::nullopt;
 }

@@ -39,6 +39,12 @@ std::string math_mode_macro(const std::string& mode) {
 
 }  // namespace
 
+// Whether the translation checks races (KernelSpec::race_check): the CPU's,
+// which are bounds-checked too (the check rides on their rewrite).
+static bool cpu_race_check(const KernelSpec& spec, const CxxTarget& target) {
+  return spec.race_check && spec.bounds_check && target.target() == Target::Cpp;
+}
+
 void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const TranslatedKernel& k,
                   const RuntimeFeatures& features, Writer& w) {
   const std::string what = spec.program_entry.empty() ? "MLX metal_kernel '" + spec.name + "'"
@@ -50,7 +56,7 @@ void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const Transla
   if (!k.cpu_inlined.empty()) w.generated("// " + k.cpu_inlined + ".\n");
   if (k.analysis.fp_contract_off)
     w.generated("// Compiled without contracting a * b + c into an FMA: the kernel turns FP_CONTRACT off.\n");
-  const bool races = spec.race_check && spec.bounds_check && target.target() == Target::Cpp;
+  const bool races = cpu_race_check(spec, target);
   if (races)
     w.generated(k.cpu_threads.rfind("regions", 0) == 0
                     ? "// Race check: accesses to threadgroup arrays are checked between barriers.\n"
@@ -191,7 +197,7 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
     for (const ParamSpec& p : spec.outputs) k.bounds_names.push_back(p.name);
     k.kernel_scope_threadgroup_arrays =
         rewrite_checked_body(lexed.source, user_names, w, storage, k.bounds_names, &threads, &macros,
-                             spec.race_check && target.target() == Target::Cpp);
+                             cpu_race_check(spec, target));
   } else {
     k.kernel_scope_threadgroup_arrays = rewrite_user_code(lexed.source, Origin::Source, user_names, w, storage,
                                                           /*whole_program=*/false, &threads, &macros);
