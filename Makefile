@@ -12,6 +12,9 @@ export CCACHE_DIR ?= $(CURDIR)/build/ccache
 # takes every architecture: make wheel AOT_ARCHS="80;86;89;90;100;120" AOT_PTX=120
 AOT_ARCHS ?= 90
 AOT_PTX ?=
+# The Python suites run on every core (pytest-xdist): most of their time is
+# the host compiler building kernels, one process per kernel.
+PYTEST_WORKERS ?= -n $(JOBS)
 
 .PHONY: demo test deps venv cpp python wheel test-cpp test-example test-python test-wheel test-fuzz bench clean
 
@@ -31,7 +34,7 @@ $(VENV)/.ready: pyproject.toml | deps
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# safetensors (tests only): the reference reader and writer the I/O tests check against.
-	$(PY) -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy ml_dtypes pytest pytest-timeout ninja safetensors
+	$(PY) -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy ml_dtypes pytest pytest-timeout pytest-xdist ninja safetensors
 	# Real MLX (CPU build) is the oracle of the differential tests.
 	$(PY) -m pip install -q "mlx[cpu]==0.32.4"
 	# Public MLX code whose Metal kernels tests/python/test_real_mlx_*.py run on
@@ -72,13 +75,13 @@ WHEEL_VENV := build/wheel-venv
 WHEEL_TESTS := build/wheel-tests
 test-wheel: wheel
 	rm -rf $(WHEEL_VENV) $(WHEEL_TESTS) && python3 -m venv $(WHEEL_VENV)
-	$(WHEEL_VENV)/bin/python -m pip install -q numpy ml_dtypes pytest pytest-timeout safetensors pillow "mlx[cpu]==0.32.4"
+	$(WHEEL_VENV)/bin/python -m pip install -q numpy ml_dtypes pytest pytest-timeout pytest-xdist safetensors pillow "mlx[cpu]==0.32.4"
 	$(WHEEL_VENV)/bin/python -m pip install -q --no-deps "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10" "mflux==0.24.0" "parakeet-mlx==0.7.0" "zmlx==0.10.0" "mhc-mlx==0.6.3" dist/alloy-*.whl
 	scripts/install_mlx_mfa_sources.sh "$$($(WHEEL_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 	mkdir -p $(WHEEL_TESTS) && cp -r tests examples pyproject.toml $(WHEEL_TESTS)/
 	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -c "import alloy, sys; assert 'site-packages' in alloy.__file__, alloy.__file__; print('testing', alloy.__file__)"
-	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -m pytest -q -p no:cacheprovider tests/python
-	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -m pytest -q -p no:cacheprovider tests/mlx_plugin
+	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -m pytest -q $(PYTEST_WORKERS) -p no:cacheprovider tests/python
+	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -m pytest -q $(PYTEST_WORKERS) -p no:cacheprovider tests/mlx_plugin
 
 test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -114,11 +117,11 @@ SYNC_SUITES = tests/python/test_simd_divergence.py tests/python/test_metal_kerne
 	tests/python/test_real_mlx_code.py tests/python/test_real_mlx_fused_kernels.py tests/python/test_cpu_sync_threads.py \
 	tests/python/test_real_mlx_vlm_verifiers.py tests/python/test_real_mlx_mflux_parakeet.py tests/python/test_real_mlx_mfa.py
 test-python:
-	$(PY) -m pytest -q tests/python
-	ALLOY_CPU_SYNC=coroutines $(PY) -m pytest -q -p no:cacheprovider $(SYNC_SUITES)
-	ALLOY_CPU_SYNC=fibers $(PY) -m pytest -q -p no:cacheprovider $(SYNC_SUITES)
-	ALLOY_BOUNDS_CHECK=0 $(PY) -m pytest -q -p no:cacheprovider $(SYNC_SUITES)
-	$(PY) -m pytest -q tests/mlx_plugin
+	$(PY) -m pytest -q $(PYTEST_WORKERS) tests/python
+	ALLOY_CPU_SYNC=coroutines $(PY) -m pytest -q $(PYTEST_WORKERS) -p no:cacheprovider $(SYNC_SUITES)
+	ALLOY_CPU_SYNC=fibers $(PY) -m pytest -q $(PYTEST_WORKERS) -p no:cacheprovider $(SYNC_SUITES)
+	ALLOY_BOUNDS_CHECK=0 $(PY) -m pytest -q $(PYTEST_WORKERS) -p no:cacheprovider $(SYNC_SUITES)
+	$(PY) -m pytest -q $(PYTEST_WORKERS) tests/mlx_plugin
 
 bench: python
 	$(PY) benchmarks/run_all.py
