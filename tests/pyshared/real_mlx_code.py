@@ -50,6 +50,7 @@ _INSTALL_HINT = {
     "parakeet_mlx": "parakeet-mlx==0.7.0",
     "zmlx": "zmlx==0.10.0",
     "mhc_mlx": "mhc-mlx==0.6.3",
+    "natten_mlx": "natten-mlx==0.3.3",
 }
 
 
@@ -286,7 +287,10 @@ class Loader:
 
     def source_path(self, name):
         path = self._path(name)
-        if path.is_dir():  # a package: its __init__.py
+        # A package: its __init__.py. As in Python's import, a module file
+        # wins over a folder of the same name without one (natten-mlx's
+        # _core/nanobind.py beside the C++ sources in _core/nanobind/).
+        if path.is_dir() and (path.joinpath("__init__.py").is_file() or not path.with_suffix(".py").is_file()):
             return path / "__init__.py"
         return path.with_suffix(".py")
 

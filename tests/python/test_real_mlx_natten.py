@@ -1,0 +1,80 @@
+"""natten-mlx 0.3.3 (neighborhood attention, 1D/2D/3D) on Alloy, its files
+unchanged (loaded by tests/pyshared/real_mlx_code.py with their imports
+pointed at Alloy; the package's __init__, which refuses any platform but
+macOS, does not run): the Metal backend's fused forward kernels (scalar,
+float4, SIMD-group and causal forms, stride, dilation, GQA), their backward
+kernels under mx.grad, the split QK/AV kernels and the variable-length
+kernels, against float64 numpy, the package's pure backend on Alloy, and the
+same pure backend on real MLX. The checks are
+tests/pyshared/natten_checks.py's, shared with alloy.mlx's suite."""
+import numpy as np
+import pytest
+
+import mlx.core as real_mx
+
+import alloy.core as ax
+import natten_checks as nc
+from real_mlx_code import load
+
+
+@pytest.fixture(scope="module")
+def natten():
+    return nc.prepare(load("natten_mlx.functional", "alloy", kernels=True))
+
+
+@pytest.fixture(scope="module")
+def natten_on_mlx():
+    functional = load("natten_mlx.functional", "mlx")
+    functional.__port_loader__.loaded["natten_mlx._core.ops"].set_backend("pure")
+    return functional
+
+
+def _ran(launched, start, part):
+    names = launched[start:]
+    assert names and all("natten" in n for n in names), names
+    assert any(part in n for n in names), (part, names)
+
+
+@pytest.mark.parametrize("name", list(nc.CASES))
+def test_forward(rng, natten, natten_on_mlx, name):
+    F, ops, launched = natten
+    start = len(launched)
+    (q, k, v), args, got = nc.forward_matches(F, ops, ax, rng, name, "float32")
+    _ran(launched, start, "simd" if "simd" in name else "fused")
+    rank = len(nc.CASES[name][0])
+    theirs = getattr(natten_on_mlx, f"na{rank}d")(*(real_mx.array(np.array(x)) for x in (q, k, v)), **args)
+    np.testing.assert_allclose(got, np.array(theirs), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["1d_vec4", "2d_causal_rows", "3d_vec4"])
+def test_forward_low_precision(rng, natten, name, dtype):
+    F, ops, launched = natten
+    start = len(launched)
+    nc.forward_matches(F, ops, ax, rng, name, dtype)
+    _ran(launched, start, "fused")
+
+
+@pytest.mark.parametrize("name", ["1d_scalar_stride_dilation", "1d_causal", "1d_simd", "1d_gqa", "2d_vec4",
+                                  "2d_scalar_stride_dilation", "2d_simd", "3d_causal_depth", "3d_simd"])
+def test_gradients(rng, natten, name):
+    F, ops, launched = natten
+    start = len(launched)
+    nc.gradients_match(F, ops, ax, rng, name)
+    _ran(launched, start, "bwd")
+
+
+@pytest.mark.parametrize("name", ["1d_vec4", "2d_scalar_stride_dilation", "3d_vec4"])
+def test_split_qk_av(rng, natten, name):
+    F, ops, launched = natten
+    start = len(launched)
+    nc.split_ops_match(F, ops, ax, rng, name)
+    _ran(launched, start, "_qk")
+    _ran(launched, start, "_av")
+
+
+def test_varlen_1d(rng, natten):
+    F, ops, launched = natten
+    start = len(launched)
+    nc.varlen_1d_matches(F, ops, ax, rng)
+    _ran(launched, start, "varlen")
