@@ -1,8 +1,9 @@
 """natten-mlx 0.3.3 (neighborhood attention) on real MLX with alloy.mlx, its
 files unchanged (loaded by tests/pyshared/real_mlx_code.py; the package's
 __init__ refuses any platform but macOS, its modules do not): the Metal
-backend's forward, backward, split and variable-length kernels against
-float64 and the package's pure-MLX backend. The checks are
+backend's forward, backward, split and variable-length kernels, and
+extras.allin1's QK+RPB and AV kernels, against float64 and the package's
+pure-MLX backend. The checks are
 tests/pyshared/natten_checks.py's, shared with Alloy's own suite."""
 import pytest
 
@@ -63,3 +64,16 @@ def test_varlen_1d(rng, natten):
     start = len(launched)
     nc.varlen_1d_matches(F, ops, mx, rng)
     _ran(launched, start, "varlen")
+
+
+@pytest.fixture(scope="module")
+def allin1():
+    return nc.prepare_allin1(load("natten_mlx.extras.allin1", "mlx"))
+
+
+@pytest.mark.parametrize("rank,kernel,dilation,dim", [(1, 5, 2, 12), (1, 7, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)])
+def test_allin1_qk_rpb_and_av(rng, allin1, rank, kernel, dilation, dim):
+    module, launched = allin1
+    start = len(launched)
+    nc.rpb_ops_match(module, mx, rng, rank, kernel, dilation, dim)
+    _ran(launched, start, "")

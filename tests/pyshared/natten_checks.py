@@ -293,3 +293,46 @@ def prepare(functional):
     launched = []
     fast_metal.mx = _CountingCore(fast_metal.mx, launched)
     return functional, ops, launched
+
+
+# ---- extras/allin1: NATTEN's classic QK+RPB and AV ops (DiNAT models) -------
+
+def prepare_allin1(allin1):
+    """natten's extras.allin1 package (loaded by real_mlx_code.load): (module,
+    launched). Its __init__ falls back to pure MLX when its Metal module fails
+    to import; the checks need the Metal functions."""
+    assert allin1._metal_1d_qkrpb is not None and allin1._metal_2d_av is not None, "allin1's Metal module did not load"
+    fm = allin1.__port_loader__.loaded["natten_mlx.extras.allin1.functional_metal"]
+    launched = []
+    fm.mx = _CountingCore(fm.mx, launched)
+    return allin1, launched
+
+
+def rpb_ops_match(allin1, mx, rng, rank, kernel, dilation, dim):
+    """na{1,2}d_qk_rpb (scaled q.k of each neighbour plus the relative
+    position bias rpb[h, (n - i) / dilation + kernel - 1] per axis) and
+    na{1,2}d_av_fused against float64."""
+    B, H = 2, 3
+    spatial = (4 * kernel * dilation,) if rank == 1 else (2 * kernel * dilation + 1, 2 * kernel * dilation - 1)
+    q, k, v = (rng.standard_normal((B, *spatial, H, dim)).astype(np.float32) for _ in range(3))
+    rpb = rng.standard_normal((H,) + (2 * kernel - 1,) * rank).astype(np.float32)
+    scale = dim ** -0.5
+    qk, av = getattr(allin1, f"na{rank}d_qk_rpb"), getattr(allin1, f"na{rank}d_av_fused")
+    logits = qk(mx.array(q), mx.array(k), mx.array(rpb), kernel, dilation, scale=scale)
+    attn = mx.softmax(logits, axis=-1)
+    out = av(attn, mx.array(v), kernel, dilation)
+    mx.eval(logits, out)
+    ks, dil = (kernel,) * rank, (dilation,) * rank
+    ref = na_reference64(q, k, v, ks, (1,) * rank, dil, (False,) * rank, scale)
+    # The bias of each (query, neighbour) pair, from the per-axis offsets.
+    qlin, nlin, _, _ = neighbours(spatial, ks, (1,) * rank, dil, (False,) * rank)
+    qc = np.stack(np.unravel_index(qlin, spatial), -1)[:, None, :]  # [Nq, 1, rank]
+    nc_ = np.stack(np.unravel_index(nlin, spatial), -1)  # [Nq, K, rank]
+    rel = (nc_ - qc) // dilation + kernel - 1
+    bias = rpb[(slice(None),) + tuple(rel[..., a] for a in range(rank))]  # [H, Nq, K]
+    want = ref["logits"].reshape(B, -1, H, ref["logits"].shape[-1]) + bias.transpose(1, 0, 2)[None]
+    _close(np.array(logits).reshape(want.shape), want, 2e-5, f"allin1 {rank}d qk_rpb k={kernel} d={dilation}")
+    attn64 = np.array(attn, np.float64).reshape(B, -1, H, want.shape[-1])
+    vf = _flat(v, spatial)[:, nlin]  # [B, Nq, K, H, D]
+    out_want = np.einsum("bqhk,bqkhd->bqhd", attn64, vf).reshape(B, *spatial, H, dim)
+    _close(np.array(out), out_want, 2e-5, f"allin1 {rank}d av k={kernel} d={dilation}")
