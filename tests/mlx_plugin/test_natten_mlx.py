@@ -2,7 +2,7 @@
 files unchanged (loaded by tests/pyshared/real_mlx_code.py; the package's
 __init__ refuses any platform but macOS, its modules do not): the Metal
 backend's forward, backward, split and variable-length kernels, and
-extras.allin1's QK+RPB and AV kernels, against float64 and the package's
+extras.allin1's QK+RPB and AV kernels and their backward kernels, against float64 and the package's
 pure-MLX backend. The checks are
 tests/pyshared/natten_checks.py's, shared with Alloy's own suite."""
 import pytest
@@ -76,4 +76,13 @@ def test_allin1_qk_rpb_and_av(rng, allin1, rank, kernel, dilation, dim):
     module, launched = allin1
     start = len(launched)
     nc.rpb_ops_match(module, mx, rng, rank, kernel, dilation, dim)
+    _ran(launched, start, "")
+
+
+@pytest.mark.parametrize("rank,kernel,dilation,dim", [(1, 5, 2, 12), (1, 3, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)])
+def test_allin1_backward(rng, allin1, rank, kernel, dilation, dim):
+    module, launched = allin1
+    start = len(launched)
+    fm = module.__port_loader__.loaded["natten_mlx.extras.allin1.functional_metal"]
+    nc.rpb_backward_matches(fm, mx, rng, rank, kernel, dilation, dim)
     _ran(launched, start, "")

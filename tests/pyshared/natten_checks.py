@@ -336,3 +336,49 @@ def rpb_ops_match(allin1, mx, rng, rank, kernel, dilation, dim):
     vf = _flat(v, spatial)[:, nlin]  # [B, Nq, K, H, D]
     out_want = np.einsum("bqhk,bqkhd->bqhd", attn64, vf).reshape(B, *spatial, H, dim)
     _close(np.array(out), out_want, 2e-5, f"allin1 {rank}d av k={kernel} d={dilation}")
+
+
+def rpb_backward_matches(fm, mx, rng, rank, kernel, dilation, dim):
+    """functional_metal's natten{1,2}dqkrpb_backward (dq, dk, d_rpb from
+    d_attn) and natten{1,2}dav_backward (d_attn, d_value from d_out), which
+    take heads-first arrays [B, H, *spatial, X], against float64."""
+    B, H = 2, 3
+    spatial = (4 * kernel * dilation,) if rank == 1 else (2 * kernel * dilation + 1, 2 * kernel * dilation - 1)
+    ks, dil = (kernel,) * rank, (dilation,) * rank
+    qlin, nlin, _, _ = neighbours(spatial, ks, (1,) * rank, dil, (False,) * rank)
+    N, K = len(qlin), nlin.shape[1]
+    q, k, v = (rng.standard_normal((B, N, H, dim)) for _ in range(3))
+    rpb = rng.standard_normal((H,) + (2 * kernel - 1,) * rank)
+    d_attn, d_out = rng.standard_normal((B, N, H, K)), rng.standard_normal((B, N, H, dim))
+    attn = np.exp(rng.standard_normal((B, N, H, K)))
+    attn /= attn.sum(-1, keepdims=True)
+    q, k, v, rpb, d_attn, d_out, attn = (np.float32(a).astype(np.float64) for a in (q, k, v, rpb, d_attn, d_out, attn))
+
+    def heads_first(a):
+        return mx.array(np.ascontiguousarray(np.moveaxis(a.reshape(B, *spatial, H, -1), -2, 1)).astype(np.float32))
+
+    def back(a):  # heads-first result -> [B, N, H, X]
+        return np.moveaxis(np.array(a, np.float64), 1, -2).reshape(B, N, H, -1)
+
+    dq, dk, drpb = getattr(fm, f"natten{rank}dqkrpb_backward")(
+        heads_first(d_attn), heads_first(q), heads_first(k), mx.array(rpb.astype(np.float32)), kernel, dilation)
+    da, dv = getattr(fm, f"natten{rank}dav_backward")(heads_first(d_out), heads_first(attn), heads_first(v),
+                                                      kernel, dilation)
+    mx.eval(dq, dk, drpb, da, dv)
+    kn, vn = k[:, nlin], v[:, nlin]  # [B, N, K, H, D]
+    dq_ref = np.einsum("bnhk,bnkhd->bnhd", d_attn, kn)
+    dk_ref, dv_ref = np.zeros_like(k), np.zeros_like(v)
+    np.add.at(dk_ref, (slice(None), nlin), d_attn.transpose(0, 1, 3, 2)[..., None] * q[:, :, None])
+    np.add.at(dv_ref, (slice(None), nlin), attn.transpose(0, 1, 3, 2)[..., None] * d_out[:, :, None])
+    da_ref = np.einsum("bnhd,bnkhd->bnhk", d_out, vn)
+    qc = np.stack(np.unravel_index(qlin, spatial), -1)[:, None, :]
+    rel = (np.stack(np.unravel_index(nlin, spatial), -1) - qc) // dilation + kernel - 1  # [N, K, rank]
+    drpb_ref = np.zeros_like(rpb)
+    index = (np.arange(H)[None, :, None],) + tuple(rel[:, None, :, a] for a in range(rank))
+    np.add.at(drpb_ref, index, d_attn.sum(0))
+    label = f"allin1 {rank}d backward k={kernel} d={dilation}"
+    _close(back(dq), dq_ref, 2e-5, f"{label} dq")
+    _close(back(dk), dk_ref, 2e-5, f"{label} dk")
+    _close(np.array(drpb, np.float64), drpb_ref, 2e-5, f"{label} d_rpb")
+    _close(back(da), da_ref, 2e-5, f"{label} d_attn")
+    _close(back(dv), dv_ref, 2e-5, f"{label} d_value")

@@ -4,7 +4,7 @@ pointed at Alloy; the package's __init__, which refuses any platform but
 macOS, does not run): the Metal backend's fused forward kernels (scalar,
 float4, SIMD-group and causal forms, stride, dilation, GQA), their backward
 kernels under mx.grad, the split QK/AV kernels and the variable-length
-kernels, and extras.allin1's QK+RPB and AV kernels, against float64 numpy, the package's pure backend on Alloy, and the
+kernels, and extras.allin1's QK+RPB and AV kernels and their backward kernels, against float64 numpy, the package's pure backend on Alloy, and the
 same pure backend on real MLX. The checks are
 tests/pyshared/natten_checks.py's, shared with alloy.mlx's suite."""
 import numpy as np
@@ -92,4 +92,15 @@ def test_allin1_qk_rpb_and_av(rng, allin1, rank, kernel, dilation, dim):
     module, launched = allin1
     start = len(launched)
     nc.rpb_ops_match(module, ax, rng, rank, kernel, dilation, dim)
+    _ran(launched, start, "")
+
+
+@pytest.mark.parametrize("rank,kernel,dilation,dim", [(1, 5, 2, 12), (1, 3, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)])
+def test_allin1_backward(rng, allin1, rank, kernel, dilation, dim):
+    """extras.allin1's backward kernels: dq, dk and the bias gradient of
+    QK+RPB, d_attn and d_value of AV."""
+    module, launched = allin1
+    start = len(launched)
+    fm = module.__port_loader__.loaded["natten_mlx.extras.allin1.functional_metal"]
+    nc.rpb_backward_matches(fm, ax, rng, rank, kernel, dilation, dim)
     _ran(launched, start, "")
