@@ -121,6 +121,24 @@ CASES = {
     "3d_simd": ((5, 6, 5), (3, 3, 3), (1, 1, 1), (1, 1, 1), (False, False, False), (1, 1), 32),
 }
 
+# Which cases each kind of test runs (both hosts run the same).
+LOW_PRECISION_CASES = ["1d_vec4", "2d_causal_rows", "3d_vec4"]
+GRADIENT_CASES = ["1d_scalar_stride_dilation", "1d_causal", "1d_simd", "1d_gqa", "2d_vec4",
+                  "2d_scalar_stride_dilation", "2d_simd", "3d_causal_depth", "3d_simd"]
+SPLIT_CASES = ["1d_vec4", "2d_scalar_stride_dilation", "3d_vec4"]
+# extras.allin1: (rank, kernel, dilation, head dim)
+ALLIN1_CASES = [(1, 5, 2, 12), (1, 7, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)]
+ALLIN1_BACKWARD_CASES = [(1, 5, 2, 12), (1, 3, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)]
+
+
+def assert_launched(launched, start, part=""):
+    """The launches since `start` were natten's kernels, one of them named
+    with `part`: the Metal path ran, not the pure backend."""
+    names = launched[start:]
+    assert names and all("natten" in n for n in names), names
+    assert any(part in n for n in names), (part, names)
+
+
 # Relative tolerance of each dtype's rounded output (natten computes half
 # and bfloat16 inputs in float32 and rounds the result).
 TOLERANCE = {"float32": 2e-5, "float16": 2e-3, "bfloat16": 1.6e-2}

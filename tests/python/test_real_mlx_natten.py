@@ -29,55 +29,49 @@ def natten_on_mlx():
     return functional
 
 
-def _ran(launched, start, part):
-    names = launched[start:]
-    assert names and all("natten" in n for n in names), names
-    assert any(part in n for n in names), (part, names)
-
 
 @pytest.mark.parametrize("name", list(nc.CASES))
 def test_forward(rng, natten, natten_on_mlx, name):
     F, ops, launched = natten
     start = len(launched)
     (q, k, v), args, got = nc.forward_matches(F, ops, ax, rng, name, "float32")
-    _ran(launched, start, "simd" if "simd" in name else "fused")
+    nc.assert_launched(launched, start, "simd" if "simd" in name else "fused")
     rank = len(nc.CASES[name][0])
     theirs = getattr(natten_on_mlx, f"na{rank}d")(*(real_mx.array(np.array(x)) for x in (q, k, v)), **args)
     np.testing.assert_allclose(got, np.array(theirs), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-@pytest.mark.parametrize("name", ["1d_vec4", "2d_causal_rows", "3d_vec4"])
+@pytest.mark.parametrize("name", nc.LOW_PRECISION_CASES)
 def test_forward_low_precision(rng, natten, name, dtype):
     F, ops, launched = natten
     start = len(launched)
     nc.forward_matches(F, ops, ax, rng, name, dtype)
-    _ran(launched, start, "fused")
+    nc.assert_launched(launched, start, "fused")
 
 
-@pytest.mark.parametrize("name", ["1d_scalar_stride_dilation", "1d_causal", "1d_simd", "1d_gqa", "2d_vec4",
-                                  "2d_scalar_stride_dilation", "2d_simd", "3d_causal_depth", "3d_simd"])
+@pytest.mark.parametrize("name", nc.GRADIENT_CASES)
 def test_gradients(rng, natten, name):
     F, ops, launched = natten
     start = len(launched)
     nc.gradients_match(F, ops, ax, rng, name)
-    _ran(launched, start, "bwd")
+    nc.assert_launched(launched, start, "bwd")
 
 
-@pytest.mark.parametrize("name", ["1d_vec4", "2d_scalar_stride_dilation", "3d_vec4"])
+@pytest.mark.parametrize("name", nc.SPLIT_CASES)
 def test_split_qk_av(rng, natten, name):
     F, ops, launched = natten
     start = len(launched)
     nc.split_ops_match(F, ops, ax, rng, name)
-    _ran(launched, start, "_qk")
-    _ran(launched, start, "_av")
+    nc.assert_launched(launched, start, "_qk")
+    nc.assert_launched(launched, start, "_av")
 
 
 def test_varlen_1d(rng, natten):
     F, ops, launched = natten
     start = len(launched)
     nc.varlen_1d_matches(F, ops, ax, rng)
-    _ran(launched, start, "varlen")
+    nc.assert_launched(launched, start, "varlen")
 
 
 @pytest.fixture(scope="module")
@@ -85,17 +79,17 @@ def allin1():
     return nc.prepare_allin1(load("natten_mlx.extras.allin1", "alloy", kernels=True))
 
 
-@pytest.mark.parametrize("rank,kernel,dilation,dim", [(1, 5, 2, 12), (1, 7, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)])
+@pytest.mark.parametrize("rank,kernel,dilation,dim", nc.ALLIN1_CASES)
 def test_allin1_qk_rpb_and_av(rng, allin1, rank, kernel, dilation, dim):
     """extras.allin1 (the classic NATTEN ops of DiNAT models): fused QK plus
     relative position bias, and AV."""
     module, launched = allin1
     start = len(launched)
     nc.rpb_ops_match(module, ax, rng, rank, kernel, dilation, dim)
-    _ran(launched, start, "")
+    nc.assert_launched(launched, start, "")
 
 
-@pytest.mark.parametrize("rank,kernel,dilation,dim", [(1, 5, 2, 12), (1, 3, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)])
+@pytest.mark.parametrize("rank,kernel,dilation,dim", nc.ALLIN1_BACKWARD_CASES)
 def test_allin1_backward(rng, allin1, rank, kernel, dilation, dim):
     """extras.allin1's backward kernels: dq, dk and the bias gradient of
     QK+RPB, d_attn and d_value of AV."""
@@ -103,4 +97,4 @@ def test_allin1_backward(rng, allin1, rank, kernel, dilation, dim):
     start = len(launched)
     fm = module.__port_loader__.loaded["natten_mlx.extras.allin1.functional_metal"]
     nc.rpb_backward_matches(fm, ax, rng, rank, kernel, dilation, dim)
-    _ran(launched, start, "")
+    nc.assert_launched(launched, start, "")
