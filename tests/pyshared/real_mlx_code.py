@@ -51,6 +51,7 @@ _INSTALL_HINT = {
     "zmlx": "zmlx==0.10.0",
     "mhc_mlx": "mhc-mlx==0.6.3",
     "natten_mlx": "natten-mlx==0.3.3",
+    "demucs_mlx": "demucs-mlx==1.6.1",
 }
 
 
