@@ -126,9 +126,31 @@ LOW_PRECISION_CASES = ["1d_vec4", "2d_causal_rows", "3d_vec4"]
 GRADIENT_CASES = ["1d_scalar_stride_dilation", "1d_causal", "1d_simd", "1d_gqa", "2d_vec4",
                   "2d_scalar_stride_dilation", "2d_simd", "3d_causal_depth", "3d_simd"]
 SPLIT_CASES = ["1d_vec4", "2d_scalar_stride_dilation", "3d_vec4"]
+# (GRADIENT_CASES and SPLIT_CASES pass through misaligned_on_cuda, below.)
 # extras.allin1: (rank, kernel, dilation, head dim)
 ALLIN1_CASES = [(1, 5, 2, 12), (1, 7, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)]
 ALLIN1_BACKWARD_CASES = [(1, 5, 2, 12), (1, 3, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)]
+
+
+# On CUDA, cases whose head dim is not a multiple of 4: the package's
+# `weighted_add` helper (its header, used by the backward kernels of the
+# scalar path) loads `*((device const float4*)(src + d4 * 4))` with `src`
+# a row of `dim` floats, so every other row is 8 bytes off a 16-byte
+# boundary. Apple's GPUs load such a float4; CUDA faults
+# (CUDA_ERROR_MISALIGNED_ADDRESS), which ends the process's CUDA context.
+# Alloy does not yet turn such casts into loads that tolerate it; until it
+# does these cases are declared, not run, on the GPU.
+CUDA_MISALIGNED = {"1d_scalar_stride_dilation", "2d_scalar_stride_dilation"}
+
+
+def misaligned_on_cuda(name):
+    import os
+
+    import pytest
+
+    return pytest.param(name, marks=pytest.mark.xfail(
+        os.environ.get("ALLOY_TEST_DEVICE", "cpu") == "gpu" and name in CUDA_MISALIGNED, run=False, strict=True,
+        reason="misaligned float4 loads of the package's weighted_add fault on CUDA (natten_checks.CUDA_MISALIGNED)"))
 
 
 def assert_launched(launched, start, part=""):
