@@ -283,3 +283,48 @@ def test_a_stopped_kernel_inside_grad(rng, device):
         mx.eval(mx.grad(lambda v: make(spin, timeout=0.3)(v).sum())(x))
     g = mx.grad(lambda v: make(twice)(v).sum())(x)
     np.testing.assert_allclose(np.array(g), np.full(64, 2.0, np.float32))
+
+
+# ---- a vector read at an address not aligned to its type
+
+MISALIGNED_FLOAT4 = """
+    uint i = thread_position_in_grid.x;
+    device const float* row = a + i * 10;  // rows of 10 floats: every other one 8 bytes off 16
+    float4 v = *((device const float4*)(row));
+    out[i] = v.x + v.y + v.z + v.w;
+"""
+
+
+def test_a_misaligned_float4_read_runs_on_the_cpu(rng):
+    """Apple's GPUs and the CPU read a float4 at any float's address
+    (natten-mlx's weighted_add relies on it)."""
+    a = rng.standard_normal(64 * 10).astype(np.float32)
+    k = mx.fast.metal_kernel(name="misaligned_float4", input_names=["a"], output_names=["out"],
+                             source=MISALIGNED_FLOAT4)
+    (out,) = k(inputs=[mx.array(a)], grid=(64, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(64,)],
+               output_dtypes=[mx.float32], stream=mx.cpu)
+    np.testing.assert_allclose(np.array(out), a.reshape(64, 10)[:, :4].sum(1), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.skipif(os.environ.get("ALLOY_TEST_DEVICE") != "gpu", reason="the GPU's fault (the CPU case is above)")
+def test_a_misaligned_float4_read_on_the_gpu_is_an_error_saying_so():
+    """CUDA faults on it (CUDA_ERROR_MISALIGNED_ADDRESS) and the process
+    loses its GPU, so it runs in a process of its own: the error names the
+    kernel and says what a misaligned address usually is, and CPU work goes
+    on (README, known limits)."""
+    code = ("import numpy as np, alloy.core as mx\n"
+            f"src = {MISALIGNED_FLOAT4!r}\n"
+            "k = mx.fast.metal_kernel(name='misaligned_float4', input_names=['a'], output_names=['out'], source=src)\n"
+            "try:\n"
+            "    mx.eval(k(inputs=[mx.ones(640)], grid=(64,1,1), threadgroup=(32,1,1), output_shapes=[(64,)],\n"
+            "              output_dtypes=[mx.float32], stream=mx.gpu)[0])\n"
+            "    print('no error')\n"
+            "except RuntimeError as e:\n"
+            "    print('error:', e)\n"
+            "print('cpu', (mx.ones(3, stream=mx.cpu) + 1).tolist())\n")
+    env = dict(os.environ, ALLOY_BOUNDS_CHECK="0")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "error:" in r.stdout and "kernel 'misaligned_float4'" in r.stdout, r.stdout
+    assert "MISALIGNED_ADDRESS" in r.stdout and "Apple's GPUs accept it" in r.stdout, r.stdout
+    assert "cpu [2.0, 2.0, 2.0]" in r.stdout, r.stdout

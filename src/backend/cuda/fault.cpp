@@ -82,6 +82,14 @@ constexpr const char* kBoundsHint =
     " To find the faulting access, run the kernel with compile_options={\"bounds_check\": True} (or set "
     "ALLOY_BOUNDS_CHECK=1): the first out-of-bounds access is then named before it can fault.";
 
+// CUDA_ERROR_MISALIGNED_ADDRESS: bounds checks cannot name it (the access is
+// inside its buffer); what usually causes it in a Metal kernel is a cast.
+constexpr cuda_driver::CUresult kMisalignedAddress = 716;
+constexpr const char* kMisalignedHint =
+    " A misaligned address is usually a vector access through a cast, such as *((device const float4*)(p + i)) "
+    "with p + i not a multiple of 16 bytes: Apple's GPUs accept it, CUDA does not. Read such data element by "
+    "element, or keep each vector's start aligned to its size.";
+
 void on_fault(cuda_driver::CUresult result, const char* where, const char* call) {
   if (in_handler) return;  // a call of the rebuild itself failed: its own error says so
   struct Guard {
@@ -127,7 +135,7 @@ void on_fault(cuda_driver::CUresult result, const char* where, const char* call)
               "): GPU work in this process now raises an error, while CPU work (mx.cpu) and arrays already copied "
               "to the host stay valid. Restart the process to use the GPU again.";
   }
-  if (what.custom) outcome += kBoundsHint;
+  if (what.custom) outcome += result == kMisalignedAddress ? kMisalignedHint : kBoundsHint;
   throw std::runtime_error(std::string("[") + where + "] GPU fault " + what.text + ": " + error + " (seen by " +
                            call + "). " + outcome);
 }
