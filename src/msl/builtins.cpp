@@ -32,12 +32,7 @@ constexpr std::array<AttributeInfo, 20> kAttributes = {{
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // Metal's scalar types: the element names that form vector types (`float4`,
-// `packed_half3`), with their size (= alignment) and whether they are integers.
-struct ScalarInfo {
-  std::string_view name;
-  unsigned size;
-  bool integer;
-};
+// `packed_half3`).
 constexpr std::array<ScalarInfo, 12> kVectorScalars = {{{"bool", 1, false},
                                                         {"char", 1, true},
                                                         {"uchar", 1, true},
@@ -156,10 +151,7 @@ std::optional<std::string> invalid_vector_type(std::string_view name) {
 }
 
 std::optional<unsigned> metal_type_alignment(std::string_view name) {
-  for (const ScalarInfo& s : kVectorScalars)
-    if (s.name == name) return s.size;
-  for (const ScalarInfo& s : kOtherScalars)
-    if (s.name == name) return s.size;
+  if (const ScalarInfo* s = find_scalar_type(name)) return s->size;
   std::string_view rest = name;
   const bool packed = starts_with(rest, "packed_");
   if (packed) rest.remove_prefix(7);
@@ -178,6 +170,21 @@ std::optional<unsigned> metal_type_alignment(std::string_view name) {
     return s.size * (width == 3 ? 4 : width);
   }
   return std::nullopt;
+}
+
+const ScalarInfo* find_scalar_type(std::string_view name) {
+  for (const ScalarInfo& s : kVectorScalars)
+    if (s.name == name) return &s;
+  for (const ScalarInfo& s : kOtherScalars)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+bool is_vector_type_name(std::string_view name) {
+  for (const ScalarInfo& s : kVectorScalars)
+    if (name.size() == s.name.size() + 1 && starts_with(name, s.name) && name.back() >= '2' && name.back() <= '4')
+      return true;
+  return false;
 }
 
 bool is_metal_include(std::string_view d) {

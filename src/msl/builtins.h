@@ -40,6 +40,16 @@ bool is_sync_name(std::string_view name);
 // Whether an identifier names an atomic type or function.
 bool is_atomic_name(std::string_view name);
 
+// Metal's scalar types (`float`, `uint`, `bfloat`) and the <stdint.h> and
+// size names kernels also use (`int32_t`, `size_t`): size (= alignment) and
+// whether each is an integer. nullptr for any other name.
+struct ScalarInfo {
+  std::string_view name;
+  unsigned size;
+  bool integer;
+};
+const ScalarInfo* find_scalar_type(std::string_view name);
+
 // For `<scalar><N>`, `packed_<scalar><N>` and `<scalar><N>x<M>` spellings
 // with a width outside 2..4, the reason they are invalid; nullopt for every
 // other identifier (including int8/uint16/... bit-width lookalikes).
@@ -49,6 +59,11 @@ std::optional<std::string> invalid_vector_type(std::string_view name);
 // (`float4`: 16, `packed_float4` and `half4`: 4 and 8, `float2x4`: 16, the
 // <stdint.h> names); nullopt for any other name (a user's type).
 std::optional<unsigned> metal_type_alignment(std::string_view name);
+
+// `float4`, `half2`, `uint3`: a vector type (not packed_, not a matrix),
+// whose alignment is its size (a 3-vector's, a 4-vector's) rather than its
+// element's.
+bool is_vector_type_name(std::string_view name);
 
 // `#include <metal_stdlib>` and the other `<metal_*>` headers, and Metal
 // Performance Primitives' `<MetalPerformancePrimitives/...>`.

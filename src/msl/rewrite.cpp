@@ -252,6 +252,7 @@ class Rewriter {
         default: break;
       }
     }
+    vector_casts(toks, out);
     multi_index_subscripts(toks, out);
     if (checked_) check_subscripts(toks, out);
     poll_loops(toks, out);
@@ -277,6 +278,136 @@ class Rewriter {
                      current(toks, out, s.begin);
       if (s.lone_loop_body) out[s.end - 1] = current(toks, out, s.end - 1) + " }";
     }
+  }
+
+  // Casts to a pointer to a vector in device or constant memory,
+  // `(device const float4*)(row + d)` and `reinterpret_cast<device half4*>(p)`,
+  // become `::alloy_msl::vector_cast<const float4>(row + d)`: accesses through
+  // it work at any address the elements may have, as on Apple's GPUs, where
+  // CUDA's vector loads need the vector's alignment (metal_vector_cast.h).
+  static void vector_casts(const std::vector<Token>& toks, Out& out) {
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      const Token& t = toks[i];
+      if (t.is_punct("(")) {
+        if (i > 0 && (toks[i - 1].kind == TokenKind::Identifier || toks[i - 1].is_punct(")") ||
+                      toks[i - 1].is_punct("]")))
+          continue;  // a call, a declarator's parameters, sizeof(...)
+        const std::size_t close = matching_paren(toks, i);
+        if (close >= toks.size()) continue;
+        const std::optional<std::string> pointee = vector_pointee(toks, out, i + 1, close);
+        if (!pointee) continue;
+        const std::size_t end = unary_operand_end(toks, close + 1);
+        if (end == 0) continue;
+        out[i] = "::alloy_msl::vector_cast<" + *pointee + ">(";
+        for (std::size_t k = i + 1; k <= close; ++k) out[k] = "";
+        out[end - 1] = current(toks, out, end - 1) + ")";
+        declared_vector_pointer(toks, out, i);
+      } else if ((t.is_ident("reinterpret_cast") || t.is_ident("static_cast")) && i + 1 < toks.size() &&
+                 toks[i + 1].is_punct("<")) {
+        const std::size_t close = closing_angle(toks, i + 1);
+        if (close == 0 || close + 1 >= toks.size() || !toks[close + 1].is_punct("(")) continue;
+        const std::optional<std::string> pointee = vector_pointee(toks, out, i + 2, close);
+        if (!pointee) continue;
+        out[i] = "::alloy_msl::vector_cast";
+        out[i + 1] = "<" + *pointee;
+        for (std::size_t k = i + 2; k < close; ++k) out[k] = "";
+        declared_vector_pointer(toks, out, i);
+      }
+    }
+  }
+
+  // `const device float4* q = <the vector cast at i>;`, one declarator: the
+  // variable keeps the cast's kind of pointer, `::alloy_msl::vector_cast_ptr<
+  // const float4> q = ...`, so accesses through it work at any address too.
+  static void declared_vector_pointer(const std::vector<Token>& toks, Out& out, std::size_t i) {
+    if (i < 4 || !toks[i - 1].is_punct("=") || toks[i - 2].kind != TokenKind::Identifier || !toks[i - 3].is_punct("*"))
+      return;
+    std::size_t b = i - 3;
+    while (b > 0 && (toks[b - 1].kind == TokenKind::Identifier || toks[b - 1].is_punct("::"))) --b;
+    if (!at_statement_start(toks, b)) return;
+    int depth = 0;
+    for (std::size_t k = i; k < toks.size(); ++k) {
+      if (opens(toks[k])) ++depth;
+      if (closes(toks[k])) --depth;
+      if (depth == 0 && toks[k].is_punct(",")) return;
+      if (depth == 0 && toks[k].is_punct(";")) break;
+      if (depth < 0) return;
+    }
+    const std::optional<std::string> pointee = vector_pointee(toks, out, b, i - 2);
+    if (!pointee) return;
+    out[b] = "::alloy_msl::vector_cast_ptr<" + *pointee + ">";
+    for (std::size_t k = b + 1; k < i - 2; ++k) out[k] = "";
+  }
+
+  // For the type toks[b, e) = `[const] device|constant [const] V *` with V a
+  // vector type, the pointee as it is written out (`const float4`); nullopt
+  // for any other type.
+  static std::optional<std::string> vector_pointee(const std::vector<Token>& toks, const Out& out, std::size_t b,
+                                                   std::size_t e) {
+    if (e < b + 3 || !toks[e - 1].is_punct("*")) return std::nullopt;
+    bool memory = false, vector = false;
+    std::string text;
+    for (std::size_t k = b; k + 1 < e; ++k) {
+      const Token& t = toks[k];
+      if (t.is_ident("device") || t.is_ident("constant")) memory = true;
+      else if (t.kind == TokenKind::Identifier && is_vector_type_name(t.text)) {
+        if (vector) return std::nullopt;
+        vector = true;
+      } else if (!(t.is_ident("const") || t.is_ident("volatile") || t.is_ident("metal") || t.is_punct("::"))) {
+        return std::nullopt;
+      }
+      const std::string written = current(toks, out, k);
+      if (written.empty()) continue;
+      if (!text.empty() && !t.is_punct("::") && !toks[k - 1].is_punct("::")) text += " ";
+      text += written;
+    }
+    if (!memory || !vector) return std::nullopt;
+    return text;
+  }
+
+  // One past the unary expression a C-style cast at `k` applies to: prefix
+  // operators, then a name, a literal or a parenthesised expression, then
+  // subscripts, calls, member accesses and `++`/`--`. 0 when it is not one
+  // of these (another cast, a template-id).
+  static std::size_t unary_operand_end(const std::vector<Token>& toks, std::size_t k) {
+    auto prefix = [](const Token& t) {
+      return t.is_punct("&") || t.is_punct("*") || t.is_punct("-") || t.is_punct("+") || t.is_punct("!") ||
+             t.is_punct("~") || t.is_punct("++") || t.is_punct("--");
+    };
+    while (k < toks.size() && prefix(toks[k])) ++k;
+    if (k >= toks.size()) return 0;
+    if (toks[k].is_punct("(")) {
+      const std::size_t close = matching_paren(toks, k);
+      if (close >= toks.size()) return 0;
+      k = close + 1;
+      // `(T*)(U*)x`: the group was a cast itself.
+      if (k < toks.size() && (toks[k].kind == TokenKind::Identifier || toks[k].kind == TokenKind::Number))
+        return 0;
+    } else if (toks[k].kind == TokenKind::Identifier) {
+      ++k;
+      while (k + 1 < toks.size() && toks[k].is_punct("::") && toks[k + 1].kind == TokenKind::Identifier) k += 2;
+      if (k < toks.size() && toks[k].is_punct("<")) return 0;
+    } else if (toks[k].kind == TokenKind::Number) {
+      ++k;
+    } else {
+      return 0;
+    }
+    while (k < toks.size()) {
+      const Token& t = toks[k];
+      if (t.is_punct("[") || t.is_punct("(")) {
+        const std::size_t close = matching_bracket(toks, k);
+        if (close >= toks.size()) return 0;
+        k = close + 1;
+      } else if ((t.is_punct(".") || t.is_punct("->")) && k + 1 < toks.size() &&
+                 toks[k + 1].kind == TokenKind::Identifier) {
+        k += 2;
+      } else if (t.is_punct("++") || t.is_punct("--")) {
+        ++k;
+      } else {
+        break;
+      }
+    }
+    return k;
   }
 
   // Metal 4's subscript with several indices, `t[i, j]` (tensors): C++20 has

@@ -36,7 +36,7 @@ def test_forward_low_precision(rng, natten, name, dtype):
     nc.assert_launched(launched, start, "fused")
 
 
-@pytest.mark.parametrize("name", [nc.misaligned_on_cuda(n) for n in nc.GRADIENT_CASES])
+@pytest.mark.parametrize("name", nc.GRADIENT_CASES)
 def test_gradients(rng, natten, name):
     F, ops, launched = natten
     start = len(launched)
@@ -44,7 +44,7 @@ def test_gradients(rng, natten, name):
     nc.assert_launched(launched, start, "bwd")
 
 
-@pytest.mark.parametrize("name", [nc.misaligned_on_cuda(n) for n in nc.SPLIT_CASES])
+@pytest.mark.parametrize("name", nc.SPLIT_CASES)
 def test_split_qk_av(rng, natten, name):
     F, ops, launched = natten
     start = len(launched)

@@ -86,8 +86,10 @@ constexpr const char* kBoundsHint =
 // inside its buffer); what usually causes it in a Metal kernel is a cast.
 constexpr cuda_driver::CUresult kMisalignedAddress = 716;
 constexpr const char* kMisalignedHint =
-    " A misaligned address is usually a vector access through a cast, such as *((device const float4*)(p + i)) "
-    "with p + i not a multiple of 16 bytes: Apple's GPUs accept it, CUDA does not. Read such data element by "
+    " A misaligned address is usually a vector read or written where its start is not a multiple of its "
+    "size: *reinterpret_cast<const float4*>(p + i) in a cuda_kernel, or in a Metal kernel a vector pointer "
+    "that did not come from a cast in the kernel's own code (a parameter, a struct member; casts such as "
+    "*((device const float4*)(p + i)) are read at any address, as Apple's GPUs do). Read such data element by "
     "element, or keep each vector's start aligned to its size.";
 
 void on_fault(cuda_driver::CUresult result, const char* where, const char* call) {

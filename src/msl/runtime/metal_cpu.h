@@ -10,6 +10,7 @@
 
 #include "cpu_launch.h"
 #include "metal_math.h"
+#include "metal_vector_cast.h"
 #if ALLOY_MSL_USE_MATH_EXTRA
 #include "metal_math_extra.h"
 #endif

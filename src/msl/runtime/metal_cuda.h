@@ -20,6 +20,7 @@
 #include "cuda_half_ops.h"
 #endif
 #include "metal_vector.h"
+#include "metal_vector_cast.h"
 #if ALLOY_MSL_USE_MATH
 #include "metal_math.h"
 #endif

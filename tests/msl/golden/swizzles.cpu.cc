@@ -18,7 +18,7 @@ ALLOY_KERNEL_FN void custom_kernel_swizzles_float_float(
     c.template swizzle_ref<0,1,2>() *= 0.5f;
     float3 t = c.template swizzle<0,1,2>();
     v.x = t.z + c.a;
-    float4* o = (float4*)out;
+    ::alloy_msl::vector_cast_ptr<float4> o = ::alloy_msl::vector_cast<float4>(out);
     o[i] = v.template swizzle<3,2,1,0>();
 #line 24 "generated"
 }

@@ -1,0 +1,163 @@
+// Shared by both targets: a device pointer to a vector that the kernel made
+// by a cast, `*((device const float4*)(row + d))` (natten-mlx) or
+// `reinterpret_cast<device half4*>(p)[i]`. Apple's GPUs load and store such a
+// vector at any address its elements may have; CUDA's vector instructions
+// need the vector's own alignment (16 bytes for float4) and fault otherwise,
+// and the host compiler may assume it too. The translator writes these casts
+// as `::alloy_msl::vector_cast<const float4>(row + d)`: reads and writes
+// through the result check the address and take the wide access when it is
+// aligned, else one element (or, below an element's alignment, one byte) at a
+// time. The result converts to a plain pointer, so code that keeps it in a
+// declared `device float4*` still compiles; accesses through that pointer
+// are plain ones again (README, known limits).
+#pragma once
+
+#include "metal_vector.h"
+
+namespace alloy_msl {
+
+namespace detail {
+template <class V> struct vector_traits;
+template <class T, int N> struct vector_traits<metal::vec<T, N>> {
+  typedef T element;
+  static constexpr int width = N;
+};
+template <class V> struct vector_traits<const V> : vector_traits<V> {};
+template <class V> struct vector_traits<volatile V> : vector_traits<V> {};
+template <class V> struct vector_traits<const volatile V> : vector_traits<V> {};
+template <class V> struct remove_cv_vec { typedef V type; };
+template <class V> struct remove_cv_vec<const V> { typedef V type; };
+template <class V> struct remove_cv_vec<volatile V> { typedef V type; };
+template <class V> struct remove_cv_vec<const volatile V> { typedef V type; };
+
+template <class V> ALLOY_FUNC unsigned long address_of(const volatile V* p) {
+  return reinterpret_cast<unsigned long>(p);
+}
+
+// Below an element's alignment: bytes on the GPU; on the CPU one unaligned
+// load or store, which the host compiler makes of the memcpy.
+ALLOY_FUNC void copy_bytes(volatile void* to, const volatile void* from, unsigned long n) {
+#if defined(__CUDACC__)
+  for (unsigned long k = 0; k < n; ++k)
+    static_cast<volatile unsigned char*>(to)[k] = static_cast<const volatile unsigned char*>(from)[k];
+#else
+  __builtin_memcpy(const_cast<void*>(to), const_cast<const void*>(from), n);
+#endif
+}
+
+template <class V> ALLOY_FUNC typename remove_cv_vec<V>::type load_any_aligned(const V* p) {
+  typedef typename remove_cv_vec<V>::type Vec;
+  typedef typename vector_traits<V>::element T;
+  constexpr int N = vector_traits<V>::width;
+  Vec v;
+#if defined(__CUDACC__)
+  const unsigned long a = address_of(p);
+  if (a % alignof(Vec) == 0) return *reinterpret_cast<const Vec*>(p);
+  if (a % alignof(T) == 0) {
+    for (int i = 0; i < N; ++i) v[i] = reinterpret_cast<const T*>(p)[i];
+    return v;
+  }
+#endif
+  copy_bytes(&v, p, sizeof(T) * N);
+  return v;
+}
+
+template <class V> ALLOY_FUNC void store_any_aligned(V* p, const V& v) {
+  typedef typename vector_traits<V>::element T;
+  constexpr int N = vector_traits<V>::width;
+#if defined(__CUDACC__)
+  const unsigned long a = address_of(p);
+  if (a % alignof(V) == 0) {
+    *p = v;
+    return;
+  }
+  if (a % alignof(T) == 0) {
+    for (int i = 0; i < N; ++i) reinterpret_cast<T*>(p)[i] = v[i];
+    return;
+  }
+#endif
+  copy_bytes(p, &v, sizeof(T) * N);
+}
+}  // namespace detail
+
+// What `*p` and `p[i]` give for a writable vector: reads convert, writes
+// assign (compound assignments read, then write).
+template <class V> struct vector_cast_ref {
+  V* p;
+  ALLOY_FUNC operator V() const { return detail::load_any_aligned(p); }
+  ALLOY_FUNC V operator+() const { return V(*this); }
+  ALLOY_FUNC const vector_cast_ref& operator=(const V& v) const {
+    detail::store_any_aligned(p, v);
+    return *this;
+  }
+  ALLOY_FUNC const vector_cast_ref& operator=(const vector_cast_ref& o) const { return *this = V(o); }
+  ALLOY_FUNC typename detail::vector_traits<V>::element& operator[](int i) const {
+    return reinterpret_cast<typename detail::vector_traits<V>::element*>(p)[i];
+  }
+  template <int... I> ALLOY_FUNC auto swizzle() const { return V(*this).template swizzle<I...>(); }
+#define ALLOY_VECTOR_CAST_OP(op) \
+  ALLOY_FUNC const vector_cast_ref& operator op##=(const V& o) const { return *this = V(*this) op o; }
+  ALLOY_VECTOR_CAST_OP(+)
+  ALLOY_VECTOR_CAST_OP(-)
+  ALLOY_VECTOR_CAST_OP(*)
+  ALLOY_VECTOR_CAST_OP(/)
+  ALLOY_VECTOR_CAST_OP(%)
+  ALLOY_VECTOR_CAST_OP(&)
+  ALLOY_VECTOR_CAST_OP(|)
+  ALLOY_VECTOR_CAST_OP(^)
+  ALLOY_VECTOR_CAST_OP(<<)
+  ALLOY_VECTOR_CAST_OP(>>)
+#undef ALLOY_VECTOR_CAST_OP
+};
+
+// Reads of a read-only vector are values: templates (`dot(*p, q)`) deduce
+// the vector type from them as they would from the plain pointer's element.
+template <class V> struct vector_cast_access {
+  typedef vector_cast_ref<V> type;
+  ALLOY_FUNC static type at(V* p) { return type{p}; }
+};
+template <class V> struct vector_cast_access<const V> {
+  typedef V type;
+  ALLOY_FUNC static type at(const V* p) { return detail::load_any_aligned(p); }
+};
+
+// Offsets are templates on the integer type, so that they beat the built-in
+// pointer arithmetic the conversion to V* would also offer (`p + i` with a
+// `uint i` is otherwise ambiguous).
+template <class V> struct vector_cast_ptr {
+  V* p;
+  vector_cast_ptr() = default;
+  ALLOY_FUNC vector_cast_ptr(V* q) : p(q) {}
+  // `const device float4* q = (device float4*)x;`
+  template <class U> ALLOY_FUNC vector_cast_ptr(vector_cast_ptr<U> o) : p(o.p) {}
+  ALLOY_FUNC operator V*() const { return p; }
+  ALLOY_FUNC typename vector_cast_access<V>::type operator*() const { return vector_cast_access<V>::at(p); }
+  template <class I, metal::enable_if_t<metal::is_integral_v<I>, int> = 0>
+  ALLOY_FUNC typename vector_cast_access<V>::type operator[](I i) const { return vector_cast_access<V>::at(p + i); }
+  ALLOY_FUNC V* operator->() const { return p; }
+  template <class I, metal::enable_if_t<metal::is_integral_v<I>, int> = 0>
+  ALLOY_FUNC vector_cast_ptr operator+(I n) const { return {p + n}; }
+  template <class I, metal::enable_if_t<metal::is_integral_v<I>, int> = 0>
+  ALLOY_FUNC vector_cast_ptr operator-(I n) const { return {p - n}; }
+  template <class I, metal::enable_if_t<metal::is_integral_v<I>, int> = 0>
+  friend ALLOY_FUNC vector_cast_ptr operator+(I n, vector_cast_ptr q) { return {q.p + n}; }
+  template <class I, metal::enable_if_t<metal::is_integral_v<I>, int> = 0>
+  ALLOY_FUNC vector_cast_ptr& operator+=(I n) { p += n; return *this; }
+  template <class I, metal::enable_if_t<metal::is_integral_v<I>, int> = 0>
+  ALLOY_FUNC vector_cast_ptr& operator-=(I n) { p -= n; return *this; }
+  ALLOY_FUNC vector_cast_ptr& operator++() { ++p; return *this; }
+  ALLOY_FUNC vector_cast_ptr& operator--() { --p; return *this; }
+  ALLOY_FUNC vector_cast_ptr operator++(int) { return {p++}; }
+  ALLOY_FUNC vector_cast_ptr operator--(int) { return {p--}; }
+};
+
+// `(device const float4*)(x)` -> `vector_cast<const float4>(x)`; `x` is any
+// pointer (or address) the Metal cast took.
+template <class V, class P> ALLOY_FUNC vector_cast_ptr<V> vector_cast(P* x) {
+  return vector_cast_ptr<V>((V*)(x));
+}
+template <class V, class P> ALLOY_FUNC vector_cast_ptr<V> vector_cast(vector_cast_ptr<P> x) {
+  return vector_cast_ptr<V>((V*)(x.p));
+}
+
+}  // namespace alloy_msl

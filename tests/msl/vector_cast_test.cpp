@@ -1,0 +1,78 @@
+// Casts to device/constant vector pointers become ::alloy_msl::vector_cast
+// (runtime/metal_vector_cast.h), on both targets: which casts, what each
+// becomes, and what is left as written. tests/python/
+// test_metal_kernel_vector_casts.py runs them.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "alloy/msl/translate.h"
+
+namespace alloy::msl {
+namespace {
+
+std::string translated(const std::string& source, Target target, const std::string& header = "") {
+  KernelSpec s;
+  s.name = "k";
+  s.inputs = {{"a", "float"}};
+  s.outputs = {{"out", "float"}};
+  s.source = source;
+  s.header = header;
+  return translate(s, target).source;
+}
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+TEST(MslVectorCast, CStyleAndNamedCastsBecomeVectorCasts) {
+  const std::string body =
+      "uint i = thread_position_in_grid.x;\n"
+      "float4 v = *((device const float4*)(a + i * 10));\n"
+      "half2 h = reinterpret_cast<const device half2*>(a + 1)[i];\n"
+      "*(device float4*)out = v + float4(float(h.x));\n"
+      "float2 c = ((constant metal::float2*)a)[0];\n";
+  for (Target t : {Target::Cpp, Target::Cuda}) {
+    const std::string k = translated(body, t);
+    EXPECT_TRUE(has(k, "*(::alloy_msl::vector_cast<const float4>((a + i * 10)))")) << k;
+    EXPECT_TRUE(has(k, "::alloy_msl::vector_cast<const half2>(a + 1)[i]")) << k;
+    EXPECT_TRUE(has(k, "*::alloy_msl::vector_cast<float4>(out) = v")) << k;
+    EXPECT_TRUE(has(k, "(::alloy_msl::vector_cast<const metal::float2>(a))[0]")) << k;
+  }
+}
+
+TEST(MslVectorCast, APointerDeclaredFromACastKeepsItsKind) {
+  const std::string body =
+      "const device float4* q = (const device float4*)(a + 2);\n"
+      "device float4* o = reinterpret_cast<device float4*>(out), *p = nullptr;\n"
+      "out[0] = q[0].x;\n";
+  const std::string k = translated(body, Target::Cuda);
+  EXPECT_TRUE(has(k, "::alloy_msl::vector_cast_ptr<const float4> q = ::alloy_msl::vector_cast<const float4>((a + 2));"))
+      << k;
+  // Two declarators: the declaration stays (the cast still converts to the plain pointer).
+  EXPECT_TRUE(has(k, "float4* o = ::alloy_msl::vector_cast<float4>(out), *p = nullptr;")) << k;
+}
+
+TEST(MslVectorCast, OtherCastsAndTypesAreLeftAsWritten) {
+  const std::string header =
+      "float4 first(device const float4* p);\n"  // a declaration's parameter
+      "float4 first(device const float4* p) { return p[0]; }\n";
+  const std::string body =
+      "uint n = sizeof(device float4*);\n"                        // not a cast
+      "device const float* s = (device const float*)(a + 1);\n"   // a scalar pointer
+      "threadgroup float4 tile[4];\n"
+      "threadgroup float4* t = (threadgroup float4*)(tile);\n"    // threadgroup memory
+      "float4 w = *((device const packed_float4*)(a + 1));\n"     // packed: element-aligned already
+      "device float4* const* pp = (device float4* const*)(nullptr);\n"  // a pointer to a pointer
+      "out[0] = s[0] + t[0].x + w.x + first((device const float4*)(a)).x + float(n) + float(pp == nullptr);\n";
+  const std::string k = translated(body, Target::Cuda, header);
+  EXPECT_TRUE(has(k, "float4 first(const float4* p);")) << k;
+  EXPECT_TRUE(has(k, "sizeof(float4*)")) << k;
+  EXPECT_TRUE(has(k, "(const float*)(a + 1)")) << k;
+  EXPECT_TRUE(has(k, "(float4*)(tile)")) << k;
+  EXPECT_TRUE(has(k, "(const packed_float4*)(a + 1)")) << k;
+  EXPECT_TRUE(has(k, "(float4* const*)(nullptr)")) << k;
+  // The argument of a call is a cast like any other.
+  EXPECT_TRUE(has(k, "first(::alloy_msl::vector_cast<const float4>((a))).x")) << k;
+}
+
+}  // namespace
+}  // namespace alloy::msl

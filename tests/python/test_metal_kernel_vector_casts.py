@@ -1,0 +1,144 @@
+"""Vectors read and written through casts at any element's address.
+
+Real kernels cast a scalar buffer to a vector pointer at an offset of their
+own (natten-mlx's `*((device const float4*)(src + d4*4))` over rows of 10
+floats). Apple's GPUs load and store such a vector wherever its elements
+may be; CUDA's vector instructions need the vector's own alignment. The
+translator writes these casts so that every form below gives the numbers of
+a float64 numpy reference on each device, with rows whose starts are not
+multiples of the vector's size. Outputs are poisoned (init_value=NaN) so an
+element left unwritten shows.
+"""
+import numpy as np
+
+import alloy.core as mx
+
+ROWS = 96
+
+
+def run(name, source, a, out_shape):
+    k = mx.fast.metal_kernel(name=name, input_names=["a"], output_names=["out"], source=source)
+    (out,) = k(inputs=[mx.array(a)], grid=(ROWS, 1, 1), threadgroup=(32, 1, 1), output_shapes=[out_shape],
+               output_dtypes=[mx.float32], init_value=float("nan"))
+    return np.array(out)
+
+
+C_STYLE_READ = """
+    uint i = thread_position_in_grid.x;
+    float4 v = *((device const float4*)(a + i * 10 + 2));   // 8 bytes past 16 on every other row
+    float4 w = ((device const float4*)(a + i * 10))[1];      // a subscript of the cast
+    out[i] = v.x - 2 * v.y + 3 * v.z - 4 * v.w + w.w;
+"""
+
+
+def test_a_c_style_cast_reads_a_float4_at_any_float(rng):
+    a = rng.standard_normal(ROWS * 10).astype(np.float32)
+    got = run("vector_cast_c_style", C_STYLE_READ, a, (ROWS,))
+    r = a.astype(np.float64).reshape(ROWS, 10)
+    want = r[:, 2] - 2 * r[:, 3] + 3 * r[:, 4] - 4 * r[:, 5] + r[:, 7]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+REINTERPRET_AND_DECLARED = """
+    uint i = thread_position_in_grid.x;
+    const device half4* q = reinterpret_cast<const device half4*>(a + i * 6 + 1);  // half rows of 6, one in
+    float4 s = float4(q[0]) + float4(q[1]) * 0.5f;
+    out[i] = dot(s, float4(1, -1, 2, -2));
+"""
+
+
+def test_reinterpret_cast_into_a_declared_pointer_reads_half4_at_any_half(rng):
+    a = rng.standard_normal(ROWS * 6 + 8).astype(np.float16)
+    got = run("vector_cast_reinterpret", REINTERPRET_AND_DECLARED, a, (ROWS,))
+    r = a.astype(np.float64)
+    idx = np.arange(ROWS)[:, None] * 6 + 1
+    s = r[idx + np.arange(4)] + r[idx + 4 + np.arange(4)] * 0.5
+    want = s @ np.array([1, -1, 2, -2], dtype=np.float64)
+    np.testing.assert_allclose(got, want, rtol=4e-3, atol=4e-3)
+
+
+STORES = """
+    uint i = thread_position_in_grid.x;
+    float4 v = float4(a[i], a[i] * 2, a[i] * 3, a[i] * 4);
+    *((device float4*)(out + i * 6)) = v;                       // rows of 6: every other row misaligned
+    float2 t = float2(a[i] + 1, a[i] - 1);
+    ((device float2*)(out + i * 6 + 4))[0] = t;                  // a float2 at 8 bytes past 16
+    ((device float2*)(out + i * 6 + 4))[0] += float2(10, 20);    // compound assignment, read then write
+"""
+
+
+def test_stores_and_compound_assignments_through_casts_land_at_any_float(rng):
+    a = rng.standard_normal(ROWS).astype(np.float32)
+    got = run("vector_cast_stores", STORES, a, (ROWS * 6,))
+    x = a.astype(np.float64)
+    want = np.stack([x, 2 * x, 3 * x, 4 * x, x + 1 + 10, x - 1 + 20], axis=1).reshape(-1)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+BYTES_AND_ARITHMETIC = """
+    uint i = thread_position_in_grid.x;
+    device const uchar* bytes = (device const uchar*)a;
+    uchar4 b = *((device const uchar4*)(bytes + i * 3));        // any byte
+    device const float4* p = (device const float4*)(c + 1);      // one float in
+    float4 v = *(p + i) + p[i + 1];                              // pointer arithmetic keeps the cast's kind
+    out[i] = float(b.x) + float(b.w) * 2 + v.y;
+"""
+
+
+def test_uchar4_at_any_byte_and_pointer_arithmetic_on_a_cast(rng):
+    a = rng.integers(0, 256, size=ROWS * 3 + 4, dtype=np.uint8)
+    c = rng.standard_normal(4 * ROWS + 12).astype(np.float32)
+    k = mx.fast.metal_kernel(name="vector_cast_bytes", input_names=["a", "c"], output_names=["out"],
+                             source=BYTES_AND_ARITHMETIC)
+    (out,) = k(inputs=[mx.array(a), mx.array(c)], grid=(ROWS, 1, 1), threadgroup=(32, 1, 1),
+               output_shapes=[(ROWS,)], output_dtypes=[mx.float32], init_value=float("nan"))
+    i = np.arange(ROWS)
+    c64 = c.astype(np.float64)
+    a64 = a.astype(np.float64)
+    want = a64[i * 3] + 2 * a64[i * 3 + 3] + c64[1 + 4 * i + 1] + c64[1 + 4 * (i + 1) + 1]
+    np.testing.assert_allclose(np.array(out), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_templated_helper_deduces_the_vector_read_through_a_cast(rng):
+    """A vector read through a cast is a value: a template deduces float4
+    from it, as it would from the plain pointer's element."""
+    header = """
+template <typename V> V twice(V v) { return v + v; }
+"""
+    source = """
+    uint i = thread_position_in_grid.x;
+    auto v = twice(*((device const float4*)(a + i * 5)));   // rows of 5 floats
+    out[i] = v.x + v.w + dot(((constant float2*)(a + i * 5 + 1))[0], float2(1, 1));
+"""
+    a = rng.standard_normal(ROWS * 5 + 4).astype(np.float32)
+    k = mx.fast.metal_kernel(name="vector_cast_template", input_names=["a"], output_names=["out"],
+                             source=source, header=header)
+    (out,) = k(inputs=[mx.array(a)], grid=(ROWS, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(ROWS,)],
+               output_dtypes=[mx.float32], init_value=float("nan"))
+    r = a.astype(np.float64)
+    b = np.arange(ROWS) * 5
+    want = 2 * (r[b] + r[b + 3]) + r[b + 1] + r[b + 2]
+    np.testing.assert_allclose(np.array(out), want, rtol=1e-5, atol=1e-5)
+
+
+ACROSS_A_BARRIER = """
+    uint i = thread_position_in_grid.x;
+    uint l = thread_position_in_threadgroup.x;
+    threadgroup float shared[32];
+    device const float4* row = (device const float4*)(a + i * 6);   // kept across the barrier
+    shared[l] = row[0].y;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float4 v = *row;
+    out[i] = v.x + shared[(l + 1) % 32];
+"""
+
+
+def test_a_declared_cast_pointer_lives_across_a_barrier(rng):
+    """On the CPU the kernel is split at the barrier; the pointer the cast made
+    is kept per thread and still reads at any float."""
+    a = rng.standard_normal(ROWS * 6 + 4).astype(np.float32)
+    got = run("vector_cast_barrier", ACROSS_A_BARRIER, a, (ROWS,))
+    r = a.astype(np.float64)
+    i = np.arange(ROWS)
+    nxt = (i // 32) * 32 + (i % 32 + 1) % 32
+    np.testing.assert_allclose(got, r[i * 6] + r[nxt * 6 + 1], rtol=1e-5, atol=1e-5)
