@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "msl/builtins.h"
 #include "msl/cpu_regions.h"
 #include "msl/cpu_regions_syntax.h"
 #include "msl/cpu_uniform_loops.h"
@@ -245,11 +246,7 @@ class Splitter {
     return false;
   }
   static bool is_value_type_name(const std::string& name) {
-    static const std::set<std::string> scalars = {"bool", "char", "uchar", "short", "ushort", "int", "uint",
-                                                  "long", "ulong", "half", "float", "bfloat", "double", "size_t"};
-    if (scalars.count(name)) return true;
-    const std::string base = name.size() > 1 ? name.substr(0, name.size() - 1) : "";
-    return scalars.count(base) && name.back() >= '2' && name.back() <= '4';
+    return find_scalar_type(name) || is_vector_type_name(name) || name == "double";
   }
   std::string loads(const std::set<std::string>& names) const {
     std::string s;

@@ -2,17 +2,16 @@
 
 #include <map>
 
+#include "msl/builtins.h"
 #include "msl/cpu_regions_syntax.h"
 #include "msl/token_rules.h"
 
 namespace alloy::msl {
 
 bool is_pure_call(const std::string& name) {
-  static const std::set<std::string> pure = {
-      "min",   "max",    "clamp",  "abs",   "ceildiv", "select", "popcount", "clz",   "ctz",  "uint",
-      "int",   "ushort", "short",  "uchar", "char",    "ulong",  "long",     "float", "half", "bool",
-      "size_t"};
-  return pure.count(name) > 0;
+  static const std::set<std::string> pure = {"min",    "max",      "clamp", "abs", "ceildiv",
+                                             "select", "popcount", "clz",   "ctz"};
+  return pure.count(name) > 0 || find_scalar_type(name) != nullptr;  // and conversions: `uint(x)`
 }
 
 namespace {

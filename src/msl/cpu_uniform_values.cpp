@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "msl/builtins.h"
 #include "msl/cpu_regions_syntax.h"
 #include "msl/token_rules.h"
 
@@ -56,16 +57,16 @@ bool keeps_its_value(const std::vector<Token>& t, std::size_t body_begin, std::s
 // The declared type in tokens [b, e), without `const`, when it is one
 // integer type ("" otherwise).
 std::string integer_type(const std::vector<Token>& t, std::size_t b, std::size_t e) {
-  static const std::set<std::string> integers = {
-      "int",     "uint",     "unsigned", "unsigned int", "short",   "ushort",   "long",    "ulong",
-      "size_t",  "int32_t",  "uint32_t", "int64_t",      "uint64_t", "int16_t", "uint16_t"};
   std::string type;
   for (std::size_t k = b; k < e; ++k) {
     if (t[k].is_ident("const")) continue;
     if (t[k].kind != TokenKind::Identifier) return "";
     type += (type.empty() ? "" : " ") + t[k].text;
   }
-  return integers.count(type) ? type : "";
+  if (type == "unsigned" || type == "unsigned int") return type;
+  // Not the 8-bit ones: no kernel keeps a position or a size in a char.
+  const ScalarInfo* s = find_scalar_type(type);
+  return s && s->integer && s->size >= 2 ? type : "";
 }
 
 // Whether `e / K` at t[k] (the position's token) is the whole operand it
