@@ -24,6 +24,8 @@ axes: the product of each axis' neighbours, the first axis outermost.
 """
 import numpy as np
 
+import real_mlx_code
+
 
 def axis_neighbours(length, k, d, causal, stride):
     """(query positions, neighbour positions [Nq, k], valid [Nq, k]) of one axis."""
@@ -126,31 +128,13 @@ LOW_PRECISION_CASES = ["1d_vec4", "2d_causal_rows", "3d_vec4"]
 GRADIENT_CASES = ["1d_scalar_stride_dilation", "1d_causal", "1d_simd", "1d_gqa", "2d_vec4",
                   "2d_scalar_stride_dilation", "2d_simd", "3d_causal_depth", "3d_simd"]
 SPLIT_CASES = ["1d_vec4", "2d_scalar_stride_dilation", "3d_vec4"]
-# (GRADIENT_CASES and SPLIT_CASES pass through misaligned_on_cuda, below.)
+# The scalar-path cases have head dims that are not multiples of 4: the
+# package's `weighted_add` (backward) loads `*((device const float4*)(src +
+# d4 * 4))` from rows of `dim` floats, every other one 8 bytes off 16, which
+# CUDA's vector loads alone would fault on (test_metal_kernel_vector_casts.py).
 # extras.allin1: (rank, kernel, dilation, head dim)
 ALLIN1_CASES = [(1, 5, 2, 12), (1, 7, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)]
 ALLIN1_BACKWARD_CASES = [(1, 5, 2, 12), (1, 3, 1, 16), (2, 3, 1, 12), (2, 5, 2, 8)]
-
-
-# On CUDA, cases whose head dim is not a multiple of 4: the package's
-# `weighted_add` helper (its header, used by the backward kernels of the
-# scalar path) loads `*((device const float4*)(src + d4 * 4))` with `src`
-# a row of `dim` floats, so every other row is 8 bytes off a 16-byte
-# boundary. Apple's GPUs load such a float4; CUDA faults
-# (CUDA_ERROR_MISALIGNED_ADDRESS), which ends the process's CUDA context.
-# Alloy does not yet turn such casts into loads that tolerate it; until it
-# does these cases are declared, not run, on the GPU.
-CUDA_MISALIGNED = {"1d_scalar_stride_dilation", "2d_scalar_stride_dilation"}
-
-
-def misaligned_on_cuda(name):
-    import os
-
-    import pytest
-
-    return pytest.param(name, marks=pytest.mark.xfail(
-        os.environ.get("ALLOY_TEST_DEVICE", "cpu") == "gpu" and name in CUDA_MISALIGNED, run=False, strict=True,
-        reason="misaligned float4 loads of the package's weighted_add fault on CUDA (natten_checks.CUDA_MISALIGNED)"))
 
 
 def assert_launched(launched, start, part=""):
@@ -293,36 +277,6 @@ def force_metal_path(fast_metal):
 
 
 
-class _CountingFast:
-    def __init__(self, fast, launched):
-        self._fast, self._launched = fast, launched
-
-    def metal_kernel(self, *args, **kwargs):
-        kernel = self._fast.metal_kernel(*args, **kwargs)
-        name, launched = kwargs.get("name", args[0] if args else ""), self._launched
-
-        def launch(*a, **kw):
-            launched.append(name)
-            return kernel(*a, **kw)
-
-        return launch
-
-    def __getattr__(self, attr):
-        return getattr(self._fast, attr)
-
-
-class _CountingCore:
-    """The `mx` of fast_metal.py with its metal_kernel objects recording each
-    launch by name; every other name passes through."""
-
-    def __init__(self, core, launched):
-        self._core = core
-        self.fast = _CountingFast(core.fast, launched)
-
-    def __getattr__(self, attr):
-        return getattr(self._core, attr)
-
-
 def prepare(functional):
     """natten's functional module (loaded by real_mlx_code.load) made ready
     for the checks: (F, ops, launched), `launched` the list of the Metal
@@ -330,9 +284,8 @@ def prepare(functional):
     loaded = functional.__port_loader__.loaded
     fast_metal, ops = loaded["natten_mlx._core.fast_metal"], loaded["natten_mlx._core.ops"]
     force_metal_path(fast_metal)
-    launched = []
-    fast_metal.mx = _CountingCore(fast_metal.mx, launched)
-    return functional, ops, launched
+    fast_metal.mx = real_mlx_code.CountingCore(fast_metal.mx)
+    return functional, ops, fast_metal.mx.counter["order"]
 
 
 # ---- extras/allin1: NATTEN's classic QK+RPB and AV ops (DiNAT models) -------
@@ -343,9 +296,8 @@ def prepare_allin1(allin1):
     to import; the checks need the Metal functions."""
     assert allin1._metal_1d_qkrpb is not None and allin1._metal_2d_av is not None, "allin1's Metal module did not load"
     fm = allin1.__port_loader__.loaded["natten_mlx.extras.allin1.functional_metal"]
-    launched = []
-    fm.mx = _CountingCore(fm.mx, launched)
-    return allin1, launched
+    fm.mx = real_mlx_code.CountingCore(fm.mx)
+    return allin1, fm.mx.counter["order"]
 
 
 def rpb_ops_match(allin1, mx, rng, rank, kernel, dilation, dim):

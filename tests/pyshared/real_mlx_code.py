@@ -119,6 +119,7 @@ class _FastView:
         def launch(*a, **kw):
             counter["launches"] += 1
             counter["names"].add(name)
+            counter["order"].append(name)
             return kernel(*a, **kw)
 
         return launch
@@ -127,24 +128,32 @@ class _FastView:
         return getattr(self._fast, name)
 
 
-class DeviceView(types.ModuleType):
-    """alloy.core as the file sees it: default_device() and metal.is_available()
-    answer as asked, fast.metal_kernel counts launches; every other name is
-    alloy.core's own."""
+class CountingCore(types.ModuleType):
+    """A framework's core (alloy.core or mlx.core) whose fast.metal_kernel
+    objects count their launches; every other name is the core's own.
+    `counter`: launches, the set of kernel names, and the names in order."""
 
-    def __init__(self, core, kernels):
+    def __init__(self, core):
         super().__init__(core.__name__)
         self._core = core
-        self._kernels = kernels
-        self.counter = {"launches": 0, "names": set()}  # launches, and the kernels launched
-        self.metal = _MetalView(core.metal, kernels)
+        self.counter = {"launches": 0, "names": set(), "order": []}
         self.fast = _FastView(core.fast, self.counter)
-
-    def default_device(self):
-        return self._core.gpu if self._kernels else self._core.cpu
 
     def __getattr__(self, name):
         return getattr(self._core, name)
+
+
+class DeviceView(CountingCore):
+    """alloy.core as the file sees it: default_device() and metal.is_available()
+    answer as asked, fast.metal_kernel counts launches."""
+
+    def __init__(self, core, kernels):
+        super().__init__(core)
+        self._kernels = kernels
+        self.metal = _MetalView(core.metal, kernels)
+
+    def default_device(self):
+        return self._core.gpu if self._kernels else self._core.cpu
 
 
 class Framework:

@@ -12,6 +12,7 @@
 #include "backend/cpu/custom_kernel.h"
 #include "dtypes.h"
 #include "mlx/allocator.h"
+#include "mlx/backend/common/utils.h"
 #include "mlx/backend/cpu/encoder.h"
 #include "primitive.h"
 
@@ -40,11 +41,12 @@ void allocate_output(mxc::array& out, size_t tail, bool align) {
   const size_t shift = (kBufferAlignment - base % kBufferAlignment) % kBufferAlignment;
   mxc::Strides strides(out.ndim(), 1);
   for (int d = static_cast<int>(out.ndim()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * out.shape(d + 1);
+  // The flags MLX would give these strides (its own helper).
+  const auto [data_size, row_contiguous, col_contiguous] = mxc::check_contiguity(out.shape(), strides);
   mxc::array::Flags flags;
-  flags.contiguous = flags.row_contiguous = true;
-  size_t longest = 0;
-  for (int d : out.shape()) longest = std::max<size_t>(longest, d);
-  flags.col_contiguous = out.size() <= 1 || out.size() == longest;
+  flags.contiguous = data_size == out.size();
+  flags.row_contiguous = row_contiguous;
+  flags.col_contiguous = col_contiguous;
   out.set_data(std::move(data), out.size(), std::move(strides), flags, static_cast<int64_t>(shift));
   if (!aligned(out.data<void>()))
     throw std::logic_error("[metal_kernel] alloy.mlx could not align an output buffer (MLX's offsets changed?)");
