@@ -3,6 +3,10 @@
 // workloads never call the driver. Reuse is safe because all GPU work of a
 // buffer's life is ordered on the streams that use it (one per device in
 // practice); a block freed on the host is reused only by later launches.
+// Kernels queued before the free may still read or write it, so whatever
+// fills a block must be queued on that stream too (cuda::upload), never a
+// synchronous copy outside it: our streams are non-blocking, and the queued
+// kernels would overwrite it (tests/python/test_gpu_buffer_reuse.py).
 #include <cstdint>
 #include <map>
 #include <mutex>

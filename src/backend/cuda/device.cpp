@@ -172,6 +172,14 @@ void synchronize(const Stream& s) {
   if (slot.pending.exchange(false)) wait_stoppable(slot.stream, 0, "synchronize");
 }
 
+void upload(void* dst, const void* src, size_t bytes, const Stream& s, const char* where) {
+  if (bytes == 0) return;
+  const CUstream stream = stream_for(s);
+  check(cuda_driver::api().cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst), src, bytes, stream), where,
+        "cuMemcpyHtoDAsync");
+  check(cuda_driver::api().cuStreamSynchronize(stream), where, "cuStreamSynchronize");
+}
+
 const std::string& device_arch() {
   static const std::string arch = [] {
     ensure_context();

@@ -21,6 +21,13 @@ void synchronize_all();
 void synchronize(const Stream& s);
 // Marks a stream as having pending work.
 void note_pending(const Stream& s);
+// Copies host bytes into a buffer from the GPU allocator. A block it hands
+// back may still be read or written by kernels queued on the stream before
+// its last array was freed on the host, so the copy is queued on `s` after
+// them; it is finished on return, so every stream sees the bytes and `src`
+// may go. (A plain synchronous cuMemcpyHtoD is ordered with none of our
+// streams, which are non-blocking, and those kernels could overwrite it.)
+void upload(void* dst, const void* src, size_t bytes, const Stream& s, const char* where);
 // Stopping runaway Metal kernels (msl/runtime/cuda_cancel.h). A module
 // translated from Metal gets the address of the process's cancellation flag.
 void install_cancel_flag(cuda_driver::CUmodule module);

@@ -36,9 +36,7 @@ void run_on_host(Primitive& p, const std::vector<array>& inputs, std::vector<arr
     const void* src = out.raw_data();
     const size_t bytes = out.nbytes();
     cuda::allocate_row_contiguous(out);
-    if (bytes == 0) continue;
-    // Synchronous, so kernels queued later on any stream read the values.
-    cuda::check(cuda_driver::api().cuMemcpyHtoD(cuda::dptr(out.raw_data()), src, bytes), p.name(), "cuMemcpyHtoD");
+    cuda::upload(out.raw_data(), src, bytes, p.stream(), p.name());
   }
 }
 
@@ -172,12 +170,11 @@ void Inverse::eval_gpu(const std::vector<array>& inputs, std::vector<array>& out
   auto rhs = scratch.alloc(b.count * mat * size_of(inputs[0].dtype()));
   dispatch_real(inputs[0].dtype(), [&](auto tag) {
     using U = decltype(tag);
-    // Identity right-hand sides, from the host (synchronous copy).
+    // Identity right-hand sides, from the host.
     std::vector<U> eye(b.count * mat, U(0));
     for (size_t i = 0; i < b.count; ++i)
       for (int d = 0; d < n; ++d) eye[i * mat + d * (n + 1)] = U(1);
-    cuda::check(cuda_driver::api().cuMemcpyHtoD(cuda::dptr(rhs->buffer.ptr), eye.data(), eye.size() * sizeof(U)),
-                "linalg::inv", "cuMemcpyHtoD");
+    cuda::upload(rhs->buffer.ptr, eye.data(), eye.size() * sizeof(U), stream(), "linalg::inv");
     U* x = static_cast<U*>(rhs->buffer.ptr);
     int* piv = static_cast<int*>(ipiv->buffer.ptr);
     for (size_t i = 0; i < b.count; ++i) {
@@ -227,10 +224,7 @@ void LUF::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs
   }
   for (auto [out, host] : {std::pair{&outputs[1], &pivots}, std::pair{&outputs[2], &perm_inv}}) {
     cuda::allocate_row_contiguous(*out);
-    if (out->nbytes()) {
-      cuda::check(cuda_driver::api().cuMemcpyHtoD(cuda::dptr(out->raw_data()), host->data(), out->nbytes()),
-                  "linalg::lu_factor", "cuMemcpyHtoD");
-    }
+    cuda::upload(out->raw_data(), host->data(), out->nbytes(), stream(), "linalg::lu_factor");
   }
 }
 

@@ -40,27 +40,47 @@ array host_mirror_view(const array& a) {
 // pageable host-to-device copy of a few bytes costs microseconds. Buffers
 // never change once written, so one device copy per distinct value is kept
 // for the process and shared by every array that holds that value.
+//
+// The copies live in slabs taken from the driver, not from the caching
+// allocator: a block the allocator hands back may still be written by
+// kernels queued before its array was freed on the host (reuse is ordered on
+// the streams, and this copy is on none of them), and a value written there
+// synchronously would be overwritten when they run. Fresh memory has no such
+// readers or writers, so the synchronous copy is seen by every stream.
 constexpr size_t kConstantBytes = 16;    // up to complex64 / two 8-byte values
 constexpr size_t kMaxConstants = 4096;   // then fall back to plain copies
+constexpr size_t kSlabSlots = 256;       // constants per slab (4 KiB)
 
 std::shared_ptr<Data> device_constant(const void* host, size_t bytes) {
   static std::mutex mu;
   static auto* constants = new std::unordered_map<std::string, std::shared_ptr<Data>>();  // never freed
+  static cuda_driver::CUdeviceptr slab = 0;
+  static size_t slab_used = kSlabSlots;
   static unsigned filled_in = 0;  // the context generation of the entries
   std::string key(static_cast<const char*>(host), bytes);
   std::lock_guard<std::mutex> lock(mu);
   if (filled_in != cuda::context_generation()) {
     constants->clear();  // their memory died with the old context
+    slab_used = kSlabSlots;
     filled_in = cuda::context_generation();
   }
   auto it = constants->find(key);
   if (it != constants->end()) return it->second;
   if (constants->size() >= kMaxConstants) return nullptr;
-  Buffer dev = allocator(Device(Device::gpu)).malloc(bytes);
-  // Synchronous, so every stream sees the value from now on.
-  cuda::check(cuda_driver::api().cuMemcpyHtoD(reinterpret_cast<cuda::CUdeviceptr>(dev.ptr), host, bytes),
-              "cpu->gpu", "cuMemcpyHtoD");
-  auto data = std::make_shared<Data>(dev);
+  if (slab_used == kSlabSlots) {
+    // Kept for the context's life (at most kMaxConstants / kSlabSlots slabs).
+    cuda::ensure_context();
+    cuda::check(cuda_driver::api().cuMemAlloc(&slab, kSlabSlots * kConstantBytes), "cpu->gpu",
+                "cuMemAlloc (constants)");
+    slab_used = 0;
+  }
+  const cuda_driver::CUdeviceptr at = slab + slab_used++ * kConstantBytes;
+  cuda::check(cuda_driver::api().cuMemcpyHtoD(at, host, bytes), "cpu->gpu", "cuMemcpyHtoD");
+  // The slab owns the memory: the Data frees nothing through the allocator.
+  static const auto* slab_owner = new std::shared_ptr<void>(std::make_shared<int>(0));
+  auto data = std::make_shared<Data>(
+      Buffer{reinterpret_cast<void*>(at), kConstantBytes, Device(Device::gpu, 0), cuda::context_generation()},
+      *slab_owner);
   constants->emplace(std::move(key), data);
   return data;
 }
