@@ -7,18 +7,13 @@
 #include <string>
 
 #include "alloy/msl/translate.h"
+#include "test_kernels.h"
 
 namespace alloy::msl {
 namespace {
 
 std::string translated(const std::string& source, Target target, const std::string& header = "") {
-  KernelSpec s;
-  s.name = "k";
-  s.inputs = {{"a", "float"}};
-  s.outputs = {{"out", "float"}};
-  s.source = source;
-  s.header = header;
-  return translate(s, target).source;
+  return translate(test::kernel(source, header, {test::param("a", "float")}), target).source;
 }
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
