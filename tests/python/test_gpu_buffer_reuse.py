@@ -40,21 +40,22 @@ def test_a_new_scalar_is_not_overwritten_by_queued_kernels(rng):
 
 
 def test_linalg_inputs_from_the_host_wait_for_queued_kernels(rng):
-    """inv's identity right-hand sides and the host fallback's results are
-    copied from the host into reused blocks too."""
+    """inv's identity right-hand sides and lu_factor's pivots are copied from
+    the host into reused blocks too."""
     big = busy_gpu()
     for trial in range(6):
         m = rng.standard_normal((4, 4)).astype(np.float32) + 4 * np.eye(4, dtype=np.float32)
-        c = rng.standard_normal((4, 4)).astype(np.complex64)  # complex: the host fallback
         slow = big @ big
         y = mx.exp(mx.array(rng.standard_normal(32).astype(np.float32))) * 2
         mx.async_eval(slow, y)
         inv = mx.linalg.inv(mx.array(m))
         np.testing.assert_allclose(np.array(inv), np.linalg.inv(m.astype(np.float64)), rtol=1e-4, atol=1e-5,
                                    err_msg=f"trial {trial}")
+        a = rng.standard_normal((5, 5)).astype(np.float32)
         slow = big @ big
         y = mx.exp(mx.array(rng.standard_normal(32).astype(np.float32))) * 2
         mx.async_eval(slow, y)
-        cinv = mx.linalg.inv(mx.array(c + 4 * np.eye(4, dtype=np.complex64)))
-        np.testing.assert_allclose(np.array(cinv), np.linalg.inv((c + 4 * np.eye(4)).astype(np.complex128)),
-                                   rtol=1e-4, atol=1e-5, err_msg=f"trial {trial} (complex)")
+        lu, pivots = mx.linalg.lu_factor(mx.array(a))
+        lu_cpu, pivots_cpu = mx.linalg.lu_factor(mx.array(a), stream=mx.cpu)
+        np.testing.assert_array_equal(np.array(pivots), np.array(pivots_cpu), err_msg=f"trial {trial} (pivots)")
+        np.testing.assert_allclose(np.array(lu), np.array(lu_cpu), rtol=1e-4, atol=1e-5, err_msg=f"trial {trial}")
