@@ -50,9 +50,12 @@ want cpp_jit && step cpp_jit jit.log .gpu/alloy_jit_tests
 want cpp_core && step cpp_core core.log env ALLOY_TEST_DEVICE=gpu .gpu/alloy_core_tests
 want cpp_msl && step cpp_msl msl.log .gpu/alloy_msl_tests
 # Every op kernel the suite compiles at run time because the AOT archive
-# lacks it goes to aot_misses.log (none is the goal).
+# lacks it goes to aot_misses.log (none is the goal). Eight processes share
+# the GPU: the suite takes under 4 minutes, and each process's kernels wait
+# behind the others', which is how work queued late gets tested
+# (tests/python/test_gpu_buffer_reuse.py).
 want pytest_gpu && step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu ALLOY_AOT_LOG="$out/aot_misses.log" \
-  python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/python}
+  python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:--n 8 tests/python}
 # First use in fresh processes with empty caches: AOT kernels against NVRTC and torch.
 want cold && step cold cold.log python3 benchmarks/bench_cold_start.py --out "$out/cold.md"
 # The guide's kernels through metal_library (examples/guide), each checked and timed.
