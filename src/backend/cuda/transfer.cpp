@@ -76,7 +76,8 @@ std::shared_ptr<Data> device_constant(const void* host, size_t bytes) {
   }
   const cuda_driver::CUdeviceptr at = slab + slab_used++ * kConstantBytes;
   cuda::check(cuda_driver::api().cuMemcpyHtoD(at, host, bytes), "cpu->gpu", "cuMemcpyHtoD");
-  // The slab owns the memory: the Data frees nothing through the allocator.
+  // Data frees through the allocator unless it has an external owner; a
+  // constant's memory belongs to its slab, so the Data gets a token owner.
   static const auto* slab_owner = new std::shared_ptr<void>(std::make_shared<int>(0));
   auto data = std::make_shared<Data>(
       Buffer{reinterpret_cast<void*>(at), kConstantBytes, Device(Device::gpu, 0), cuda::context_generation()},

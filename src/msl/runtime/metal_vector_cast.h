@@ -17,41 +17,30 @@
 namespace alloy_msl {
 
 namespace detail {
-template <class V> struct vector_traits;
-template <class T, int N> struct vector_traits<metal::vec<T, N>> {
-  typedef T element;
-  static constexpr int width = N;
+// A vector's width (its element type is its value_type): N, which
+// sizeof cannot give for 3-vectors.
+template <class V> struct vector_width;
+template <class T, int N> struct vector_width<metal::vec<T, N>> {
+  static constexpr int value = N;
 };
-template <class V> struct vector_traits<const V> : vector_traits<V> {};
-template <class V> struct vector_traits<volatile V> : vector_traits<V> {};
-template <class V> struct vector_traits<const volatile V> : vector_traits<V> {};
-template <class V> struct remove_cv_vec { typedef V type; };
-template <class V> struct remove_cv_vec<const V> { typedef V type; };
-template <class V> struct remove_cv_vec<volatile V> { typedef V type; };
-template <class V> struct remove_cv_vec<const volatile V> { typedef V type; };
-
-template <class V> ALLOY_FUNC unsigned long address_of(const volatile V* p) {
-  return reinterpret_cast<unsigned long>(p);
-}
 
 // Below an element's alignment: bytes on the GPU; on the CPU one unaligned
 // load or store, which the host compiler makes of the memcpy.
-ALLOY_FUNC void copy_bytes(volatile void* to, const volatile void* from, unsigned long n) {
+ALLOY_FUNC void copy_bytes(void* to, const void* from, unsigned long n) {
 #if defined(__CUDACC__)
-  for (unsigned long k = 0; k < n; ++k)
-    static_cast<volatile unsigned char*>(to)[k] = static_cast<const volatile unsigned char*>(from)[k];
+  for (unsigned long k = 0; k < n; ++k) static_cast<unsigned char*>(to)[k] = static_cast<const unsigned char*>(from)[k];
 #else
-  __builtin_memcpy(const_cast<void*>(to), const_cast<const void*>(from), n);
+  __builtin_memcpy(to, from, n);
 #endif
 }
 
-template <class V> ALLOY_FUNC typename remove_cv_vec<V>::type load_any_aligned(const V* p) {
-  typedef typename remove_cv_vec<V>::type Vec;
-  typedef typename vector_traits<V>::element T;
-  constexpr int N = vector_traits<V>::width;
+template <class V> ALLOY_FUNC metal::remove_cv_t<V> load_any_aligned(const V* p) {
+  typedef metal::remove_cv_t<V> Vec;
+  typedef typename Vec::value_type T;
+  constexpr int N = vector_width<Vec>::value;
   Vec v;
 #if defined(__CUDACC__)
-  const unsigned long a = address_of(p);
+  const unsigned long a = reinterpret_cast<unsigned long>(p);
   if (a % alignof(Vec) == 0) return *reinterpret_cast<const Vec*>(p);
   if (a % alignof(T) == 0) {
     for (int i = 0; i < N; ++i) v[i] = reinterpret_cast<const T*>(p)[i];
@@ -63,10 +52,10 @@ template <class V> ALLOY_FUNC typename remove_cv_vec<V>::type load_any_aligned(c
 }
 
 template <class V> ALLOY_FUNC void store_any_aligned(V* p, const V& v) {
-  typedef typename vector_traits<V>::element T;
-  constexpr int N = vector_traits<V>::width;
+  typedef typename V::value_type T;
+  constexpr int N = vector_width<V>::value;
 #if defined(__CUDACC__)
-  const unsigned long a = address_of(p);
+  const unsigned long a = reinterpret_cast<unsigned long>(p);
   if (a % alignof(V) == 0) {
     *p = v;
     return;
@@ -91,8 +80,8 @@ template <class V> struct vector_cast_ref {
     return *this;
   }
   ALLOY_FUNC const vector_cast_ref& operator=(const vector_cast_ref& o) const { return *this = V(o); }
-  ALLOY_FUNC typename detail::vector_traits<V>::element& operator[](int i) const {
-    return reinterpret_cast<typename detail::vector_traits<V>::element*>(p)[i];
+  ALLOY_FUNC typename V::value_type& operator[](int i) const {
+    return reinterpret_cast<typename V::value_type*>(p)[i];
   }
   template <int... I> ALLOY_FUNC auto swizzle() const { return V(*this).template swizzle<I...>(); }
 #define ALLOY_VECTOR_CAST_OP(op) \
