@@ -30,8 +30,9 @@ def dtype_name(d):
     return str(d).split(".")[-1]
 
 
-def random_values(rng, shape, dtype, low=-2.0, high=2.0):
-    """numpy array of `dtype` (a name) in [low, high)."""
+def random_values(rng, shape, dtype, low=-2.0, high=2.0, imag=None):
+    """numpy array of `dtype` (a name) in [low, high) (complex: the imaginary
+    part in `imag`, a (low, high) pair, when given)."""
     if dtype == "bool":
         return rng.random(shape) < 0.5
     if dtype in INTS:
@@ -40,7 +41,7 @@ def random_values(rng, shape, dtype, low=-2.0, high=2.0):
         return rng.integers(lo, hi + 1, size=shape).astype(NP_DTYPE[dtype])
     x = rng.uniform(low, high, size=shape)
     if dtype == "complex64":
-        x = x + 1j * rng.uniform(low, high, size=shape)
+        x = x + 1j * rng.uniform(*(imag or (low, high)), size=shape)
     return x.astype(NP_DTYPE[dtype])
 
 
@@ -54,13 +55,13 @@ def to_mx(x):
     return mx.array(x, dtype=mx_dtype(name))
 
 
-def make_input(rng, shape, dtype, low=-2.0, high=2.0):
+def make_input(rng, shape, dtype, low=-2.0, high=2.0, imag=None):
     """(mx array, numpy array holding the same values)."""
     if shape == "bcast":
-        row = random_values(rng, (5,), dtype, low, high)
+        row = random_values(rng, (5,), dtype, low, high, imag)
         a = mx.broadcast_to(to_mx(row), (3, 5))
         return a, np.broadcast_to(row, (3, 5))
-    x = random_values(rng, shape, dtype, low, high)
+    x = random_values(rng, shape, dtype, low, high, imag)
     return to_mx(x), x
 
 
@@ -122,6 +123,12 @@ UNARY = {
 }
 
 
+# Imaginary parts kept off the poles of complex tanh (at i(pi/2 + k pi)):
+# near one float32's rounding of the result is amplified without bound (an
+# H200 run drew -0.011 - 1.565i: 2e-4 relative off the float64 value).
+COMPLEX_IMAG = {"tanh": (-1.2, 1.2)}
+
+
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", FLOATS + ["complex64"])
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -131,7 +138,7 @@ def test_unary_float_matches_numpy(rng, name, dtype, shape):
         with pytest.raises((ValueError, TypeError)):
             mx.eval(getattr(mx, name)(mx.array(np.ones(3, np.complex64))))
         return
-    a, x = make_input(rng, shape, dtype, lo, hi)
+    a, x = make_input(rng, shape, dtype, lo, hi, COMPLEX_IMAG.get(name))
     out = getattr(mx, name)(a)
     expect_dtype = "float32" if (name == "abs" and dtype == "complex64") else dtype
     assert dtype_name(out.dtype) == expect_dtype
