@@ -8,6 +8,11 @@
 
 namespace alloy {
 
+// Buffer::stream when no stream's queued work uses the memory, and when
+// several streams' may.
+inline constexpr int kNoStream = -1;
+inline constexpr int kManyStreams = -2;
+
 struct Buffer {
   void* ptr = nullptr;
   size_t size = 0;
@@ -15,6 +20,13 @@ struct Buffer {
   // GPU memory: the CUDA context it was allocated in (a GPU fault rebuilds
   // the context, and memory of older ones is gone).
   unsigned generation = 0;
+  // GPU memory: the stream (its index) whose work writes it. Work on another
+  // stream that reads it, or gets the block after it is freed, is first
+  // ordered after that stream's (backend/cuda/allocator.cpp).
+  int stream = kNoStream;
+  // A second stream already ordered after the writer, which reads it too
+  // (kManyStreams: more than one).
+  int also_read_on = kNoStream;
 };
 
 class Allocator {

@@ -194,17 +194,26 @@ array to_host(const array& a) {
 
 namespace {
 thread_local const Device* t_evaluating = nullptr;
+thread_local const Stream* t_evaluating_stream = nullptr;
 }  // namespace
 
 const Device* evaluating_device() { return t_evaluating; }
+const Stream* evaluating_stream() { return t_evaluating_stream; }
 
 void eval_primitive(Primitive& p, const std::vector<array>& inputs, std::vector<array>& outputs) {
   // allocator() without a device answers for this primitive's device meanwhile.
   struct Evaluating {
     const Device* saved;
-    explicit Evaluating(const Device* d) : saved(t_evaluating) { t_evaluating = d; }
-    ~Evaluating() { t_evaluating = saved; }
-  } evaluating(&p.stream().device);
+    const Stream* saved_stream;
+    explicit Evaluating(const Stream& s) : saved(t_evaluating), saved_stream(t_evaluating_stream) {
+      t_evaluating = &s.device;
+      t_evaluating_stream = &s;
+    }
+    ~Evaluating() {
+      t_evaluating = saved;
+      t_evaluating_stream = saved_stream;
+    }
+  } evaluating(p.stream());
   for (const array& in : inputs) {
     if (const auto& d = in.data_shared_ptr(); d && d->lost) throw std::runtime_error(*d->lost);
     if (const auto& d = in.data_shared_ptr(); d && gpu_memory_lost(*d)) {
@@ -221,9 +230,12 @@ void eval_primitive(Primitive& p, const std::vector<array>& inputs, std::vector<
     }
   } else {
     if (all_on(inputs, Device::gpu)) {
+      order_inputs_on(inputs, p.stream());
       p.eval_gpu(inputs, outputs);
     } else {
-      p.eval_gpu(inputs_on_device(inputs, p.stream()), outputs);
+      auto on_device = inputs_on_device(inputs, p.stream());
+      order_inputs_on(on_device, p.stream());
+      p.eval_gpu(on_device, outputs);
     }
   }
 }

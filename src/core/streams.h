@@ -16,6 +16,12 @@ std::vector<array> inputs_on_device(const std::vector<array>& inputs, const Stre
 // The device of the primitive this thread is evaluating (eval_primitive),
 // or null outside an eval.
 const Device* evaluating_device();
+// The stream of that primitive, or null outside an eval.
+const Stream* evaluating_stream();
+// Orders the work of stream `s` after the queued work of other GPU streams
+// that produced or last used the inputs (backend/cuda/transfer.cpp); those
+// inputs are then marked as used by several streams.
+void order_inputs_on(const std::vector<array>& inputs, const Stream& s);
 
 // Runs the nodes of an eval's tape, in order, as one CUDA graph when every
 // node can be recorded and the tape's shape was evaluated before

@@ -1,12 +1,16 @@
 """GPU memory handed out again while work queued before is still to run.
 
-The GPU allocator reuses a freed block at once: the kernels queued before
-its array was freed on the host run later on the same stream, so anything
-written into the block must be queued after them. Found with the suite run
-by several processes on one GPU (their kernels then wait longer): a new
-scalar (`x * 0.316`) was copied synchronously into a reused block, a queued
-kernel then overwrote it, and every later product by that value was wrong.
-Here one process keeps the GPU busy with a large matmul instead.
+The GPU allocator reuses a freed block at once: kernels queued before its
+array was freed on the host run later on the same stream, so anything
+written into the block must be queued after them. Inside one eval an op
+frees its temporaries as soon as their kernels are queued (here sort's
+contiguous copy of a transposed input, 64 to 256 bytes, the size class of
+a scalar), and a later node of the same eval gets that block. Found with
+the suite run by several processes on one GPU (their kernels then wait
+longer): a new scalar (`x * 0.316`) was copied synchronously into such a
+block, the queued copy then overwrote it, and the product was wrong. Here
+one large matmul at the front of the eval keeps the queue long instead.
+(`mx.async_eval` waits like `mx.eval` in Alloy, so each case is one eval.)
 """
 import os
 
@@ -26,16 +30,21 @@ def busy_gpu():
     return big
 
 
+def sorted_transpose(m):
+    """sort along rows of m.T: the op copies m.T into a temporary block,
+    queued, and frees it before its kernels have run."""
+    return mx.sort(mx.array(m).T, axis=-1)
+
+
 def test_a_new_scalar_is_not_overwritten_by_queued_kernels(rng):
     big = busy_gpu()
     for trial in range(12):
-        x = rng.standard_normal(64).astype(np.float32)
-        slow = big @ big
-        y = mx.exp(mx.array(x)) * 1.5 - 0.25  # small intermediates, freed once launched
-        mx.async_eval(slow, y)
+        m = rng.standard_normal((8, 8)).astype(np.float32)
         s = float(rng.standard_normal())  # a value no array held before
-        z = y * s
-        want = (np.exp(x.astype(np.float64)) * 1.5 - 0.25) * np.float32(s)
+        z = sorted_transpose(m) * s
+        slow = big @ big
+        mx.eval(slow, z)
+        want = np.sort(m.T.astype(np.float64), axis=-1) * np.float32(s)
         np.testing.assert_allclose(np.array(z), want, rtol=2e-6, atol=2e-6, err_msg=f"trial {trial}, s={s}")
 
 
@@ -44,18 +53,54 @@ def test_linalg_inputs_from_the_host_wait_for_queued_kernels(rng):
     the host into reused blocks too."""
     big = busy_gpu()
     for trial in range(6):
-        m = rng.standard_normal((4, 4)).astype(np.float32) + 4 * np.eye(4, dtype=np.float32)
+        m = rng.standard_normal((4, 4)).astype(np.float32)
+        a = sorted_transpose(m) + 4 * mx.eye(4)
+        inv = mx.linalg.inv(a)
         slow = big @ big
-        y = mx.exp(mx.array(rng.standard_normal(32).astype(np.float32))) * 2
-        mx.async_eval(slow, y)
-        inv = mx.linalg.inv(mx.array(m))
-        np.testing.assert_allclose(np.array(inv), np.linalg.inv(m.astype(np.float64)), rtol=1e-4, atol=1e-5,
-                                   err_msg=f"trial {trial}")
-        a = rng.standard_normal((5, 5)).astype(np.float32)
+        mx.eval(slow, inv)
+        want = np.linalg.inv(np.sort(m.T.astype(np.float64), axis=-1) + 4 * np.eye(4))
+        np.testing.assert_allclose(np.array(inv), want, rtol=1e-4, atol=1e-5, err_msg=f"trial {trial}")
+        b = rng.standard_normal((5, 5)).astype(np.float32)
+        lu, pivots = mx.linalg.lu_factor(sorted_transpose(b))
         slow = big @ big
-        y = mx.exp(mx.array(rng.standard_normal(32).astype(np.float32))) * 2
-        mx.async_eval(slow, y)
-        lu, pivots = mx.linalg.lu_factor(mx.array(a))
-        lu_cpu, pivots_cpu = mx.linalg.lu_factor(mx.array(a), stream=mx.cpu)
+        mx.eval(slow, lu, pivots)
+        lu_cpu, pivots_cpu = mx.linalg.lu_factor(mx.sort(mx.array(b).T, axis=-1, stream=mx.cpu), stream=mx.cpu)
         np.testing.assert_array_equal(np.array(pivots), np.array(pivots_cpu), err_msg=f"trial {trial} (pivots)")
-        np.testing.assert_allclose(np.array(lu), np.array(lu_cpu), rtol=1e-4, atol=1e-5, err_msg=f"trial {trial}")
+
+
+def test_a_second_stream_waits_for_what_the_first_computes(rng):
+    """Each Alloy stream is its own CUDA stream: an op on one that reads what
+    an op on another computed in the same eval must wait for it."""
+    big = busy_gpu()
+    other = mx.new_stream(mx.gpu)
+    for trial in range(6):
+        shift = float(rng.standard_normal())
+        # New values each trial (a block holding the last product would
+        # otherwise pass for this one), queued first on the default stream.
+        left = mx.random.normal((4096, 4096))
+        product = left @ big
+        with mx.stream(other):
+            corner = product[:8, :8] + shift
+        mx.eval(corner)
+        want = np.array(product)[:8, :8].astype(np.float64) + np.float32(shift)
+        np.testing.assert_allclose(np.array(corner), want, rtol=1e-6, atol=1e-4, err_msg=f"trial {trial}")
+
+
+def test_blocks_freed_by_one_stream_are_not_overwritten_by_another(rng):
+    """In one eval: sort's temporary, freed while its copy waits behind a large
+    matmul on the default stream, then small arrays made on a second stream,
+    which runs at once and gets that block."""
+    big = busy_gpu()
+    other = mx.new_stream(mx.gpu)
+    for trial in range(8):
+        m = rng.standard_normal((8, 8)).astype(np.float32)
+        slow = big @ big
+        t = sorted_transpose(m)
+        with mx.stream(other):
+            vs = [rng.standard_normal(64).astype(np.float32) for _ in range(4)]
+            ws = [mx.array(v) * 2 + 1 for v in vs]
+        mx.eval(slow, t, *ws)
+        for w, v in zip(ws, vs):
+            np.testing.assert_allclose(np.array(w), v.astype(np.float64) * 2 + 1, rtol=1e-6, atol=1e-6,
+                                       err_msg=f"trial {trial} (second stream)")
+        np.testing.assert_array_equal(np.array(t), np.sort(m.T, axis=-1), err_msg=f"trial {trial} (sort)")

@@ -1,12 +1,14 @@
 // GPU memory: a caching allocator over cuMemAlloc. Freed blocks go to size
 // buckets and are reused by later allocations of the same bucket, so steady
-// workloads never call the driver. Reuse is safe because all GPU work of a
-// buffer's life is ordered on the streams that use it (one per device in
-// practice); a block freed on the host is reused only by later launches.
-// Kernels queued before the free may still read or write it, so whatever
-// fills a block must be queued on that stream too (cuda::upload), never a
-// synchronous copy outside it: our streams are non-blocking, and the queued
-// kernels would overwrite it (tests/python/test_gpu_buffer_reuse.py).
+// workloads never call the driver. A block freed on the host may still be
+// read or written by kernels queued before the free, so reuse is ordered:
+// - on the same stream, by the stream itself; whatever fills a block must be
+//   queued on that stream too (cuda::upload), never a synchronous copy
+//   outside it: our streams are non-blocking, and the queued kernels would
+//   overwrite it (tests/python/test_gpu_buffer_reuse.py);
+// - on another stream, by a wait queued there for the stream (or streams)
+//   that last used the block (Buffer::stream, cuda::order_after). Blocks of
+//   the asking stream are preferred, so that costs nothing in steady state.
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -18,6 +20,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/fault.h"
 #include "backend/cuda/graph_eval.h"
+#include "core/streams.h"
 
 namespace alloy {
 namespace {
@@ -33,17 +36,24 @@ size_t bucket_size(size_t n) {
   return (n + kMiB - 1) / kMiB * kMiB;
 }
 
+// The stream whose work the new block serves: the primitive's being
+// evaluated on this thread, else unknown (any stream may use it).
+int asking_stream() {
+  const Stream* s = evaluating_stream();
+  return s && s->device.type == Device::gpu ? s->index : kManyStreams;
+}
+
 class CudaAllocator final : public Allocator {
  public:
   Buffer malloc(size_t size) override {
     size_t b = bucket_size(size);
+    const int stream = asking_stream();
     std::lock_guard<std::mutex> lock(mutex_);
     forget_old_context_locked();
     void* p = nullptr;
     auto it = free_.find(b);
     if (it != free_.end() && !it->second.empty()) {
-      p = it->second.back();
-      it->second.pop_back();
+      p = take_locked(it->second, stream);
       cached_ -= b;
     } else {
       cuda::ensure_context();
@@ -63,7 +73,7 @@ class CudaAllocator final : public Allocator {
     }
     active_ += b;
     if (active_ > peak_) peak_ = active_;
-    return Buffer{p, b, Device(Device::gpu, 0), generation_};
+    return Buffer{p, b, Device(Device::gpu, 0), generation_, stream};
   }
 
   void free(Buffer b) override {
@@ -73,7 +83,8 @@ class CudaAllocator final : public Allocator {
     forget_old_context_locked();
     active_ -= b.size;
     if (b.generation != generation_) return;  // it died with its context
-    free_[b.size].push_back(b.ptr);
+    // Queued work of every stream that read it may still use it.
+    free_[b.size].push_back({b.ptr, b.also_read_on == kNoStream ? b.stream : kManyStreams});
     cached_ += b.size;
     if (cached_ > cache_limit_) trim_cache_locked(cache_limit_);
   }
@@ -98,6 +109,40 @@ class CudaAllocator final : public Allocator {
   }
 
  private:
+  struct FreeBlock {
+    void* ptr;
+    int stream;  // the stream whose queued work may still use it (kManyStreams: several)
+  };
+
+  // A block of `blocks` for work on `stream`, ordered after the work of
+  // other streams that may still use it. With one stream this is the last
+  // block freed, as before; with several, a recent block of the same stream
+  // (or of none) is preferred, and taking another's queues a wait.
+  static void* take_locked(std::vector<FreeBlock>& blocks, int stream) {
+    size_t pick = blocks.size() - 1;
+    if (cuda::several_streams()) {
+      constexpr size_t kLook = 16;  // how far back to look for one of ours
+      for (size_t i = blocks.size(), seen = 0; i-- > 0 && seen < kLook; ++seen) {
+        if (blocks[i].stream == stream || blocks[i].stream == kNoStream) {
+          pick = i;
+          break;
+        }
+      }
+      const int last_user = blocks[pick].stream;
+      if (last_user != stream && last_user != kNoStream) {
+        // Without a stream to queue the wait on, the host waits.
+        if (stream == kManyStreams) {
+          cuda::synchronize_all();
+        } else {
+          cuda::order_after(*evaluating_stream(), last_user);
+        }
+      }
+    }
+    void* p = blocks[pick].ptr;
+    blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(pick));
+    return p;
+  }
+
   // After a GPU fault rebuilt the context, the cached blocks are gone with
   // the old one: forget them (cuMemFree would only fail).
   void forget_old_context_locked() {
@@ -119,7 +164,7 @@ class CudaAllocator final : public Allocator {
     for (auto it = free_.rbegin(); it != free_.rend() && cached_ > limit; ++it) {
       auto& ptrs = it->second;
       while (!ptrs.empty() && cached_ > limit) {
-        cuda_driver::api().cuMemFree(reinterpret_cast<cuda_driver::CUdeviceptr>(ptrs.back()) -
+        cuda_driver::api().cuMemFree(reinterpret_cast<cuda_driver::CUdeviceptr>(ptrs.back().ptr) -
                                      guard_zone_bytes(it->first));
         ptrs.pop_back();
         cached_ -= it->first;
@@ -128,7 +173,7 @@ class CudaAllocator final : public Allocator {
   }
 
   std::mutex mutex_;
-  std::map<size_t, std::vector<void*>> free_;
+  std::map<size_t, std::vector<FreeBlock>> free_;
   unsigned generation_ = 0;  // the context the cached blocks belong to
   size_t active_ = 0, peak_ = 0, cached_ = 0;
   size_t cache_limit_ = SIZE_MAX, memory_limit_ = SIZE_MAX;

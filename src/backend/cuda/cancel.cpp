@@ -29,7 +29,7 @@ CUdeviceptr cancel_flag() {
     CUdeviceptr p = 0;
     check(cuda_driver::api().cuMemAlloc(&p, sizeof(int)), "gpu", "cuMemAlloc (cancellation flag)");
     const int zero = 0;
-    check(cuda_driver::api().cuMemcpyHtoD(p, &zero, sizeof zero), "gpu", "cuMemcpyHtoD (cancellation flag)");
+    write_fresh(p, &zero, sizeof zero, "gpu (cancellation flag)");
     flag = p;
     made_in = context_generation();
   }
@@ -69,7 +69,7 @@ void install_cancel_flag(cuda_driver::CUmodule module) {
   const auto& api = cuda_driver::api();
   if (api.cuModuleGetGlobal(&symbol, &bytes, module, kFlagSymbol) != cuda_driver::CUDA_SUCCESS) return;
   const CUdeviceptr flag = cancel_flag();
-  check(api.cuMemcpyHtoD(symbol, &flag, sizeof flag), "gpu", "cuMemcpyHtoD (cancellation flag address)");
+  write_fresh(symbol, &flag, sizeof flag, "gpu (cancellation flag address)");
 }
 
 void request_cancel() {

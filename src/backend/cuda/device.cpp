@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "alloy/allocator.h"
 #include "backend/cuda/cublas.h"
 #include "backend/cuda/fault.h"
 #include "core/gpu_availability.h"
@@ -82,6 +83,7 @@ std::mutex mutex;
 std::unordered_map<int, std::unique_ptr<StreamSlot>> slots;
 unsigned slots_generation = 0;  // the context the streams belong to
 std::atomic<bool> any_pending{false};
+std::atomic<bool> several{false};  // a second stream was made (several_streams)
 
 // After a GPU fault rebuilt the context its streams are gone: the slots are
 // dropped (leaked: threads may still hold pointers, which they check
@@ -106,6 +108,7 @@ StreamSlot& slot_for(const Stream& s) {
   if (!slot) {
     slot = std::make_unique<StreamSlot>();
     check(cuda_driver::api().cuStreamCreate(&slot->stream, cuda_driver::kStreamNonBlocking), "gpu", "cuStreamCreate");
+    if (slots.size() > 1) several.store(true, std::memory_order_release);
   }
   last_index = s.index;
   last_slot = slot.get();
@@ -133,6 +136,37 @@ CUstream stream_for(const Stream& s) {
 void note_pending(const Stream& s) {
   slot_for(s).pending.store(true, std::memory_order_relaxed);
   any_pending.store(true, std::memory_order_release);
+}
+
+bool several_streams() { return several.load(std::memory_order_acquire); }
+
+void order_after(const Stream& waiting, int producer) {
+  if (producer == kNoStream || producer == waiting.index || !several_streams()) return;
+  // While a tape is recorded, its stream was ordered after every other one
+  // before recording began (run_tape_as_graph), and a recorded wait on an
+  // event from outside the recording is refused.
+  if (t_capture_stream) return;
+  const CUstream target = stream_for(waiting);
+  thread_local std::vector<CUstream> sources;
+  sources.clear();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    forget_old_streams_locked();
+    for (auto& [index, slot] : slots) {
+      if (slot->stream != target && (producer == kManyStreams || index == producer)) sources.push_back(slot->stream);
+    }
+  }
+  const auto& a = cuda_driver::api();
+  for (CUstream source : sources) {
+    // An event marks what is queued there now; the driver keeps it until the
+    // wait is done, so it is destroyed at once.
+    cuda_driver::CUevent event = nullptr;
+    check(a.cuEventCreate(&event, cuda_driver::kEventDisableTiming), "gpu streams", "cuEventCreate");
+    const auto recorded = a.cuEventRecord(event, source);
+    const auto waited = recorded == cuda_driver::CUDA_SUCCESS ? a.cuStreamWaitEvent(target, event, 0) : recorded;
+    a.cuEventDestroy(event);
+    check(waited, "gpu streams", recorded == cuda_driver::CUDA_SUCCESS ? "cuStreamWaitEvent" : "cuEventRecord");
+  }
 }
 
 void synchronize_all() {
@@ -178,6 +212,22 @@ void upload(void* dst, const void* src, size_t bytes, const Stream& s, const cha
   check(cuda_driver::api().cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst), src, bytes, stream), where,
         "cuMemcpyHtoDAsync");
   check(cuda_driver::api().cuStreamSynchronize(stream), where, "cuStreamSynchronize");
+}
+
+void write_fresh(CUdeviceptr dst, const void* src, size_t bytes, const char* where) {
+  if (bytes == 0) return;
+  static std::mutex write_mutex;
+  static CUstream private_stream = nullptr;
+  static unsigned made_in = 0;
+  std::lock_guard<std::mutex> lock(write_mutex);
+  ensure_context();
+  const auto& a = cuda_driver::api();
+  if (!private_stream || made_in != context_generation()) {
+    check(a.cuStreamCreate(&private_stream, cuda_driver::kStreamNonBlocking), where, "cuStreamCreate");
+    made_in = context_generation();
+  }
+  check(a.cuMemcpyHtoDAsync(dst, src, bytes, private_stream), where, "cuMemcpyHtoDAsync");
+  check(a.cuStreamSynchronize(private_stream), where, "cuStreamSynchronize");
 }
 
 const std::string& device_arch() {

@@ -21,6 +21,14 @@ void synchronize_all();
 void synchronize(const Stream& s);
 // Marks a stream as having pending work.
 void note_pending(const Stream& s);
+// Whether a second GPU stream has been made. Until then nothing is ever
+// queued on two streams, and ordering across them costs nothing.
+bool several_streams();
+// Queues on `waiting` a wait for everything queued so far on the stream
+// with index `producer` (on every other stream for kManyStreams; nothing for
+// kNoStream or `waiting` itself). Work queued on one non-blocking stream is
+// not ordered after another's otherwise.
+void order_after(const Stream& waiting, int producer);
 // Copies host bytes into a buffer from the GPU allocator. A block it hands
 // back may still be read or written by kernels queued on the stream before
 // its last array was freed on the host, so the copy is queued on `s` after
@@ -28,6 +36,13 @@ void note_pending(const Stream& s);
 // may go. (A plain synchronous cuMemcpyHtoD is ordered with none of our
 // streams, which are non-blocking, and those kernels could overwrite it.)
 void upload(void* dst, const void* src, size_t bytes, const Stream& s, const char* where);
+// Copies host bytes into device memory no queued work uses (fresh from the
+// driver, or a module's global) and returns when they are there for every
+// stream. A plain cuMemcpyHtoD from pageable memory returns once the bytes
+// are staged; the DMA may land after a kernel on one of our non-blocking
+// streams has read the old value (seen: an FFT's scale read as 0). The copy
+// goes on a private stream, so it waits behind nothing else.
+void write_fresh(CUdeviceptr dst, const void* src, size_t bytes, const char* where);
 // Stopping runaway Metal kernels (msl/runtime/cuda_cancel.h). A module
 // translated from Metal gets the address of the process's cancellation flag.
 void install_cancel_flag(cuda_driver::CUmodule module);

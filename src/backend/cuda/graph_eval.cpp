@@ -28,6 +28,7 @@
 #include "alloy/primitive.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/fault.h"
+#include "alloy/allocator.h"
 #include "core/streams.h"
 
 namespace alloy {
@@ -213,6 +214,9 @@ bool run_tape_as_graph(const std::vector<array>& tape, void (*run)(const array&)
   c.forget_old_context();
   if (!c.seen_before(key)) return false;
   stage_host_inputs(tape, s);
+  // Inputs made, and blocks last used, by other streams: one wait for all of
+  // them before recording (a recording cannot wait on events from outside).
+  order_after(s, kManyStreams);
   if (!c.stream) check(a.cuStreamCreate(&c.stream, drv::kStreamNonBlocking), "eval", "cuStreamCreate");
   const CUstream target = stream_for(s);
   auto stop_recording = [&] {

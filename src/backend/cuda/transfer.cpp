@@ -46,7 +46,8 @@ array host_mirror_view(const array& a) {
 // kernels queued before its array was freed on the host (reuse is ordered on
 // the streams, and this copy is on none of them), and a value written there
 // synchronously would be overwritten when they run. Fresh memory has no such
-// readers or writers, so the synchronous copy is seen by every stream.
+// readers or writers, so a copy that has landed is seen by every stream
+// (cuda::write_fresh waits until it has).
 constexpr size_t kConstantBytes = 16;    // up to complex64 / two 8-byte values
 constexpr size_t kMaxConstants = 4096;   // then fall back to plain copies
 constexpr size_t kSlabSlots = 256;       // constants per slab (4 KiB)
@@ -75,7 +76,7 @@ std::shared_ptr<Data> device_constant(const void* host, size_t bytes) {
     slab_used = 0;
   }
   const cuda_driver::CUdeviceptr at = slab + slab_used++ * kConstantBytes;
-  cuda::check(cuda_driver::api().cuMemcpyHtoD(at, host, bytes), "cpu->gpu", "cuMemcpyHtoD");
+  cuda::write_fresh(at, host, bytes, "cpu->gpu (constant)");
   // Data frees through the allocator unless it has an external owner; a
   // constant's memory belongs to its slab, so the Data gets a token owner.
   static const auto* slab_owner = new std::shared_ptr<void>(std::make_shared<int>(0));
@@ -123,6 +124,20 @@ std::vector<array> inputs_on_device(const std::vector<array>& inputs, const Stre
   out.reserve(inputs.size());
   for (auto& in : inputs) out.push_back(in.device().type == Device::gpu ? in : to_device(in, s));
   return out;
+}
+
+void order_inputs_on(const std::vector<array>& inputs, const Stream& s) {
+  if (!cuda::several_streams()) return;
+  for (const array& in : inputs) {
+    const auto& d = in.data_shared_ptr();
+    // Memory of others (DLPack) says nothing of its streams; constants are
+    // written before any stream reads them.
+    if (!d || d->external_owner || d->buffer.device.type != Device::gpu) continue;
+    Buffer& b = d->buffer;
+    if (b.stream == s.index || b.stream == kNoStream || b.also_read_on == s.index) continue;
+    cuda::order_after(s, b.stream);
+    b.also_read_on = b.also_read_on == kNoStream ? s.index : kManyStreams;
+  }
 }
 
 void synchronize_streams_for(const std::vector<array>&) {
