@@ -3,6 +3,8 @@
 // its index-bound buffers into a prepared launch on the stream's backend.
 #include "alloy/metal.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "backend/cuda/device.h"
 #include "core/streams.h"
 #include "fast/library_launch.h"
+#include "msl/builtins.h"
 
 namespace alloy::metal {
 
@@ -163,6 +166,24 @@ void CommandEncoder::dispatch_threadgroups(MTL::Size groups, MTL::Size threadgro
   state_->dispatch(groups, threadgroup, fast::Dispatch::Threadgroups);
 }
 
+namespace {
+// Metal asks a device buffer's offset to be a multiple of its element type's
+// size (at most 16 bytes); a buffer bound off that boundary is an error there,
+// and a CUDA kernel's vector access would fault on it. Said here, naming the
+// parameter, instead. (Element types of structs are not known: not checked.)
+void check_offset_alignment(const std::string& kernel, const msl::ProgramParam& p, const void* ptr) {
+  const auto align = msl::metal_type_alignment(p.type);
+  if (!align) return;
+  const unsigned need = std::min(*align, 16u);
+  const auto off = reinterpret_cast<std::uintptr_t>(ptr) % need;
+  if (off == 0) return;
+  throw std::invalid_argument("[metal] kernel '" + kernel + "': the buffer bound for parameter '" + p.name +
+                              "' (" + p.type + ") starts " + std::to_string(off) + " bytes past a " +
+                              std::to_string(need) + "-byte boundary; Metal requires a device buffer's offset "
+                              "to be a multiple of its element type's size (" + std::to_string(need) + ").");
+}
+}  // namespace
+
 void CommandEncoder::State::dispatch(MTL::Size grid, MTL::Size group, fast::Dispatch how) {
   if (!kernel) throw std::invalid_argument("[metal] dispatch before set_compute_pipeline_state.");
   const msl::ProgramKernel& k = fast::program_kernel(kernel->kernel());
@@ -210,6 +231,7 @@ void CommandEncoder::State::dispatch(MTL::Size grid, MTL::Size group, fast::Disp
           values.push_back(h);
         }
       }
+      if (!b.is_bytes) check_offset_alignment(k.name, p, ptr);
       (write ? outputs : inputs).push_back(ptr);
     }
   }

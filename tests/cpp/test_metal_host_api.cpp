@@ -60,6 +60,26 @@ TEST(MetalHostApi, EncoderRunsAKernelOnTheCpuAndNamesWhatIsMissing) {
   // Against float64 (the kernel may fuse the multiply-add).
   for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y[i], double(a) * x[i] + 1.0, 1e-6 * (1 + std::abs(a * x[i]))) << i;
 
+  // An offset off the element type's boundary is Metal's error too.
+  EXPECT_THROW(
+      {
+        try {
+          enc.set_buffer(bx, 2, 0);
+          enc.dispatch_threads(MTL::Size(999, 1, 1), MTL::Size(256, 1, 1));
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("kernel 'axpy': the buffer bound for parameter 'x' (float) starts 2 "
+                                               "bytes past a 4-byte boundary"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      std::invalid_argument);
+  enc.set_buffer(bx, 4, 0);  // one element in: aligned
+  enc.dispatch_threads(MTL::Size(999, 1, 1), MTL::Size(256, 1, 1));
+  for (size_t i = 0; i + 1 < x.size(); ++i)
+    EXPECT_NEAR(y[i], double(a) * x[i + 1] + 1.0, 1e-6 * (1 + std::abs(a * x[i + 1]))) << i;
+
   EXPECT_THROW(d.get_kernel("nope", lib), std::invalid_argument);
   EXPECT_THROW(d.get_kernel("axpy", std::string("/nonexistent/x.metal")), std::invalid_argument);
   EXPECT_THROW(enc.set_bytes(std::vector<char>(5000).data(), 5000, 3), std::invalid_argument);
