@@ -88,19 +88,22 @@ def test_a_second_stream_waits_for_what_the_first_computes(rng):
 
 def test_blocks_freed_by_one_stream_are_not_overwritten_by_another(rng):
     """In one eval: sort's temporary, freed while its copy waits behind a large
-    matmul on the default stream, then small arrays made on a second stream,
-    which runs at once and gets that block."""
+    matmul on the default stream, then arrays made on a second stream, which
+    runs at once. The first gets that block: an arange written there must
+    not be overwritten when the queued copy runs."""
     big = busy_gpu()
     other = mx.new_stream(mx.gpu)
     for trial in range(8):
         m = rng.standard_normal((8, 8)).astype(np.float32)
         slow = big @ big
         t = sorted_transpose(m)
+        starts = [int(k) for k in rng.integers(-1000, 1000, size=2)]
+        vs = [rng.standard_normal(64).astype(np.float32) for _ in range(2)]
         with mx.stream(other):
-            vs = [rng.standard_normal(64).astype(np.float32) for _ in range(4)]
-            ws = [mx.array(v) * 2 + 1 for v in vs]
+            ws = [mx.arange(k, k + 64, dtype=mx.float32) for k in starts] + [mx.array(v) * 2 + 1 for v in vs]
         mx.eval(slow, t, *ws)
-        for w, v in zip(ws, vs):
-            np.testing.assert_allclose(np.array(w), v.astype(np.float64) * 2 + 1, rtol=1e-6, atol=1e-6,
-                                       err_msg=f"trial {trial} (second stream)")
+        wants = [np.arange(k, k + 64, dtype=np.float64) for k in starts] + [v.astype(np.float64) * 2 + 1 for v in vs]
+        for i, (w, want) in enumerate(zip(ws, wants)):
+            np.testing.assert_allclose(np.array(w), want, rtol=1e-6, atol=1e-6,
+                                       err_msg=f"trial {trial}, array {i} (second stream)")
         np.testing.assert_array_equal(np.array(t), np.sort(m.T, axis=-1), err_msg=f"trial {trial} (sort)")
