@@ -121,15 +121,20 @@ class CudaAllocator final : public Allocator {
   static void* take_locked(std::vector<FreeBlock>& blocks, int stream) {
     size_t pick = blocks.size() - 1;
     if (cuda::several_streams()) {
+      // Already ordered for `stream`: unused blocks, and its own (an unknown
+      // asker owns none; several streams' blocks are nobody's own).
+      auto ordered = [stream](int last_user) {
+        return last_user == kNoStream || (last_user == stream && stream != kManyStreams);
+      };
       constexpr size_t kLook = 16;  // how far back to look for one of ours
       for (size_t i = blocks.size(), seen = 0; i-- > 0 && seen < kLook; ++seen) {
-        if (blocks[i].stream == stream || blocks[i].stream == kNoStream) {
+        if (ordered(blocks[i].stream)) {
           pick = i;
           break;
         }
       }
       const int last_user = blocks[pick].stream;
-      if (last_user != stream && last_user != kNoStream) {
+      if (!ordered(last_user)) {
         // Without a stream to queue the wait on, the host waits.
         if (stream == kManyStreams) {
           cuda::synchronize_all();
