@@ -193,26 +193,18 @@ array to_host(const array& a) {
 }
 
 namespace {
-thread_local const Device* t_evaluating = nullptr;
-thread_local const Stream* t_evaluating_stream = nullptr;
+thread_local const Stream* t_evaluating = nullptr;
 }  // namespace
 
-const Device* evaluating_device() { return t_evaluating; }
-const Stream* evaluating_stream() { return t_evaluating_stream; }
+const Device* evaluating_device() { return t_evaluating ? &t_evaluating->device : nullptr; }
+const Stream* evaluating_stream() { return t_evaluating; }
 
 void eval_primitive(Primitive& p, const std::vector<array>& inputs, std::vector<array>& outputs) {
   // allocator() without a device answers for this primitive's device meanwhile.
   struct Evaluating {
-    const Device* saved;
-    const Stream* saved_stream;
-    explicit Evaluating(const Stream& s) : saved(t_evaluating), saved_stream(t_evaluating_stream) {
-      t_evaluating = &s.device;
-      t_evaluating_stream = &s;
-    }
-    ~Evaluating() {
-      t_evaluating = saved;
-      t_evaluating_stream = saved_stream;
-    }
+    const Stream* saved;
+    explicit Evaluating(const Stream& s) : saved(t_evaluating) { t_evaluating = &s; }
+    ~Evaluating() { t_evaluating = saved; }
   } evaluating(p.stream());
   for (const array& in : inputs) {
     if (const auto& d = in.data_shared_ptr(); d && d->lost) throw std::runtime_error(*d->lost);

@@ -36,24 +36,25 @@ size_t bucket_size(size_t n) {
   return (n + kMiB - 1) / kMiB * kMiB;
 }
 
-// The stream whose work the new block serves: the primitive's being
-// evaluated on this thread, else unknown (any stream may use it).
-int asking_stream() {
+// The GPU stream whose work a new block serves: the primitive's being
+// evaluated on this thread, else null (unknown: any stream may use it).
+const Stream* asking_stream() {
   const Stream* s = evaluating_stream();
-  return s && s->device.type == Device::gpu ? s->index : kManyStreams;
+  return s && s->device.type == Device::gpu ? s : nullptr;
 }
 
 class CudaAllocator final : public Allocator {
  public:
   Buffer malloc(size_t size) override {
     size_t b = bucket_size(size);
-    const int stream = asking_stream();
+    const Stream* asker = asking_stream();
+    const int stream = asker ? asker->index : kManyStreams;
     std::lock_guard<std::mutex> lock(mutex_);
     forget_old_context_locked();
     void* p = nullptr;
     auto it = free_.find(b);
     if (it != free_.end() && !it->second.empty()) {
-      p = take_locked(it->second, stream);
+      p = take_locked(it->second, asker);
       cached_ -= b;
     } else {
       cuda::ensure_context();
@@ -114,18 +115,16 @@ class CudaAllocator final : public Allocator {
     int stream;  // the stream whose queued work may still use it (kManyStreams: several)
   };
 
-  // A block of `blocks` for work on `stream`, ordered after the work of
-  // other streams that may still use it. With one stream this is the last
-  // block freed, as before; with several, a recent block of the same stream
-  // (or of none) is preferred, and taking another's queues a wait.
-  static void* take_locked(std::vector<FreeBlock>& blocks, int stream) {
+  // A block of `blocks` for work on `asker` (null: unknown), ordered after
+  // the work of other streams that may still use it. With one stream this
+  // is the last block freed, as before; with several, a recent block of the
+  // same stream (or of none) is preferred, and taking another's queues a wait.
+  static void* take_locked(std::vector<FreeBlock>& blocks, const Stream* asker) {
     size_t pick = blocks.size() - 1;
     if (cuda::several_streams()) {
-      // Already ordered for `stream`: unused blocks, and its own (an unknown
-      // asker owns none; several streams' blocks are nobody's own).
-      auto ordered = [stream](int last_user) {
-        return last_user == kNoStream || (last_user == stream && stream != kManyStreams);
-      };
+      // Already ordered for the asker: unused blocks, and its own (an unknown
+      // asker owns none).
+      auto ordered = [asker](int last_user) { return last_user == kNoStream || (asker && last_user == asker->index); };
       constexpr size_t kLook = 16;  // how far back to look for one of ours
       for (size_t i = blocks.size(), seen = 0; i-- > 0 && seen < kLook; ++seen) {
         if (ordered(blocks[i].stream)) {
@@ -136,10 +135,10 @@ class CudaAllocator final : public Allocator {
       const int last_user = blocks[pick].stream;
       if (!ordered(last_user)) {
         // Without a stream to queue the wait on, the host waits.
-        if (stream == kManyStreams) {
-          cuda::synchronize_all();
+        if (asker) {
+          cuda::order_after(*asker, last_user);
         } else {
-          cuda::order_after(*evaluating_stream(), last_user);
+          cuda::synchronize_all();
         }
       }
     }

@@ -36,27 +36,14 @@ CUdeviceptr cancel_flag() {
   return flag;
 }
 
-// Setting the flag must not wait behind the runaway kernel: a copy on a
-// stream of its own runs on a copy engine while every SM is busy.
-CUstream cancel_stream() {
-  static std::mutex mutex;
-  static CUstream s = nullptr;
-  static unsigned made_in = 0;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!s || made_in != context_generation()) {
-    ensure_context();
-    check(cuda_driver::api().cuStreamCreate(&s, cuda_driver::kStreamNonBlocking), "gpu", "cuStreamCreate (cancel)");
-    made_in = context_generation();
-  }
-  return s;
-}
-
+// Setting the flag must not wait behind the runaway kernel: a copy on the
+// side stream runs on a copy engine while every SM is busy.
 void write_flag(int value) {
   static const int values[2] = {0, 1};  // static: an async copy reads its source later
   const auto& api = cuda_driver::api();
-  check(api.cuMemcpyHtoDAsync(cancel_flag(), &values[value ? 1 : 0], sizeof(int), cancel_stream()), "gpu",
+  check(api.cuMemcpyHtoDAsync(cancel_flag(), &values[value ? 1 : 0], sizeof(int), side_stream()), "gpu",
         "cuMemcpyHtoDAsync (cancellation flag)");
-  if (!value) check(api.cuStreamSynchronize(cancel_stream()), "gpu", "cuStreamSynchronize (cancel)");
+  if (!value) check(api.cuStreamSynchronize(side_stream()), "gpu", "cuStreamSynchronize (cancel)");
 }
 
 const char* signal_name(int sig) { return sig == 2 ? "SIGINT" : sig == 14 ? "SIGALRM" : "a signal"; }

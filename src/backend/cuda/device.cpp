@@ -214,20 +214,26 @@ void upload(void* dst, const void* src, size_t bytes, const Stream& s, const cha
   check(cuda_driver::api().cuStreamSynchronize(stream), where, "cuStreamSynchronize");
 }
 
-void write_fresh(CUdeviceptr dst, const void* src, size_t bytes, const char* where) {
-  if (bytes == 0) return;
-  static std::mutex write_mutex;
-  static CUstream private_stream = nullptr;
+CUstream side_stream() {
+  static std::mutex side_mutex;
+  static CUstream s = nullptr;
   static unsigned made_in = 0;
-  std::lock_guard<std::mutex> lock(write_mutex);
-  ensure_context();
-  const auto& a = cuda_driver::api();
-  if (!private_stream || made_in != context_generation()) {
-    check(a.cuStreamCreate(&private_stream, cuda_driver::kStreamNonBlocking), where, "cuStreamCreate");
+  std::lock_guard<std::mutex> lock(side_mutex);
+  if (!s || made_in != context_generation()) {
+    ensure_context();
+    check(cuda_driver::api().cuStreamCreate(&s, cuda_driver::kStreamNonBlocking), "gpu", "cuStreamCreate (side)");
     made_in = context_generation();
   }
-  check(a.cuMemcpyHtoDAsync(dst, src, bytes, private_stream), where, "cuMemcpyHtoDAsync");
-  check(a.cuStreamSynchronize(private_stream), where, "cuStreamSynchronize");
+  return s;
+}
+
+void write_fresh(CUdeviceptr dst, const void* src, size_t bytes, const char* where) {
+  if (bytes == 0) return;
+  ensure_context();
+  const CUstream s = side_stream();
+  const auto& a = cuda_driver::api();
+  check(a.cuMemcpyHtoDAsync(dst, src, bytes, s), where, "cuMemcpyHtoDAsync");
+  check(a.cuStreamSynchronize(s), where, "cuStreamSynchronize");
 }
 
 const std::string& device_arch() {

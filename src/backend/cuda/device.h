@@ -36,12 +36,15 @@ void order_after(const Stream& waiting, int producer);
 // may go. (A plain synchronous cuMemcpyHtoD is ordered with none of our
 // streams, which are non-blocking, and those kernels could overwrite it.)
 void upload(void* dst, const void* src, size_t bytes, const Stream& s, const char* where);
+// A stream of the backend's own, for small copies that must not wait behind
+// the Alloy streams' work (made again after a context rebuild).
+CUstream side_stream();
 // Copies host bytes into device memory no queued work uses (fresh from the
 // driver, or a module's global) and returns when they are there for every
 // stream. A plain cuMemcpyHtoD from pageable memory returns once the bytes
 // are staged; the DMA may land after a kernel on one of our non-blocking
 // streams has read the old value (seen: an FFT's scale read as 0). The copy
-// goes on a private stream, so it waits behind nothing else.
+// goes on the side stream, so it waits behind nothing else.
 void write_fresh(CUdeviceptr dst, const void* src, size_t bytes, const char* where);
 // Stopping runaway Metal kernels (msl/runtime/cuda_cancel.h). A module
 // translated from Metal gets the address of the process's cancellation flag.

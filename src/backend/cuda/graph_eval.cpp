@@ -25,10 +25,10 @@
 #include <exception>
 #include <vector>
 
+#include "alloy/allocator.h"
 #include "alloy/primitive.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/fault.h"
-#include "alloy/allocator.h"
 #include "core/streams.h"
 
 namespace alloy {
