@@ -137,6 +137,12 @@ struct CustomFunction {
   nb::object call(nb::args args, nb::kwargs kwargs) const {
     std::vector<array> flat;
     py::tree_flatten(args, flat);
+    // Outside grad/vjp/jvp no input is a tracer and no rule can apply: the
+    // function runs as itself and its outputs come back as it made them, as
+    // MLX does (the node below would only share their memory).
+    bool traced = false;
+    for (const array& x : flat) traced = traced || x.is_tracer();
+    if (!traced) return (*fun)(*args, **kwargs);
     auto args_tree = gil_safe(nb::borrow<nb::object>(args));
     auto kwargs_obj = gil_safe(nb::borrow<nb::object>(kwargs));
     auto out_tree = std::make_shared<std::shared_ptr<nb::object>>();

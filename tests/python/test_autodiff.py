@@ -242,6 +242,30 @@ def test_custom_function_vjp_and_jvp_rules_are_used():
     assert calls == ["vjp", "jvp"]
 
 
+def test_custom_function_outside_transforms_returns_what_its_body_made():
+    # As MLX: with no transformation active the body runs as itself, so its
+    # outputs come back as the very objects it made; under grad the rule runs.
+    made = []
+
+    @mx.custom_function
+    def f(x, scale=2.0):
+        out = x * scale
+        made.append(out)
+        return out, {"x": x}
+
+    @f.vjp
+    def f_vjp(primals, cotangents, outputs):
+        return (cotangents[0] * 7,)
+
+    rng = np.random.default_rng()
+    x = arr(rng.standard_normal(4))
+    out, extra = f(x, scale=3.0)
+    assert out is made[-1] and extra["x"] is x
+    np.testing.assert_allclose(np.array(out), np.array(x) * 3.0, rtol=1e-6)
+    g = mx.grad(lambda a: mx.sum(f(a)[0]))(x)
+    np.testing.assert_allclose(np.array(g), np.full(4, 7.0))
+
+
 def test_custom_function_without_rule_differentiates_its_body():
     @mx.custom_function
     def f(x):
