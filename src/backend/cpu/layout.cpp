@@ -1,5 +1,8 @@
 // CPU evaluation of the copy/view primitives.
+#include <algorithm>
+
 #include "alloy/allocator.h"
+#include "backend/cpu/elementwise_loops.h"
 #include "backend/cpu/strided.h"
 #include "core/cast.h"
 #include "primitives/layout.h"
@@ -17,8 +20,19 @@ void AsType::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outp
       using Out = typename decltype(out_tag)::type;
       const In* src = in.data<In>();
       Out* dst = out.data<Out>();
+      const size_t n = in.size();
+      if (n != 0 && in.data_size() == 1) {
+        // One value everywhere (mx.full, zeros, ones: a broadcast scalar):
+        // converted once, then filled by the pool (the output's pages were
+        // 2.7x the time of x + 1 as a strided copy on one thread).
+        const Out v = cast_value<Out>(src[0]);
+        cpu::parallel_chunks(n, [&](size_t b, size_t e) { std::fill(dst + b, dst + e, v); });
+        return;
+      }
       if (in.flags().row_contiguous) {
-        for (size_t i = 0, n = in.size(); i < n; ++i) dst[i] = cast_value<Out>(src[i]);
+        cpu::parallel_chunks(n, [&](size_t b, size_t e) {
+          for (size_t i = b; i < e; ++i) dst[i] = cast_value<Out>(src[i]);
+        });
         return;
       }
       cpu::for_each_offset<2>(layout, [&](const int64_t* off) { dst[off[1]] = cast_value<Out>(src[off[0]]); });
