@@ -112,3 +112,52 @@ def test_architecture_matches_mlx(rng, name):
         assert scale > 0, f"{name} step {i}: MLX's logits are all zero"
         err = np.max(np.abs(got - want)) / scale
         assert err < 1e-4, f"{name} step {i}: logits differ from MLX's by {err:.2e} of their largest"
+
+
+# A training step (mlx-lm's LoRA and full fine-tuning path): cross-entropy,
+# value_and_grad over the whole model, one optimizer update, on a few
+# families. SGD with momentum and weight decay: its step is linear in the
+# gradient, where Adam's divides a near-zero gradient by its own size, so
+# rounding noise in one (equal to float tolerance) could flip a step's sign.
+TRAINED = ["llama", "qwen3_moe", "mamba2", "gemma2", "phi3", "deepseek_v3", "olmo_hybrid"]
+
+
+def train_step(core, nn, optim, model, tokens):
+    def loss_fn(m, x, y):
+        return nn.losses.cross_entropy(m(x), y, reduction="mean")
+
+    optimizer = optim.SGD(learning_rate=0.1, momentum=0.9, weight_decay=0.01)
+    loss, grads = nn.value_and_grad(model, loss_fn)(model, core.array(tokens[:, :-1]), core.array(tokens[:, 1:]))
+    optimizer.update(model, grads)
+    core.eval(model.parameters())
+    return loss, grads
+
+
+@pytest.mark.parametrize("name", TRAINED)
+def test_training_step_matches_mlx(rng, name):
+    import alloy.nn as anx
+    import alloy.optimizers as aopt
+    import mlx.nn as mnn
+    import mlx.optimizers as mopt
+
+    mlx_model, _ = build("mlx", name)
+    weights = [(k, mx.array((rng.standard_normal(v.shape) * 0.05).astype(np.float32)).astype(v.dtype))
+               for k, v in tree_flatten(mlx_model.parameters())]
+    mlx_model.load_weights(weights, strict=True)
+    alloy_model, _ = build("alloy", name)
+    alloy_model.load_weights([(k, as_alloy(v)) for k, v in weights], strict=True)
+    tokens = rng.integers(0, TINY["vocab_size"], (2, 9))
+
+    want_loss, want_grads = train_step(mx, mnn, mopt, mlx_model, tokens)
+    got_loss, got_grads = train_step(ax, anx, aopt, alloy_model, tokens)
+    np.testing.assert_allclose(float(got_loss.item()), float(want_loss.item()), rtol=1e-5)
+    from alloy.utils import tree_flatten as alloy_flatten
+
+    for what, want_tree, got_tree in (("gradient", want_grads, got_grads),
+                                      ("updated weight", mlx_model.parameters(), alloy_model.parameters())):
+        want, got = dict(tree_flatten(want_tree)), dict(alloy_flatten(got_tree))
+        assert want.keys() == got.keys(), f"{name}: {what}s of {sorted(set(want) ^ set(got))} on one side only"
+        for k in want:
+            w, g = np.array(want[k].astype(mx.float32)), np.array(got[k].astype(ax.float32))
+            scale = max(np.max(np.abs(w)), 1e-6)
+            assert np.max(np.abs(g - w)) / scale < 1e-3, f"{name}: {what} {k} differs from MLX's"
