@@ -8,9 +8,9 @@ prompt is run, then two tokens are decoded through the model's own KV cache
 (`make_prompt_cache`), and every step's logits must agree.
 
 The list holds the architectures whose files build from the one shared tiny
-configuration below (66 of mlx-lm 0.32.2's 126 model files; the others need
-per-model settings such as layer patterns or vision towers, or are covered
-by test_real_mlx_code.py's kernel tests).
+configuration below, the hybrids with a few settings of their own: 73 of
+mlx-lm 0.32.2's 126 model files. The others need more per-model settings
+(vision towers, nested configs).
 """
 import dataclasses
 
@@ -49,16 +49,30 @@ TINY = dict(
 )
 
 # Where one architecture reads a shared name differently.
-OVERRIDES = {"exaone4": dict(sliding_window_pattern="LG")}  # a string of L(ocal)/G(lobal) layers
+# The hybrids name their layer stack (linear attention, SSM or convolution
+# layers between attention layers) each in its own way.
+OVERRIDES = {
+    "exaone4": dict(sliding_window_pattern="LG"),  # a string of L(ocal)/G(lobal) layers
+    "qwen3_next": dict(full_attention_interval=2),  # gated delta, then attention
+    "recurrent_gemma": dict(block_types=["recurrent", "attention"], num_key_value_heads=1),
+    "lfm2": dict(layer_types=["conv", "full_attention"]),
+    "lfm2_moe": dict(layer_types=["conv", "full_attention"], num_dense_layers=1),
+    "nemotron_h": dict(hybrid_override_pattern=["M", "*", "-", "E"], mamba_num_heads=4, mamba_head_dim=16,
+                       mamba_proj_bias=False, ssm_state_size=8, moe_shared_expert_intermediate_size=32),
+    "granitemoehybrid": dict(layer_types=["mamba", "attention"], mamba_n_heads=4, mamba_d_head=16, mamba_n_groups=1,
+                             mamba_chunk_size=8, mamba_conv_bias=True, mamba_proj_bias=False,
+                             shared_intermediate_size=32, position_embedding_type="rope"),
+    "olmo3": dict(layer_types=["sliding_attention", "full_attention"]),
+}
 
 ARCHITECTURES = [
     "Klear", "apertus", "bailing_moe_v3", "cohere", "cohere2", "deepseek", "deepseek_v3", "deepseek_v32",
     "deepseek_v41", "dots1", "ernie4_5", "exaone", "exaone4", "falcon_h1", "gear", "gemma", "gemma2",
     "gemma3_text", "glm", "glm4", "glm4_moe", "glm4_moe_lite", "gpt2", "gpt_neox", "gpt_oss", "gptj", "granite",
-    "granitemoe", "helium", "hunyuan_v1_dense", "internlm2", "internlm3", "iquestloopcoder", "jamba", "laguna",
-    "llama", "mamba", "mamba2", "mimo", "minicpm", "minimax", "mixtral", "muse_glimmer", "nanbeige", "nanochat",
-    "nemotron", "olmo2", "olmo_hybrid", "olmoe", "phi", "phi3", "phimoe", "phixtral", "plamo2", "plamo3", "qwen2",
-    "qwen3", "qwen3_moe", "seed_oss", "smollm3", "solar_open", "stablelm", "starcoder2", "talkie", "telechat3",
+    "granitemoe", "granitemoehybrid", "helium", "hunyuan_v1_dense", "internlm2", "internlm3", "iquestloopcoder", "jamba", "laguna",
+    "lfm2", "lfm2_moe", "llama", "mamba", "mamba2", "mimo", "minicpm", "minimax", "mixtral", "muse_glimmer", "nanbeige", "nanochat",
+    "nemotron", "nemotron_h", "olmo2", "olmo3", "olmo_hybrid", "olmoe", "phi", "phi3", "phimoe", "phixtral", "plamo2", "plamo3", "qwen2",
+    "qwen3", "qwen3_moe", "qwen3_next", "recurrent_gemma", "seed_oss", "smollm3", "solar_open", "stablelm", "starcoder2", "talkie", "telechat3",
     "youtu_llm",
 ]
 
@@ -119,7 +133,7 @@ def test_architecture_matches_mlx(rng, name):
 # families. SGD with momentum and weight decay: its step is linear in the
 # gradient, where Adam's divides a near-zero gradient by its own size, so
 # rounding noise in one (equal to float tolerance) could flip a step's sign.
-TRAINED = ["llama", "qwen3_moe", "mamba2", "gemma2", "phi3", "deepseek_v3", "olmo_hybrid"]
+TRAINED = ["llama", "qwen3_moe", "mamba2", "gemma2", "phi3", "deepseek_v3", "olmo_hybrid", "qwen3_next", "lfm2"]
 
 
 def train_step(core, nn, optim, model, tokens):
