@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "alloy/ops.h"
+#include "alloy/ops_sort.h"
 #include "ops/op_utils.h"
 #include "primitives/random.h"
 
@@ -211,19 +212,40 @@ array laplace(const Shape& shape, Dtype dtype, double loc, double scale, const K
   return add(multiply(x, array(scale, dtype), s), array(loc, dtype), s);
 }
 
+namespace {
+// Samples of one distribution (`logits` 1-D) by its cumulative weights: one
+// uniform draw per sample, where the Gumbel trick takes one per category.
+// MLX 0.32 samples this way whenever the logits hold a single distribution,
+// so a key gives MLX's tokens (mlx-lm's sampler draws from one row).
+array categorical_by_cdf(const array& logits, const Shape& sample_shape, const Key& key, SD s) {
+  const Dtype dtype = promote_types(logits.dtype(), Dtype::float32);
+  array x = astype(logits, dtype, s);
+  array m = max(x, false, s);
+  // exp(x - m) is NaN where m is infinite: the weight is then even over the
+  // entries equal to it.
+  array w = where(isinf(m, s), astype(equal(x, m, s), dtype, s), exp(subtract(x, m, s), s), s);
+  array cdf = cumsum(w, 0, /*reverse=*/false, /*inclusive=*/false, s);
+  array u = multiply(uniform(array(0.0f), array(1.0f), sample_shape, Dtype::float32, key, s), sum(w, false, s), s);
+  return subtract(searchsorted(cdf, u, "right", s), array(1u, Dtype::uint32), s);
+}
+}  // namespace
+
 array categorical(const array& logits, int axis, const std::optional<Shape>& shape, std::optional<int> num_samples,
                   const Key& key_in, SD s) {
   const int ax = normalize_axis(axis, logits.ndim(), "categorical");
   if (shape && num_samples) {
     throw std::invalid_argument("[categorical] give at most one of shape and num_samples.");
   }
+  const ShapeElem n = logits.shape(ax);
+  const bool one_distribution = n > 0 && logits.size() == static_cast<size_t>(n);
   if (num_samples) {
     if (*num_samples < 0) throw std::invalid_argument("[categorical] num_samples must be non-negative.");
-    // (..., C) -> (..., 1, C) against noise (..., num_samples, C).
-    array lg = expand_dims(moveaxis(logits, ax, -1, s), -2, s);
-    Shape noise_shape = lg.shape();
-    noise_shape[noise_shape.size() - 2] = *num_samples;
-    return argmax(add(lg, gumbel(noise_shape, Dtype::float32, key_in, s), s), -1, false, s);
+    // As MLX: the logits get a trailing axis of 1 and the samples take its
+    // place, so noise of shape (..., C, ..., num_samples) is laid out as MLX's
+    // and a key draws MLX's samples.
+    Shape sample_shape = without_axis(logits.shape(), ax);
+    sample_shape.push_back(*num_samples);
+    return categorical(expand_dims(logits, -1, s), ax, sample_shape, std::nullopt, key_in, s);
   }
   Shape sample_shape = shape.value_or(without_axis(logits.shape(), ax));
   const int after = logits.ndim() - 1 - ax;  // dims after the category axis
@@ -238,6 +260,7 @@ array categorical(const array& logits, int axis, const std::optional<Shape>& sha
     throw std::invalid_argument("[categorical] shape " + shape_to_string(sample_shape) +
                                 " is not compatible with logits of shape " + shape_to_string(logits.shape()) + ".");
   }
+  if (one_distribution && !sample_shape.empty()) return categorical_by_cdf(reshape(logits, {n}, s), sample_shape, key_in, s);
   return argmax(add(logits, gumbel(noise_shape, Dtype::float32, key_in, s), s), insert_at, false, s);
 }
 

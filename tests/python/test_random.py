@@ -147,3 +147,35 @@ def test_gumbel_and_categorical():
 def test_bad_key():
     with pytest.raises(ValueError, match=r"\[bits\]"):
         mx.random.normal((2,), key=mx.array([1, 2, 3], dtype=mx.uint32))
+
+
+def test_categorical_draws_mlx_samples_for_a_key():
+    # The same key gives MLX's samples: one distribution (mlx-lm's sampler:
+    # logits of shape (1, vocab)) is sampled through its cumulative weights,
+    # batches through Gumbel noise, as MLX 0.32 does; infinite logits share.
+    import mlx.core as mlx_core
+
+    rng = np.random.default_rng()
+    seed = int(rng.integers(2**31))
+    row = rng.standard_normal((1, 200)).astype(np.float32)
+    rows = rng.standard_normal((3, 200)).astype(np.float32)
+    spiked = row.copy()
+    spiked[0, [7, 70]] = np.inf
+    calls = [
+        lambda m, a: m.random.categorical(a(row)),
+        lambda m, a: m.random.categorical(a(row), num_samples=16),
+        lambda m, a: m.random.categorical(a(row[0])),
+        lambda m, a: m.random.categorical(a(row[0]), shape=(4, 5)),
+        lambda m, a: m.random.categorical(a(row.T), axis=0),
+        lambda m, a: m.random.categorical(a(rows)),
+        lambda m, a: m.random.categorical(a(rows), num_samples=4),
+        lambda m, a: m.random.categorical(a(spiked), num_samples=32),
+        lambda m, a: m.random.categorical(a(row).astype(m.float16)),
+    ]
+    for i, call in enumerate(calls):
+        mlx_core.random.seed(seed)
+        want = call(mlx_core, mlx_core.array)
+        mx.random.seed(seed)
+        got = call(mx, mx.array)
+        assert got.dtype == mx.uint32 and got.shape == tuple(want.shape), f"call {i} (seed {seed})"
+        assert np.array(got).tolist() == np.array(want).tolist(), f"call {i} (seed {seed}): samples differ from MLX's"
