@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "alloy/ops.h"
+#include "alloy/ops_math.h"
 #include "alloy/ops_sort.h"
 #include "ops/op_utils.h"
 #include "primitives/random.h"
@@ -134,12 +135,13 @@ array uniform(const array& low, const array& high, const Shape& shape, Dtype dty
     throw std::invalid_argument("[uniform] cannot generate values of shape " + shape_to_string(shape) +
                                 " from bounds of shape " + shape_to_string(bounds) + ".");
   }
-  // bits / (2^(8 width) - 1) is in [0, 1]; capped at the largest value below 1.
-  const int width = size_of(dtype) == 2 ? 2 : 4;
-  const double maxval = width == 2 ? 65535.0 : 4294967295.0;
-  array u = bits(shape, width, resolve_key(key_in), s);
-  array unit = astype(divide(u, array(maxval, dtype == Dtype::float64 ? Dtype::float64 : Dtype::float32), s), dtype, s);
-  unit = minimum(unit, array(below_one(dtype), dtype), s);
+  // bits / (2^32 - 1) is in [0, 1], capped at the dtype's largest value
+  // below 1, in float32 (float64 for float64), then cast: 32 bits a sample
+  // for every dtype, as MLX, so a key gives MLX's samples in half types too.
+  const Dtype unit_type = dtype == Dtype::float64 ? Dtype::float64 : Dtype::float32;
+  array u = bits(shape, 4, resolve_key(key_in), s);
+  array unit = divide(u, array(4294967295.0, unit_type), s);
+  unit = astype(minimum(unit, array(below_one(dtype), unit_type), s), dtype, s);
   return add(multiply(range, unit, s), lo, s);
 }
 
@@ -149,13 +151,25 @@ array uniform(const Shape& shape, Dtype dtype, const Key& key_in, SD s) {
 
 array normal(const Shape& shape, Dtype dtype, const std::optional<array>& loc, const std::optional<array>& scale,
              const Key& key_in, SD s) {
+  if (dtype == Dtype::complex64) {
+    // Real and imaginary parts each N(0, 1/2): erfinv of the same uniforms
+    // without the sqrt(2), read in pairs as complex (MLX's layout).
+    Shape pairs = shape;
+    pairs.push_back(2);
+    array u = uniform(array(std::nextafter(-1.0f, 0.0f)), array(1.0f), pairs, Dtype::float32, key_in, s);
+    array out = squeeze(view(erfinv(u, s), Dtype::complex64, s), std::vector<int>{-1}, s);
+    if (scale) out = multiply(*scale, out, s);
+    if (loc) out = add(*loc, out, s);
+    return out;
+  }
   check_floating(dtype, "normal");
-  // Inverse CDF: sqrt(2) erfinv(u) with u uniform in the open interval (-1, 1).
-  const double edge = below_one(dtype);
-  array u = uniform(array(-edge, dtype), array(edge, dtype), shape, dtype, key_in, s);
-  array out = multiply(array(std::sqrt(2.0), dtype), erfinv(u, s), s);
-  if (scale) out = multiply(out, astype(*scale, dtype, s), s);
-  if (loc) out = add(out, astype(*loc, dtype, s), s);
+  // Inverse CDF, as MLX orders it (so a key gives MLX's samples): erfinv of
+  // a float32 uniform in (-1, 1), cast, times sqrt(2) scale, plus loc.
+  array u = uniform(array(std::nextafter(-1.0f, 0.0f)), array(1.0f), shape, Dtype::float32, key_in, s);
+  array factor = array(std::sqrt(2.0), dtype);
+  if (scale) factor = multiply(factor, astype(*scale, dtype, s), s);
+  array out = multiply(factor, astype(erfinv(u, s), dtype, s), s);
+  if (loc) out = add(astype(*loc, dtype, s), out, s);
   return out;
 }
 

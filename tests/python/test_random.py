@@ -179,3 +179,45 @@ def test_categorical_draws_mlx_samples_for_a_key():
         got = call(mx, mx.array)
         assert got.dtype == mx.uint32 and got.shape == tuple(want.shape), f"call {i} (seed {seed})"
         assert np.array(got).tolist() == np.array(want).tolist(), f"call {i} (seed {seed}): samples differ from MLX's"
+
+
+# Draws that use erf/erfinv agree to float rounding only: Alloy's erfinv is
+# correctly rounded in float32, MLX's (a float polynomial) is within 2 ulp.
+_EXACT_DRAWS = {
+    "uniform": lambda m: m.random.uniform(-2, 3, (5, 4)),
+    "uniform float16": lambda m: m.random.uniform(shape=(64,), dtype=m.float16),
+    "uniform bfloat16": lambda m: m.random.uniform(shape=(64,), dtype=m.bfloat16),
+    "uniform, array bounds": lambda m: m.random.uniform(m.array([0.0, 1.0]), m.array([[2.0], [5.0]]), (2, 2)),
+    "normal float16": lambda m: m.random.normal((64,), dtype=m.float16),
+    "normal bfloat16": lambda m: m.random.normal((64,), dtype=m.bfloat16),
+    "randint": lambda m: m.random.randint(-50, 700, (33,), dtype=m.int16),
+    "bernoulli": lambda m: m.random.bernoulli(m.array([0.1, 0.5, 0.9]), (4, 3)),
+    "gumbel float16": lambda m: m.random.gumbel((16,), dtype=m.float16),
+    "laplace": lambda m: m.random.laplace((16,), loc=1.0, scale=2.0),
+    "permutation": lambda m: m.random.permutation(m.arange(12).reshape(4, 3), axis=1),
+    "split": lambda m: m.random.split(m.random.key(5), 3),
+}
+_CLOSE_DRAWS = {
+    "normal": lambda m: m.random.normal((6, 5), loc=1.0, scale=2.0),
+    "normal float64": lambda m: m.random.normal((16,), dtype=m.float64, stream=m.cpu),
+    "normal complex64": lambda m: m.random.normal((16,), dtype=m.complex64, loc=1.0, scale=3.0),
+    "truncated_normal": lambda m: m.random.truncated_normal(-1, 2, (16,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_EXACT_DRAWS) + list(_CLOSE_DRAWS))
+def test_draws_match_mlx_for_a_seed(name):
+    import mlx.core as mlx_core
+
+    seed = int(np.random.default_rng().integers(2**31))
+    draw = _EXACT_DRAWS.get(name) or _CLOSE_DRAWS[name]
+    mlx_core.random.seed(seed)
+    want = draw(mlx_core)
+    mx.random.seed(seed)
+    got = draw(mx)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] and got.shape == tuple(want.shape), seed
+    as_np = lambda a, m: np.array(a.astype(m.float32) if a.dtype == m.bfloat16 else a)  # noqa: E731
+    if name in _EXACT_DRAWS:
+        np.testing.assert_array_equal(as_np(got, mx), as_np(want, mlx_core), err_msg=f"seed {seed}")
+    else:
+        np.testing.assert_allclose(as_np(got, mx), as_np(want, mlx_core), rtol=4e-6, atol=1e-6, err_msg=f"seed {seed}")
