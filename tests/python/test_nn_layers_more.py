@@ -209,6 +209,44 @@ def test_sparse_init(sparsity, shape):
     assert np.all(np.abs(w[w != 0] - 3.0) < 1.0)
 
 
+# A layer built after mx.random.seed(s) holds MLX's parameters for s:
+# exactly where they are uniform draws, to float rounding where normal ones
+# (Alloy's erfinv is correctly rounded, MLX's CPU one within 2 ulp).
+SEEDED_LAYERS = {
+    "Linear": lambda nn, core: nn.Linear(7, 5), "Bilinear": lambda nn, core: nn.Bilinear(3, 4, 5),
+    "Conv2d": lambda nn, core: nn.Conv2d(3, 4, 3), "ConvTranspose1d": lambda nn, core: nn.ConvTranspose1d(3, 4, 3),
+    "LSTM": lambda nn, core: nn.LSTM(4, 6), "GRU": lambda nn, core: nn.GRU(4, 6),
+    "Transformer": lambda nn, core: nn.Transformer(8, 2, 1, 1, 16), "QuantizedLinear": lambda nn, core: nn.QuantizedLinear(64, 32),
+    "Embedding": lambda nn, core: nn.Embedding(11, 6),
+    "sparse init": lambda nn, core: nn.init.sparse(0.4, mean=1.0, std=0.5)(core.zeros((6, 10))),
+    "glorot_normal init": lambda nn, core: nn.init.glorot_normal()(core.zeros((5, 7))),
+}
+
+
+@pytest.mark.parametrize("name", list(SEEDED_LAYERS))
+def test_a_seed_gives_mlx_parameters(name):
+    from alloy.utils import tree_flatten as alloy_flatten
+    from mlx.utils import tree_flatten as mlx_flatten
+
+    seed = int(np.random.default_rng().integers(2**31))
+    build = SEEDED_LAYERS[name]
+
+    def params(nn, core, flatten):
+        core.random.seed(seed)
+        made = build(nn, core)
+        return {"": made} if isinstance(made, type(core.zeros(1))) else dict(flatten(made.parameters()))
+
+    want, got = params(mnn, mc, mlx_flatten), params(ann, mx, alloy_flatten)
+    assert want.keys() == got.keys(), seed
+    for k in want:
+        w, g = np.array(want[k]), np.array(got[k])
+        if name in ("Embedding", "glorot_normal init", "sparse init"):
+            np.testing.assert_array_equal(g == 0, w == 0, err_msg=f"{name} {k} seed {seed}")
+            np.testing.assert_allclose(g, w, rtol=4e-6, atol=1e-6, err_msg=f"{name} {k} seed {seed}")
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"{name} {k} seed {seed}")
+
+
 def test_init_errors():
     for nn, core in ((ann, mx), (mnn, mc)):
         for f in (nn.init.sparse(0.3), nn.init.orthogonal()):

@@ -115,9 +115,10 @@ def sparse(sparsity, mean=0.0, std=1.0, dtype=mx.float32):
             raise ValueError(f"[sparse] needs a 2-D array, got shape {tuple(a.shape)}.")
         rows, cols = a.shape
         zeros = math.ceil(sparsity * cols)
-        values = mx.random.normal((rows, cols), scale=std, loc=mean, dtype=dtype)
-        # a random permutation per row: its first `zeros` places are zeroed
+        # a random permutation per row: its first `zeros` places are zeroed;
+        # drawn before the values, as MLX draws them (a seed gives its array)
         order = mx.argsort(mx.random.uniform(shape=(rows, cols)), axis=1)
+        values = mx.random.normal((rows, cols), scale=std, loc=mean, dtype=dtype)
         drop = mx.zeros((rows, cols), dtype=mx.bool_)
         drop = mx.put_along_axis(drop, order[:, :zeros], mx.array(True), axis=1)
         return mx.where(drop, mx.zeros_like(values), values)
