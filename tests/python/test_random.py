@@ -181,8 +181,9 @@ def test_categorical_draws_mlx_samples_for_a_key():
         assert np.array(got).tolist() == np.array(want).tolist(), f"call {i} (seed {seed}): samples differ from MLX's"
 
 
-# Draws that use erf/erfinv agree to float rounding only: Alloy's erfinv is
-# correctly rounded in float32, MLX's (a float polynomial) is within 2 ulp.
+# Draws through erf, erfinv or log1p agree to float rounding only: Alloy's
+# erfinv is correctly rounded in float32, MLX's (a float polynomial) within
+# 2 ulp, and GPU and CPU logarithms may differ in the last bit.
 _EXACT_DRAWS = {
     "uniform": lambda m: m.random.uniform(-2, 3, (5, 4)),
     "uniform float16": lambda m: m.random.uniform(shape=(64,), dtype=m.float16),
@@ -193,7 +194,6 @@ _EXACT_DRAWS = {
     "randint": lambda m: m.random.randint(-50, 700, (33,), dtype=m.int16),
     "bernoulli": lambda m: m.random.bernoulli(m.array([0.1, 0.5, 0.9]), (4, 3)),
     "gumbel float16": lambda m: m.random.gumbel((16,), dtype=m.float16),
-    "laplace": lambda m: m.random.laplace((16,), loc=1.0, scale=2.0),
     "permutation": lambda m: m.random.permutation(m.arange(12).reshape(4, 3), axis=1),
     "split": lambda m: m.random.split(m.random.key(5), 3),
 }
@@ -202,6 +202,7 @@ _CLOSE_DRAWS = {
     "normal float64": lambda m: m.random.normal((16,), dtype=m.float64, stream=m.cpu),
     "normal complex64": lambda m: m.random.normal((16,), dtype=m.complex64, loc=1.0, scale=3.0),
     "truncated_normal": lambda m: m.random.truncated_normal(-1, 2, (16,)),
+    "laplace": lambda m: m.random.laplace((16,), loc=1.0, scale=2.0),  # log1p: 1 ulp apart on the GPU
 }
 
 
