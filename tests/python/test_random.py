@@ -189,8 +189,6 @@ _EXACT_DRAWS = {
     "uniform float16": lambda m: m.random.uniform(shape=(64,), dtype=m.float16),
     "uniform bfloat16": lambda m: m.random.uniform(shape=(64,), dtype=m.bfloat16),
     "uniform, array bounds": lambda m: m.random.uniform(m.array([0.0, 1.0]), m.array([[2.0], [5.0]]), (2, 2)),
-    "normal float16": lambda m: m.random.normal((64,), dtype=m.float16),
-    "normal bfloat16": lambda m: m.random.normal((64,), dtype=m.bfloat16),
     "randint": lambda m: m.random.randint(-50, 700, (33,), dtype=m.int16),
     "bernoulli": lambda m: m.random.bernoulli(m.array([0.1, 0.5, 0.9]), (4, 3)),
     "gumbel float16": lambda m: m.random.gumbel((16,), dtype=m.float16),
@@ -200,6 +198,10 @@ _EXACT_DRAWS = {
 _CLOSE_DRAWS = {
     "normal": lambda m: m.random.normal((6, 5), loc=1.0, scale=2.0),
     "normal float64": lambda m: m.random.normal((16,), dtype=m.float64, stream=m.cpu),
+    # a last-bit difference in float32 rounds to another half now and then
+    # (3 seeds in 300 for float16)
+    "normal float16": lambda m: m.random.normal((64,), dtype=m.float16),
+    "normal bfloat16": lambda m: m.random.normal((64,), dtype=m.bfloat16),
     "normal complex64": lambda m: m.random.normal((16,), dtype=m.complex64, loc=1.0, scale=3.0),
     "truncated_normal": lambda m: m.random.truncated_normal(-1, 2, (16,)),
     "laplace": lambda m: m.random.laplace((16,), loc=1.0, scale=2.0),  # log1p: 1 ulp apart on the GPU
@@ -221,4 +223,6 @@ def test_draws_match_mlx_for_a_seed(name):
     if name in _EXACT_DRAWS:
         np.testing.assert_array_equal(as_np(got, mx), as_np(want, mlx_core), err_msg=f"seed {seed}")
     else:
-        np.testing.assert_allclose(as_np(got, mx), as_np(want, mlx_core), rtol=4e-6, atol=1e-6, err_msg=f"seed {seed}")
+        # a few float32 ulp, or one of the half type's
+        rtol = {"float16": 2e-3, "bfloat16": 1.6e-2}.get(str(got.dtype).split(".")[-1], 4e-6)
+        np.testing.assert_allclose(as_np(got, mx), as_np(want, mlx_core), rtol=rtol, atol=1e-6, err_msg=f"seed {seed}")
