@@ -5,7 +5,9 @@ package at test time, see real_mlx_code.py) is loaded twice: as it is against
 real MLX (CPU), and with its MLX imports pointed at `alloy.core` / `alloy.nn`.
 Both get the same tiny configuration and the same fresh random weights; a
 prompt is run, then two tokens are decoded through the model's own KV cache
-(`make_prompt_cache`), and every step's logits must agree.
+(`make_prompt_cache`), and every step's logits must agree. A training step
+on nine of them must agree in loss, gradients and updated weights, and
+mlx-lm's samplers (sample_utils.py) must draw MLX's tokens for a seed.
 
 The list holds the architectures whose files build from the one shared tiny
 configuration below, the hybrids with a few settings of their own: 73 of
@@ -175,3 +177,27 @@ def test_training_step_matches_mlx(rng, name):
             w, g = np.array(want[k].astype(mx.float32)), np.array(got[k].astype(ax.float32))
             scale = max(np.max(np.abs(w)), 1e-6)
             assert np.max(np.abs(g - w)) / scale < 1e-3, f"{name}: {what} {k} differs from MLX's"
+
+
+# mlx-lm's samplers (sample_utils.py, its compiled top-k/top-p/min-p/XTC
+# filters and categorical draw, with mx.random.state carried through
+# mx.compile): after the same seed, Alloy draws MLX's tokens.
+SAMPLERS = [dict(temp=0.7), dict(temp=1.0, top_p=0.9), dict(temp=0.8, min_p=0.05), dict(temp=0.9, top_k=20),
+            dict(temp=1.0, xtc_probability=0.5, xtc_threshold=0.05, xtc_special_tokens=[0]),
+            dict(temp=0.6, top_p=0.95, top_k=40, min_p=0.02), dict(temp=0.0)]
+
+
+@pytest.mark.parametrize("settings", SAMPLERS, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()))
+def test_sampler_draws_mlx_tokens(rng, settings):
+    samplers = {fw: Loader(FRAMEWORKS[fw], kernels=False).load("mlx_lm.sample_utils").make_sampler(**settings)
+                for fw in ("mlx", "alloy")}
+    for trial in range(5):
+        logits = (rng.standard_normal((1, 500)) * 3).astype(np.float32)
+        seed = int(rng.integers(2**31))
+        drawn = {}
+        for fw, core in (("mlx", mx), ("alloy", ax)):
+            core.random.seed(seed)
+            logprobs = core.array(logits)
+            logprobs = logprobs - core.logsumexp(logprobs, axis=-1, keepdims=True)
+            drawn[fw] = [samplers[fw](logprobs).item() for _ in range(4)]
+        assert drawn["alloy"] == drawn["mlx"], f"trial {trial}, seed {seed}"
