@@ -6,8 +6,9 @@ real MLX (CPU), and with its MLX imports pointed at `alloy.core` / `alloy.nn`.
 Both get the same tiny configuration and the same fresh random weights; a
 prompt is run, then two tokens are decoded through the model's own KV cache
 (`make_prompt_cache`), and every step's logits must agree. A training step
-on nine of them must agree in loss, gradients and updated weights, and
-mlx-lm's samplers (sample_utils.py) must draw MLX's tokens for a seed.
+on nine of them must agree in loss, gradients and updated weights;
+mlx-lm's samplers (sample_utils.py) must draw MLX's tokens for a seed, and
+its generate_step (generate.py) must generate MLX's tokens.
 
 The list holds the architectures whose files build from the one shared tiny
 configuration below, the hybrids with a few settings of their own: 73 of
@@ -201,3 +202,68 @@ def test_sampler_draws_mlx_tokens(rng, settings):
             logprobs = logprobs - core.logsumexp(logprobs, axis=-1, keepdims=True)
             drawn[fw] = [samplers[fw](logprobs).item() for _ in range(4)]
         assert drawn["alloy"] == drawn["mlx"], f"trial {trial}, seed {seed}"
+
+
+# mlx-lm's generate_step (generate.py, unchanged): its own generation stream
+# (mx.new_thread_local_stream), mx.async_eval pipelining, chunked prefill, a
+# rotating or quantized KV cache, a sampler and a repetition penalty. The
+# command-line half of mlx-lm (tokenizers, hub downloads) is left out: its
+# two modules are stood in for, and generate.py's one transformers import
+# (a type annotation) gets an empty module.
+GENERATION = {
+    "greedy": lambda sample_utils: {},
+    "sampled": lambda sample_utils: dict(sampler=sample_utils.make_sampler(temp=0.8, top_p=0.9)),
+    "rotating cache": lambda sample_utils: dict(max_kv_size=16),
+    "quantized cache": lambda sample_utils: dict(kv_bits=8, kv_group_size=32, quantized_kv_start=0),
+    "chunked prefill": lambda sample_utils: dict(prefill_step_size=8),
+    "repetition penalty": lambda sample_utils: dict(
+        logits_processors=sample_utils.make_logits_processors(repetition_penalty=1.3)),
+}
+
+
+def _generate_utils_stand_in():
+    import inspect
+    import types
+
+    def does_model_support_input_embeddings(model):
+        return "input_embeddings" in inspect.signature(model.__call__).parameters
+
+    return {
+        "mlx_lm.tokenizer_utils": types.SimpleNamespace(TokenizerWrapper=object, load=None),
+        "mlx_lm.utils": types.SimpleNamespace(does_model_support_input_embeddings=does_model_support_input_embeddings,
+                                              load=None, maybe_set_recommended_wired_limit=lambda: None),
+    }
+
+
+@pytest.mark.parametrize("name", ["llama", "mamba2", "qwen3_next"])
+@pytest.mark.parametrize("mode", list(GENERATION))
+def test_generate_step_matches_mlx(rng, monkeypatch, name, mode):
+    import sys
+    import types
+
+    transformers = types.ModuleType("transformers")
+    transformers.PreTrainedTokenizer = object
+    monkeypatch.setitem(sys.modules, "transformers", transformers)
+    # 32-wide heads: the quantized cache quantizes along them in groups of 32.
+    monkeypatch.setitem(OVERRIDES, name, {**OVERRIDES.get(name, {}), "head_dim": 32, "num_attention_heads": 2,
+                                          "num_key_value_heads": 1})
+    prompt = rng.integers(0, TINY["vocab_size"], (37,))
+    tokens, weights = {}, None
+    for fw, core in (("mlx", mx), ("alloy", ax)):
+        loader = Loader(FRAMEWORKS[fw], kernels=False, substitutes=_generate_utils_stand_in())
+        generate = loader.load("mlx_lm.generate")
+        module = loader.load("mlx_lm.models." + name)
+        model = module.Model(tiny_args(name, module))
+        if weights is None:
+            weights = [(k, mx.array((rng.standard_normal(v.shape) * 0.05).astype(np.float32)).astype(v.dtype))
+                       for k, v in tree_flatten(model.parameters())]
+        model.load_weights(weights if fw == "mlx" else [(k, as_alloy(v)) for k, v in weights], strict=True)
+        core.random.seed(7)
+        settings = GENERATION[mode](loader.load("mlx_lm.sample_utils"))
+        # A generation stream of its own, as generate.py makes one, on the
+        # device the suite runs on (the loaded file's `mx` answers "CPU").
+        stream = core.new_thread_local_stream(core.default_device())
+        tokens[fw] = [t for t, _ in generate.generate_step(core.array(prompt), model, stream=stream, max_tokens=12,
+                                                           **settings)]
+    assert len(tokens["mlx"]) == 12
+    assert tokens["alloy"] == tokens["mlx"]
