@@ -267,3 +267,35 @@ def test_generate_step_matches_mlx(rng, monkeypatch, name, mode):
                                                            **settings)]
     assert len(tokens["mlx"]) == 12
     assert tokens["alloy"] == tokens["mlx"]
+
+
+# nn.quantize over a whole model (QuantizedLinear, QuantizedEmbedding, and
+# the MoE's QuantizedSwitchLinear through gather_qmm), in each of MLX's
+# modes: the quantized model's logits agree with MLX's.
+QUANTIZATIONS = {
+    "affine4": dict(group_size=32, bits=4), "affine8": dict(group_size=64, bits=8),
+    "mxfp4": dict(group_size=32, bits=4, mode="mxfp4"), "mxfp8": dict(group_size=32, bits=8, mode="mxfp8"),
+    "nvfp4": dict(group_size=16, bits=4, mode="nvfp4"),
+}
+
+
+@pytest.mark.parametrize("name", ["llama", "qwen3_moe"])
+@pytest.mark.parametrize("quantization", list(QUANTIZATIONS))
+def test_quantized_model_matches_mlx(rng, monkeypatch, name, quantization):
+    # Rows of 128 and 256: every mode's group divides them.
+    monkeypatch.setitem(OVERRIDES, name, dict(hidden_size=128, intermediate_size=256, moe_intermediate_size=64,
+                                              head_dim=32))
+    logits, weights = {}, None
+    tokens = rng.integers(0, TINY["vocab_size"], (1, 9))
+    for fw, core in (("mlx", mx), ("alloy", ax)):
+        loader = Loader(FRAMEWORKS[fw], kernels=False)
+        module = loader.load("mlx_lm.models." + name)
+        model = module.Model(tiny_args(name, module))
+        if weights is None:
+            weights = [(k, mx.array((rng.standard_normal(v.shape) * 0.05).astype(np.float32)))
+                       for k, v in tree_flatten(model.parameters())]
+        model.load_weights(weights if fw == "mlx" else [(k, as_alloy(v)) for k, v in weights], strict=True)
+        loader.framework.module("mlx.nn").quantize(model, **QUANTIZATIONS[quantization])
+        logits[fw] = np.array(model(core.array(tokens)).astype(core.float32))
+    scale = np.max(np.abs(logits["mlx"]))
+    assert np.max(np.abs(logits["alloy"] - logits["mlx"])) / scale < 1e-4
