@@ -52,6 +52,8 @@ _INSTALL_HINT = {
     "mhc_mlx": "mhc-mlx==0.6.3",
     "natten_mlx": "natten-mlx==0.3.3",
     "demucs_mlx": "demucs-mlx==1.6.1",
+    "mlx_whisper": "mlx-whisper==0.4.3",
+    "mlx_graphs": "mlx-graphs==0.0.10",
 }
 
 
@@ -236,6 +238,24 @@ class _Imports(ast.NodeTransformer):
         return out
 
 
+def _binds_other_than_submodule(init_file, name):
+    """Whether a package's __init__.py binds `name` to something of its own
+    (`from .scatter import scatter`, a def, an assignment) rather than to the
+    submodule of that name. Read, not run: __init__ files may import what
+    these tests do not install, and only the ones that must run are loaded."""
+    if not init_file.is_file():
+        return False
+    for node in ast.walk(ast.parse(init_file.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if any((alias.asname or alias.name) == name for alias in node.names):
+                return True
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return True
+    return False
+
+
 class Loader:
     """Loads files of installed packages against one framework and one kernel
     choice; each sibling module is loaded once per Loader."""
@@ -278,9 +298,14 @@ class Loader:
         if attr is None:
             return self._module(module)
         if not self._is_mlx(module) and module not in self.substitutes:
-            # `from .pkg import submodule` or `from .module import name`
+            # `from .pkg import name`: as Python does, the package's own
+            # attribute first (its __init__ may bind `name` to a function of
+            # the submodule of the same name: mlx-graphs' utils.scatter), then
+            # the submodule.
             path = self._path(module)
             if path.is_dir() and (path.joinpath(attr).is_dir() or path.joinpath(attr + ".py").is_file()):
+                if _binds_other_than_submodule(path / "__init__.py", attr):
+                    return getattr(self._module(module), attr)
                 return self._module(f"{module}.{attr}")
         target = self._module(module)
         if hasattr(target, attr):
