@@ -54,6 +54,7 @@ _INSTALL_HINT = {
     "demucs_mlx": "demucs-mlx==1.6.1",
     "mlx_whisper": "mlx-whisper==0.4.3",
     "mlx_graphs": "mlx-graphs==0.0.10",
+    "mlx_optimizers": "mlx-optimizers==0.4.1",
 }
 
 
