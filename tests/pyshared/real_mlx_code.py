@@ -55,6 +55,7 @@ _INSTALL_HINT = {
     "mlx_whisper": "mlx-whisper==0.4.3",
     "mlx_graphs": "mlx-graphs==0.0.10",
     "mlx_optimizers": "mlx-optimizers==0.4.1",
+    "kokoro_mlx": "kokoro-mlx==0.1.4",
 }
 
 
