@@ -56,6 +56,7 @@ _INSTALL_HINT = {
     "mlx_graphs": "mlx-graphs==0.0.10",
     "mlx_optimizers": "mlx-optimizers==0.4.1",
     "kokoro_mlx": "kokoro-mlx==0.1.4",
+    "mlx_embeddings": "mlx-embeddings==0.1.0",
 }
 
 
