@@ -30,7 +30,7 @@ deps:
 	  SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; fi
 
-$(VENV)/.ready: pyproject.toml | deps
+$(VENV)/.ready: pyproject.toml Makefile | deps
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# safetensors (tests only): the reference reader and writer the I/O tests check against.
