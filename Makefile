@@ -33,8 +33,9 @@ deps:
 $(VENV)/.ready: pyproject.toml Makefile | deps
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# safetensors (tests only): the reference reader and writer the I/O tests check against.
-	$(PY) -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy ml_dtypes pytest pytest-timeout pytest-xdist ninja safetensors
+	# safetensors (tests only): the reference reader and writer the I/O tests check against;
+	# einops (tests only): a library written against the array API standard.
+	$(PY) -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy ml_dtypes pytest pytest-timeout pytest-xdist ninja safetensors einops
 	# Real MLX (CPU build) is the oracle of the differential tests.
 	$(PY) -m pip install -q "mlx[cpu]==0.32.4"
 	# Public MLX code whose Metal kernels tests/python/test_real_mlx_*.py run on
@@ -75,7 +76,7 @@ WHEEL_VENV := build/wheel-venv
 WHEEL_TESTS := build/wheel-tests
 test-wheel: wheel
 	rm -rf $(WHEEL_VENV) $(WHEEL_TESTS) && python3 -m venv $(WHEEL_VENV)
-	$(WHEEL_VENV)/bin/python -m pip install -q numpy ml_dtypes pytest pytest-timeout pytest-xdist safetensors pillow "mlx[cpu]==0.32.4"
+	$(WHEEL_VENV)/bin/python -m pip install -q numpy ml_dtypes pytest pytest-timeout pytest-xdist safetensors pillow einops "mlx[cpu]==0.32.4"
 	$(WHEEL_VENV)/bin/python -m pip install -q --no-deps "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10" "mflux==0.24.0" "parakeet-mlx==0.7.0" "zmlx==0.10.0" "mhc-mlx==0.6.3" "natten-mlx==0.3.3" "demucs-mlx==1.6.1" "mlx-whisper==0.4.3" "mlx-graphs==0.0.10" "mlx-optimizers==0.4.1" "kokoro-mlx==0.1.4" "mlx-embeddings==0.1.0" dist/alloy-*.whl
 	scripts/install_mlx_mfa_sources.sh "$$($(WHEEL_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 	mkdir -p $(WHEEL_TESTS) && cp -r tests examples pyproject.toml $(WHEEL_TESTS)/

@@ -25,7 +25,7 @@ mkdir -p .gpu/include && cp -r /usr/include/fmt .gpu/include/
 mkdir -p .whl
 py=.venv/bin/python
 nb=$($py -c "import nanobind; print(nanobind.__version__)")
-$py -m pip download -q --no-deps -d .whl "nanobind==$nb" pytest pytest-timeout pytest-xdist execnet pluggy iniconfig packaging
+$py -m pip download -q --no-deps -d .whl "nanobind==$nb" pytest pytest-timeout pytest-xdist execnet pluggy iniconfig packaging einops
 $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl ml_dtypes
 # Real MLX (CPU build) is the differential tests' oracle there too,

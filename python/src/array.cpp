@@ -4,6 +4,10 @@
 #include <nanobind/stl/vector.h>
 #include <nanobind/ndarray.h>
 
+#include <cstring>
+#include <new>
+
+#include "alloy/allocator.h"
 #include "alloy/ops.h"
 #include "alloy/transforms.h"
 #include "bindings.h"
@@ -14,6 +18,43 @@
 using namespace alloy;
 
 namespace {
+
+// The elements in row-major order as bytes, read on the host (a GPU array
+// is copied there): bytes(a), and the payload of a pickled array.
+nb::bytes row_major_bytes(array a) {
+  {
+    nb::gil_scoped_release release;
+    a.eval();
+    if (a.device().type != Device::cpu || !a.flags().row_contiguous) a = copy(a, Device(Device::cpu));
+    a.eval();
+  }
+  return nb::bytes(static_cast<const char*>(a.raw_data()), a.nbytes());
+}
+
+// Pickling: (row-major bytes, shape, dtype name), rebuilt as an evaluated
+// host array. Alloy's own format; the bytes are the platform's (little-endian).
+nb::tuple pickle_state(const array& a) {
+  nb::list shape;
+  for (auto d : a.shape()) shape.append(d);
+  return nb::make_tuple(row_major_bytes(a), nb::tuple(shape), std::string(dtype_name(a.dtype())));
+}
+
+void unpickle_into(array* self, const nb::tuple& state) {
+  if (state.size() != 3) throw std::invalid_argument("[array] a pickled array holds (bytes, shape, dtype).");
+  nb::bytes payload = nb::cast<nb::bytes>(state[0]);
+  Shape shape;
+  for (nb::handle d : nb::cast<nb::tuple>(state[1])) shape.push_back(nb::cast<ShapeElem>(d));
+  Dtype dtype = dtype_from_name(nb::cast<std::string>(state[2]));
+  const size_t n = shape_size(shape) * size_of(dtype);
+  if (payload.size() != n) {
+    throw std::invalid_argument("[array] a pickled array of " + std::to_string(shape_size(shape)) + " " +
+                                dtype_name(dtype) + " elements needs " + std::to_string(n) + " bytes, got " +
+                                std::to_string(payload.size()) + ".");
+  }
+  Buffer b = allocator(Device(Device::cpu)).malloc(n);
+  if (n) std::memcpy(b.ptr, payload.c_str(), n);
+  new (self) array(std::make_shared<Data>(b), shape, row_major_strides(shape), dtype);
+}
 
 nb::tuple shape_tuple(const array& a) {
   nb::list l;
@@ -125,6 +166,11 @@ void init_array(nb::module_& m) {
            })
       .def("__int__", [](const array& a) { return nb::int_(py::to_scalar(astype(a, Dtype::int64))); })
       .def("__float__", [](const array& a) { return nb::float_(py::to_scalar(astype(a, Dtype::float64))); })
+      .def("__complex__",
+           [](const array& a) {
+             nb::object c = py::to_scalar(astype(a, Dtype::complex64));
+             return nb::steal(PyComplex_FromDoubles(nb::cast<double>(c.attr("real")), nb::cast<double>(c.attr("imag"))));
+           })
       .def("__index__",
            [](const array& a) {
              if (!is_integral(a.dtype()) && a.dtype() != Dtype::bool_) {
@@ -136,6 +182,20 @@ void init_array(nb::module_& m) {
            nb::arg("stream") = nb::none())
       .def("__copy__", [](const array& a) { return copy(a); })
       .def("__deepcopy__", [](const array& a, nb::handle) { return copy(a); }, nb::arg("memo"))
+      .def("__bytes__", &row_major_bytes)
+      .def("__getstate__", &pickle_state)
+      .def("__setstate__", &unpickle_into)
+      .def(
+          "__array_namespace__",
+          [](const array&, nb::handle api_version) {
+            // The array API standard's entry point (einops.array_api and other
+            // libraries written against the standard find the ops here).
+            if (!api_version.is_none()) {
+              throw std::invalid_argument("[array] Explicitly specifying api_version is not yet implemented.");
+            }
+            return nb::module_::import_("alloy.core");
+          },
+          nb::arg("api_version") = nb::none(), "The module of array API functions: alloy.core.")
       .def("__dlpack__", &dlpack_export, "Exports the array through DLPack (shares memory).")
       .def("__dlpack_device__", [](const array& a) { return nb::make_tuple(a.device().type == Device::cpu ? 1 : 2, 0); });
   // METH_FASTCALL, not a generic binding: `mx.eval(out)` after each launch

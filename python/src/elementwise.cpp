@@ -268,6 +268,7 @@ void init_elementwise(nb::module_& m) {
     if (e.iop) def_array_method(e.iop, forward, nb::is_operator());
   }
   def_array_method("__neg__", [](const array& a) { return negative(a); });
+  def_array_method("__pos__", [](const array& a) { return a; });
   def_array_method("__abs__", [](const array& a) { return abs(a); });
   def_array_method("__invert__", [](const array& a) { return bitwise_invert(a); });
 
@@ -281,6 +282,9 @@ void init_elementwise(nb::module_& m) {
       nb::kw_only(), "stream"_a = nb::none());
   // a.real / a.imag are properties, as in MLX.
   nb::handle cls = nb::type<array>();
+  // Python 2's names for division, which MLX's array also answers to.
+  nb::setattr(cls, "__div__", nb::getattr(cls, "__truediv__"));
+  nb::setattr(cls, "__rdiv__", nb::getattr(cls, "__rtruediv__"));
   nb::object property = nb::module_::import_("builtins").attr("property");
   nb::setattr(cls, "real", property(nb::cpp_function([](const array& a) { return real(a); })));
   nb::setattr(cls, "imag", property(nb::cpp_function([](const array& a) { return imag(a); })));
