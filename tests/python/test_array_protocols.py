@@ -81,4 +81,4 @@ def test_array_api_namespace_and_einops(rng):
     for call in calls:
         got, want = call(mx.array(x)), call(mlx_core.array(x))
         assert got.shape == want.shape
-        np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-6)
+        np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5, atol=1e-6)  # mean sums in its own order
