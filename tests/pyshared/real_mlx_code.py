@@ -57,6 +57,7 @@ _INSTALL_HINT = {
     "mlx_optimizers": "mlx-optimizers==0.4.1",
     "kokoro_mlx": "kokoro-mlx==0.1.4",
     "mlx_embeddings": "mlx-embeddings==0.1.0",
+    "f5_tts_mlx": "f5-tts-mlx==0.2.6",
 }
 
 
