@@ -11,9 +11,9 @@ mlx-lm's samplers (sample_utils.py) must draw MLX's tokens for a seed, and
 its generate_step (generate.py) must generate MLX's tokens.
 
 The list holds the architectures whose files build from the one shared tiny
-configuration below, the hybrids with a few settings of their own: 73 of
-mlx-lm 0.32.2's 126 model files. The others need more per-model settings
-(vision towers, nested configs).
+configuration below (the hybrids with a few settings of their own, the
+files that wrap a text model with it nested): 83 of mlx-lm 0.32.2's 126
+model files. The others need more per-model settings.
 """
 import dataclasses
 
@@ -68,14 +68,27 @@ OVERRIDES = {
     "olmo3": dict(layer_types=["sliding_attention", "full_attention"]),
 }
 
+
+def _wrapping(**text):
+    """The settings of a model file that wraps a text model (the language
+    half of a vision-language model, or a newer generation's file) and
+    takes its configuration as a nested `text_config`."""
+    return {"text_config": {**TINY, "model_type": "tiny", **text}, **text}
+
+
+OVERRIDES.update({name: _wrapping() for name in
+                  ["gemma3", "mistral3", "pixtral", "kimi_vl", "qwen2_vl", "qwen3_vl", "qwen3_vl_moe"]})
+OVERRIDES.update({name: _wrapping(full_attention_interval=2) for name in ["qwen3_5", "qwen3_5_moe"]})
+OVERRIDES["lfm2-vl"] = _wrapping(layer_types=["conv", "full_attention"])
+
 ARCHITECTURES = [
     "Klear", "apertus", "bailing_moe_v3", "cohere", "cohere2", "deepseek", "deepseek_v3", "deepseek_v32",
     "deepseek_v41", "dots1", "ernie4_5", "exaone", "exaone4", "falcon_h1", "gear", "gemma", "gemma2",
-    "gemma3_text", "glm", "glm4", "glm4_moe", "glm4_moe_lite", "gpt2", "gpt_neox", "gpt_oss", "gptj", "granite",
-    "granitemoe", "granitemoehybrid", "helium", "hunyuan_v1_dense", "internlm2", "internlm3", "iquestloopcoder", "jamba", "laguna",
-    "lfm2", "lfm2_moe", "llama", "mamba", "mamba2", "mimo", "minicpm", "minimax", "mixtral", "muse_glimmer", "nanbeige", "nanochat",
-    "nemotron", "nemotron_h", "olmo2", "olmo3", "olmo_hybrid", "olmoe", "phi", "phi3", "phimoe", "phixtral", "plamo2", "plamo3", "qwen2",
-    "qwen3", "qwen3_moe", "qwen3_next", "recurrent_gemma", "seed_oss", "smollm3", "solar_open", "stablelm", "starcoder2", "talkie", "telechat3",
+    "gemma3", "gemma3_text", "glm", "glm4", "glm4_moe", "glm4_moe_lite", "gpt2", "gpt_neox", "gpt_oss", "gptj", "granite",
+    "granitemoe", "granitemoehybrid", "helium", "hunyuan_v1_dense", "internlm2", "internlm3", "iquestloopcoder", "jamba", "kimi_vl", "laguna",
+    "lfm2", "lfm2-vl", "lfm2_moe", "llama", "mamba", "mamba2", "mimo", "minicpm", "minimax", "mistral3", "mixtral", "muse_glimmer", "nanbeige", "nanochat",
+    "nemotron", "nemotron_h", "olmo2", "olmo3", "olmo_hybrid", "olmoe", "phi", "phi3", "phimoe", "phixtral", "pixtral", "plamo2", "plamo3", "qwen2", "qwen2_vl",
+    "qwen3", "qwen3_5", "qwen3_5_moe", "qwen3_moe", "qwen3_next", "qwen3_vl", "qwen3_vl_moe", "recurrent_gemma", "seed_oss", "smollm3", "solar_open", "stablelm", "starcoder2", "talkie", "telechat3",
     "youtu_llm",
 ]
 
