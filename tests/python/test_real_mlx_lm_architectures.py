@@ -12,7 +12,7 @@ its generate_step (generate.py) must generate MLX's tokens.
 
 The list holds the architectures whose files build from the one shared tiny
 configuration below (the hybrids with a few settings of their own, the
-files that wrap a text model with it nested): 83 of mlx-lm 0.32.2's 126
+files that wrap a text model with it nested): 89 of mlx-lm 0.32.2's 126
 model files. The others need more per-model settings.
 """
 import dataclasses
@@ -80,13 +80,26 @@ OVERRIDES.update({name: _wrapping() for name in
                   ["gemma3", "mistral3", "pixtral", "kimi_vl", "qwen2_vl", "qwen3_vl", "qwen3_vl_moe"]})
 OVERRIDES.update({name: _wrapping(full_attention_interval=2) for name in ["qwen3_5", "qwen3_5_moe"]})
 OVERRIDES["lfm2-vl"] = _wrapping(layer_types=["conv", "full_attention"])
+# Files that read their RoPE or MoE settings from dicts of their own.
+OVERRIDES.update({
+    "deepseek_v2": dict(rope_scaling=dict(type="yarn", factor=1.0, original_max_position_embeddings=256, beta_fast=32,
+                                          beta_slow=1, mscale=1, mscale_all_dim=0)),
+    "minicpm3": dict(rope_scaling=dict(type="default")),
+    "hunyuan": dict(rope_scaling=dict(alpha=1.0, factor=1.0, type="dynamic"), moe_topk=2, num_shared_expert=1,
+                    use_mixed_mlp_moe=True),
+    "exaone_moe": dict(layer_types=["sliding_attention", "full_attention"], is_moe_layer=[False, True]),
+    "ministral3": dict(rope_parameters=dict(rope_theta=10000.0, llama_4_scaling_beta=0.1,
+                                            original_max_position_embeddings=256)),
+    "dbrx": dict(attn_config=dict(kv_n_heads=2, clip_qkv=8, rope_theta=10000),
+                 ffn_config=dict(ffn_hidden_size=64, moe_num_experts=4, moe_top_k=2)),
+})
 
 ARCHITECTURES = [
-    "Klear", "apertus", "bailing_moe_v3", "cohere", "cohere2", "deepseek", "deepseek_v3", "deepseek_v32",
-    "deepseek_v41", "dots1", "ernie4_5", "exaone", "exaone4", "falcon_h1", "gear", "gemma", "gemma2",
+    "Klear", "apertus", "bailing_moe_v3", "cohere", "cohere2", "dbrx", "deepseek", "deepseek_v2", "deepseek_v3", "deepseek_v32",
+    "deepseek_v41", "dots1", "ernie4_5", "exaone", "exaone4", "exaone_moe", "falcon_h1", "gear", "gemma", "gemma2",
     "gemma3", "gemma3_text", "glm", "glm4", "glm4_moe", "glm4_moe_lite", "gpt2", "gpt_neox", "gpt_oss", "gptj", "granite",
-    "granitemoe", "granitemoehybrid", "helium", "hunyuan_v1_dense", "internlm2", "internlm3", "iquestloopcoder", "jamba", "kimi_vl", "laguna",
-    "lfm2", "lfm2-vl", "lfm2_moe", "llama", "mamba", "mamba2", "mimo", "minicpm", "minimax", "mistral3", "mixtral", "muse_glimmer", "nanbeige", "nanochat",
+    "granitemoe", "granitemoehybrid", "helium", "hunyuan", "hunyuan_v1_dense", "internlm2", "internlm3", "iquestloopcoder", "jamba", "kimi_vl", "laguna",
+    "lfm2", "lfm2-vl", "lfm2_moe", "llama", "mamba", "mamba2", "mimo", "minicpm", "minicpm3", "minimax", "ministral3", "mistral3", "mixtral", "muse_glimmer", "nanbeige", "nanochat",
     "nemotron", "nemotron_h", "olmo2", "olmo3", "olmo_hybrid", "olmoe", "phi", "phi3", "phimoe", "phixtral", "pixtral", "plamo2", "plamo3", "qwen2", "qwen2_vl",
     "qwen3", "qwen3_5", "qwen3_5_moe", "qwen3_moe", "qwen3_next", "qwen3_vl", "qwen3_vl_moe", "recurrent_gemma", "seed_oss", "smollm3", "solar_open", "stablelm", "starcoder2", "talkie", "telechat3",
     "youtu_llm",
