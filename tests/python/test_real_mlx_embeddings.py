@@ -3,12 +3,10 @@ local/global attention, Qwen3), their files unchanged, on Alloy against real
 MLX: the same tiny configuration, fresh random weights and a padded batch
 with its attention mask give the same hidden states, pooled outputs and
 normalised embeddings."""
-import dataclasses
-
 import numpy as np
 import pytest
 from real_mlx_code import FRAMEWORKS, Loader
-from test_real_mlx_lm_architectures import TINY, as_alloy
+from test_real_mlx_lm_architectures import TINY, args_from, as_alloy
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
@@ -20,16 +18,6 @@ CONFIG = dict(TINY, model_type="tiny", type_vocab_size=2, hidden_dropout_prob=0.
               local_rope_theta=10000.0, pad_token_id=0, architectures=["tiny"], max_position_embeddings=64)
 
 
-def model_args(module):
-    kwargs = {}
-    for f in dataclasses.fields(module.ModelArgs):
-        if f.name in CONFIG:
-            kwargs[f.name] = CONFIG[f.name]
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            kwargs[f.name] = None
-    return module.ModelArgs(**kwargs)
-
-
 @pytest.mark.parametrize("name", ["bert", "xlm_roberta", "modernbert", "qwen3"])
 def test_encoder_matches_mlx(rng, name):
     tokens = rng.integers(1, 90, (2, 11))
@@ -38,7 +26,7 @@ def test_encoder_matches_mlx(rng, name):
     outputs, weights = {}, None
     for fw, core in (("mlx", mx), ("alloy", ax)):
         module = Loader(FRAMEWORKS[fw], kernels=False).load("mlx_embeddings.models." + name)
-        model = module.Model(model_args(module))
+        model = module.Model(args_from(CONFIG, module))
         if weights is None:
             weights = [(k, mx.array((rng.standard_normal(v.shape) * 0.05).astype(np.float32)))
                        for k, v in tree_flatten(model.parameters())]

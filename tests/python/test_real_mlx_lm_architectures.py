@@ -106,10 +106,9 @@ ARCHITECTURES = [
 ]
 
 
-def tiny_args(name, module):
-    """The architecture's ModelArgs from TINY; a field TINY lacks keeps its
+def args_from(config, module):
+    """The file's ModelArgs from `config`: a field it lacks keeps its
     default, or is None where it has none (the file then takes its own)."""
-    config = {**TINY, **OVERRIDES.get(name, {})}
     kwargs = {}
     for f in dataclasses.fields(module.ModelArgs):
         if f.name in config:
@@ -117,6 +116,11 @@ def tiny_args(name, module):
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             kwargs[f.name] = None
     return module.ModelArgs(**kwargs)
+
+
+def tiny_args(name, module):
+    """The architecture's ModelArgs from TINY and its OVERRIDES."""
+    return args_from({**TINY, **OVERRIDES.get(name, {})}, module)
 
 
 def build(framework, name):
