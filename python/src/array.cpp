@@ -21,14 +21,9 @@ namespace {
 
 // The elements in row-major order as bytes, read on the host (a GPU array
 // is copied there): bytes(a), and the payload of a pickled array.
-nb::bytes row_major_bytes(array a) {
-  {
-    nb::gil_scoped_release release;
-    a.eval();
-    if (a.device().type != Device::cpu || !a.flags().row_contiguous) a = copy(a, Device(Device::cpu));
-    a.eval();
-  }
-  return nb::bytes(static_cast<const char*>(a.raw_data()), a.nbytes());
+nb::bytes row_major_bytes(const array& a) {
+  array host = py::host_row_major(a);
+  return nb::bytes(static_cast<const char*>(host.raw_data()), host.nbytes());
 }
 
 // Pickling: (row-major bytes, shape, dtype name), rebuilt as an evaluated

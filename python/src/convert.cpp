@@ -248,17 +248,19 @@ array to_array_like(nb::handle obj, const array& other) {
   return to_array(obj, Dtype::complex64);
 }
 
-nb::object to_numpy(array a, std::optional<nb::handle> np_dtype) {
-  {
-    nb::gil_scoped_release release;
-    a.eval();
-  }
+array host_row_major(array a) {
+  nb::gil_scoped_release release;
+  a.eval();
   if (a.device().type != Device::cpu || !a.flags().row_contiguous) {
     // A row-contiguous host copy (contiguous() would hand back a GPU array as is).
     a = copy(a, Device(Device::cpu));
-    nb::gil_scoped_release release;
     a.eval();
   }
+  return a;
+}
+
+nb::object to_numpy(array a, std::optional<nb::handle> np_dtype) {
+  a = host_row_major(std::move(a));
   // Copy into memory the numpy array owns (arrays may share their buffers).
   size_t n = a.nbytes();
   char* copy_mem = new char[std::max<size_t>(n, 1)];

@@ -21,6 +21,9 @@ array to_array(nb::handle obj, std::optional<Dtype> dtype = std::nullopt);
 array to_array_like(nb::handle obj, const array& other);
 bool is_python_scalar(nb::handle obj);
 
+// `a` evaluated, in host memory and row-major: itself where it already is,
+// else a host copy (the GIL is released while it evaluates).
+array host_row_major(array a);
 // A numpy array holding a copy of `a` (evaluates it).
 nb::object to_numpy(array a, std::optional<nb::handle> np_dtype = std::nullopt);
 // numpy's __array__(dtype, copy) protocol: a zero-copy, read-only view where
