@@ -135,14 +135,26 @@ struct CustomFunction {
   std::shared_ptr<nb::object> jvp_fun;
 
   nb::object call(nb::args args, nb::kwargs kwargs) const {
-    std::vector<array> flat;
-    py::tree_flatten(args, flat);
     // Outside grad/vjp/jvp no input is a tracer and no rule can apply: the
     // function runs as itself and its outputs come back as it made them, as
-    // MLX does (the node below would only share their memory).
-    bool traced = false;
-    for (const array& x : flat) traced = traced || x.is_tracer();
+    // MLX does (the node below would only share their memory). Plain array
+    // arguments are checked where they are; containers are flattened first.
+    bool all_arrays = true, traced = false;
+    for (nb::handle h : args) {
+      array* a = nullptr;
+      if (!nb::try_cast<array*>(h, a) || !a) {
+        all_arrays = false;
+        break;
+      }
+      traced = traced || a->is_tracer();
+    }
+    std::vector<array> flat;
+    if (!all_arrays) {
+      py::tree_flatten(args, flat);
+      for (const array& x : flat) traced = traced || x.is_tracer();
+    }
     if (!traced) return (*fun)(*args, **kwargs);
+    if (all_arrays) py::tree_flatten(args, flat);
     auto args_tree = gil_safe(nb::borrow<nb::object>(args));
     auto kwargs_obj = gil_safe(nb::borrow<nb::object>(kwargs));
     auto out_tree = std::make_shared<std::shared_ptr<nb::object>>();
