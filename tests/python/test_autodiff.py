@@ -265,6 +265,20 @@ def test_custom_function_outside_transforms_returns_what_its_body_made():
     g = mx.grad(lambda a: mx.sum(f(a)[0]))(x)
     np.testing.assert_allclose(np.array(g), np.full(4, 7.0))
 
+    # A container argument: flattened to find the tracers in it.
+    @mx.custom_function
+    def h(pair):
+        return pair[0] * pair[1]
+
+    @h.vjp
+    def h_vjp(primals, cotangent, output):
+        return [cotangent * 5, cotangent * 6]
+
+    y = arr(rng.standard_normal(4))
+    np.testing.assert_allclose(np.array(h([x, y])), np.array(x) * np.array(y), rtol=1e-6)
+    g = mx.grad(lambda a: mx.sum(h([a, y])))(x)
+    np.testing.assert_allclose(np.array(g), np.full(4, 5.0))
+
 
 def test_custom_function_without_rule_differentiates_its_body():
     @mx.custom_function
