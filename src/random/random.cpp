@@ -239,7 +239,7 @@ array categorical_by_cdf(const array& logits, const Shape& sample_shape, const K
   // entries equal to it.
   array w = where(isinf(m, s), astype(equal(x, m, s), dtype, s), exp(subtract(x, m, s), s), s);
   array cdf = cumsum(w, 0, /*reverse=*/false, /*inclusive=*/false, s);
-  array u = multiply(uniform(array(0.0f), array(1.0f), sample_shape, Dtype::float32, key, s), sum(w, false, s), s);
+  array u = multiply(uniform(sample_shape, Dtype::float32, key, s), sum(w, false, s), s);
   return subtract(searchsorted(cdf, u, "right", s), array(1u, Dtype::uint32), s);
 }
 }  // namespace
