@@ -3,10 +3,13 @@ layers call Metal kernels (Qwen3-Next's gated delta rule, RWKV-7's WKV and
 Mamba-2's SSM decode step), run on real MLX. A forward pass over a prompt and
 a few greedily generated tokens with alloy.mlx installed (the kernel path)
 equal those of the same model with MLX's own answers restored (the ops path
-mlx-lm falls back to), and the kernel path really launched its kernels."""
+mlx-lm falls back to), and the kernel path really launched its kernels.
+muse_spark and BitNet, which have no ops path, run on real MLX only through
+alloy.mlx: they must give the logits of the same files on Alloy's own path."""
 import os
 
 import numpy as np
+import pytest
 
 import mlx.core as mx
 
@@ -119,3 +122,53 @@ def test_mamba2_ssm_decode(rng):
     # The SSM kernel serves the one-token decode steps; it handles state sizes
     # that are multiples of 32 (each SIMD lane takes state_size / 32).
     kernel_path_against_ops_path(model, prompt_for(rng, args.vocab_size), ssm, ["_ssm_kernel"])
+
+
+# Files whose layers call Metal kernels on every device: real MLX on Linux
+# cannot run them at all without alloy.mlx. Each runs unchanged on real MLX
+# with the plugin, and must give the logits of the same file run on Alloy's
+# own framework (tests/python's architecture test runs the other 122 files
+# against real MLX without kernels). Same fresh random weights on both sides.
+# A kernel of each whose launches are counted.
+KERNEL_ONLY = {"muse_spark": ("mlx_lm.kernels.qk_norm_rope", "_qk_norm_rope_kernel"),
+               "bitnet": ("mlx_lm.models.bitlinear_layers", "_bitlinear_kernel")}
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_ONLY))
+def test_kernel_only_model_matches_alloys_own_path(rng, name):
+    import importlib
+
+    import alloy.core as ax
+    from mlx.utils import tree_flatten
+    from mlx_lm_tiny_configs import TINY, tiny_args
+    from real_mlx_code import FRAMEWORKS, Loader
+
+    module = importlib.import_module("mlx_lm.models." + name)
+    mlx_model = module.Model(tiny_args(name, module))
+    weights = []
+    for k, v in tree_flatten(mlx_model.parameters()):
+        if mx.issubdtype(v.dtype, mx.integer):  # BitNet's packed ternary weights
+            values = rng.integers(0, 256, v.shape).astype(np.uint8 if v.dtype == mx.uint8 else np.int32)
+        else:
+            values = (rng.standard_normal(v.shape) * 0.05).astype(np.float32)
+        weights.append((k, mx.array(values).astype(v.dtype)))
+    mlx_model.load_weights(weights, strict=True)
+    loader = Loader(FRAMEWORKS["alloy"], kernels=True)
+    alloy_module = loader.load("mlx_lm.models." + name)
+    alloy_model = alloy_module.Model(tiny_args(name, alloy_module))
+    alloy_model.load_weights([(k, ax.array(np.array(v)).astype(getattr(ax, str(v.dtype).split(".")[-1])))
+                              for k, v in weights], strict=True)
+
+    caches = (importlib.import_module("mlx_lm.models.cache").make_prompt_cache(mlx_model),
+              loader.load("mlx_lm.models.cache").make_prompt_cache(alloy_model))
+    prompt = rng.integers(0, TINY["vocab_size"], (1, 7))
+    kernel_module, kernel = KERNEL_ONLY[name]
+    for i, tokens in enumerate([prompt] + [rng.integers(0, TINY["vocab_size"], (1, 1)) for _ in range(2)]):
+        with LaunchCounter(importlib.import_module(kernel_module), [kernel]) as counter:
+            want = np.array(mlx_model(mx.array(tokens), cache=caches[0]).astype(mx.float32))
+        assert counter.count > 0, f"{name} step {i}: {kernel} was not launched"
+        got = np.array(alloy_model(ax.array(tokens), cache=caches[1]).astype(ax.float32))
+        assert want.shape == got.shape and np.all(np.isfinite(want)), f"{name} step {i}"
+        scale = np.max(np.abs(want))
+        assert scale > 0, f"{name} step {i}: MLX's logits are all zero"
+        assert np.max(np.abs(got - want)) / scale < RTOL, f"{name} step {i}: logits differ from Alloy's own"

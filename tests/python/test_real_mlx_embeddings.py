@@ -6,7 +6,8 @@ normalised embeddings."""
 import numpy as np
 import pytest
 from real_mlx_code import FRAMEWORKS, Loader
-from test_real_mlx_lm_architectures import TINY, args_from, as_alloy
+from mlx_lm_tiny_configs import TINY, args_from
+from test_real_mlx_lm_architectures import as_alloy
 
 import mlx.core as mx
 from mlx.utils import tree_flatten

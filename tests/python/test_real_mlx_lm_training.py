@@ -18,7 +18,8 @@ import types
 import numpy as np
 import pytest
 from real_mlx_code import FRAMEWORKS, Loader
-from test_real_mlx_lm_architectures import as_alloy, tiny_args
+from mlx_lm_tiny_configs import tiny_args
+from test_real_mlx_lm_architectures import as_alloy
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
