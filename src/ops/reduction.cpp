@@ -76,9 +76,16 @@ array reduce_node(ReduceOp op, const char* name, const array& a, const Axes& axe
     throw std::invalid_argument(std::string("[") + name + "] not supported for inputs of dtype " +
                                 dtype_name(a.dtype()) + ".");
   }
-  if ((op == ReduceOp::Max || op == ReduceOp::Min) && a.size() == 0) {
-    throw std::invalid_argument(std::string("[") + name + "] cannot reduce a zero-size array (shape " +
-                                shape_to_string(a.shape()) + "): the operation has no identity.");
+  if (op == ReduceOp::Max || op == ReduceOp::Min) {
+    // No identity: an empty reduced axis has no answer. An empty output
+    // (another axis empty) is fine, as in MLX.
+    for (int axis : axes) {
+      if (a.shape()[axis] == 0) {
+        throw std::invalid_argument(std::string("[") + name + "] cannot reduce over axis " + std::to_string(axis) +
+                                    " of size 0 (shape " + shape_to_string(a.shape()) +
+                                    "): the operation has no identity.");
+      }
+    }
   }
   Dtype out = reduce_out_dtype(op, a.dtype());
   if (axes.empty()) return astype(a, out, s);
@@ -174,6 +181,9 @@ array logsumexp(const array& a, bool keepdims, SD s) { return logsumexp(a, all_a
 
 array softmax(const array& a, const Axes& axes_in, bool precise, SD s) {
   std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "softmax");
+  // Nothing to normalise: the input as it is (MLX returns it, dtype too).
+  // Attention over an empty window or sequence gets here.
+  if (a.size() == 0) return a;
   Dtype d = to_float_dtype(a.dtype());
   array x = astype(a, d, s);
   if (is_floating(d) && !axes.empty() && a.size() > 0 && are_trailing_axes(axes, x.ndim())) {
@@ -198,8 +208,9 @@ array arg_reduce_node(ArgReduceOp op, const char* name, const array& a, int axis
   if (is_complex(a.dtype())) {
     throw std::invalid_argument(std::string("[") + name + "] not supported for inputs of dtype complex64.");
   }
-  if (a.shape()[axis] == 0) {
-    throw std::invalid_argument(std::string("[") + name + "] cannot reduce a zero-size axis (shape " +
+  // Any empty input, as MLX: an empty output has no position to name either.
+  if (a.size() == 0) {
+    throw std::invalid_argument(std::string("[") + name + "] cannot reduce a zero-size array (shape " +
                                 shape_to_string(a.shape()) + ", axis " + std::to_string(axis_in) + ").");
   }
   return array(reduced_shape(a.shape(), {axis}, keepdims), Dtype::uint32,

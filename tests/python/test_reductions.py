@@ -343,3 +343,49 @@ def test_reduction_gradients(rng):
     cp = X.cumprod(1)
     ref = np.flip(np.flip(cp, 1).cumsum(1), 1) / X
     np.testing.assert_allclose(np.asarray(g), ref, rtol=1e-5)
+
+
+EMPTY_CASES = [((0, 3), 1), ((0, 3), 0), ((2, 0), 0), ((2, 0), 1), ((2, 0), None), ((1, 2, 1, 0, 0), -1),
+               ((1, 2, 1, 0, 0), 2), ((1, 2, 1, 0, 0), None)]
+
+
+@pytest.mark.parametrize("fn", ["max", "min", "argmax", "argmin", "sum", "prod", "mean", "logsumexp", "softmax",
+                                "all", "any"])
+@pytest.mark.parametrize("shape,axis", EMPTY_CASES, ids=[f"{s}-{a}" for s, a in EMPTY_CASES])
+def test_empty_inputs_as_real_mlx(fn, shape, axis):
+    """Reductions and softmax of empty arrays: MLX's shapes and dtypes where
+    it answers, an error where it raises (max over an empty axis has no
+    identity; an empty output is fine; argmax of any empty array raises)."""
+    import mlx.core as real
+
+    def call(m):
+        a = m.zeros(shape, dtype=m.float16) if fn == "softmax" else m.zeros(shape)
+        out = getattr(m, fn)(a, axis=axis)
+        m.eval(out)
+        return out
+
+    try:
+        want = call(real)
+    except ValueError:
+        with pytest.raises(ValueError, match=rf"\[{fn}\]"):
+            call(mx)
+        return
+    got = call(mx)
+    assert got.shape == tuple(want.shape) and dtype_name(got.dtype) == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(np.array(got.astype(mx.float32)), np.array(want.astype(real.float32)))
+
+
+@pytest.mark.parametrize("t_q,t_kv", [(0, 5), (3, 0), (0, 0)])
+def test_attention_over_empty_sequences_as_real_mlx(rng, t_q, t_kv):
+    """Zero queries give an empty output; zero keys give zeros, as in MLX
+    (windowed vision attention splits its sequence into pieces that can be
+    empty)."""
+    import mlx.core as real
+
+    q = rng.standard_normal((1, 4, t_q, 16)).astype(np.float32)
+    k = rng.standard_normal((1, 2, t_kv, 16)).astype(np.float32)
+    v = rng.standard_normal((1, 2, t_kv, 8)).astype(np.float32)
+    want = real.fast.scaled_dot_product_attention(real.array(q), real.array(k), real.array(v), scale=0.25)
+    got = mx.fast.scaled_dot_product_attention(mx.array(q), mx.array(k), mx.array(v), scale=0.25)
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_array_equal(np.array(got), np.array(want))
