@@ -3,7 +3,7 @@ that every file's ModelArgs takes what it declares from, and the settings of
 each file that reads a name its own way. Used by the architecture tests on
 Alloy's own path (tests/python) and on real MLX with alloy.mlx
 (tests/mlx_plugin)."""
-import dataclasses
+from real_mlx_code import dataclass_from
 
 # One configuration for every architecture: each ModelArgs takes the fields it
 # declares and leaves the rest.
@@ -156,13 +156,7 @@ OVERRIDES.update({
 def args_from(config, module):
     """The file's ModelArgs from `config`: a field it lacks keeps its
     default, or is None where it has none (the file then takes its own)."""
-    kwargs = {}
-    for f in dataclasses.fields(module.ModelArgs):
-        if f.name in config:
-            kwargs[f.name] = config[f.name]
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            kwargs[f.name] = None
-    return module.ModelArgs(**kwargs)
+    return dataclass_from(module.ModelArgs, config)
 
 
 def tiny_args(name, module):

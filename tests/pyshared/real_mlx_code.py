@@ -33,6 +33,7 @@ Real MLX is loaded with no view: on this CPU-only build it has no Metal, so it
 takes the file's ops fallback on its own.
 """
 import ast
+import dataclasses
 import importlib
 import importlib.util
 import pathlib
@@ -430,3 +431,34 @@ def assert_agree(results, names, rtol=RTOL, atol=ATOL, select=None):
 
 def normal(rng, *shape, scale=1.0):
     return (scale * rng.standard_normal(shape)).astype(np.float32)
+
+
+# ---- building a file's own config classes and reading its outputs -----------
+
+def dataclass_from(cls, settings, **fixed):
+    """The config dataclass `cls` from `settings` (and `fixed`, which win): a
+    field neither holds keeps its default, or is None where it has none (the
+    file then takes its own)."""
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in fixed:
+            kwargs[f.name] = fixed[f.name]
+        elif f.name in settings:
+            kwargs[f.name] = settings[f.name]
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            kwargs[f.name] = None
+    return cls(**kwargs)
+
+
+def arrays_in(out, core):
+    """Every array of `core` in a model's output (tuples, lists, dicts by
+    sorted key, output objects by attribute), in order."""
+    if isinstance(out, core.array):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [a for item in out for a in arrays_in(item, core)]
+    if isinstance(out, dict):
+        return [a for key in sorted(out) for a in arrays_in(out[key], core)]
+    if out is None or isinstance(out, (int, float, bool, str)):
+        return []
+    return [a for item in vars(out).values() for a in arrays_in(item, core)]

@@ -14,7 +14,7 @@ import typing
 
 import numpy as np
 import pytest
-from real_mlx_code import load
+from real_mlx_code import arrays_in, load
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
@@ -57,16 +57,6 @@ CODECS = {
     # mel frames in, audio out (anti-aliased Snake activations: up- and down-sampling filters)
     "bigvgan": ("mlx_audio.codec.models.bigvgan.bigvgan", bigvgan, None, lambda codec, mel: codec(mel), (1, 16, 20)),
 }
-
-
-def arrays_in(out, core):
-    if isinstance(out, core.array):
-        return [out]
-    if isinstance(out, (tuple, list)):
-        return [a for item in out for a in arrays_in(item, core)]
-    if isinstance(out, dict):
-        return [a for key in sorted(out) for a in arrays_in(out[key], core)]
-    return []
 
 
 @pytest.mark.parametrize("name", sorted(CODECS))

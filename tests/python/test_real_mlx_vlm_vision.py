@@ -17,13 +17,12 @@ DeepSeek-V4) or packages that are not installed here (cv2, transformers).
 """
 import dataclasses
 import importlib.util
-import inspect
 import pathlib
 import re
 
 import numpy as np
 import pytest
-from real_mlx_code import FRAMEWORKS, Loader
+from real_mlx_code import FRAMEWORKS, Loader, arrays_in, dataclass_from
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
@@ -67,21 +66,15 @@ GRID = (1, 4, 4)
 def vision_config(loaded_config, name):
     """The tower's VisionConfig from VISION; model_type is the one the tower
     accepts (it checks it), or the config's own default."""
-    settings = dict(VISION)
     accepted = re.search(r'model_type\s*(?:not in|in|==|!=)\s*[\[(]?\s*"([^"]+)"',
                          (MODELS / name / "vision.py").read_text())
-    kwargs = {}
-    for f in dataclasses.fields(loaded_config.VisionConfig):
-        if f.name == "model_type":
-            if accepted:
-                kwargs[f.name] = accepted.group(1)
-            elif f.default is dataclasses.MISSING:
-                kwargs[f.name] = settings["model_type"]
-        elif f.name in settings:
-            kwargs[f.name] = settings[f.name]
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            kwargs[f.name] = None
-    return loaded_config.VisionConfig(**kwargs)
+    cls = loaded_config.VisionConfig
+    settings = dict(VISION)
+    if accepted:
+        settings["model_type"] = accepted.group(1)
+    elif any(f.name == "model_type" and f.default is not dataclasses.MISSING for f in dataclasses.fields(cls)):
+        del settings["model_type"]
+    return dataclass_from(cls, settings)
 
 
 def build(framework, name):
@@ -89,19 +82,6 @@ def build(framework, name):
     config = loader.load(f"mlx_vlm.models.{name}.config")
     vision = loader.load(f"mlx_vlm.models.{name}.vision")
     return vision.VisionModel(vision_config(config, name))
-
-
-def arrays_in(out, core):
-    """Every array a tower returns (tuples, lists, dicts, output objects), in order."""
-    if isinstance(out, core.array):
-        return [out]
-    if isinstance(out, (tuple, list)):
-        return [a for item in out for a in arrays_in(item, core)]
-    if isinstance(out, dict):
-        return [a for item in out.values() for a in arrays_in(item, core)]
-    if out is None or isinstance(out, (int, float, bool, str)):
-        return []
-    return [a for item in vars(out).values() for a in arrays_in(item, core)]
 
 
 def inputs(rng, name):
