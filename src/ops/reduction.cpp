@@ -88,7 +88,10 @@ array reduce_node(ReduceOp op, const char* name, const array& a, const Axes& axe
     }
   }
   Dtype out = reduce_out_dtype(op, a.dtype());
-  if (axes.empty()) return astype(a, out, s);
+  // Nothing reduced (a 0-d input, or axis=[]): MLX hands the input back as it
+  // is, without sum's and prod's promotion (a bool stays bool); all and any
+  // still answer in bool.
+  if (axes.empty()) return (op == ReduceOp::And || op == ReduceOp::Or) ? astype(a, out, s) : a;
   return array(reduced_shape(a.shape(), axes, keepdims), out, std::make_shared<Reduce>(to_stream(s), op, axes, keepdims),
                {a});
 }
@@ -181,9 +184,11 @@ array logsumexp(const array& a, bool keepdims, SD s) { return logsumexp(a, all_a
 
 array softmax(const array& a, const Axes& axes_in, bool precise, SD s) {
   std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "softmax");
-  // Nothing to normalise: the input as it is (MLX returns it, dtype too).
-  // Attention over an empty window or sequence gets here.
+  // Nothing to normalise: an empty input comes back as it is (attention
+  // over an empty window gets here); over no axes each element is its own
+  // distribution, 1, in the input's dtype. Both as MLX answers.
   if (a.size() == 0) return a;
+  if (axes.empty()) return ones_like(a, s);
   Dtype d = to_float_dtype(a.dtype());
   array x = astype(a, d, s);
   if (is_floating(d) && !axes.empty() && a.size() > 0 && are_trailing_axes(axes, x.ndim())) {

@@ -44,7 +44,8 @@ def test_sum_prod(rng, dtype, shape, axis, keepdims):
                 x = (x.real + 1j * (x.imag - 1)).astype(np.complex64)
                 a = mx.array(x)
         out = getattr(mx, name)(a, axis=axis, keepdims=keepdims)
-        assert dtype_name(out.dtype) == sum_dtype(dtype), name
+        # A 0-d input has nothing to reduce: MLX hands it back unpromoted.
+        assert dtype_name(out.dtype) == (dtype if shape == () else sum_dtype(dtype)), name
         ref = ref_fn(wide(x), axis=np_axis(axis), keepdims=keepdims)
         assert out.shape == np.shape(ref), name
         if dtype in FLOATS or dtype == "complex64":
@@ -389,3 +390,19 @@ def test_attention_over_empty_sequences_as_real_mlx(rng, t_q, t_kv):
     got = mx.fast.scaled_dot_product_attention(mx.array(q), mx.array(k), mx.array(v), scale=0.25)
     assert got.shape == tuple(want.shape)
     np.testing.assert_array_equal(np.array(got), np.array(want))
+
+
+@pytest.mark.parametrize("fn", ["sum", "prod", "max", "min", "all", "any", "mean", "softmax", "logsumexp", "var"])
+@pytest.mark.parametrize("dtype", ["bool_", "int8", "uint8", "int32", "float16", "float32"])
+def test_nothing_reduced_keeps_mlx_dtypes(fn, dtype):
+    """A 0-d input or axis=[]: sum, prod, max, min and softmax hand the input
+    back as it is (no promotion: a bool sum stays bool), as MLX does."""
+    import mlx.core as real
+
+    for m_in, shape, kw in ((lambda m: m.array(3).astype(getattr(m, dtype)), (), {}),
+                            (lambda m: m.array([1, 0, 2]).astype(getattr(m, dtype)), (3,), {"axis": []})):
+        want = getattr(real, fn)(m_in(real), **kw)
+        got = getattr(mx, fn)(m_in(mx), **kw)
+        assert got.shape == tuple(want.shape) == shape
+        assert dtype_name(got.dtype) == str(want.dtype).split(".")[-1], f"{fn}({dtype}, {kw})"
+        np.testing.assert_array_equal(np.array(got.astype(mx.float32)), np.array(want.astype(real.float32)))
