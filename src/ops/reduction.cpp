@@ -191,7 +191,7 @@ array softmax(const array& a, const Axes& axes_in, bool precise, SD s) {
   if (axes.empty()) return ones_like(a, s);
   Dtype d = to_float_dtype(a.dtype());
   array x = astype(a, d, s);
-  if (is_floating(d) && !axes.empty() && a.size() > 0 && are_trailing_axes(axes, x.ndim())) {
+  if (is_floating(d) && are_trailing_axes(axes, x.ndim())) {
     // One node over rows of the trailing axes (primitives/softmax.h); it
     // computes in float32 and rounds once, as `precise` asks, either way.
     Stream st = to_stream(s);

@@ -141,7 +141,7 @@ def test_kernel_only_model_matches_alloys_own_path(rng, name):
     import alloy.core as ax
     from mlx.utils import tree_flatten
     from mlx_lm_tiny_configs import TINY, tiny_args
-    from real_mlx_code import FRAMEWORKS, Loader
+    from real_mlx_code import FRAMEWORKS, Loader, as_alloy
 
     module = importlib.import_module("mlx_lm.models." + name)
     mlx_model = module.Model(tiny_args(name, module))
@@ -156,8 +156,7 @@ def test_kernel_only_model_matches_alloys_own_path(rng, name):
     loader = Loader(FRAMEWORKS["alloy"], kernels=True)
     alloy_module = loader.load("mlx_lm.models." + name)
     alloy_model = alloy_module.Model(tiny_args(name, alloy_module))
-    alloy_model.load_weights([(k, ax.array(np.array(v)).astype(getattr(ax, str(v.dtype).split(".")[-1])))
-                              for k, v in weights], strict=True)
+    alloy_model.load_weights([(k, as_alloy(v)) for k, v in weights], strict=True)
 
     caches = (importlib.import_module("mlx_lm.models.cache").make_prompt_cache(mlx_model),
               loader.load("mlx_lm.models.cache").make_prompt_cache(alloy_model))

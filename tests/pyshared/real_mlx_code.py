@@ -390,6 +390,16 @@ def to_framework(value, framework):
     return value
 
 
+def as_alloy(value):
+    """A real MLX array as an Alloy array of the same dtype and values (through
+    float32 for bfloat16, which numpy lacks)."""
+    name = str(value.dtype).split(".")[-1]
+    if name == "bfloat16":
+        value = value.astype(core_of("mlx").float32)
+    alloy_core = core_of("alloy")
+    return alloy_core.array(np.array(value)).astype(getattr(alloy_core, name))
+
+
 def to_numpy(value):
     if isinstance(value, (list, tuple)):
         return [to_numpy(v) for v in value]
@@ -435,15 +445,12 @@ def normal(rng, *shape, scale=1.0):
 
 # ---- building a file's own config classes and reading its outputs -----------
 
-def dataclass_from(cls, settings, **fixed):
-    """The config dataclass `cls` from `settings` (and `fixed`, which win): a
-    field neither holds keeps its default, or is None where it has none (the
-    file then takes its own)."""
+def dataclass_from(cls, settings):
+    """The config dataclass `cls` from `settings`: a field it lacks keeps its
+    default, or is None where it has none (the file then takes its own)."""
     kwargs = {}
     for f in dataclasses.fields(cls):
-        if f.name in fixed:
-            kwargs[f.name] = fixed[f.name]
-        elif f.name in settings:
+        if f.name in settings:
             kwargs[f.name] = settings[f.name]
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             kwargs[f.name] = None

@@ -14,7 +14,7 @@ import typing
 
 import numpy as np
 import pytest
-from real_mlx_code import arrays_in, load
+from real_mlx_code import arrays_in, as_alloy, load
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
@@ -78,7 +78,7 @@ def test_codec_matches_mlx(rng, monkeypatch, name):
                for k, v in tree_flatten(mlx_codec.parameters())]
     mlx_codec.load_weights(weights, strict=True)
     alloy_codec = make(load(module, "alloy"))
-    alloy_codec.load_weights([(k, ax.array(np.array(v))) for k, v in weights], strict=True)
+    alloy_codec.load_weights([(k, as_alloy(v)) for k, v in weights], strict=True)
 
     audio = (rng.standard_normal(shape) * 0.3).astype(np.float32)
     want = arrays_in(run(mlx_codec, mx.array(audio)), mx)

@@ -9,7 +9,7 @@ has: the package's own sampler passes no mask.)"""
 import numpy as np
 import pytest
 from real_mlx_code import FRAMEWORKS, Loader
-from test_real_mlx_lm_architectures import as_alloy
+from real_mlx_code import as_alloy
 
 import mlx.core as mx
 from mlx.utils import tree_flatten

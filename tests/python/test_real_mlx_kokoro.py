@@ -11,7 +11,7 @@ The predicted durations are rounded to whole frames, so both sides must
 agree on every one of them for the waveforms to have the same length."""
 import numpy as np
 from real_mlx_code import FRAMEWORKS, Loader
-from test_real_mlx_lm_architectures import as_alloy
+from real_mlx_code import as_alloy
 
 import mlx.core as mx
 from mlx.utils import tree_flatten

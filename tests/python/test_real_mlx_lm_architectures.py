@@ -22,7 +22,7 @@ prism_hadamard_qwen35 loads only 2-bit Hadamard-packed checkpoints.
 import numpy as np
 import pytest
 from mlx_lm_tiny_configs import OVERRIDES, TINY, tiny_args
-from real_mlx_code import FRAMEWORKS, Loader
+from real_mlx_code import FRAMEWORKS, Loader, as_alloy
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
@@ -52,10 +52,6 @@ def build(framework, name):
     module = loader.load("mlx_lm.models." + name)
     cache = loader.load("mlx_lm.models.cache")
     return module.Model(tiny_args(name, module)), cache
-
-
-def as_alloy(value):
-    return ax.array(np.array(value.astype(mx.float32))).astype(getattr(ax, str(value.dtype).split(".")[-1]))
 
 
 def logits(framework_core, out):

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from real_mlx_code import FRAMEWORKS, Loader
 from mlx_lm_tiny_configs import tiny_args
-from test_real_mlx_lm_architectures import as_alloy
+from real_mlx_code import as_alloy
 
 import mlx.core as mx
 from mlx.utils import tree_flatten

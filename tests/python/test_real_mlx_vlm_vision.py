@@ -22,7 +22,7 @@ import re
 
 import numpy as np
 import pytest
-from real_mlx_code import FRAMEWORKS, Loader, arrays_in, dataclass_from
+from real_mlx_code import FRAMEWORKS, Loader, arrays_in, as_alloy, dataclass_from
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
@@ -111,8 +111,7 @@ def test_vision_tower_matches_mlx(rng, name):
     assert weights, f"{name}: the tower has no parameters"
     mlx_tower.load_weights(weights, strict=True)
     alloy_tower = build("alloy", name)
-    alloy_tower.load_weights([(k, ax.array(np.array(v.astype(mx.float32))).astype(
-        getattr(ax, str(v.dtype).split(".")[-1]))) for k, v in weights], strict=True)
+    alloy_tower.load_weights([(k, as_alloy(v)) for k, v in weights], strict=True)
 
     xs = inputs(rng, name)
     want = arrays_in(mlx_tower(*[mx.array(x) for x in xs]), mx)

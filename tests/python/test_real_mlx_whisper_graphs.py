@@ -15,7 +15,7 @@ import types
 import numpy as np
 import pytest
 from real_mlx_code import FRAMEWORKS, Loader
-from test_real_mlx_lm_architectures import as_alloy
+from real_mlx_code import as_alloy
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
