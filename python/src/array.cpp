@@ -168,8 +168,10 @@ void init_array(nb::module_& m) {
            })
       .def("__index__",
            [](const array& a) {
-             if (!is_integral(a.dtype()) && a.dtype() != Dtype::bool_) {
-               throw nb::type_error("only integer arrays can be used as an index");
+             // MLX's rule: what stands for an int (a list index, a pad width,
+             // an axis) is a 0-d integer array; bool is not an integer here.
+             if (!is_integral(a.dtype()) || a.ndim() != 0) {
+               throw nb::type_error("Only 0-dimensional integer arrays can be converted to an index.");
              }
              return nb::int_(py::to_scalar(a));
            })

@@ -322,12 +322,36 @@ nb::object array_protocol(array a, nb::handle np_dtype, nb::handle copy) {
   return out;
 }
 
+std::optional<int64_t> as_index(nb::handle h) {
+  if (PyLong_Check(h.ptr())) return nb::cast<int64_t>(h);
+  if (PyFloat_Check(h.ptr()) || !PyIndex_Check(h.ptr())) return std::nullopt;
+  // Arrays define __index__ at every rank and refuse it but at rank 0.
+  PyObject* index = PyNumber_Index(h.ptr());
+  if (!index) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return nb::cast<int64_t>(nb::steal(index));
+}
+
+std::vector<int> ints_arg(nb::handle h) {
+  if (auto i = as_index(h)) return {nb::cast<int>(nb::int_(*i))};
+  std::vector<int> out;
+  for (nb::handle d : h) out.push_back(nb::cast<int>(d));
+  return out;
+}
+
+Shape shape_arg(nb::handle h) {
+  if (auto i = as_index(h)) return {static_cast<ShapeElem>(*i)};
+  Shape out;
+  for (nb::handle d : h) out.push_back(nb::cast<ShapeElem>(d));
+  return out;
+}
+
 std::optional<std::vector<int>> axes_arg(nb::handle axis) {
   if (axis.is_none()) return std::nullopt;
-  if (PyLong_Check(axis.ptr())) return std::vector<int>{nb::cast<int>(axis)};
-  std::vector<int> out;
-  for (nb::handle h : axis) out.push_back(nb::cast<int>(h));
-  return out;
+  return ints_arg(axis);
 }
 
 nb::object to_list(array a) {

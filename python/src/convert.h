@@ -31,6 +31,13 @@ nb::object to_numpy(array a, std::optional<nb::handle> np_dtype = std::nullopt);
 // ValueError for copy=False then.
 nb::object array_protocol(array a, nb::handle np_dtype, nb::handle copy);
 nb::object to_list(array a);
+// An int as MLX takes one: a Python int, or anything else with __index__ (a
+// numpy integer scalar, a 0-d integer array of either framework). nullopt for
+// what is not one (a float, a sequence, a 1-d array).
+std::optional<int64_t> as_index(nb::handle h);
+// An int or a sequence of ints: axes, shifts, reps, a shape.
+std::vector<int> ints_arg(nb::handle h);
+Shape shape_arg(nb::handle h);
 // An `axis` argument as MLX takes it: None (all axes), an int, or a sequence of ints.
 std::optional<std::vector<int>> axes_arg(nb::handle axis);
 nb::object to_scalar(array a);

@@ -12,13 +12,7 @@ using namespace nb::literals;
 
 namespace {
 
-// A shape given as an int or a sequence of ints.
-Shape shape_arg(nb::handle h) {
-  if (PyLong_Check(h.ptr())) return {nb::cast<ShapeElem>(h)};
-  Shape out;
-  for (nb::handle d : h) out.push_back(nb::cast<ShapeElem>(d));
-  return out;
-}
+using py::shape_arg;
 
 // Python ints and numpy integer scalars (anything with __index__ that is not a float).
 bool is_int_arg(nb::handle h) { return PyLong_Check(h.ptr()) || (!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr())); }

@@ -7,6 +7,7 @@
 
 #include "alloy/fft.h"
 #include "bindings.h"
+#include "convert.h"
 #include "stream_or_device.h"
 
 using namespace alloy;
@@ -17,13 +18,7 @@ namespace {
 using OptInts = std::optional<std::vector<int>>;
 
 // `axes` of fftshift: an int, a sequence of ints, or None.
-OptInts axes_arg(nb::handle axes) {
-  if (axes.is_none()) return std::nullopt;
-  if (PyLong_Check(axes.ptr())) return std::vector<int>{nb::cast<int>(axes)};
-  std::vector<int> out;
-  for (nb::handle h : axes) out.push_back(nb::cast<int>(h));
-  return out;
-}
+using py::axes_arg;
 
 using OneD = array (*)(const array&, std::optional<int>, int, const std::string&, StreamOrDevice);
 using ND = array (*)(const array&, const fft::OptShape&, const fft::OptShape&, const std::string&, StreamOrDevice);

@@ -39,11 +39,7 @@ std::optional<std::vector<int>> axis_arg(nb::handle axis) {
   return out;
 }
 
-Shape shape_arg(nb::handle h) {
-  Shape out;
-  for (nb::handle d : h) out.push_back(nb::cast<ShapeElem>(d));
-  return out;
-}
+using py::shape_arg;
 
 }  // namespace
 

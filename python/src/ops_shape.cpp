@@ -14,15 +14,10 @@ using namespace nb::literals;
 
 namespace {
 
-bool is_int(nb::handle h) { return PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()); }
+bool is_int(nb::handle h) { return !PyBool_Check(h.ptr()) && py::as_index(h); }
 
 // An int or a sequence of ints.
-std::vector<int> int_or_ints(nb::handle h) {
-  if (is_int(h)) return {nb::cast<int>(h)};
-  std::vector<int> out;
-  for (nb::handle d : h) out.push_back(nb::cast<int>(d));
-  return out;
-}
+std::vector<int> int_or_ints(nb::handle h) { return py::ints_arg(h); }
 
 Shape to_shape(const std::vector<int>& v) { return Shape(v.begin(), v.end()); }
 
@@ -83,7 +78,7 @@ array roll_arg(const array& a, nb::handle shift, nb::handle axis, SD s) {
   if (is_int(axis)) {
     int total = 0;
     for (int v : sh) total += v;
-    return roll(a, Shape{total}, {nb::cast<int>(axis)}, s);
+    return roll(a, Shape{total}, {py::ints_arg(axis)[0]}, s);
   }
   std::vector<int> axes = int_or_ints(axis);
   if (is_int(shift)) sh.assign(axes.size(), sh[0]);  // one shift for every axis
@@ -91,7 +86,7 @@ array roll_arg(const array& a, nb::handle shift, nb::handle axis, SD s) {
 }
 
 array tensordot_arg(const array& a, const array& b, nb::handle axes, SD s) {
-  if (is_int(axes)) return tensordot(a, b, nb::cast<int>(axes), s);
+  if (is_int(axes)) return tensordot(a, b, py::ints_arg(axes)[0], s);
   std::vector<nb::handle> pair(axes.begin(), axes.end());
   if (pair.size() != 2) throw std::invalid_argument("[tensordot] axes must be an int or a pair of axis lists.");
   return tensordot(a, b, int_or_ints(pair[0]), int_or_ints(pair[1]), s);

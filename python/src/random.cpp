@@ -15,12 +15,7 @@ using namespace nb::literals;
 
 namespace {
 
-Shape shape_arg(nb::handle h) {
-  if (PyLong_Check(h.ptr())) return {nb::cast<ShapeElem>(h)};
-  Shape out;
-  for (nb::handle d : h) out.push_back(nb::cast<ShapeElem>(d));
-  return out;
-}
+using py::shape_arg;
 
 std::optional<Shape> optional_shape(nb::handle h) {
   if (h.is_none()) return std::nullopt;

@@ -14,16 +14,12 @@ using namespace nb::literals;
 
 namespace {
 
-std::vector<int> ints_arg(nb::handle h) {
-  if (PyLong_Check(h.ptr())) return {nb::cast<int>(h)};
-  std::vector<int> out;
-  for (nb::handle d : h) out.push_back(nb::cast<int>(d));
-  return out;
-}
+using py::as_index;
+using py::ints_arg;
 
 // `a.reshape(2, 3)` and `a.reshape((2, 3))` alike.
 std::vector<int> varargs_ints(const nb::args& args) {
-  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return ints_arg(args[0]);
+  if (args.size() == 1 && !as_index(args[0])) return ints_arg(args[0]);
   std::vector<int> out;
   for (nb::handle d : args) out.push_back(nb::cast<int>(d));
   return out;
@@ -47,12 +43,12 @@ std::vector<array> arrays_arg(nb::handle seq) {
 
 // numpy's pad_width forms: n, (n,), (lo, hi), or one (lo, hi) per axis.
 std::vector<std::pair<int, int>> pad_width_arg(nb::handle h, int ndim) {
-  if (PyLong_Check(h.ptr())) {
-    int n = nb::cast<int>(h);
+  if (as_index(h)) {
+    int n = ints_arg(h)[0];
     return std::vector<std::pair<int, int>>(ndim, {n, n});
   }
   std::vector<nb::handle> items(h.begin(), h.end());
-  bool flat = !items.empty() && PyLong_Check(items[0].ptr());
+  bool flat = !items.empty() && as_index(items[0]);
   if (flat) {
     if (items.size() == 1) return std::vector<std::pair<int, int>>(ndim, {nb::cast<int>(items[0]), nb::cast<int>(items[0])});
     if (items.size() == 2) return std::vector<std::pair<int, int>>(ndim, {nb::cast<int>(items[0]), nb::cast<int>(items[1])});
@@ -80,7 +76,7 @@ array squeeze_arg(const array& a, nb::handle axis, SD s) {
 }
 
 std::vector<array> split_arg(const array& a, nb::handle indices_or_sections, int axis, SD s) {
-  if (PyLong_Check(indices_or_sections.ptr())) return split(a, nb::cast<int>(indices_or_sections), axis, s);
+  if (as_index(indices_or_sections)) return split(a, ints_arg(indices_or_sections)[0], axis, s);
   std::vector<int> idx = ints_arg(indices_or_sections);
   return split(a, Shape(idx.begin(), idx.end()), axis, s);
 }

@@ -69,10 +69,20 @@ array negative(const array& a, SD s) {
   if (a.dtype() == Dtype::bool_) throw std::invalid_argument("[negative] not supported for inputs of dtype bool.");
   return unary_node(UnaryOp::Negative, "negative", a, s);
 }
-array sign(const array& a, SD s) { return unary_node(UnaryOp::Sign, "sign", a, s); }
-array square(const array& a, SD s) { return unary_node(UnaryOp::Square, "square", a, s); }
-array floor(const array& a, SD s) { return unary_node(UnaryOp::Floor, "floor", a, s); }
-array ceil(const array& a, SD s) { return unary_node(UnaryOp::Ceil, "ceil", a, s); }
+// On bool, MLX's sign, square, floor, ceil and round are the identity (its
+// kernels compute in bool, where each maps false to false and true to true).
+array sign(const array& a, SD s) {
+  return a.dtype() == Dtype::bool_ ? a : unary_node(UnaryOp::Sign, "sign", a, s);
+}
+array square(const array& a, SD s) {
+  return a.dtype() == Dtype::bool_ ? a : unary_node(UnaryOp::Square, "square", a, s);
+}
+array floor(const array& a, SD s) {
+  return a.dtype() == Dtype::bool_ ? a : unary_node(UnaryOp::Floor, "floor", a, s);
+}
+array ceil(const array& a, SD s) {
+  return a.dtype() == Dtype::bool_ ? a : unary_node(UnaryOp::Ceil, "ceil", a, s);
+}
 array logical_not(const array& a, SD s) { return unary_node(UnaryOp::LogicalNot, "logical_not", a, s); }
 array isnan(const array& a, SD s) { return unary_node(UnaryOp::IsNan, "isnan", a, s); }
 array isinf(const array& a, SD s) { return unary_node(UnaryOp::IsInf, "isinf", a, s); }
@@ -112,6 +122,7 @@ array reciprocal(const array& a, SD s) {
 }
 
 array round(const array& a, int decimals, SD s) {
+  if (a.dtype() == Dtype::bool_) return a;
   if (decimals == 0) return unary_node(UnaryOp::Round, "round", a, s);
   // MLX's rule: scale, round half to even, unscale, back to the input dtype.
   Dtype d = to_float_dtype(a.dtype());
@@ -143,17 +154,7 @@ array conjugate(const array& a, SD s) {
     return binary_node(BinaryOp::code, #fn, a, b, promote_types(a.dtype(), b.dtype()), s); \
   }
 ALLOY_PROMOTING_BINARY(add, Add)
-ALLOY_PROMOTING_BINARY(subtract, Subtract)
 ALLOY_PROMOTING_BINARY(multiply, Multiply)
-array floor_divide(const array& a, const array& b, SD s) {
-  const Dtype d = promote_types(a.dtype(), b.dtype());
-  // The kernels compute 16-bit floats in float32; MLX floors the quotient
-  // rounded to the 16-bit type (7 // 1.167 in float16 is 6), so round first.
-  if (d == float16 || d == bfloat16) return floor(divide(a, b, s), s);
-  return binary_node(BinaryOp::FloorDivide, "floor_divide", a, b, d, s);
-}
-ALLOY_PROMOTING_BINARY(remainder, Remainder)
-ALLOY_PROMOTING_BINARY(power, Power)
 ALLOY_PROMOTING_BINARY(maximum, Maximum)
 ALLOY_PROMOTING_BINARY(minimum, Minimum)
 ALLOY_PROMOTING_BINARY(equal, Equal)
@@ -163,6 +164,38 @@ ALLOY_PROMOTING_BINARY(less_equal, LessEqual)
 ALLOY_PROMOTING_BINARY(greater, Greater)
 ALLOY_PROMOTING_BINARY(greater_equal, GreaterEqual)
 #undef ALLOY_PROMOTING_BINARY
+
+// Arithmetic on two bools: MLX computes in bool, so each result is the
+// truth of the integer result, and these ops reduce to logical ones (a - b is
+// a != b, a ** b is a || !b, a // b is a && b). Division by false is
+// undefined in MLX (its answers differ between floor_divide and divmod);
+// here it is false, as integer division by zero is 0.
+array subtract(const array& a, const array& b, SD s) {
+  const Dtype d = promote_types(a.dtype(), b.dtype());
+  if (d == Dtype::bool_) return binary_node(BinaryOp::NotEqual, "subtract", a, b, d, s);
+  return binary_node(BinaryOp::Subtract, "subtract", a, b, d, s);
+}
+array power(const array& a, const array& b, SD s) {
+  const Dtype d = promote_types(a.dtype(), b.dtype());
+  if (d == Dtype::bool_) {
+    broadcast_shapes_for("power", {a.shape(), b.shape()});
+    return logical_or(a, logical_not(b, s), s);
+  }
+  return binary_node(BinaryOp::Power, "power", a, b, d, s);
+}
+array remainder(const array& a, const array& b, SD s) {
+  const Dtype d = promote_types(a.dtype(), b.dtype());
+  if (d == Dtype::bool_) return zeros(broadcast_shapes_for("remainder", {a.shape(), b.shape()}), d, s);
+  return binary_node(BinaryOp::Remainder, "remainder", a, b, d, s);
+}
+array floor_divide(const array& a, const array& b, SD s) {
+  const Dtype d = promote_types(a.dtype(), b.dtype());
+  if (d == Dtype::bool_) return binary_node(BinaryOp::LogicalAnd, "floor_divide", a, b, d, s);
+  // The kernels compute 16-bit floats in float32; MLX floors the quotient
+  // rounded to the 16-bit type (7 // 1.167 in float16 is 6), so round first.
+  if (d == float16 || d == bfloat16) return floor(divide(a, b, s), s);
+  return binary_node(BinaryOp::FloorDivide, "floor_divide", a, b, d, s);
+}
 
 #define ALLOY_FLOAT_BINARY(fn, code) \
   array fn(const array& a, const array& b, SD s) { \
