@@ -59,6 +59,7 @@ _INSTALL_HINT = {
     "kokoro_mlx": "kokoro-mlx==0.1.4",
     "mlx_embeddings": "mlx-embeddings==0.1.0",
     "f5_tts_mlx": "f5-tts-mlx==0.2.6",
+    "mlxim": "mlx-image==0.1.10",
 }
 
 
@@ -238,7 +239,13 @@ class _Imports(ast.NodeTransformer):
         out = []
         for alias in node.names:
             if alias.name == "*":
-                raise NotImplementedError(f"`from {module} import *`")
+                # `from .sub import *`: __port_all__ binds the module's public
+                # names in the importing module's globals, as Python does.
+                call = ast.Call(func=ast.Name("__port_all__", ast.Load()),
+                                args=[ast.Constant(module), ast.Call(ast.Name("globals", ast.Load()), [], [])],
+                                keywords=[])
+                out.append(ast.copy_location(ast.Expr(call), node))
+                continue
             out.append(self._assign(alias.asname or alias.name, module, alias.name, node))
         return out
 
@@ -320,6 +327,14 @@ class Loader:
             return self._module(f"{module}.{attr}")
         raise ImportError(f"cannot import name {attr!r} from {module!r}")
 
+    def _port_all(self, module, namespace):
+        source = self._module(module)
+        names = getattr(source, "__all__", None)
+        if names is None:
+            names = [n for n in vars(source) if not n.startswith("_")]
+        for n in names:
+            namespace[n] = getattr(source, n)
+
     @staticmethod
     def _path(name):
         top, *rest = name.split(".")
@@ -352,6 +367,7 @@ class Loader:
         module.__file__ = str(path)
         sys.modules[module.__name__] = module
         module.__dict__["__port__"] = self._port
+        module.__dict__["__port_all__"] = self._port_all
         self.loaded[name] = module  # before exec: cyclic sibling imports
         exec(compile(tree, str(path), "exec"), module.__dict__)
         return module
