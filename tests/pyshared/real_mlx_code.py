@@ -60,6 +60,7 @@ _INSTALL_HINT = {
     "mlx_embeddings": "mlx-embeddings==0.1.0",
     "f5_tts_mlx": "f5-tts-mlx==0.2.6",
     "mlxim": "mlx-image==0.1.10",
+    "diffusionkit": "diffusionkit==0.5.2",
 }
 
 
