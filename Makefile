@@ -30,7 +30,7 @@ deps:
 	  SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; fi
 
-$(VENV)/.ready: pyproject.toml Makefile | deps
+$(VENV)/.ready: pyproject.toml Makefile tests/real_mlx_code_requirements.txt | deps
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# safetensors (tests only): the reference reader and writer the I/O tests check against;
@@ -40,7 +40,7 @@ $(VENV)/.ready: pyproject.toml Makefile | deps
 	$(PY) -m pip install -q "mlx[cpu]==0.32.4"
 	# Public MLX code whose Metal kernels tests/python/test_real_mlx_*.py run on
 	# Alloy; only their source files are used, so none of their dependencies.
-	$(PY) -m pip install -q --no-deps "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10" "mflux==0.24.0" "parakeet-mlx==0.7.0" "zmlx==0.10.0" "mhc-mlx==0.6.3" "natten-mlx==0.3.3" "demucs-mlx==1.6.1" "mlx-whisper==0.4.3" "mlx-graphs==0.0.10" "mlx-optimizers==0.4.1" "kokoro-mlx==0.1.4" "mlx-embeddings==0.1.0" "f5-tts-mlx==0.2.6" "mlx-image==0.1.10" "diffusionkit==0.5.2"
+	$(PY) -m pip install -q --no-deps -r tests/real_mlx_code_requirements.txt
 	# mlx-vlm's models/base.py imports Pillow.
 	$(PY) -m pip install -q pillow
 	# mlx-mfa's Python files (its sdist builds only on macOS).
@@ -77,7 +77,7 @@ WHEEL_TESTS := build/wheel-tests
 test-wheel: wheel
 	rm -rf $(WHEEL_VENV) $(WHEEL_TESTS) && python3 -m venv $(WHEEL_VENV)
 	$(WHEEL_VENV)/bin/python -m pip install -q numpy ml_dtypes pytest pytest-timeout pytest-xdist safetensors pillow einops "mlx[cpu]==0.32.4"
-	$(WHEEL_VENV)/bin/python -m pip install -q --no-deps "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10" "mflux==0.24.0" "parakeet-mlx==0.7.0" "zmlx==0.10.0" "mhc-mlx==0.6.3" "natten-mlx==0.3.3" "demucs-mlx==1.6.1" "mlx-whisper==0.4.3" "mlx-graphs==0.0.10" "mlx-optimizers==0.4.1" "kokoro-mlx==0.1.4" "mlx-embeddings==0.1.0" "f5-tts-mlx==0.2.6" "mlx-image==0.1.10" "diffusionkit==0.5.2" dist/alloy-*.whl
+	$(WHEEL_VENV)/bin/python -m pip install -q --no-deps -r tests/real_mlx_code_requirements.txt dist/alloy-*.whl
 	scripts/install_mlx_mfa_sources.sh "$$($(WHEEL_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 	mkdir -p $(WHEEL_TESTS) && cp -r tests examples pyproject.toml $(WHEEL_TESTS)/
 	cd $(WHEEL_TESTS) && ../wheel-venv/bin/python -c "import alloy, sys; assert 'site-packages' in alloy.__file__, alloy.__file__; print('testing', alloy.__file__)"

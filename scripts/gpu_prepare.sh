@@ -34,8 +34,7 @@ $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --imp
     --platform manylinux_2_35_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
     -d .whl "mlx==0.32.4" "mlx-cpu==0.32.4" safetensors pillow
 # Public MLX code the real-code tests load (pure Python).
-$py -m pip download -q --no-deps -d .whl "mlx-lm==0.32.2" "mlx-audio==0.6.2" "mlx-vlm==0.7.10" \
-    "mflux==0.24.0" "parakeet-mlx==0.7.0" "zmlx==0.10.0" "mhc-mlx==0.6.3" "natten-mlx==0.3.3" "demucs-mlx==1.6.1" "mlx-whisper==0.4.3" "mlx-graphs==0.0.10" "mlx-optimizers==0.4.1" "kokoro-mlx==0.1.4" "mlx-embeddings==0.1.0" "f5-tts-mlx==0.2.6"
+$py -m pip download -q --no-deps -d .whl -r tests/real_mlx_code_requirements.txt
 # mlx-mfa's Python files (an sdist that builds only on macOS): gpu_check copies them.
 rm -rf .whl/src && mkdir -p .whl/src && scripts/install_mlx_mfa_sources.sh .whl/src
 du -sh .gpu .whl
