@@ -210,9 +210,6 @@ array softmax(const array& a, bool precise, SD s) { return softmax(a, all_axes(a
 namespace {
 array arg_reduce_node(ArgReduceOp op, const char* name, const array& a, int axis_in, bool keepdims, SD s) {
   int axis = normalize_axis(axis_in, a.ndim(), name);
-  if (is_complex(a.dtype())) {
-    throw std::invalid_argument(std::string("[") + name + "] not supported for inputs of dtype complex64.");
-  }
   // Any empty input, as MLX: an empty output has no position to name either.
   if (a.size() == 0) {
     throw std::invalid_argument(std::string("[") + name + "] cannot reduce a zero-size array (shape " +

@@ -13,16 +13,13 @@ namespace {
 array scan_node(ScanOp op, const array& a, int axis_in, bool reverse, bool inclusive, SD s) {
   const char* name = kScanOpNames[static_cast<int>(op)];
   int axis = normalize_axis(axis_in, a.ndim(), name);
-  if (is_complex(a.dtype()) && (op == ScanOp::Max || op == ScanOp::Min || op == ScanOp::LogAddExp)) {
-    throw std::invalid_argument(std::string("[") + name + "] not supported for inputs of dtype complex64.");
-  }
   // MLX: running sums of bool count in int32; running products of bool stay
   // bool, which is a running minimum (true until the first false).
   if (a.dtype() == Dtype::bool_ && op == ScanOp::Prod) return scan_node(ScanOp::Min, a, axis_in, reverse, inclusive, s);
   array x = a;
   if (a.dtype() == Dtype::bool_ && op == ScanOp::Sum) x = astype(a, Dtype::int32, s);
   // MLX: logcumsumexp of integers and bool computes in float32.
-  if (op == ScanOp::LogAddExp && !is_floating(a.dtype())) x = astype(a, Dtype::float32, s);
+  if (op == ScanOp::LogAddExp && !is_floating(a.dtype()) && !is_complex(a.dtype())) x = astype(a, Dtype::float32, s);
   return array(x.shape(), x.dtype(), std::make_shared<Scan>(to_stream(s), op, axis, reverse, inclusive), {x});
 }
 }  // namespace

@@ -18,15 +18,15 @@ enum class BinaryResult : uint8_t { Same, Bool };
   X(FloorDivide, math::kReal, BinaryResult::Same)                 \
   X(Remainder, math::kReal, BinaryResult::Same)                   \
   X(Power, math::kNumber, BinaryResult::Same)                     \
-  X(Maximum, math::kBool | math::kReal, BinaryResult::Same)       \
-  X(Minimum, math::kBool | math::kReal, BinaryResult::Same)       \
+  X(Maximum, math::kAny, BinaryResult::Same)                      \
+  X(Minimum, math::kAny, BinaryResult::Same)                      \
   X(Equal, math::kAny, BinaryResult::Bool)                        \
   X(EqualNan, math::kAny, BinaryResult::Bool)                     \
   X(NotEqual, math::kAny, BinaryResult::Bool)                     \
-  X(Less, math::kBool | math::kReal, BinaryResult::Bool)          \
-  X(LessEqual, math::kBool | math::kReal, BinaryResult::Bool)     \
-  X(Greater, math::kBool | math::kReal, BinaryResult::Bool)       \
-  X(GreaterEqual, math::kBool | math::kReal, BinaryResult::Bool)  \
+  X(Less, math::kAny, BinaryResult::Bool)                         \
+  X(LessEqual, math::kAny, BinaryResult::Bool)                    \
+  X(Greater, math::kAny, BinaryResult::Bool)                      \
+  X(GreaterEqual, math::kAny, BinaryResult::Bool)                 \
   X(LogicalAnd, math::kBool, BinaryResult::Bool)                  \
   X(LogicalOr, math::kBool, BinaryResult::Bool)                   \
   X(BitwiseAnd, math::kBool | math::kInt, BinaryResult::Same)     \
@@ -35,7 +35,7 @@ enum class BinaryResult : uint8_t { Same, Bool };
   X(LeftShift, math::kInt, BinaryResult::Same)                    \
   X(RightShift, math::kInt, BinaryResult::Same)                   \
   X(ArcTan2, math::kFloat, BinaryResult::Same)                    \
-  X(LogAddExp, math::kFloat, BinaryResult::Same)
+  X(LogAddExp, math::kFloat | math::kComplex, BinaryResult::Same)
 
 enum class BinaryOp : uint8_t {
 #define ALLOY_BINARY_ENUM(name, kinds, result) name,
@@ -158,13 +158,14 @@ struct Fn<BinaryOp::Power> {
   }
 };
 
-// Both propagate NaN, as numpy.maximum/minimum.
+// Both propagate NaN, as numpy.maximum/minimum; complex numbers in MLX's
+// order (math::less).
 template <>
 struct Fn<BinaryOp::Maximum> {
   template <typename T>
   ALLOY_HD T operator()(T a, T b) const {
     if (math::isnan(a) || math::isnan(b)) return math::isnan(a) ? a : b;
-    return a > b ? a : b;
+    return math::greater(a, b) ? a : b;
   }
 };
 template <>
@@ -172,17 +173,17 @@ struct Fn<BinaryOp::Minimum> {
   template <typename T>
   ALLOY_HD T operator()(T a, T b) const {
     if (math::isnan(a) || math::isnan(b)) return math::isnan(a) ? a : b;
-    return a < b ? a : b;
+    return math::less(a, b) ? a : b;
   }
 };
 
 ALLOY_BINARY_FN(Equal, a == b)
 ALLOY_BINARY_FN(EqualNan, a == b || (math::isnan(a) && math::isnan(b)))
 ALLOY_BINARY_FN(NotEqual, a != b)
-ALLOY_BINARY_FN(Less, a < b)
-ALLOY_BINARY_FN(LessEqual, a <= b)
-ALLOY_BINARY_FN(Greater, a > b)
-ALLOY_BINARY_FN(GreaterEqual, a >= b)
+ALLOY_BINARY_FN(Less, math::less(a, b))
+ALLOY_BINARY_FN(LessEqual, math::less(a, b) || a == b)
+ALLOY_BINARY_FN(Greater, math::greater(a, b))
+ALLOY_BINARY_FN(GreaterEqual, math::greater(a, b) || a == b)
 ALLOY_BINARY_FN(LogicalAnd, a && b)
 ALLOY_BINARY_FN(LogicalOr, a || b)
 ALLOY_BINARY_FN(BitwiseAnd, T(a & b))
@@ -219,9 +220,12 @@ struct Fn<BinaryOp::LogAddExp> {
   template <typename T>
   ALLOY_HD T operator()(T a, T b) const {
     if (math::isnan(a) || math::isnan(b)) return a + b;
-    T hi = a > b ? a : b, lo = a > b ? b : a;
-    if (lo == -math::inf<T>()) return hi;  // also covers both -inf
-    if (hi == math::inf<T>()) return hi;
+    const bool a_first = math::greater(a, b);
+    T hi = a_first ? a : b, lo = a_first ? b : a;
+    if constexpr (!math::is_complex_v<T>) {
+      if (lo == -math::inf<T>()) return hi;  // also covers both -inf
+      if (hi == math::inf<T>()) return hi;
+    }
     return hi + math::log1p(math::exp(lo - hi));
   }
 };

@@ -162,17 +162,33 @@ ALLOY_HD inline T inf() {
   return T(1.0 / 0.0);
 }
 
-// The smallest and largest values of a real compute type (infinities for floats).
+// MLX's order of values: complex numbers by real part, then imaginary part
+// (lexicographically, as its max, sort and comparisons take them). NaNs are
+// the caller's to place.
+template <typename T>
+ALLOY_HD inline bool less(T a, T b) {
+  if constexpr (is_complex_v<T>) return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+  else return a < b;
+}
+template <typename T>
+ALLOY_HD inline bool greater(T a, T b) {
+  return less(b, a);
+}
+
+// The smallest and largest values of a compute type (infinities for floats;
+// for complex, both parts infinite, below or above every number in MLX's order).
 template <typename T>
 ALLOY_HD constexpr T lowest() {
-  if constexpr (std::is_same_v<T, bool>) return false;
+  if constexpr (is_complex_v<T>) return T(lowest<typename real_type<T>::type>(), lowest<typename real_type<T>::type>());
+  else if constexpr (std::is_same_v<T, bool>) return false;
   else if constexpr (std::is_floating_point_v<T>) return -T(1.0 / 0.0);
   else if constexpr (std::is_signed_v<T>) return T(T(1) << (sizeof(T) * 8 - 1));
   else return T(0);
 }
 template <typename T>
 ALLOY_HD constexpr T highest() {
-  if constexpr (std::is_same_v<T, bool>) return true;
+  if constexpr (is_complex_v<T>) return T(highest<typename real_type<T>::type>(), highest<typename real_type<T>::type>());
+  else if constexpr (std::is_same_v<T, bool>) return true;
   else if constexpr (std::is_floating_point_v<T>) return T(1.0 / 0.0);
   else if constexpr (std::is_signed_v<T>) return T(~lowest<T>());
   else return T(~T(0));
@@ -227,6 +243,8 @@ template <typename T>
 inline std::complex<T> exp(std::complex<T> z) { return std::exp(z); }
 template <typename T>
 inline std::complex<T> log(std::complex<T> z) { return std::log(z); }
+template <typename T>
+inline std::complex<T> log1p(std::complex<T> z) { return std::log(z + T(1)); }
 template <typename T>
 inline std::complex<T> log10(std::complex<T> z) { return std::log10(z); }
 template <typename T>

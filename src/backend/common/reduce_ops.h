@@ -10,8 +10,8 @@ namespace alloy {
 #define ALLOY_REDUCE_TABLE(X)                 \
   X(Sum, math::kAny)                          \
   X(Prod, math::kAny)                         \
-  X(Max, math::kBool | math::kReal)           \
-  X(Min, math::kBool | math::kReal)           \
+  X(Max, math::kAny)                          \
+  X(Min, math::kAny)                          \
   X(And, math::kAny)                          \
   X(Or, math::kAny)
 
@@ -86,14 +86,18 @@ struct Fn<ReduceOp::Max> {
   template <typename A>
   ALLOY_HD static constexpr A identity() { return math::lowest<A>(); }
   template <typename A>
-  ALLOY_HD A operator()(A acc, A x) const { return (x > acc || math::isnan(x)) && !math::isnan(acc) ? x : acc; }
+  ALLOY_HD A operator()(A acc, A x) const {
+    return (math::greater(x, acc) || math::isnan(x)) && !math::isnan(acc) ? x : acc;
+  }
 };
 template <>
 struct Fn<ReduceOp::Min> {
   template <typename A>
   ALLOY_HD static constexpr A identity() { return math::highest<A>(); }
   template <typename A>
-  ALLOY_HD A operator()(A acc, A x) const { return (x < acc || math::isnan(x)) && !math::isnan(acc) ? x : acc; }
+  ALLOY_HD A operator()(A acc, A x) const {
+    return (math::less(x, acc) || math::isnan(x)) && !math::isnan(acc) ? x : acc;
+  }
 };
 template <>
 struct Fn<ReduceOp::And> {
@@ -135,8 +139,8 @@ struct ArgBetter {
   ALLOY_HD bool operator()(A x, A best) const {
     if (math::isnan(best)) return false;
     if (math::isnan(x)) return true;
-    if constexpr (Op == ArgReduceOp::ArgMax) return x > best;
-    else return x < best;
+    if constexpr (Op == ArgReduceOp::ArgMax) return math::greater(x, best);
+    else return math::less(x, best);
   }
 };
 }  // namespace reduce

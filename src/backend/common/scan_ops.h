@@ -32,8 +32,11 @@ struct LogAddExp {
   template <typename A>
   ALLOY_HD A operator()(A acc, A x) const {
     if (math::isnan(acc) || math::isnan(x)) return acc + x;
-    A hi = acc > x ? acc : x, lo = acc > x ? x : acc;
-    if (lo == -math::inf<A>() || hi == math::inf<A>()) return hi;
+    const bool acc_first = math::greater(acc, x);
+    A hi = acc_first ? acc : x, lo = acc_first ? x : acc;
+    if constexpr (!math::is_complex_v<A>) {
+      if (lo == -math::inf<A>() || hi == math::inf<A>()) return hi;
+    }
     return hi + math::log1p(math::exp(lo - hi));
   }
 };
@@ -54,7 +57,7 @@ using scan_fn_t = typename scan_fn<Op>::type;
 template <ScanOp Op, typename T>
 inline constexpr bool scan_legal =
     Op == ScanOp::LogAddExp
-        ? math::kind_bit<T>() == math::kFloat
+        ? (math::kind_bit<T>() & (math::kFloat | math::kComplex)) != 0
         : reduce_legal<scan_combiner(Op), T> && !(std::is_same_v<T, bool> && (Op == ScanOp::Sum || Op == ScanOp::Prod));
 
 // Running sums/products of integers wrap (through unsigned); max/min compare

@@ -150,14 +150,7 @@ struct Fn<UnaryOp::Expm1> {
   }
 };
 ALLOY_UNARY_FN(Log, math::log(x))
-template <>
-struct Fn<UnaryOp::Log1p> {
-  template <typename T>
-  ALLOY_HD T operator()(T x) const {
-    if constexpr (math::is_complex_v<T>) return math::log(x + T(1));
-    else return math::log1p(x);
-  }
-};
+ALLOY_UNARY_FN(Log1p, math::log1p(x))
 template <>
 struct Fn<UnaryOp::Log2> {
   template <typename T>

@@ -310,9 +310,7 @@ void ArgReduce::eval_cpu(const std::vector<array>& inputs, std::vector<array>& o
   const array& in = inputs[0];
   dispatch_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (math::is_complex_v<T>) {
-      throw std::invalid_argument(std::string("[") + name() + "] not defined for complex inputs.");
-    } else if (op_ == ArgReduceOp::ArgMax) {
+    if (op_ == ArgReduceOp::ArgMax) {
       arg_reduce_kernel<ArgReduceOp::ArgMax, T>(in, outputs[0], axis_);
     } else {
       arg_reduce_kernel<ArgReduceOp::ArgMin, T>(in, outputs[0], axis_);

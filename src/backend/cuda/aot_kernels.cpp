@@ -139,7 +139,6 @@ void add_reductions(SetBuilder& set) {
   }
   for (const char* op : {"ArgMax", "ArgMin"}) {
     for (Dtype d : kAll) {
-      if (d == Dtype::complex64) continue;
       for (const char* k : {"arg_row", "arg_col", "arg_merge"}) {
         set.add(std::string("arg_reduce/") + op + "/" + dtype_name(d), k, arg_reduce_source(op, d, k));
       }

@@ -202,9 +202,6 @@ void Reduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outp
 void ArgReduce::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   const array& in_any = inputs[0];
   array& out = outputs[0];
-  if (is_complex(in_any.dtype())) {
-    throw std::invalid_argument(std::string("[") + name() + "] not defined for complex inputs.");
-  }
   allocate_row_contiguous(out);
   if (out.size() == 0) return;
   CUstream s = stream_for(stream());

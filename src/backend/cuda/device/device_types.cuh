@@ -81,6 +81,7 @@ __device__ inline cf exp(cf z) {
   return {e * c, e * s};
 }
 __device__ inline cf log(cf z) { return {::logf(::hypotf(z.re, z.im)), ::atan2f(z.im, z.re)}; }
+__device__ inline cf log1p(cf z) { return log(cf{z.re + 1.0f, z.im}); }
 __device__ inline cf log10(cf z) {
   cf l = log(z);
   return {l.re * 0.43429448190325176f, l.im * 0.43429448190325176f};
