@@ -222,10 +222,10 @@ struct Fn<BinaryOp::LogAddExp> {
     if (math::isnan(a) || math::isnan(b)) return a + b;
     const bool a_first = math::greater(a, b);
     T hi = a_first ? a : b, lo = a_first ? b : a;
-    if constexpr (!math::is_complex_v<T>) {
-      if (lo == -math::inf<T>()) return hi;  // also covers both -inf
-      if (hi == math::inf<T>()) return hi;
-    }
+    // Infinite real parts: -inf adds nothing (also both -inf, which a scan's
+    // padding combines), +inf absorbs everything.
+    using R = typename math::real_type<T>::type;
+    if (math::real_part(lo) == -math::inf<R>() || math::real_part(hi) == math::inf<R>()) return hi;
     return hi + math::log1p(math::exp(lo - hi));
   }
 };

@@ -174,6 +174,11 @@ template <typename T>
 ALLOY_HD inline bool greater(T a, T b) {
   return less(b, a);
 }
+template <typename T>
+ALLOY_HD inline auto real_part(T x) {
+  if constexpr (is_complex_v<T>) return x.real();
+  else return x;
+}
 
 // The smallest and largest values of a compute type (infinities for floats;
 // for complex, both parts infinite, below or above every number in MLX's order).

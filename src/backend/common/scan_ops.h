@@ -4,6 +4,7 @@
 // output dtype is always its input dtype.
 #pragma once
 
+#include "backend/common/binary_ops.h"
 #include "backend/common/reduce_ops.h"
 
 namespace alloy {
@@ -24,21 +25,10 @@ constexpr ReduceOp scan_combiner(ScanOp op) {
 }
 
 namespace scan {
-// log(exp(acc) + exp(x)), shifted by the larger operand so nothing overflows;
-// -inf (an empty sum) is its identity, and NaN propagates.
-struct LogAddExp {
+// logaddexp's combine (binary_ops.h); -inf (an empty sum) is its identity.
+struct LogAddExp : binary::Fn<BinaryOp::LogAddExp> {
   template <typename A>
   ALLOY_HD static A identity() { return -math::inf<A>(); }
-  template <typename A>
-  ALLOY_HD A operator()(A acc, A x) const {
-    if (math::isnan(acc) || math::isnan(x)) return acc + x;
-    const bool acc_first = math::greater(acc, x);
-    A hi = acc_first ? acc : x, lo = acc_first ? x : acc;
-    if constexpr (!math::is_complex_v<A>) {
-      if (lo == -math::inf<A>() || hi == math::inf<A>()) return hi;
-    }
-    return hi + math::log1p(math::exp(lo - hi));
-  }
 };
 }  // namespace scan
 
