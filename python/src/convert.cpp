@@ -335,18 +335,30 @@ std::optional<int64_t> as_index(nb::handle h) {
   return nb::cast<int64_t>(nb::steal(index));
 }
 
+int int_arg(nb::handle h) {
+  std::optional<int64_t> i = as_index(h);
+  if (!i) {
+    throw nb::type_error(("expected an int or a sequence of ints, got an item of type " +
+                          std::string(nb::type_name(h.type()).c_str()))
+                             .c_str());
+  }
+  if (*i < INT32_MIN || *i > INT32_MAX) {
+    PyErr_SetString(PyExc_OverflowError, ("integer " + std::to_string(*i) + " does not fit in 32 bits").c_str());
+    throw nb::python_error();
+  }
+  return static_cast<int>(*i);
+}
+
 std::vector<int> ints_arg(nb::handle h) {
-  if (auto i = as_index(h)) return {nb::cast<int>(nb::int_(*i))};
+  if (as_index(h)) return {int_arg(h)};
   std::vector<int> out;
-  for (nb::handle d : h) out.push_back(nb::cast<int>(d));
+  for (nb::handle d : h) out.push_back(int_arg(d));
   return out;
 }
 
 Shape shape_arg(nb::handle h) {
-  if (auto i = as_index(h)) return {static_cast<ShapeElem>(*i)};
-  Shape out;
-  for (nb::handle d : h) out.push_back(nb::cast<ShapeElem>(d));
-  return out;
+  std::vector<int> v = ints_arg(h);
+  return Shape(v.begin(), v.end());
 }
 
 std::optional<std::vector<int>> axes_arg(nb::handle axis) {

@@ -35,6 +35,9 @@ nb::object to_list(array a);
 // numpy integer scalar, a 0-d integer array of either framework). nullopt for
 // what is not one (a float, a sequence, a 1-d array).
 std::optional<int64_t> as_index(nb::handle h);
+// An int (as_index), else TypeError as MLX's signature check gives; an
+// OverflowError past 32 bits.
+int int_arg(nb::handle h);
 // An int or a sequence of ints: axes, shifts, reps, a shape.
 std::vector<int> ints_arg(nb::handle h);
 Shape shape_arg(nb::handle h);

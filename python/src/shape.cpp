@@ -114,7 +114,7 @@ void init_shape(nb::module_& m) {
   m.def("concatenate",
         [](nb::handle arrays, nb::handle axis, SD s) {
           std::vector<array> v = arrays_arg(arrays);
-          return axis.is_none() ? concatenate_flat(v, s) : concatenate(v, nb::cast<int>(axis), s);
+          return axis.is_none() ? concatenate_flat(v, s) : concatenate(v, py::int_arg(axis), s);
         },
         "arrays"_a, "axis"_a.none() = 0, nb::kw_only(), "stream"_a = nb::none(),
         "Joins arrays along an axis (flattened first when axis is None).");

@@ -124,13 +124,17 @@ array gather(const array& a, const std::vector<array>& indices, const std::vecto
     throw std::invalid_argument("[gather] slice_sizes " + shape_to_string(slice_sizes) + " must have one entry per " +
                                 "dimension of the array of shape " + shape_to_string(a.shape()) + ".");
   }
+  std::vector<array> idx = prepare_indices(indices, "gather", s);
+  // No index at all (an empty array taken from, as MLX allows): nothing is
+  // read, so an indexed axis may be shorter than its slice.
+  const bool nothing_gathered = !idx.empty() && idx[0].size() == 0;
   for (int i = 0; i < a.ndim(); ++i) {
-    if (slice_sizes[i] < 0 || slice_sizes[i] > a.shape(i)) {
+    const bool indexed = std::find(ax.begin(), ax.end(), i) != ax.end();
+    if (slice_sizes[i] < 0 || (slice_sizes[i] > a.shape(i) && !(nothing_gathered && indexed))) {
       throw std::invalid_argument("[gather] slice_sizes " + shape_to_string(slice_sizes) +
                                   " do not fit the array of shape " + shape_to_string(a.shape()) + ".");
     }
   }
-  std::vector<array> idx = prepare_indices(indices, "gather", s);
   Shape shape = idx.empty() ? Shape{} : idx[0].shape();
   shape.insert(shape.end(), slice_sizes.begin(), slice_sizes.end());
   std::vector<array> inputs{a};

@@ -125,3 +125,45 @@ def test_non_integer_arrays_are_not_ints(rng):
     x = random_array(rng, (3, 4), "float32")
     same_error(lambda m, a: m.roll(a, m.array(1.0)), x)
     same_error(lambda m, a: m.sum(a, axis=m.array(0.0)), x)
+
+
+NOT_AN_INT_CASES = {
+    "sum axis of a 0-d float array": lambda m, x: m.sum(x, axis=m.array(0.5)),
+    "sum axis str": lambda m, x: m.sum(x, axis="a"),
+    "sum axis float": lambda m, x: m.sum(x, axis=1.0),
+    "transpose float axes": lambda m, x: m.transpose(x, (1.0, 0)),
+    "reshape float entry": lambda m, x: m.reshape(x, (3.0, 8)),
+    "expand_dims float": lambda m, x: m.expand_dims(x, 0.0),
+    "roll float shift": lambda m, x: m.roll(x, 1.5),
+    "tile float": lambda m, x: m.tile(x, 2.0),
+    "pad float": lambda m, x: m.pad(x, 1.0),
+    "split float": lambda m, x: m.split(x, 2.0),
+    "concatenate float axis": lambda m, x: m.concatenate([x, x], axis=0.0),
+    "softmax str axis": lambda m, x: m.softmax(x.astype(m.float32), axis="x"),
+    "topk float k": lambda m, x: m.topk(x, 1.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_AN_INT_CASES))
+def test_what_is_not_an_int_is_a_type_error(rng, case):
+    e = same_error(NOT_AN_INT_CASES[case], random_array(rng, (6, 4), "int32"))
+    assert isinstance(e, TypeError)
+
+
+TAKE_NOTHING_CASES = {
+    "take from an empty array": lambda m, i: m.take(m.zeros((0,)), i),
+    "take along an empty axis": lambda m, i: m.take(m.zeros((0, 3)), i, axis=0),
+    "take nothing from a full array": lambda m, i: m.take(m.ones((2, 3)), i, axis=1),
+    "take 2-d indices from an empty array": lambda m, i: m.take(m.zeros((0,)), i.reshape(2, 0)),
+    "take_along_axis of an empty axis": lambda m, i: m.take_along_axis(m.zeros((0, 3)), i.reshape(0, 3), axis=0),
+    "index an empty array": lambda m, i: m.zeros((0, 4))[i],
+}
+
+
+@pytest.mark.parametrize("case", sorted(TAKE_NOTHING_CASES))
+def test_taking_nothing_from_empty_arrays(case):
+    same(TAKE_NOTHING_CASES[case], np.zeros((0,), np.int32))
+
+
+def test_taking_something_from_an_empty_axis_is_an_error():
+    same_error(lambda m, i: m.take(m.zeros((0, 3)), i, axis=0), np.array([0], np.int32))
