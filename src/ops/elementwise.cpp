@@ -123,10 +123,14 @@ array reciprocal(const array& a, SD s) {
 
 array round(const array& a, int decimals, SD s) {
   if (a.dtype() == Dtype::bool_) return a;
+  // Complex: each part rounded, as MLX.
+  if (is_complex(a.dtype())) {
+    array i(std::complex<float>(0.0f, 1.0f));
+    return add(astype(round(real(a, s), decimals, s), a.dtype(), s), multiply(round(imag(a, s), decimals, s), i, s), s);
+  }
   if (decimals == 0) return unary_node(UnaryOp::Round, "round", a, s);
   // MLX's rule: scale, round half to even, unscale, back to the input dtype.
   Dtype d = to_float_dtype(a.dtype());
-  if (is_complex(d)) throw std::invalid_argument("[round] not supported for inputs of dtype complex64.");
   double scale = std::pow(10.0, decimals);
   array r = multiply(astype(a, d, s), array(scale, d), s);
   r = unary_node(UnaryOp::Round, "round", r, s);
@@ -191,6 +195,8 @@ array remainder(const array& a, const array& b, SD s) {
 array floor_divide(const array& a, const array& b, SD s) {
   const Dtype d = promote_types(a.dtype(), b.dtype());
   if (d == Dtype::bool_) return binary_node(BinaryOp::LogicalAnd, "floor_divide", a, b, d, s);
+  // Complex numbers have no floor: MLX's floor_divide of complex64 is divide.
+  if (d == Dtype::complex64) return divide(a, b, s);
   // The kernels compute 16-bit floats in float32; MLX floors the quotient
   // rounded to the 16-bit type (7 // 1.167 in float16 is 6), so round first.
   if (d == float16 || d == bfloat16) return floor(divide(a, b, s), s);
@@ -217,8 +223,9 @@ namespace {
 array bitwise_node(BinaryOp op, const char* name, const array& a, const array& b, bool shift, SD s) {
   Dtype t = promote_types(a.dtype(), b.dtype());
   if (!is_integral(t) && t != Dtype::bool_) {
-    throw std::invalid_argument(std::string("[") + name + "] only integer and boolean inputs are allowed, got " +
-                                dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()) + ".");
+    // RuntimeError in Python, as MLX raises it (not the ValueError of other dtype checks).
+    throw std::runtime_error(std::string("[") + name + "] only integer and boolean inputs are allowed, got " +
+                             dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()) + ".");
   }
   if (shift && t == Dtype::bool_) t = Dtype::uint8;
   return binary_node(op, name, a, b, t, s);

@@ -167,3 +167,9 @@ def test_taking_nothing_from_empty_arrays(case):
 
 def test_taking_something_from_an_empty_axis_is_an_error():
     same_error(lambda m, i: m.take(m.zeros((0, 3)), i, axis=0), np.array([0], np.int32))
+
+
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"])
+def test_bitwise_ops_refuse_floats_with_mlxs_error_type(rng, name):
+    e = same_error(name, random_array(rng, (3,), "float32"), random_array(rng, (3,), "int32"))
+    assert isinstance(e, RuntimeError) and name in str(e)

@@ -78,3 +78,14 @@ def test_complex_still_refused_where_mlx_refuses(rng):
     same_error("sigmoid", a)
     same_error("floor", a)
     same_error("remainder", a, a)
+
+
+def test_complex_floor_divide_is_divide_and_round_rounds_each_part(rng):
+    a = (rng.uniform(-4, 4, (3, 5)) + 1j * rng.uniform(-4, 4, (3, 5))).astype(np.complex64)
+    b = (rng.uniform(0.5, 2, (5,)) + 1j * rng.uniform(-2, 2, (5,))).astype(np.complex64)
+    same("floor_divide", a, b)
+    same("floor_divide", a, rng.integers(1, 4, size=(5,)).astype(np.int32))
+    same("round", a)
+    same("round", a, 1)
+    halves = (np.array([0.5, 1.5, 2.5, -0.5]) + 1j * np.array([2.5, -1.5, 0.5, 3.5])).astype(np.complex64)
+    same("round", halves)  # half to even in both parts
