@@ -159,11 +159,12 @@ array std(const array& a, const Axes& axes, bool keepdims, int ddof, SD s) {
 array std(const array& a, bool keepdims, int ddof, SD s) { return std(a, all_axes(a), keepdims, ddof, s); }
 
 array logsumexp(const array& a, const Axes& axes_in, bool keepdims, SD s) {
-  std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "logsumexp");
+  // Emptiness first, as MLX checks it (ValueError even where an axis is out of range).
   if (a.size() == 0) {
     throw std::invalid_argument("[logsumexp] cannot reduce a zero-size array (shape " + shape_to_string(a.shape()) +
                                 ").");
   }
+  std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "logsumexp");
   array x = astype(a, to_float_dtype(a.dtype()), s);
   if (axes.empty()) return x;
   if (is_floating(x.dtype()) && are_trailing_axes(axes, x.ndim())) {
@@ -183,11 +184,11 @@ array logsumexp(const array& a, const Axes& axes_in, bool keepdims, SD s) {
 array logsumexp(const array& a, bool keepdims, SD s) { return logsumexp(a, all_axes(a), keepdims, s); }
 
 array softmax(const array& a, const Axes& axes_in, bool precise, SD s) {
-  std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "softmax");
-  // Nothing to normalise: an empty input comes back as it is (attention
-  // over an empty window gets here); over no axes each element is its own
-  // distribution, 1, in the input's dtype. Both as MLX answers.
+  // Nothing to normalise: an empty input comes back as it is, whatever the
+  // axes (attention over an empty window gets here); over no axes each
+  // element is its own distribution, 1, in the input's dtype. Both as MLX.
   if (a.size() == 0) return a;
+  std::vector<int> axes = normalize_axes(axes_in, a.ndim(), "softmax");
   if (axes.empty()) return ones_like(a, s);
   Dtype d = to_float_dtype(a.dtype());
   array x = astype(a, d, s);
@@ -209,12 +210,13 @@ array softmax(const array& a, bool precise, SD s) { return softmax(a, all_axes(a
 
 namespace {
 array arg_reduce_node(ArgReduceOp op, const char* name, const array& a, int axis_in, bool keepdims, SD s) {
-  int axis = normalize_axis(axis_in, a.ndim(), name);
-  // Any empty input, as MLX: an empty output has no position to name either.
+  // Any empty input, as MLX (checked before the axis, as MLX): an empty
+  // output has no position to name either.
   if (a.size() == 0) {
     throw std::invalid_argument(std::string("[") + name + "] cannot reduce a zero-size array (shape " +
                                 shape_to_string(a.shape()) + ", axis " + std::to_string(axis_in) + ").");
   }
+  int axis = normalize_axis(axis_in, a.ndim(), name);
   return array(reduced_shape(a.shape(), {axis}, keepdims), Dtype::uint32,
                std::make_shared<ArgReduce>(to_stream(s), op, axis, keepdims), {a});
 }

@@ -8,6 +8,7 @@ import pytest
 
 import alloy.core as mx
 from conftest import tolerance
+from mlx_oracle import same, same_error
 from test_elementwise import FLOATS, NP_DTYPE, check_close, dtype_name, make_input, random_values, wide
 
 AXES_CASES = [
@@ -406,3 +407,13 @@ def test_nothing_reduced_keeps_mlx_dtypes(fn, dtype):
         assert got.shape == tuple(want.shape) == shape
         assert dtype_name(got.dtype) == str(want.dtype).split(".")[-1], f"{fn}({dtype}, {kw})"
         np.testing.assert_array_equal(np.array(got.astype(mx.float32)), np.array(want.astype(real.float32)))
+
+
+def test_empty_input_is_checked_before_the_axis():
+    # MLX looks at emptiness first: argmax/argmin/logsumexp of an empty
+    # array raise ValueError even for an axis out of range, and softmax hands
+    # an empty array back whatever the axis.
+    empty = np.zeros((0, 3), np.float32)
+    for name in ["argmax", "argmin", "logsumexp"]:
+        same_error(lambda m, x, name=name: getattr(m, name)(x, axis=5), empty)
+    same(lambda m, x: m.softmax(x, axis=5), empty)
