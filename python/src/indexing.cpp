@@ -92,7 +92,8 @@ Index parse_index(const array& a, nb::handle idx, const char* op) {
     consuming += e.kind == Entry::Int || e.kind == Entry::Slice || e.kind == Entry::Array;
     ellipses += e.kind == Entry::Ellipsis;
   }
-  if (ellipses > 1) throw nb::index_error((std::string("[") + op + "] an index can only have one Ellipsis (...).").c_str());
+  // ValueError, as MLX raises it (numpy's is IndexError).
+  if (ellipses > 1) throw nb::value_error((std::string("[") + op + "] an index can only have one Ellipsis (...).").c_str());
   if (consuming > a.ndim()) {
     throw nb::index_error((std::string("[") + op + "] too many indices: the array has " + std::to_string(a.ndim()) +
                            " dimensions but " + std::to_string(consuming) + " were indexed.")
@@ -240,7 +241,7 @@ AdvancedParts advanced_parts(const Index& ix, const char* op) {
   try {
     for (auto& r : raw) parts.bshape = broadcast_shapes(parts.bshape, r.shape());
   } catch (const std::invalid_argument&) {
-    throw nb::index_error((std::string("[") + op + "] the index arrays cannot be broadcast together.").c_str());
+    throw nb::value_error((std::string("[") + op + "] the index arrays cannot be broadcast together.").c_str());
   }
   for (auto& r : raw) parts.indices.push_back(broadcast_to(r, parts.bshape));
   return parts;

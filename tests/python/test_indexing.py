@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import alloy.core as mx
+from mlx_oracle import same_error
 
 
 def to_mx(x):
@@ -228,8 +229,14 @@ def test_index_errors():
         a[5] = 1.0
     with pytest.raises(ValueError, match=r"cannot broadcast"):
         a[0] = mx.zeros((3,))
-    with pytest.raises(IndexError, match=r"broadcast"):
+    # Index arrays that do not broadcast, and two Ellipses: ValueError, as
+    # MLX raises (numpy's is IndexError).
+    with pytest.raises(ValueError, match=r"broadcast"):
         a[mx.array([0, 1]), mx.array([0, 1, 2])]
+    with pytest.raises(ValueError, match=r"one Ellipsis"):
+        a[..., ...]
+    same_error(lambda m, x: x[m.array([0, 1]), m.array([0, 1, 2])], np.zeros((3, 4), np.float32))
+    same_error(lambda m, x: x[..., 0, ...], np.zeros((3, 4), np.float32))
 
 
 # ---- derivatives: for a linear f, jvp(t) = f(t) and <c, f(t)> = <vjp(c), t>
