@@ -130,7 +130,7 @@ void init_shape(nb::module_& m) {
           return pad(a, pad_width_arg(pad_width, a.ndim()), py::to_array_like(constant_values, a), mode, s);
         },
         "a"_a, "pad_width"_a, "mode"_a = "constant", "constant_values"_a = 0, nb::kw_only(), "stream"_a = nb::none(),
-        "Pads with a constant or by repeating the edge values.");
+        "Pads with a constant, by repeating the edge values, or by mirroring (reflect, symmetric).");
   m.def("tile", [](const array& a, nb::handle reps, SD s) { return tile(a, ints_arg(reps), s); }, "a"_a, "reps"_a,
         nb::kw_only(), "stream"_a = nb::none());
   m.def("repeat",

@@ -43,8 +43,11 @@ array reshape(const array& a, Shape shape, SD s) {
 
 array flatten(const array& a, int start_axis, int end_axis, SD s) {
   if (a.ndim() == 0) return reshape(a, {1}, s);
-  int st = normalize_axis(start_axis, a.ndim(), "flatten");
-  int en = normalize_axis(end_axis, a.ndim(), "flatten");
+  // MLX's rule: negative axes count from the end, then the start is raised
+  // to 0 and the end lowered to the last axis (out-of-range axes clamp).
+  const int nd = a.ndim();
+  const int st = std::max(0, start_axis < 0 ? start_axis + nd : start_axis);
+  const int en = std::min(nd - 1, end_axis < 0 ? end_axis + nd : end_axis);
   if (st > en) {
     throw std::invalid_argument("[flatten] start_axis " + std::to_string(start_axis) + " is after end_axis " +
                                 std::to_string(end_axis) + ".");
@@ -243,6 +246,28 @@ array pad_edge_axis(const array& a, int ax, int lo, int hi, SD s) {
   return parts.size() == 1 ? a : concatenate(parts, ax, s);
 }
 
+// numpy's (and MLX's) mirror modes along one axis, as a gather: 'reflect'
+// mirrors about the edge elements (d c b | a b c d | c b a), 'symmetric'
+// repeats them (b a | a b c d | d c); pads wider than the axis keep
+// mirroring.
+array pad_mirror_axis(const array& a, int ax, int lo, int hi, bool symmetric, SD s) {
+  if (lo == 0 && hi == 0) return a;
+  const int64_t n = a.shape(ax);
+  if (n == 0) {
+    throw std::invalid_argument("[pad] cannot pad the empty axis " + std::to_string(ax) + " in mode '" +
+                                (symmetric ? "symmetric" : "reflect") + "'.");
+  }
+  const int64_t period = symmetric ? 2 * n : std::max<int64_t>(2 * (n - 1), 1);
+  std::vector<int32_t> index(static_cast<size_t>(n + lo + hi));
+  for (int64_t i = 0; i < static_cast<int64_t>(index.size()); ++i) {
+    int64_t j = ((i - lo) % period + period) % period;
+    if (j >= n) j = symmetric ? period - 1 - j : period - j;
+    index[static_cast<size_t>(i)] = static_cast<int32_t>(j);
+  }
+  array positions(index, {static_cast<ShapeElem>(index.size())}, Dtype::int32);
+  return take(a, positions, ax, s);
+}
+
 }  // namespace
 
 array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width, const array& pad_value,
@@ -276,7 +301,14 @@ array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width, con
     for (int i = 0; i < a.ndim(); ++i) out = pad_edge_axis(out, i, widths[i].first, widths[i].second, s);
     return out;
   }
-  throw std::invalid_argument("[pad] unsupported mode '" + mode + "' (use 'constant' or 'edge').");
+  if (mode == "reflect" || mode == "symmetric") {
+    array out = a;
+    for (int i = 0; i < a.ndim(); ++i) {
+      out = pad_mirror_axis(out, i, widths[i].first, widths[i].second, mode == "symmetric", s);
+    }
+    return out;
+  }
+  throw std::invalid_argument("[pad] unsupported mode '" + mode + "' (use 'constant', 'edge', 'reflect' or 'symmetric').");
 }
 
 array tile(const array& a, std::vector<int> reps, SD s) {

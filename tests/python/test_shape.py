@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import alloy.core as mx
+from mlx_oracle import same, same_error
 
 
 def to_mx(x):
@@ -140,6 +141,35 @@ def test_pad(rng):
     check(mx.pad(mx.array(i), 1, constant_values=-1), np.pad(i, 1, constant_values=-1))
 
 
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+def test_pad_mirror_modes(rng, mode):
+    x = random_array(rng, (3, 4))
+    a = mx.array(x)
+    # Widths within the axis and wider than it (numpy keeps mirroring).
+    for widths in [1, (2, 1), ((1, 2), (3, 0)), ((0, 0), (5, 9)), ((4, 7), (0, 2))]:
+        check(mx.pad(a, widths, mode=mode), np.pad(x, widths, mode=mode))
+        same(lambda m, v, w=widths: m.pad(v, w, mode=mode), x)
+    check(mx.pad(mx.array(x[:1]), ((3, 2), (0, 0)), mode=mode), np.pad(x[:1], ((3, 2), (0, 0)), mode=mode))
+    same(lambda m, v: m.pad(v, 2, mode=mode), np.arange(5, dtype=np.int32))
+    same_error(lambda m, v: m.pad(v, 1, mode=mode), np.zeros((0, 3), np.float32))
+    # The gradient gathers the mirrored cotangents back.
+    cot = random_array(rng, (3 + 3, 4 + 5))
+    got = mx.grad(lambda v: (mx.pad(v, ((1, 2), (2, 3)), mode=mode) * mx.array(cot)).sum())(a)
+    want = np.zeros_like(x, dtype=np.float64)
+    rows = np.pad(np.arange(3), (1, 2), mode=mode)
+    cols = np.pad(np.arange(4), (2, 3), mode=mode)
+    np.add.at(want, (rows[:, None], cols[None, :]), cot)
+    np.testing.assert_allclose(np.array(got), want, rtol=1e-5, atol=1e-6)
+
+
+def test_flatten_clamps_axes_as_mlx():
+    x = np.zeros((2, 3, 4), np.float32)
+    for start, end in [(-4, -2), (0, 5), (-5, 1), (1, -1), (0, 0)]:
+        same(lambda m, v, st=start, en=end: m.flatten(v, st, en), x)
+    for start, end in [(3, 2), (2, 1), (1, 0)]:
+        same_error(lambda m, v, st=start, en=end: m.flatten(v, st, en), x)
+
+
 def test_tile_repeat(rng):
     x = random_array(rng, (2, 3))
     a = mx.array(x)
@@ -210,7 +240,7 @@ def test_errors():
     with pytest.raises(ValueError, match=r"\[split\]"):
         mx.split(a, 2, axis=1)
     with pytest.raises(ValueError, match=r"\[pad\]"):
-        mx.pad(a, 1, mode="reflect")
+        mx.pad(a, 1, mode="wrap")
     with pytest.raises(ValueError, match=r"\[broadcast"):
         mx.broadcast_to(a, (3, 3))
 
