@@ -222,6 +222,25 @@ def test_eig(rng, shape, dtype):
     np.testing.assert_allclose(got, w, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eig_of_a_real_matrix_is_real_lapacks(rng, dtype):
+    # The real geev, as MLX and numpy use for real input: real eigenvalues
+    # with imaginary part exactly 0, complex ones in exactly conjugate pairs
+    # (their vectors too). A rotation block forces a pair.
+    x = random_array(rng, (3, 6, 6), dtype)
+    x[..., :2, :2] = [[0.5, -2.0], [2.0, 0.5]]
+    w, v = (npy(a) for a in mx.linalg.eig(arr(x)))
+    for b in range(x.shape[0]):
+        real = np.abs(w[b].imag) < 1e-3
+        assert np.all(w[b][real].imag == 0), w[b]
+        pairs = np.flatnonzero(~real)
+        assert len(pairs) >= 2
+        for j in pairs[::2]:
+            assert w[b][j + 1] == np.conj(w[b][j]), w[b]
+            np.testing.assert_array_equal(v[b][:, j + 1], np.conj(v[b][:, j]))
+    np.testing.assert_allclose(x @ v, v * w[..., None, :], atol=1e-4 * 6 * 4)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 5])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_det_slogdet(rng, n, dtype):

@@ -34,6 +34,14 @@ void cgesdd_(const char*, const int*, const int*, cfloat*, const int*, float*, c
              cfloat*, const int*, float*, int*, int*, flen);
 void zgesdd_(const char*, const int*, const int*, cdouble*, const int*, double*, cdouble*, const int*, cdouble*,
              const int*, cdouble*, const int*, double*, int*, int*, flen);
+void sgeev_(const char*, const char*, const int*, float*, const int*, float*, float*, float*, const int*, float*,
+            const int*, float*, const int*, int*, flen, flen);
+void dgeev_(const char*, const char*, const int*, double*, const int*, double*, double*, double*, const int*, double*,
+            const int*, double*, const int*, int*, flen, flen);
+void sgeev_(const char*, const char*, const int*, float*, const int*, float*, float*, float*, const int*, float*,
+            const int*, float*, const int*, int*, flen, flen);
+void dgeev_(const char*, const char*, const int*, double*, const int*, double*, double*, double*, const int*, double*,
+            const int*, double*, const int*, int*, flen, flen);
 void cgeev_(const char*, const char*, const int*, cfloat*, const int*, cfloat*, cfloat*, const int*, cfloat*,
             const int*, cfloat*, const int*, float*, int*, flen, flen);
 void zgeev_(const char*, const char*, const int*, cdouble*, const int*, cdouble*, cdouble*, const int*, cdouble*,
@@ -213,6 +221,26 @@ int geev(char jobvr, int n, U* a, int lda, U* w, U* vr, int ldvr) {
   return info;
 }
 
+template <typename R>
+int geev_real(char jobvr, int n, R* a, int lda, R* wr, R* wi, R* vr, int ldvr) {
+  int info = 0, query = -1, ldvl = 1;
+  const char jobvl = 'N';
+  R wq{};
+  R* vl = nullptr;
+  auto call = [&](R* work, const int* lwork) {
+    if constexpr (std::is_same_v<R, float>)
+      sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, lwork, &info, 1, 1);
+    else
+      dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, lwork, &info, 1, 1);
+  };
+  call(&wq, &query);
+  if (info != 0) return info;
+  int lwork = work_size(wq);
+  std::vector<R> work(lwork);
+  call(work.data(), &lwork);
+  return info;
+}
+
 template <typename U>
 int syevd(char jobz, char uplo, int n, U* a, int lda, real_t<U>* w) {
   int info = 0, query = -1, iw = 0;
@@ -294,6 +322,8 @@ template int gesdd<double>(char, int, int, double*, int, double*, double*, int, 
 template int gesdd<cfloat>(char, int, int, cfloat*, int, float*, cfloat*, int, cfloat*, int);
 template int geev<cfloat>(char, int, cfloat*, int, cfloat*, cfloat*, int);
 template int geev<cdouble>(char, int, cdouble*, int, cdouble*, cdouble*, int);
+template int geev_real<float>(char, int, float*, int, float*, float*, float*, int);
+template int geev_real<double>(char, int, double*, int, double*, double*, double*, int);
 #define ALLOY_LAPACK_INSTANTIATE_IO(U)             \
   template ColMajorBatch<U> load<U>(const array&); \
   template void store<U>(const std::vector<U>&, array&);

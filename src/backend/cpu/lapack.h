@@ -48,6 +48,10 @@ int gesdd(char jobz, int m, int n, U* a, int lda, real_t<U>* s, U* u, int ldu, U
 // Complex types only: eigenvalues w, right vectors vr when jobvr == 'V'.
 template <typename U>
 int geev(char jobvr, int n, U* a, int lda, U* w, U* vr, int ldvr);
+// Real types: eigenvalues as real and imaginary parts; vr packs a complex
+// pair's vectors in two columns (re, im), the first of the pair having +im.
+template <typename R>
+int geev_real(char jobvr, int n, R* a, int lda, R* wr, R* wi, R* vr, int ldvr);
 // syevd for real types, heevd for complex ones.
 template <typename U>
 int syevd(char jobz, char uplo, int n, U* a, int lda, real_t<U>* w);

@@ -211,9 +211,55 @@ void SVD::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
   });
 }
 
+namespace {
+// A real matrix's eigenproblem through the real geev, as MLX and numpy solve
+// it: the same order of eigenvalues, exact zero imaginary parts for real
+// ones and conjugate pairs exactly conjugate (a complex geev on a widened
+// copy gives none of the three). Vectors unpack from LAPACK's real packing.
+void eig_of_real(bool compute_vectors, const std::vector<array>& inputs, std::vector<array>& outputs) {
+  dispatch_lapack<false>(inputs[0].dtype(), "linalg::eig", [&](auto tag) {
+    using R = decltype(tag);
+    using C = std::complex<R>;
+    auto b = lapack::load<R>(inputs[0]);
+    require_finite(b, "linalg::eig");
+    const int n = b.rows;
+    const size_t nn = static_cast<size_t>(n) * n;
+    std::vector<C> w(b.count * n);
+    std::vector<R> wr(std::max(n, 1)), wi(std::max(n, 1));
+    std::vector<R> vr(compute_vectors ? std::max<size_t>(nn, 1) : 1);
+    lapack::RowMajorOut<C> vo(compute_vectors ? b.count : 0, n, n);
+    std::vector<C> vc(compute_vectors ? nn : 0);
+    for (size_t i = 0; i < b.count && n > 0; ++i) {
+      const int info = lapack::geev_real<R>(compute_vectors ? 'V' : 'N', n, b.matrix(i), n, wr.data(), wi.data(),
+                                            vr.data(), compute_vectors ? n : 1);
+      lapack::check_info(info, "linalg::eig", "geev");
+      if (info > 0) throw std::runtime_error("[linalg::eig] The eigenvalue iteration did not converge.");
+      for (int j = 0; j < n; ++j) w[i * n + j] = C(wr[j], wi[j]);
+      if (!compute_vectors) continue;
+      for (int j = 0; j < n; ++j) {
+        const R* re = vr.data() + static_cast<size_t>(j) * n;
+        if (wi[j] != R(0) && j + 1 < n) {
+          const R* im = re + n;  // the pair's second column: its imaginary part
+          for (int r = 0; r < n; ++r) {
+            vc[static_cast<size_t>(j) * n + r] = C(re[r], im[r]);
+            vc[static_cast<size_t>(j + 1) * n + r] = C(re[r], -im[r]);
+          }
+          ++j;
+        } else {
+          for (int r = 0; r < n; ++r) vc[static_cast<size_t>(j) * n + r] = C(re[r], R(0));
+        }
+      }
+      vo.put(i, vc.data(), n);
+    }
+    lapack::store(w, outputs[0]);
+    if (compute_vectors) lapack::store(vo.data, outputs[1]);
+  });
+}
+}  // namespace
+
 void Eig::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  if (!is_complex(inputs[0].dtype())) return eig_of_real(compute_vectors_, inputs, outputs);
   dispatch_lapack<true>(inputs[0].dtype(), "linalg::eig", [&](auto tag) {
-    // geev on complex copies: complex results for real and complex inputs alike.
     using C = std::conditional_t<std::is_same_v<decltype(tag), double>, std::complex<double>, std::complex<float>>;
     auto b = lapack::load<C>(inputs[0]);
     require_finite(b, "linalg::eig");
