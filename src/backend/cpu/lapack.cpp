@@ -38,10 +38,6 @@ void sgeev_(const char*, const char*, const int*, float*, const int*, float*, fl
             const int*, float*, const int*, int*, flen, flen);
 void dgeev_(const char*, const char*, const int*, double*, const int*, double*, double*, double*, const int*, double*,
             const int*, double*, const int*, int*, flen, flen);
-void sgeev_(const char*, const char*, const int*, float*, const int*, float*, float*, float*, const int*, float*,
-            const int*, float*, const int*, int*, flen, flen);
-void dgeev_(const char*, const char*, const int*, double*, const int*, double*, double*, double*, const int*, double*,
-            const int*, double*, const int*, int*, flen, flen);
 void cgeev_(const char*, const char*, const int*, cfloat*, const int*, cfloat*, cfloat*, const int*, cfloat*,
             const int*, cfloat*, const int*, float*, int*, flen, flen);
 void zgeev_(const char*, const char*, const int*, cdouble*, const int*, cdouble*, cdouble*, const int*, cdouble*,
@@ -62,6 +58,21 @@ namespace {
 template <typename U>
 int work_size(const U& w) {
   return std::max(1, static_cast<int>(std::real(w)));
+}
+
+// LAPACK's two calls to a routine with one workspace: a query (lwork = -1,
+// the size comes back in work[0]), then the call with that much workspace.
+// `call(work, lwork)` makes the call and sets `info`.
+template <typename U, typename Call>
+int with_workspace(const int& info, Call&& call) {
+  U size{};
+  const int query = -1;
+  call(&size, &query);
+  if (info != 0) return info;
+  int lwork = work_size(size);
+  std::vector<U> work(lwork);
+  call(work.data(), &lwork);
+  return info;
 }
 
 }  // namespace
@@ -99,8 +110,7 @@ int getrf(int m, int n, U* a, int lda, int* ipiv) {
 
 template <typename U>
 int getri(int n, U* a, int lda, const int* ipiv) {
-  int info = 0, query = -1;
-  U w{};
+  int info = 0;
   auto call = [&](U* work, const int* lwork) {
     if constexpr (std::is_same_v<U, float>)
       sgetri_(&n, a, &lda, ipiv, work, lwork, &info);
@@ -109,11 +119,7 @@ int getri(int n, U* a, int lda, const int* ipiv) {
     else
       static_assert(sizeof(U) == 0, "getri: real types only");
   };
-  call(&w, &query);
-  int lwork = work_size(w);
-  std::vector<U> work(lwork);
-  call(work.data(), &lwork);
-  return info;
+  return with_workspace<U>(info, call);
 }
 
 template <typename U>
@@ -131,8 +137,7 @@ int trtri(char uplo, int n, U* a, int lda) {
 
 template <typename U>
 int geqrf(int m, int n, U* a, int lda, U* tau) {
-  int info = 0, query = -1;
-  U w{};
+  int info = 0;
   auto call = [&](U* work, const int* lwork) {
     if constexpr (std::is_same_v<U, float>)
       sgeqrf_(&m, &n, a, &lda, tau, work, lwork, &info);
@@ -141,17 +146,12 @@ int geqrf(int m, int n, U* a, int lda, U* tau) {
     else
       static_assert(sizeof(U) == 0, "geqrf: real types only");
   };
-  call(&w, &query);
-  int lwork = work_size(w);
-  std::vector<U> work(lwork);
-  call(work.data(), &lwork);
-  return info;
+  return with_workspace<U>(info, call);
 }
 
 template <typename U>
 int orgqr(int m, int n, int k, U* a, int lda, const U* tau) {
-  int info = 0, query = -1;
-  U w{};
+  int info = 0;
   auto call = [&](U* work, const int* lwork) {
     if constexpr (std::is_same_v<U, float>)
       sorgqr_(&m, &n, &k, a, &lda, tau, work, lwork, &info);
@@ -160,16 +160,12 @@ int orgqr(int m, int n, int k, U* a, int lda, const U* tau) {
     else
       static_assert(sizeof(U) == 0, "orgqr: real types only");
   };
-  call(&w, &query);
-  int lwork = work_size(w);
-  std::vector<U> work(lwork);
-  call(work.data(), &lwork);
-  return info;
+  return with_workspace<U>(info, call);
 }
 
 template <typename U>
 int gesdd(char jobz, int m, int n, U* a, int lda, real_t<U>* s, U* u, int ldu, U* vt, int ldvt) {
-  int info = 0, query = -1;
+  int info = 0;
   const int mn = std::min(m, n), mx = std::max(m, n);
   std::vector<int> iwork(8 * static_cast<size_t>(std::max(mn, 1)));
   // Complex routines also take real workspace; these are LAPACK's documented minima.
@@ -180,7 +176,6 @@ int gesdd(char jobz, int m, int n, U* a, int lda, real_t<U>* s, U* u, int ldu, U
                                              2 * static_cast<size_t>(mx) * mn + 2 * static_cast<size_t>(mn) * mn + mn);
     rwork.resize(std::max<size_t>(lr, 1));
   }
-  U w{};
   auto call = [&](U* work, const int* lwork) {
     if constexpr (std::is_same_v<U, float>)
       sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, lwork, iwork.data(), &info, 1);
@@ -191,21 +186,15 @@ int gesdd(char jobz, int m, int n, U* a, int lda, real_t<U>* s, U* u, int ldu, U
     else
       zgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, lwork, rwork.data(), iwork.data(), &info, 1);
   };
-  call(&w, &query);
-  if (info != 0) return info;
-  int lwork = work_size(w);
-  std::vector<U> work(lwork);
-  call(work.data(), &lwork);
-  return info;
+  return with_workspace<U>(info, call);
 }
 
 template <typename U>
 int geev(char jobvr, int n, U* a, int lda, U* w, U* vr, int ldvr) {
   static_assert(is_complex_v<U>, "geev: complex types only (real inputs are widened first)");
-  int info = 0, query = -1, ldvl = 1;
+  int info = 0, ldvl = 1;
   const char jobvl = 'N';
   std::vector<real_t<U>> rwork(2 * static_cast<size_t>(std::max(n, 1)));
-  U wq{};
   U* vl = nullptr;
   auto call = [&](U* work, const int* lwork) {
     if constexpr (std::is_same_v<U, cfloat>)
@@ -213,19 +202,13 @@ int geev(char jobvr, int n, U* a, int lda, U* w, U* vr, int ldvr) {
     else
       zgeev_(&jobvl, &jobvr, &n, a, &lda, w, vl, &ldvl, vr, &ldvr, work, lwork, rwork.data(), &info, 1, 1);
   };
-  call(&wq, &query);
-  if (info != 0) return info;
-  int lwork = work_size(wq);
-  std::vector<U> work(lwork);
-  call(work.data(), &lwork);
-  return info;
+  return with_workspace<U>(info, call);
 }
 
 template <typename R>
 int geev_real(char jobvr, int n, R* a, int lda, R* wr, R* wi, R* vr, int ldvr) {
-  int info = 0, query = -1, ldvl = 1;
+  int info = 0, ldvl = 1;
   const char jobvl = 'N';
-  R wq{};
   R* vl = nullptr;
   auto call = [&](R* work, const int* lwork) {
     if constexpr (std::is_same_v<R, float>)
@@ -233,12 +216,7 @@ int geev_real(char jobvr, int n, R* a, int lda, R* wr, R* wi, R* vr, int ldvr) {
     else
       dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, lwork, &info, 1, 1);
   };
-  call(&wq, &query);
-  if (info != 0) return info;
-  int lwork = work_size(wq);
-  std::vector<R> work(lwork);
-  call(work.data(), &lwork);
-  return info;
+  return with_workspace<R>(info, call);
 }
 
 template <typename U>

@@ -213,9 +213,10 @@ void SVD::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
 
 namespace {
 // A real matrix's eigenproblem through the real geev, as MLX and numpy solve
-// it: the same order of eigenvalues, exact zero imaginary parts for real
-// ones and conjugate pairs exactly conjugate (a complex geev on a widened
-// copy gives none of the three). Vectors unpack from LAPACK's real packing.
+// it: exact zero imaginary parts for real eigenvalues, conjugate pairs
+// exactly conjugate, and numpy's order (a complex geev on a widened copy
+// gives none of these; MLX's bundled OpenBLAS may order them otherwise).
+// Vectors unpack from LAPACK's real packing.
 void eig_of_real(bool compute_vectors, const std::vector<array>& inputs, std::vector<array>& outputs) {
   dispatch_lapack<false>(inputs[0].dtype(), "linalg::eig", [&](auto tag) {
     using R = decltype(tag);
