@@ -335,6 +335,16 @@ std::optional<int64_t> as_index(nb::handle h) {
   return nb::cast<int64_t>(nb::steal(index));
 }
 
+namespace {
+int narrow_to_int(int64_t i) {
+  if (i < INT32_MIN || i > INT32_MAX) {
+    PyErr_SetString(PyExc_OverflowError, ("integer " + std::to_string(i) + " does not fit in 32 bits").c_str());
+    throw nb::python_error();
+  }
+  return static_cast<int>(i);
+}
+}  // namespace
+
 int int_arg(nb::handle h) {
   std::optional<int64_t> i = as_index(h);
   if (!i) {
@@ -342,15 +352,11 @@ int int_arg(nb::handle h) {
                           std::string(nb::type_name(h.type()).c_str()))
                              .c_str());
   }
-  if (*i < INT32_MIN || *i > INT32_MAX) {
-    PyErr_SetString(PyExc_OverflowError, ("integer " + std::to_string(*i) + " does not fit in 32 bits").c_str());
-    throw nb::python_error();
-  }
-  return static_cast<int>(*i);
+  return narrow_to_int(*i);
 }
 
 std::vector<int> ints_arg(nb::handle h) {
-  if (as_index(h)) return {int_arg(h)};
+  if (std::optional<int64_t> i = as_index(h)) return {narrow_to_int(*i)};
   std::vector<int> out;
   for (nb::handle d : h) out.push_back(int_arg(d));
   return out;

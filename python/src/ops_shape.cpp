@@ -16,8 +16,7 @@ namespace {
 
 bool is_int(nb::handle h) { return !PyBool_Check(h.ptr()) && py::as_index(h); }
 
-// An int or a sequence of ints.
-std::vector<int> int_or_ints(nb::handle h) { return py::ints_arg(h); }
+using py::ints_arg;
 
 Shape to_shape(const std::vector<int>& v) { return Shape(v.begin(), v.end()); }
 
@@ -68,7 +67,7 @@ nb::object at_least(array (*f)(const array&, SD), const nb::args& args, const nb
 }
 
 array roll_arg(const array& a, nb::handle shift, nb::handle axis, SD s) {
-  std::vector<int> sh = int_or_ints(shift);
+  std::vector<int> sh = ints_arg(shift);
   if (axis.is_none()) {
     // Flattened: the shifts add up.
     int total = 0;
@@ -78,18 +77,18 @@ array roll_arg(const array& a, nb::handle shift, nb::handle axis, SD s) {
   if (is_int(axis)) {
     int total = 0;
     for (int v : sh) total += v;
-    return roll(a, Shape{total}, {py::ints_arg(axis)[0]}, s);
+    return roll(a, Shape{total}, {py::int_arg(axis)}, s);
   }
-  std::vector<int> axes = int_or_ints(axis);
+  std::vector<int> axes = ints_arg(axis);
   if (is_int(shift)) sh.assign(axes.size(), sh[0]);  // one shift for every axis
   return roll(a, to_shape(sh), axes, s);
 }
 
 array tensordot_arg(const array& a, const array& b, nb::handle axes, SD s) {
-  if (is_int(axes)) return tensordot(a, b, py::ints_arg(axes)[0], s);
+  if (is_int(axes)) return tensordot(a, b, py::int_arg(axes), s);
   std::vector<nb::handle> pair(axes.begin(), axes.end());
   if (pair.size() != 2) throw std::invalid_argument("[tensordot] axes must be an int or a pair of axis lists.");
-  return tensordot(a, b, int_or_ints(pair[0]), int_or_ints(pair[1]), s);
+  return tensordot(a, b, ints_arg(pair[0]), ints_arg(pair[1]), s);
 }
 
 array diagonal_method(const array& a, int offset, int axis1, int axis2, SD s) {
@@ -106,7 +105,7 @@ void init_ops_shape(nb::module_& m) {
   m.def("atleast_3d", [](nb::args a, nb::kwargs kw) { return at_least(&atleast_3d, a, kw, "atleast_3d"); },
         "Each array with at least three dimensions (one array: an array; several: a list).");
   m.def("flip",
-        [](const array& a, nb::handle axis, SD s) { return axis.is_none() ? flip(a, s) : flip(a, int_or_ints(axis), s); },
+        [](const array& a, nb::handle axis, SD s) { return axis.is_none() ? flip(a, s) : flip(a, ints_arg(axis), s); },
         "a"_a, "axis"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none(),
         "Reverses the order of elements along the given axes (all when None).");
   m.def("roll", &roll_arg, "a"_a, "shift"_a, "axis"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none(),
@@ -149,7 +148,7 @@ void init_ops_shape(nb::module_& m) {
         "axis"_a = 0, "stream"_a = nb::none(), "The slices along an axis, that axis removed, as a tuple.");
   m.def("permute_dims",
         [](const array& a, nb::handle axes, SD s) {
-          return axes.is_none() ? transpose(a, s) : permute_dims(a, int_or_ints(axes), s);
+          return axes.is_none() ? transpose(a, s) : permute_dims(a, ints_arg(axes), s);
         },
         "a"_a, "axes"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none(), "See transpose.");
   m.def("matrix_transpose", [](const array& a, SD s) { return matrix_transpose(a, s); }, "a"_a, nb::kw_only(),

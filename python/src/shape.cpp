@@ -15,13 +15,14 @@ using namespace nb::literals;
 namespace {
 
 using py::as_index;
+using py::int_arg;
 using py::ints_arg;
 
 // `a.reshape(2, 3)` and `a.reshape((2, 3))` alike.
 std::vector<int> varargs_ints(const nb::args& args) {
   if (args.size() == 1 && !as_index(args[0])) return ints_arg(args[0]);
   std::vector<int> out;
-  for (nb::handle d : args) out.push_back(nb::cast<int>(d));
+  for (nb::handle d : args) out.push_back(int_arg(d));
   return out;
 }
 
@@ -44,14 +45,15 @@ std::vector<array> arrays_arg(nb::handle seq) {
 // numpy's pad_width forms: n, (n,), (lo, hi), or one (lo, hi) per axis.
 std::vector<std::pair<int, int>> pad_width_arg(nb::handle h, int ndim) {
   if (as_index(h)) {
-    int n = ints_arg(h)[0];
-    return std::vector<std::pair<int, int>>(ndim, {n, n});
+    const int w = int_arg(h);
+    return std::vector<std::pair<int, int>>(ndim, {w, w});
   }
   std::vector<nb::handle> items(h.begin(), h.end());
   bool flat = !items.empty() && as_index(items[0]);
   if (flat) {
-    if (items.size() == 1) return std::vector<std::pair<int, int>>(ndim, {nb::cast<int>(items[0]), nb::cast<int>(items[0])});
-    if (items.size() == 2) return std::vector<std::pair<int, int>>(ndim, {nb::cast<int>(items[0]), nb::cast<int>(items[1])});
+    const int lo = int_arg(items[0]);
+    if (items.size() == 1) return std::vector<std::pair<int, int>>(ndim, {lo, lo});
+    if (items.size() == 2) return std::vector<std::pair<int, int>>(ndim, {lo, int_arg(items[1])});
     throw std::invalid_argument("[pad] pad_width must be an int, (n,), (low, high) or a list of (low, high) pairs.");
   }
   std::vector<std::pair<int, int>> out;
@@ -76,7 +78,7 @@ array squeeze_arg(const array& a, nb::handle axis, SD s) {
 }
 
 std::vector<array> split_arg(const array& a, nb::handle indices_or_sections, int axis, SD s) {
-  if (as_index(indices_or_sections)) return split(a, ints_arg(indices_or_sections)[0], axis, s);
+  if (as_index(indices_or_sections)) return split(a, int_arg(indices_or_sections), axis, s);
   std::vector<int> idx = ints_arg(indices_or_sections);
   return split(a, Shape(idx.begin(), idx.end()), axis, s);
 }
