@@ -33,12 +33,14 @@ import alloy.nn as alloy_nn
 NUM_CLASSES = 10
 
 
-def _swin(small):
-    def make(m, v2=False):
+def _swin(v2):
+    """A small Swin (v2: its blocks and patch merging) from mlx-image's classes."""
+    def make(loader):
+        m = loader.load("mlxim.model.swin_transformer.swin_transformer")
         extra = dict(block=m.SwinTransformerBlockV2, downsample_layer=m.PatchMergingV2) if v2 else {}
         return m.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
                                  stochastic_depth_prob=0.0, num_classes=NUM_CLASSES, **extra)
-    return lambda loader: make(loader.load("mlxim.model.swin_transformer.swin_transformer"), small)
+    return make
 
 
 def _entry(name, **kwargs):
