@@ -1,7 +1,7 @@
 """Differential fuzzing of alloy.core against real MLX (CPU): prints every
 call where the two differ in value, dtype, shape or exception type.
 
-    python tools/mlx_parity_fuzz.py [--seed N] [--only elementwise,reductions,indexing,shapes]
+    python tools/mlx_parity_fuzz.py [--seed N] [--only elementwise,reductions,...,fft]
 
 A tool for finding parity gaps, not a test: the README lists the differences
 it leaves on purpose (integer matmul, softmax of integers, ...), and MLX
@@ -186,7 +186,243 @@ def shapes(d, rng):
         d.check(label, cases[label], x)
 
 
-FAMILIES = {"elementwise": elementwise, "reductions": reductions, "indexing": indexing, "shapes": shapes}
+def creation(d, rng):
+    for _ in range(150):
+        dt = str(rng.choice(["int32", "int64", "uint8", "float16", "float32", "bfloat16"]))
+        start, stop = float(np.round(rng.uniform(-6, 6), 1)), float(np.round(rng.uniform(-6, 6), 1))
+        step = float(rng.choice([1, 2, -1, 0.5, -0.75, 3]))
+        n, m, k = int(rng.integers(0, 5)), int(rng.integers(0, 5)), int(rng.integers(-3, 4))
+        value = rng.choice([2, -1.5, 1, 0.25])
+        cases = {
+            f"arange({start}, {stop}, {step}, {dt})":
+                lambda mm: mm.arange(start, stop, step, dtype=getattr(mm, dt)),
+            f"arange(int {int(start)}, {int(stop)})": lambda mm: mm.arange(int(start), int(stop)),
+            f"arange({stop})": lambda mm: mm.arange(stop),
+            f"linspace({start}, {stop}, {n}, {dt})": lambda mm: mm.linspace(start, stop, n, dtype=getattr(mm, dt)),
+            f"eye({n}, {m}, {k}, {dt})": lambda mm: mm.eye(n, m, k, dtype=getattr(mm, dt)),
+            f"identity({n}, {dt})": lambda mm: mm.identity(n, dtype=getattr(mm, dt)),
+            f"tri({n}, {m}, {k})": lambda mm: mm.tri(n, m, k),
+            f"full(({n}, {m}), {value!r})": lambda mm: mm.full((n, m), value.item()),
+            # (A float value with an integer dtype: MLX ignores the dtype, README lists it.)
+            f"full(({n},), {value!r}, {dt})": lambda mm: mm.full((n,), float(value) if dt.startswith(("float", "bfloat"))
+                                                               else int(value), dtype=getattr(mm, dt)),
+            f"meshgrid(ij={bool(k > 0)})": lambda mm: mm.meshgrid(mm.arange(n), mm.arange(m) * 0.5,
+                                                                 indexing="ij" if k > 0 else "xy"),
+        }
+        label = list(cases)[int(rng.integers(0, len(cases)))]
+        d.check(label, lambda mm, label=label: cases[label](mm))
+
+
+def linalg(d, rng):
+    # MLX's linalg runs on its CPU stream only, and traps on 0x0 inverses:
+    # sizes start at 1.
+    for _ in range(120):
+        n, batch = int(rng.integers(1, 5)), [(), (2,), (2, 3)][int(rng.integers(0, 3))]
+        a = (rng.standard_normal(batch + (n, n)) + 3 * np.eye(n)).astype(np.float32)
+        spd = (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(np.float32)
+        b = rng.standard_normal(batch + (n, 2)).astype(np.float32)
+        v = rng.standard_normal(batch + (3,)).astype(np.float32)
+        rect = rng.standard_normal(batch + (n, n + 1)).astype(np.float32)
+        ord_ = [None, "fro", "nuc", np.inf, -np.inf, 1, -1, 2, -2, 0, 3][int(rng.integers(0, 11))]
+        axis = [None, -1, (-2, -1), 0][int(rng.integers(0, 4))]
+        keep = bool(rng.integers(0, 2))
+        upper = bool(rng.integers(0, 2))
+        cases = {
+            f"norm(ord={ord_}, axis={axis}, keepdims={keep})": (lambda m, x: m.linalg.norm(x, ord_, axis, keep), a),
+            "inv": (lambda m, x: m.linalg.inv(x), a),
+            "pinv": (lambda m, x: m.linalg.pinv(x), rect),
+            "qr R": (lambda m, x: m.abs(m.linalg.qr(x)[1]), a),
+            "svd S": (lambda m, x: m.linalg.svd(x, compute_uv=False), rect),
+            f"cholesky(upper={upper})": (lambda m, x: m.linalg.cholesky(x, upper=upper), spd),
+            f"cholesky_inv(upper={upper})": (lambda m, x: m.linalg.cholesky_inv(
+                m.linalg.cholesky(x, upper=upper), upper=upper), spd),
+            "eigvalsh": (lambda m, x: m.linalg.eigvalsh(x), spd),
+            "eigh values": (lambda m, x: m.linalg.eigh(x)[0], spd),
+            "solve": (lambda m, x, y: m.linalg.solve(x, y), a, b),
+            f"solve_triangular(upper={upper})": (lambda m, x, y: m.linalg.solve_triangular(
+                m.triu(x) if upper else m.tril(x), y, upper=upper), a, b),
+            f"tri_inv(upper={upper})": (lambda m, x: m.linalg.tri_inv(m.triu(x) if upper else m.tril(x), upper=upper), a),
+            "cross": (lambda m, x, y: m.linalg.cross(x, y), v, v[..., ::-1].copy()),
+            "lu_factor LU": (lambda m, x: m.linalg.lu_factor(x)[0], a),
+            "lu P@L@U": (lambda m, x: (lambda p, lo, up: m.matmul(m.matmul(p, lo), up))(*m.linalg.lu(x)), a),
+            "det via slogdet-free lu": (lambda m, x: m.linalg.lu(x)[2].shape, a),
+        }
+        label = list(cases)[int(rng.integers(0, len(cases)))]
+        fn, *args = cases[label]
+        d.check(f"linalg.{label} {batch + (n, n)}", fn, *args)
+
+
+def conv(d, rng):
+    for _ in range(120):
+        dims = int(rng.integers(1, 4))
+        groups = int(rng.choice([1, 2]))
+        cin, cout = 2 * int(rng.integers(1, 3)), 2 * int(rng.integers(1, 3))
+        spatial = tuple(int(v) for v in rng.integers(3, 8, size=dims))
+        ksize = tuple(int(v) for v in rng.integers(1, 4, size=dims))
+        stride, pad, dil = int(rng.integers(1, 3)), int(rng.integers(0, 3)), int(rng.integers(1, 3))
+        x = rng.standard_normal((2,) + spatial + (cin,)).astype(np.float32)
+        w = rng.standard_normal((cout,) + ksize + (cin // groups,)).astype(np.float32)
+        wt = rng.standard_normal((cout,) + ksize + (cin,)).astype(np.float32)
+        name = f"conv{dims}d"
+        transpose = bool(rng.integers(0, 3) == 0)
+        if transpose and pad > dil * (min(ksize) - 1):
+            transpose = False  # MLX 0.32.4 crops the undilated input there: its shapes are wrong (README)
+        if transpose:
+            outpad = int(rng.integers(0, stride))
+            d.check(f"conv_transpose{dims}d(stride={stride}, padding={pad}, dilation={dil}, output_padding={outpad})"
+                    f" x{x.shape} w{wt.shape}",
+                    lambda m, a, b: getattr(m, f"conv_transpose{dims}d")(a, b, stride=stride, padding=pad,
+                                                                       dilation=dil, output_padding=outpad), x, wt)
+        elif rng.integers(0, 4) == 0:
+            flip = bool(rng.integers(0, 2))
+            d.check(f"conv_general(stride={stride}, padding=({pad}, {pad + 1}), kernel_dilation={dil}, "
+                    f"input_dilation=2, groups={groups}, flip={flip}) x{x.shape} w{w.shape}",
+                    lambda m, a, b: m.conv_general(a, b, stride=stride, padding=([pad] * dims, [pad + 1] * dims),
+                                                   kernel_dilation=dil, input_dilation=2, groups=groups, flip=flip),
+                    x, w)
+        else:
+            d.check(f"{name}(stride={stride}, padding={pad}, dilation={dil}, groups={groups}) x{x.shape} w{w.shape}",
+                    lambda m, a, b: getattr(m, name)(a, b, stride=stride, padding=pad, dilation=dil, groups=groups),
+                    x, w)
+
+
+def misc(d, rng):
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    ints = rng.integers(-20, 20, size=(3, 4, 5)).astype(np.int32)
+    specs = ["ijk->kji", "ijk->i", "ijk,ikl->ijl", "ij,jk->ik", "ii->i", "ijk->", "i,i->", "ij,ij->ij", "...k,kl->...l"]
+    for _ in range(300):
+        a1, k = int(rng.integers(-3, 3)), int(rng.integers(-3, 6))
+        decimals = int(rng.integers(-1, 3))
+        lo, hi = [None, -0.5][int(rng.integers(0, 2))], [None, 0.75][int(rng.integers(0, 2))]
+        spec = specs[int(rng.integers(0, len(specs)))]
+        bits, group = int(rng.choice([2, 3, 4, 5, 6, 8])), int(rng.choice([32, 64]))
+        q = rng.standard_normal((4, 128)).astype(np.float32)
+        cases = {
+            f"einsum({spec})": (lambda m, a: m.einsum(spec, *{
+                "ijk->kji": [a], "ijk->i": [a], "ijk,ikl->ijl": [a, m.swapaxes(a, 1, 2)[:, :, :3]],
+                "ij,jk->ik": [a[0], a[1].T], "ii->i": [a[0, :3, :3]], "ijk->": [a], "i,i->": [a[0, 0], a[1, 0]],
+                "ij,ij->ij": [a[0], a[1]], "...k,kl->...l": [a, a[0].T]}[spec]), x),
+            f"clip({lo}, {hi})": (lambda m, a: m.clip(a, lo, hi) if lo is not None or hi is not None else a, x),
+            f"round(decimals={decimals})": (lambda m, a: m.round(a * 10, decimals), x),
+            f"round int(decimals={decimals})": (lambda m, a: m.round(a, decimals), ints),
+            f"nan_to_num(nan={k}, posinf={hi})": (lambda m, a: m.nan_to_num(
+                m.where(a > 1, m.inf, m.where(a < -1, m.nan, a)), nan=float(k), posinf=hi), x),
+            f"partition kth={abs(k) % 5} sorted": (lambda m, a: m.sort(m.partition(a, abs(k) % 5, axis=-1), axis=-1), x),
+            f"argpartition kth={abs(k) % 5} element": (lambda m, a: m.take_along_axis(
+                a, m.argpartition(a, abs(k) % 5, axis=-1), axis=-1)[..., abs(k) % 5], x),
+            f"sort(axis={a1})": (lambda m, a: m.sort(a, axis=a1), ints),
+            f"argsort(axis={a1}) of distinct": (lambda m, a: m.argsort(a, axis=a1), x),
+            f"cumsum(axis={a1}, reverse={k > 2}, inclusive={k % 2 == 0})": (lambda m, a: m.cumsum(
+                a, axis=a1, reverse=k > 2, inclusive=k % 2 == 0), ints),
+            f"cumprod(axis={a1}, reverse={k > 2}, inclusive={k % 2 == 0})": (lambda m, a: m.cumprod(
+                a, axis=a1, reverse=k > 2, inclusive=k % 2 == 0), x),
+            f"diag({k})": (lambda m, a: m.diag(a[0], k), x),
+            f"diag vector({k})": (lambda m, a: m.diag(a[0, 0], k), x),
+            "inner": (lambda m, a: m.inner(a, a[0]), x),
+            f"as_strided((3, {abs(k) + 1}), (1, 2))": (lambda m, a: m.as_strided(a, (3, abs(k) + 1), (1, 2)), x),
+            f"view({['int32', 'uint8', 'float16'][abs(k) % 3]})": (lambda m, a: m.view(
+                a, getattr(m, ["int32", "uint8", "float16"][abs(k) % 3])), x),
+            f"quantize round trip(bits={bits}, group={group})": (lambda m, a: m.dequantize(
+                *m.quantize(a, group_size=group, bits=bits), group_size=group, bits=bits), q),
+            f"quantized_matmul(bits={bits}, group={group})": (lambda m, a, w: m.quantized_matmul(
+                a, *m.quantize(w, group_size=group, bits=bits), transpose=True, group_size=group, bits=bits),
+                q[:2], q),
+            f"hadamard_transform(scale={decimals})": (lambda m, a: m.hadamard_transform(
+                a[:, :64], scale=None if decimals < 0 else 0.5 * decimals), q),
+            f"addmm(alpha={k}, beta={decimals})": (lambda m, a: m.addmm(a[0, :, :4], a[0], a[1].T[:, :4][:5],
+                                                                        alpha=float(k), beta=float(decimals)), x),
+            f"where(scalars {k})": (lambda m, a: m.where(a > 0, k, 0.5), x),
+            f"isclose(rtol={abs(k) * 0.1}, equal_nan={k > 0})": (lambda m, a: m.isclose(
+                a, a + 0.05, rtol=abs(k) * 0.1, equal_nan=k > 0), x),
+            f"allclose({abs(k) * 0.1})": (lambda m, a: m.allclose(a, a + 0.05, atol=abs(k) * 0.1), x),
+            f"array_equal(equal_nan={k > 0})": (lambda m, a: m.array_equal(a, a, equal_nan=k > 0), x),
+            f"bitwise count/ops int {k}": (lambda m, a: m.right_shift(m.left_shift(a, abs(k) % 4), 1), ints),
+            f"std(ddof={abs(k) % 3})": (lambda m, a: m.std(a, axis=a1, ddof=abs(k) % 3), x),
+            f"var(ddof={abs(k) % 3}) int": (lambda m, a: m.var(a, ddof=abs(k) % 3), ints),
+            f"median? mean int axis {a1}": (lambda m, a: m.mean(a, axis=a1), ints),
+            f"tile(({abs(k) % 3}, 2))": (lambda m, a: m.tile(a, (abs(k) % 3, 2)), x),
+            f"broadcast_to((2, 3, 4, 5))": (lambda m, a: m.broadcast_to(a, (2, 3, 4, 5)), x),
+            f"outer int,float": (lambda m, a, b: m.outer(a[0, 0], b[0, 0]), ints, x),
+            f"logsumexp(axis={a1})": (lambda m, a: m.logsumexp(a, axis=a1), x),
+            f"put_along_axis(axis={a1})": (lambda m, a, i: m.put_along_axis(a, i, m.array(9.0), axis=a1),
+                                          x, np.zeros((1, 1, 1), np.int32)),
+            f"slice_update": (lambda m, a: m.slice_update(a, m.ones((1, 2, 2)), m.array([1, 1, 1]), axes=(0, 1, 2)), x),
+            f"slice dynamic": (lambda m, a: m.slice(a, m.array([1, 0]), (0, 1), (2, 3)), x),
+        }
+        label = list(cases)[int(rng.integers(0, len(cases)))]
+        fn, *args = cases[label]
+        d.check(label, fn, *args)
+
+
+def random_draws(d, rng):
+    # The same key gives the same bits: every sampler must agree exactly
+    # (float32 rounding aside).
+    for _ in range(150):
+        seed = int(rng.integers(0, 2**31))
+        shape = tuple(int(v) for v in rng.integers(0, 5, size=int(rng.integers(0, 3))))
+        dt = str(rng.choice(["float32", "float16", "bfloat16"]))
+        lo, hi = float(rng.uniform(-3, 0)), float(rng.uniform(0.1, 3))
+        p = float(rng.uniform(0, 1))
+        logits = rng.standard_normal((3, 6)).astype(np.float32)
+        cases = {
+            f"uniform({shape}, {dt})": lambda m: m.random.uniform(lo, hi, shape, dtype=getattr(m, dt), key=m.random.key(seed)),
+            f"normal({shape}, {dt})": lambda m: m.random.normal(shape, dtype=getattr(m, dt), loc=lo, scale=hi,
+                                                              key=m.random.key(seed)),
+            f"randint({shape})": lambda m: m.random.randint(int(lo * 10), int(hi * 10) + 1, shape, key=m.random.key(seed)),
+            f"bernoulli({p:.2f}, {shape})": lambda m: m.random.bernoulli(p, shape, key=m.random.key(seed)),
+            f"truncated_normal({shape})": lambda m: m.random.truncated_normal(lo, hi, shape, key=m.random.key(seed)),
+            f"gumbel({shape})": lambda m: m.random.gumbel(shape, key=m.random.key(seed)),
+            f"laplace({shape})": lambda m: m.random.laplace(shape, loc=lo, scale=hi, key=m.random.key(seed)),
+            "categorical": lambda m: m.random.categorical(m.array(logits), key=m.random.key(seed)),
+            "categorical num_samples": lambda m: m.random.categorical(m.array(logits), num_samples=4,
+                                                                       key=m.random.key(seed)),
+            "categorical axis 0 shape": lambda m: m.random.categorical(m.array(logits), axis=0, shape=(2, 6),
+                                                                        key=m.random.key(seed)),
+            "permutation(7)": lambda m: m.random.permutation(7, key=m.random.key(seed)),
+            "permutation(array, axis=1)": lambda m: m.random.permutation(m.array(logits), axis=1, key=m.random.key(seed)),
+            "split(3)": lambda m: m.random.split(m.random.key(seed), 3),
+            "multivariate_normal": lambda m: m.random.multivariate_normal(
+                m.zeros(2), m.array([[2.0, 0.5], [0.5, 1.0]]), (3,), key=m.random.key(seed)),
+        }
+        label = list(cases)[int(rng.integers(0, len(cases)))]
+        d.check(f"random.{label} seed {seed}", lambda m, label=label: cases[label](m))
+
+
+def fft(d, rng):
+    # Sizes start at 1: MLX traps on an FFT of size 0.
+    for _ in range(150):
+        shape = tuple(int(v) for v in rng.integers(1, 7, size=int(rng.integers(1, 4))))
+        x = rng.standard_normal(shape).astype(np.float32)
+        c = (x + 1j * rng.standard_normal(shape)).astype(np.complex64)
+        n = int(rng.integers(1, 8))
+        axis = int(rng.integers(-len(shape), len(shape)))
+        norm_ = None
+        s = tuple(int(v) for v in rng.integers(1, 6, size=min(2, len(shape))))
+        axes = tuple(range(-len(s), 0))
+        cases = {
+            f"fft(n={n}, axis={axis})": (lambda m, a: m.fft.fft(a, n, axis), c),
+            f"ifft(n={n}, axis={axis})": (lambda m, a: m.fft.ifft(a, n, axis), c),
+            f"fft real input(axis={axis})": (lambda m, a: m.fft.fft(a, axis=axis), x),
+            f"rfft(n={n}, axis={axis})": (lambda m, a: m.fft.rfft(a, n, axis), x),
+            f"irfft(n={n}, axis={axis})": (lambda m, a: m.fft.irfft(a, n, axis), c),
+            f"fft2(s={s})": (lambda m, a: m.fft.fft2(a, s, axes), c),
+            f"ifft2(s={s})": (lambda m, a: m.fft.ifft2(a, s, axes), c),
+            f"fftn(s={s}, axes={axes})": (lambda m, a: m.fft.fftn(a, s, axes), c),
+            f"rfftn(s={s})": (lambda m, a: m.fft.rfftn(a, s, axes), x),
+            f"irfftn(s={s})": (lambda m, a: m.fft.irfftn(a, s, axes), c),
+            f"rfft2()": (lambda m, a: m.fft.rfft2(a, axes=axes), x),
+            f"irfft2()": (lambda m, a: m.fft.irfft2(a, axes=axes), c),
+            f"fftshift(axes={axis})": (lambda m, a: m.fft.fftshift(a, axes=[axis]), x),
+            f"ifftshift()": (lambda m, a: m.fft.ifftshift(a), x),
+        }
+        label = list(cases)[int(rng.integers(0, len(cases)))]
+        fn, *args = cases[label]
+        d.check(f"fft.{label} {shape}", fn, *args)
+        del norm_
+
+
+FAMILIES = {"elementwise": elementwise, "reductions": reductions, "indexing": indexing, "shapes": shapes,
+            "creation": creation, "linalg": linalg, "conv": conv, "misc": misc, "random": random_draws, "fft": fft}
 
 
 def main():

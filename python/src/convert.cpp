@@ -236,13 +236,30 @@ array to_array(nb::handle obj, std::optional<Dtype> dtype) {
                               nb::type_name(obj.type()).c_str() + " to an array.");
 }
 
+array int_scalar_to(nb::handle obj, Dtype dtype) {
+  // As MLX: a Python int that an integer dtype of under 8 bytes cannot hold
+  // is an error (uint8_array + (-1)), where a 64-bit dtype wraps.
+  if (is_integral(dtype) && size_of(dtype) < 8) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    const int bits = 8 * static_cast<int>(size_of(dtype));
+    const long long lo = is_unsigned(dtype) ? 0 : -(1LL << (bits - 1));
+    const long long hi = is_unsigned(dtype) ? (1LL << bits) - 1 : (1LL << (bits - 1)) - 1;
+    if (!overflow && (v < lo || v > hi)) {
+      throw std::invalid_argument("Converting " + std::to_string(v) + " to " + dtype_name(dtype) +
+                                  " would result in overflow.");
+    }
+  }
+  return to_array(obj, dtype);
+}
+
 array to_array_like(nb::handle obj, const array& other) {
   if (!is_python_scalar(obj)) return to_array(obj);
   Dtype od = other.dtype();
   if (PyBool_Check(obj.ptr())) return array(obj.ptr() == Py_True, od);
   if (PyLong_Check(obj.ptr())) {
     // An int scalar keeps the array's dtype unless that is bool.
-    return to_array(obj, od == Dtype::bool_ ? std::optional<Dtype>() : std::optional<Dtype>(od));
+    return od == Dtype::bool_ ? to_array(obj) : int_scalar_to(obj, od);
   }
   if (PyFloat_Check(obj.ptr())) return to_array(obj, is_inexact(od) ? od : Dtype::float32);
   return to_array(obj, Dtype::complex64);

@@ -19,6 +19,8 @@ array to_array(nb::handle obj, std::optional<Dtype> dtype = std::nullopt);
 // An operand of a binary op: Python scalars are weakly typed and take the
 // other operand's dtype where that loses nothing (MLX's rule).
 array to_array_like(nb::handle obj, const array& other);
+// A Python int as `dtype`; ValueError where a dtype of under 8 bytes cannot hold it (MLX's rule).
+array int_scalar_to(nb::handle obj, Dtype dtype);
 bool is_python_scalar(nb::handle obj);
 
 // `a` evaluated, in host memory and row-major: itself where it already is,

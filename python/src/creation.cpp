@@ -26,7 +26,10 @@ void init_creation(nb::module_& m) {
         "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(), "An array of ones.");
   m.def("full",
         [](nb::handle shape, nb::handle vals, std::optional<Dtype> dtype, SD s) {
-          return full(shape_arg(shape), py::to_array(vals), dtype, s);
+          // An int value for an integer dtype is checked as MLX checks it.
+          const bool int_value = PyLong_Check(vals.ptr()) && !PyBool_Check(vals.ptr());
+          return full(shape_arg(shape), int_value && dtype ? py::int_scalar_to(vals, *dtype) : py::to_array(vals), dtype,
+                      s);
         },
         "shape"_a, "vals"_a, "dtype"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none(),
         "An array of the given shape filled with vals (broadcast); dtype defaults to vals' dtype.");

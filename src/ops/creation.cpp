@@ -35,15 +35,28 @@ array full_like(const array& a, const array& value, SD s) { return full(a.shape(
 
 array arange(double start, double stop, double step, Dtype dtype, SD s) {
   if (step == 0) throw std::invalid_argument("[arange] step must be nonzero.");
-  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step)) {
-    throw std::invalid_argument("[arange] start, stop and step must be finite.");
+  if (!std::isfinite(start) || !std::isfinite(stop) || std::isnan(step)) {
+    throw std::invalid_argument("[arange] start and stop must be finite and step a number.");
   }
   if (dtype == Dtype::bool_) throw std::invalid_argument("[arange] bool is not a valid dtype for a range.");
+  if (std::isinf(step)) {
+    // An infinite step leaves the start alone in the range, if it is in it (MLX, numpy).
+    const bool in_range = step > 0 ? start < stop : start > stop;
+    return arange(start, in_range ? start + 1 : start, 1.0, dtype, s);
+  }
   double n = std::ceil((stop - start) / step);
   if (n > static_cast<double>(INT32_MAX)) {
     throw std::invalid_argument("[arange] the range has " + std::to_string(n) + " elements, more than fit in a shape.");
   }
   ShapeElem len = n > 0 ? static_cast<ShapeElem>(n) : 0;
+  if (is_integral(dtype)) {
+    // As MLX and numpy: the first value and the step are those of the
+    // dtype, the step being the difference of the first two values made
+    // integers (arange(-1.3, 2.2, 0.5, int32) is -1, 0, 1, ..., 5).
+    const double first = std::trunc(start);
+    step = std::trunc(start + step) - first;
+    start = first;
+  }
   return array({len}, dtype, std::make_shared<Arange>(to_stream(s), start, step), {});
 }
 

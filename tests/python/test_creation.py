@@ -78,6 +78,32 @@ def test_arange_dtype_and_errors():
         mx.arange(0.0, float("inf"))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "float32"])
+def test_arange_of_fractional_bounds_in_a_dtype_as_numpy_and_mlx(rng, dtype):
+    """The first value and the step are the dtype's: an integer range steps
+    by int(start + step) - int(start), as numpy and MLX do."""
+    import mlx.core as mlx_core
+
+    for _ in range(20):
+        start, stop = float(rng.uniform(-6, 6)), float(rng.uniform(-6, 6))
+        step = float(rng.choice([1, -1]) * rng.uniform(0.2, 2.5))
+        got = np.array(mx.arange(start, stop, step, dtype=getattr(mx, dtype)))
+        want = np.array(mlx_core.arange(start, stop, step, dtype=getattr(mlx_core, dtype)))
+        assert got.dtype == want.dtype and got.shape == want.shape, (start, stop, step)
+        # MLX adds the step in float32 over and over: near zero its values are
+        # off by the rounding of the terms, not of the result.
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * (abs(start) + abs(stop)),
+                                   err_msg=f"arange({start}, {stop}, {step}, {dtype})")
+        if dtype != "float32":
+            np.testing.assert_array_equal(got, np.arange(start, stop, step, dtype=dtype))
+
+
+def test_arange_with_an_infinite_step_holds_its_start_if_in_range():
+    for start, stop, step, want in [(0, 5, float("inf"), [0.0]), (5, 0, float("inf"), []),
+                                    (5, 0, -float("inf"), [5.0]), (1.5, 2, float("inf"), [1.5])]:
+        check(mx.arange(start, stop, step), np.array(want, np.float32))
+
+
 @pytest.mark.parametrize("start,stop,num", [(0, 1, 5), (-2.5, 7.0, 50), (3, 3, 4), (1, 0, 1), (0, 10, 0)])
 def test_linspace(start, stop, num):
     want = np.linspace(start, stop, num)

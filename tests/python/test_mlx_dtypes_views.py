@@ -169,3 +169,25 @@ def test_as_strided_grad(rng):
     got = ax.grad(f(ax))(ax.array(x))
     want = mlx_core.grad(f(mlx_core))(mlx_core.array(x))
     np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-6)
+
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "int8", "int16", "int32", "int64"])
+def test_python_int_that_the_dtype_cannot_hold(rng, dtype):
+    """A Python int beside an integer array (or filling one) that a dtype of
+    under 8 bytes cannot hold is a ValueError in MLX; one it holds is fine.
+    64-bit dtypes wrap instead. Same in Alloy, value for value."""
+    info = np.iinfo(dtype)
+    x = random_array(rng, (3,), dtype)
+    beyond = [int(info.max) + 1, int(info.min) - 1] if info.bits < 64 else []
+    within = [int(info.max), int(info.min), int(rng.integers(-100, 100)) % int(info.max)]
+    exprs = [lambda m, a, v: a + v, lambda m, a, v: a * v, lambda m, a, v: m.maximum(a, v),
+             lambda m, a, v: m.where(a > 0, a, v), lambda m, a, v: m.full((2,), v, dtype=a.dtype)]
+    for expr in exprs:
+        for v in beyond:
+            error = same_error(expr, x, v)
+            assert "overflow" in str(error), error
+        for v in within:
+            same(expr, x, v)
+    assert ax.array(int(info.max) + 1 if info.bits < 64 else 0, dtype=getattr(ax, dtype)).item() == \
+        mlx_core.array(int(info.max) + 1 if info.bits < 64 else 0, dtype=getattr(mlx_core, dtype)).item()
