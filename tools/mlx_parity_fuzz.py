@@ -421,8 +421,121 @@ def fft(d, rng):
         del norm_
 
 
+def nn_of(m):
+    """mlx.nn beside mlx.core, alloy.nn beside alloy.core."""
+    import importlib
+    return importlib.import_module(("mlx" if m is mlx_core else "alloy") + ".nn")
+
+
+ACTIVATIONS = ["celu", "elu", "gelu", "gelu_approx", "gelu_fast_approx", "glu", "hard_shrink", "hard_tanh",
+               "hardswish", "leaky_relu", "log_sigmoid", "log_softmax", "mish", "relu", "relu2", "relu6", "selu",
+               "sigmoid", "silu", "softmax", "softmin", "softplus", "softshrink", "softsign", "step", "tanh"]
+
+
+def nn_functions(d, rng):
+    x = (rng.standard_normal((4, 6)) * 3).astype(np.float32)
+    for dt in ["float32", "float16", "bfloat16"]:
+        xd = x.astype(np.float32)
+        for name in ACTIVATIONS:
+            d.check(f"nn.{name}({dt})", lambda m, a, name=name, dt=dt: getattr(nn_of(m), name)(a.astype(getattr(m, dt))),
+                    xd)
+    logits = rng.standard_normal((5, 7)).astype(np.float32)
+    targets = rng.integers(0, 7, size=(5,)).astype(np.int32)
+    probs = rng.uniform(0.05, 0.95, (5, 7)).astype(np.float32)
+    y = rng.standard_normal((5, 7)).astype(np.float32)
+    for reduction in ["none", "mean", "sum"]:
+        for smoothing in [0.0, 0.2]:
+            d.check(f"cross_entropy(class, smoothing={smoothing}, {reduction})",
+                    lambda m, a, t, smoothing=smoothing, reduction=reduction: nn_of(m).losses.cross_entropy(
+                        a, t, label_smoothing=smoothing, reduction=reduction), logits, targets)
+        d.check(f"cross_entropy(probs, axis=0, {reduction})", lambda m, a, p, reduction=reduction:
+                nn_of(m).losses.cross_entropy(a, p, axis=0, reduction=reduction), logits, probs)
+        d.check(f"cross_entropy(weights, {reduction})", lambda m, a, t, w, reduction=reduction:
+                nn_of(m).losses.cross_entropy(a, t, weights=w, reduction=reduction), logits, targets, probs[:, 0])
+        for with_logits in [True, False]:
+            d.check(f"binary_cross_entropy(with_logits={with_logits}, {reduction})",
+                    lambda m, a, p, wl=with_logits, reduction=reduction: nn_of(m).losses.binary_cross_entropy(
+                        a if wl else m.sigmoid(a), p > 0.5, with_logits=wl, reduction=reduction), logits, probs)
+        losses = {
+            "l1_loss": lambda L, a, b: L.l1_loss(a, b, reduction=reduction),
+            "mse_loss": lambda L, a, b: L.mse_loss(a, b, reduction=reduction),
+            "smooth_l1_loss": lambda L, a, b: L.smooth_l1_loss(a, b, beta=0.7, reduction=reduction),
+            "huber_loss": lambda L, a, b: L.huber_loss(a, b, delta=0.5, reduction=reduction),
+            "log_cosh_loss": lambda L, a, b: L.log_cosh_loss(a, b, reduction=reduction),
+            "kl_div_loss": lambda L, a, b: L.kl_div_loss(a, b, reduction=reduction),
+            "hinge_loss": lambda L, a, b: L.hinge_loss(a, b, reduction=reduction),
+            "cosine_similarity_loss": lambda L, a, b: L.cosine_similarity_loss(a, b, reduction=reduction),
+            "margin_ranking_loss": lambda L, a, b: L.margin_ranking_loss(a[:, 0], b[:, 0], m_sign(a[:, 1]),
+                                                                         margin=0.3, reduction=reduction),
+            "gaussian_nll_loss": lambda L, a, b: L.gaussian_nll_loss(a, b, abs(b) + 0.1, full=True,
+                                                                     reduction=reduction),
+            "triplet_loss": lambda L, a, b: L.triplet_loss(a, b, a[::-1], margin=0.5, reduction=reduction),
+            "nll_loss": lambda L, a, b: L.nll_loss(a, m_argmax(b), reduction=reduction),
+        }
+        for name, fn in losses.items():
+            d.check(f"losses.{name}({reduction})", lambda m, a, b, fn=fn: fn(nn_of(m).losses, a, b), y, logits)
+
+
+def m_sign(a):
+    return (a > 0).astype(a.dtype) * 2 - 1
+
+
+def m_argmax(a):
+    return a.argmax(axis=-1)
+
+
+def fast_ops(d, rng):
+    for _ in range(120):
+        dt = str(rng.choice(["float32", "float16", "bfloat16"]))
+        dims = int(rng.choice([8, 16, 32]))
+        x = rng.standard_normal((2, 3, 5, dims)).astype(np.float32)
+        w = rng.standard_normal((dims,)).astype(np.float32)
+        b = rng.standard_normal((dims,)).astype(np.float32)
+        eps = float(rng.choice([1e-5, 1e-2]))
+        traditional = bool(rng.integers(0, 2))
+        offset = int(rng.integers(0, 9))
+        rope_dims = int(rng.choice([dims, dims // 2]))
+        heads_q, heads_kv = [(4, 4), (4, 2), (4, 1)][int(rng.integers(0, 3))]
+        lq, lk = int(rng.integers(1, 6)), int(rng.integers(1, 8))
+        q = rng.standard_normal((1, heads_q, lq, dims)).astype(np.float32)
+        k = rng.standard_normal((1, heads_kv, lk, dims)).astype(np.float32)
+        v = rng.standard_normal((1, heads_kv, lk, dims)).astype(np.float32)
+        mask_kind = str(rng.choice(["none", "causal", "bool", "additive"]))
+        bool_mask = rng.random((lq, lk)) < 0.7
+        bool_mask[:, 0] = True  # no row masked out entirely
+        cases = {
+            f"rms_norm({dt}, eps={eps})": (lambda m, a, w_: m.fast.rms_norm(
+                a.astype(getattr(m, dt)), w_.astype(getattr(m, dt)), eps), x, w),
+            f"rms_norm(no weight, {dt})": (lambda m, a: m.fast.rms_norm(a.astype(getattr(m, dt)), None, eps), x),
+            f"layer_norm({dt}, eps={eps})": (lambda m, a, w_, b_: m.fast.layer_norm(
+                a.astype(getattr(m, dt)), w_.astype(getattr(m, dt)), b_.astype(getattr(m, dt)), eps), x, w, b),
+            f"layer_norm(no affine, {dt})": (lambda m, a: m.fast.layer_norm(a.astype(getattr(m, dt)), None, None,
+                                                                              eps), x),
+            f"rope(dims={rope_dims}, traditional={traditional}, offset={offset}, {dt})": (
+                lambda m, a: m.fast.rope(a.astype(getattr(m, dt)), rope_dims, traditional=traditional, base=10000.0,
+                                         scale=1.0, offset=offset), x),
+            f"rope(freqs, dims={rope_dims}, traditional={traditional})": (
+                lambda m, a: m.fast.rope(a, rope_dims, traditional=traditional, base=None, scale=0.5,
+                                         offset=m.array(offset), freqs=m.arange(1, rope_dims // 2 + 1) * 0.25), x),
+            f"sdpa(heads {heads_q}/{heads_kv}, lq {lq}, lk {lk}, mask {mask_kind}, {dt})": (
+                lambda m, q_, k_, v_, bm: m.fast.scaled_dot_product_attention(
+                    q_.astype(getattr(m, dt)), k_.astype(getattr(m, dt)), v_.astype(getattr(m, dt)), scale=0.3,
+                    mask={"none": None, "causal": "causal", "bool": bm,
+                          "additive": m.where(bm, 0.0, -4.0).astype(getattr(m, dt))}[mask_kind]),
+                q, k, v, bool_mask),
+            # (float32 logits: the CPU of MLX reduces half logits in their own type,
+            # its GPU in float32 as Alloy does on both.)
+            "fast.cross_entropy": (lambda m, a, t: m.fast.cross_entropy(a, t),
+                                   x[0, 0], rng.integers(0, dims, size=(5,)).astype(np.int32)),
+        }
+        label = list(cases)[int(rng.integers(0, len(cases)))]
+        fn, *args = cases[label]
+        d.check(label, fn, *args)
+
+
 FAMILIES = {"elementwise": elementwise, "reductions": reductions, "indexing": indexing, "shapes": shapes,
-            "creation": creation, "linalg": linalg, "conv": conv, "misc": misc, "random": random_draws, "fft": fft}
+            "creation": creation, "linalg": linalg, "conv": conv, "misc": misc, "random": random_draws, "fft": fft,
+            "nn": nn_functions, "fast": fast_ops}
 
 
 def main():

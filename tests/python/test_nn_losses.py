@@ -41,6 +41,11 @@ def test_cross_entropy(rng, reduction, smoothing):
     compare("cross_entropy", [logits, probs.astype(np.float32)], {"reduction": reduction})
     # Classes along axis 0.
     compare("cross_entropy", [logits.T.copy(), ids], {"axis": 0, "reduction": reduction})
+    # Targets that do not sum to 1 (multi-label scores): the loss depends on
+    # the largest logit MLX takes out first.
+    scores = rng.uniform(0.05, 0.95, (4, 6)).astype(np.float32)
+    compare("cross_entropy", [logits, scores], {"reduction": reduction, "label_smoothing": smoothing})
+    compare("cross_entropy", [logits.T.copy(), scores.T.copy()], {"axis": 0, "reduction": reduction})
 
 
 def test_cross_entropy_errors(rng):

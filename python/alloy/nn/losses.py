@@ -46,6 +46,17 @@ def cross_entropy(logits, targets, weights=None, axis=-1, label_smoothing=0.0, r
     if tuple(targets.shape) != tuple(expected):
         raise ValueError(f"Targets shape {tuple(targets.shape)} does not match logits shape {tuple(logits.shape)}.")
 
+    fused = (mx.default_device() == mx.gpu and not as_probs and label_smoothing == 0
+             and axis in (-1, logits.ndim - 1) and mx.issubdtype(logits.dtype, mx.floating)
+             and mx.issubdtype(targets.dtype, mx.integer))
+    if fused:
+        # As MLX on its GPU: one kernel accumulating in float32.
+        return _reduce(_apply_weights(mx.fast.cross_entropy(logits, targets).astype(logits.dtype), weights),
+                       reduction)
+
+    # The largest logit is taken out first, as MLX does: with targets that do
+    # not sum to 1 the loss depends on it.
+    logits = logits - mx.stop_gradient(mx.max(logits, axis=axis, keepdims=True))
     if as_probs:
         score = mx.sum(logits * targets, axis=axis)
     else:
