@@ -38,8 +38,10 @@ std::vector<int> to_argnums(const std::optional<std::variant<int, std::vector<in
     return {0};
   }
   if (std::holds_alternative<int>(*argnums)) return {std::get<int>(*argnums)};
-  single = false;
-  return std::get<std::vector<int>>(*argnums);
+  // As MLX: one argnum gives one gradient, even as a sequence (argnums=(0,)).
+  const std::vector<int>& nums = std::get<std::vector<int>>(*argnums);
+  single = nums.size() == 1;
+  return nums;
 }
 
 struct GradFunction {

@@ -32,6 +32,13 @@ std::vector<array> index_inputs(const std::vector<array>& primals, size_t count)
 bool wants(const std::vector<int>& argnums, int i) {
   return std::find(argnums.begin(), argnums.end(), i) != argnums.end();
 }
+// Indices computed from what is differentiated (argmax(x) used to index x)
+// have no gradient; MLX refuses them rather than give zero, naming the fix.
+[[noreturn]] void throw_index_vjp(const char* op) {
+  throw std::invalid_argument(std::string("[") + op +
+                              "] Cannot calculate VJP with respect to indices. Use stop_gradient on indices to "
+                              "stop gradients from being computed.");
+}
 }  // namespace
 
 // ---- Slice
@@ -90,7 +97,7 @@ std::vector<array> Gather::vjp(const std::vector<array>& primals, const std::vec
       grads.push_back(
           scatter(zeros_like(primals[0], stream()), idx, cotangents[0], axes_, ScatterReduce::add, stream()));
     } else {
-      grads.push_back(zeros_like(primals[arg], stream()));  // indices are not differentiable
+      throw_index_vjp("gather");
     }
   }
   return grads;
@@ -254,7 +261,7 @@ std::vector<array> Scatter::vjp(const std::vector<array>& primals, const std::ve
           break;
       }
     } else {
-      grads.push_back(zeros_like(primals[arg], s));  // indices are not differentiable
+      throw_index_vjp("scatter");
     }
   }
   return grads;

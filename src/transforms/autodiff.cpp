@@ -93,6 +93,19 @@ std::pair<std::vector<array>, std::vector<array>> vjp_impl(const Function& fun, 
   for (size_t i = 0; i < outputs.size(); ++i) accumulate(outputs[i], astype(cotangents[i], outputs[i].dtype()));
 
   std::vector<array> tape = traced_tape(outputs, stop);
+  // The arrays a gradient flows to: those computed from the primals other
+  // than through stop_gradient. Only they are a node's argnums, so an index
+  // computed from a primal (argmax(x) given to take_along_axis) reaches the
+  // gather's vjp, which refuses it as MLX does, while stop_gradient(argmax(x))
+  // does not.
+  std::unordered_set<const void*> live(stop);
+  for (const array& node : tape) {
+    if (dynamic_cast<const StopGradient*>(&node.primitive())) continue;
+    bool from_primal = false;
+    for (const array& in : node.inputs()) from_primal = from_primal || live.count(in.id());
+    if (!from_primal) continue;
+    for (const array& o : node.outputs()) live.insert(o.id());
+  }
   for (auto it = tape.rbegin(); it != tape.rend(); ++it) {
     std::vector<array> outs = it->outputs();
     std::vector<array> out_cots;
@@ -110,7 +123,7 @@ std::pair<std::vector<array>, std::vector<array>> vjp_impl(const Function& fun, 
     const auto& inputs = it->inputs();
     std::vector<int> argnums;
     for (size_t j = 0; j < inputs.size(); ++j) {
-      if (inputs[j].is_tracer()) argnums.push_back(static_cast<int>(j));
+      if (live.count(inputs[j].id())) argnums.push_back(static_cast<int>(j));
     }
     if (argnums.empty()) continue;
     std::vector<array> in_cots = it->primitive().vjp(inputs, out_cots, argnums, outs);

@@ -212,6 +212,51 @@ def test_stop_gradient():
     np.testing.assert_allclose(np.array(g), [2.0, 3.0])
 
 
+def test_one_argnum_in_a_sequence_gives_one_gradient_as_mlx(rng):
+    """argnums=(0,) or [1]: one gradient, not a tuple of one (MLX's rule)."""
+    import mlx.core as mlx_core
+
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    for core, conv in ((mx, arr), (mlx_core, lambda v: mlx_core.array(v.astype(np.float32)))):
+        f = lambda a, b: (a * b * b).sum()  # noqa: E731
+        for argnums, want in (((0,), y * y), ([1], 2 * x * y)):
+            g = core.grad(f, argnums=argnums)(conv(x), conv(y))
+            assert not isinstance(g, tuple), (core.__name__, argnums)
+            np.testing.assert_allclose(np.array(g), want, rtol=1e-5)
+            v, g = core.value_and_grad(f, argnums=argnums)(conv(x), conv(y))
+            np.testing.assert_allclose(np.array(g), want, rtol=1e-5)
+        assert len(core.grad(f, argnums=(0, 1))(conv(x), conv(y))) == 2
+
+
+@pytest.mark.parametrize("how", ["take_along_axis", "getitem", "take", "at_add"])
+def test_indices_computed_from_the_input_need_stop_gradient_as_in_mlx(rng, how):
+    """An index computed from what is differentiated has no gradient: MLX
+    raises a ValueError naming stop_gradient, and so does Alloy; with
+    stop_gradient both give the gradient through the gathered values."""
+    from mlx_oracle import same, same_error
+
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+
+    def loss(m, a, stop):
+        def f(s):
+            # (Indices within the axis they index: MLX's CPU scatter writes
+            # outside the array for others.)
+            i = m.argmax(s, axis=1, keepdims=True) if how == "take_along_axis" else m.argmax(s, axis=0)
+            i = m.stop_gradient(i) if stop else i
+            if how == "take_along_axis":
+                return (m.take_along_axis(s, i, axis=1) ** 2).sum()
+            if how == "getitem":
+                return (s[i] ** 2).sum()
+            if how == "take":
+                return (m.take(s, i) ** 2).sum()
+            return (s.at[i].add(1.0) ** 2).sum()
+        return m.grad(f)(a)
+
+    error = same_error(lambda m, a: loss(m, a, False), x)
+    assert "stop_gradient" in str(error)
+    same(lambda m, a: loss(m, a, True), x)
+
+
 def test_custom_function_vjp_and_jvp_rules_are_used():
     @mx.custom_function
     def f(x, y):
@@ -320,6 +365,26 @@ def test_seed_grid_sample_grad_matches_autodiff_of_reference(rng):
     w_np = rng.standard_normal((2, 4, 6, 5)).astype(np.float32)
     x, g, w = mx.array(x_np), mx.array(g_np), mx.array(w_np)
     gk = mx.grad(lambda a, b: mx.sum(seed.grid_sample(a, b) * w), argnums=(0, 1))(x, g)
-    gr = mx.grad(lambda a, b: mx.sum(seed.grid_sample_ref(a, b) * w), argnums=(0, 1))(x, g)
-    np.testing.assert_allclose(np.array(gk[0]), np.array(gr[0]), rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(np.array(gk[1]), np.array(gr[1]), rtol=1e-4, atol=1e-4)
+    gr = mx.grad(lambda a: mx.sum(seed.grid_sample_ref(a, g) * w))(x)
+    np.testing.assert_allclose(np.array(gk[0]), np.array(gr), rtol=1e-4, atol=1e-4)
+    # d/dgrid through the reference is refused, as by MLX: it gathers at
+    # indices computed from the grid.
+    with pytest.raises(ValueError, match="stop_gradient"):
+        mx.grad(lambda b: mx.sum(seed.grid_sample_ref(x, b) * w))(g)
+    # The kernel's d/dgrid against central differences of the float64
+    # reference, away from pixel boundaries (where the derivative jumps).
+    from shared_fixtures import grid_sample_numpy
+
+    eps = 1e-6
+    want = np.zeros(g_np.shape)
+    for c in range(2):
+        step = np.zeros(g_np.shape)
+        step[..., c] = eps
+        up = (grid_sample_numpy(x_np, g_np + step) * w_np).sum(-1)
+        down = (grid_sample_numpy(x_np, g_np - step) * w_np).sum(-1)
+        want[..., c] = (up - down) / (2 * eps)
+    H, W = x_np.shape[1:3]
+    g64 = g_np.astype(np.float64)
+    pos = np.stack([((g64[..., 0] + 1) * W - 1) / 2, ((g64[..., 1] + 1) * H - 1) / 2], -1)
+    smooth = (np.abs(pos - np.round(pos)) > 1e-4).all(-1)
+    np.testing.assert_allclose(np.array(gk[1])[smooth], want[smooth], rtol=1e-3, atol=1e-3)
