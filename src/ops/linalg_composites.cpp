@@ -113,11 +113,11 @@ array addmm(const array& c, const array& a, const array& b, float alpha, float b
                                 shape_to_string(y.shape()) + ".");
   }
   const Dtype t = promote_types(c.dtype(), promote_types(a.dtype(), b.dtype()));
-  if (!is_floating(t)) {
-    throw std::invalid_argument(std::string("[addmm] Only real floating point types are supported but ") +
+  if (!is_inexact(t)) {  // complex too, as MLX
+    throw std::invalid_argument(std::string("[addmm] Only floating point types are supported but ") +
                                 dtype_name(c.dtype()) + ", " + dtype_name(a.dtype()) + " and " +
                                 dtype_name(b.dtype()) + " were provided which results in " + dtype_name(t) +
-                                ", which is not a real floating point type.");
+                                ", which is not a floating point type.");
   }
   Shape batch = broadcast_shapes(Shape(x.shape().begin(), x.shape().end() - 2),
                                  Shape(y.shape().begin(), y.shape().end() - 2));

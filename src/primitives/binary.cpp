@@ -68,6 +68,12 @@ std::vector<array> Binary::vjp(const std::vector<array>& primals, const std::vec
   std::vector<array> out;
   for (int arg : argnums) {
     Partial p = partial(op_, arg, primals[0], primals[1], outputs[0], stream());
+    // Complex products and quotients: the cotangent times the conjugate
+    // partial, MLX's convention (its power keeps the partial itself).
+    if (p.kind == Partial::Factor && is_complex(p.factor->dtype()) &&
+        (op_ == BinaryOp::Multiply || op_ == BinaryOp::Divide)) {
+      p.factor = conjugate(*p.factor, stream());
+    }
     out.push_back(apply(p, cotangents[0], primals[arg], stream()));
   }
   return out;

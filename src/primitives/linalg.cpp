@@ -4,16 +4,21 @@
 
 namespace alloy {
 
-// C = A B:  dA = dC B^T,  dB = A^T dC  (conjugates omitted: real dtypes).
+// C = A B:  dA = dC B^H,  dB = A^H dC (the conjugate transposes: MLX's
+// convention for complex matrices; plain transposes for real ones).
 std::vector<array> Matmul::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                                const std::vector<int>& argnums, const std::vector<array>&) {
   const array& cot = cotangents[0];
+  auto adjoint = [&](const array& m) {
+    array t = swapaxes(m, -1, -2, stream());
+    return is_complex(t.dtype()) ? conjugate(t, stream()) : t;
+  };
   std::vector<array> grads;
   for (int arg : argnums) {
     if (arg == 0) {
-      grads.push_back(matmul(cot, swapaxes(primals[1], -1, -2, stream()), stream()));
+      grads.push_back(matmul(cot, adjoint(primals[1]), stream()));
     } else {
-      grads.push_back(matmul(swapaxes(primals[0], -1, -2, stream()), cot, stream()));
+      grads.push_back(matmul(adjoint(primals[0]), cot, stream()));
     }
   }
   return grads;

@@ -89,7 +89,10 @@ std::vector<array> Reduce::vjp(const std::vector<array>& primals, const std::vec
   if (op_ == ReduceOp::And || op_ == ReduceOp::Or) return {zeros_like(x, stream())};
   array g = expand(cotangents[0], x, axes_, stream());
   if (op_ == ReduceOp::Sum) return {g};
-  return {multiply(g, astype(reduce_partial(op_, x, outputs[0], axes_, stream()), g.dtype(), stream()), stream())};
+  array partial = astype(reduce_partial(op_, x, outputs[0], axes_, stream()), g.dtype(), stream());
+  // Complex products: the conjugate partial, MLX's convention.
+  if (op_ == ReduceOp::Prod && is_complex(partial.dtype())) partial = conjugate(partial, stream());
+  return {multiply(g, partial, stream())};
 }
 
 std::vector<array> Reduce::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,

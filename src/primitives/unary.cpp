@@ -74,7 +74,11 @@ std::vector<array> Unary::vjp(const std::vector<array>& primals, const std::vect
   }
   auto dy = derivative(op_, x, outputs[0], stream());
   if (!dy) return {zeros_like(x, stream())};
-  return {multiply(g, *dy, stream())};
+  // Complex inputs of holomorphic functions: the cotangent times the
+  // conjugate derivative, MLX's convention (the jvp keeps the derivative
+  // itself). |z| is not holomorphic: its cotangent (real) times z / |z|.
+  const bool conjugated = is_complex(dy->dtype()) && op_ != UnaryOp::Abs;
+  return {multiply(g, conjugated ? conjugate(*dy, stream()) : *dy, stream())};
 }
 
 std::vector<array> Unary::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
