@@ -533,9 +533,74 @@ def fast_ops(d, rng):
         d.check(label, fn, *args)
 
 
+GRAD_UNARY = ["abs", "negative", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan",
+              "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "sqrt", "rsqrt",
+              "square", "floor", "ceil", "round", "sigmoid", "erf", "erfinv", "reciprocal", "degrees", "radians",
+              "stop_gradient", "softmax", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "sort",
+              "max", "min", "prod", "mean", "var", "std", "sum", "real", "imag", "conjugate"]
+GRAD_BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "arctan2", "logaddexp",
+               "remainder", "floor_divide", "outer", "kron", "matmul", "inner"]
+
+
+def grads(d, rng):
+    """Gradients (vjp of a random cotangent) through each op, and ties."""
+    for _ in range(3):
+        # Inside every domain (arccosh needs > 1 on the shifted copy).
+        x = rng.uniform(0.2, 0.9, (3, 4)).astype(np.float32)
+        y = rng.uniform(0.2, 0.9, (3, 4)).astype(np.float32)
+        for name in GRAD_UNARY:
+            def f(m, a, c, name=name):
+                fn = getattr(m, name)
+                arg = a + 1.5 if name == "arccosh" else a
+                return m.grad(lambda t: (fn(t + 1.5 if name == "arccosh" else t).astype(m.float32) *
+                                         c[: fn(arg).shape[0]] if fn(arg).ndim else fn(t)).sum())(a)
+            d.check(f"grad {name}", f, x, rng.standard_normal((3, 4)).astype(np.float32))
+        for name in GRAD_BINARY:
+            def g(m, a, b, name=name):
+                fn = getattr(m, name)
+                if name in ("matmul",):
+                    return m.grad(lambda s, t: fn(s, t.T).sum(), argnums=(0, 1))(a, b)
+                return m.grad(lambda s, t: (fn(s, t) * fn(s, t)).sum(), argnums=(0, 1))(a, b)
+            d.check(f"grad {name}", g, x, y)
+    # Ties and edges: where MLX's vjps split or pick.
+    t = np.array([[0.0, 1.0, 1.0, -1.0], [2.0, 2.0, 0.0, 0.5]], np.float32)
+    for label, fn in {
+        "grad max with ties": lambda m, a: m.grad(lambda s: m.max(s, axis=1).sum())(a),
+        "grad min with ties": lambda m, a: m.grad(lambda s: m.min(s).sum())(a),
+        "grad maximum(x, x)": lambda m, a: m.grad(lambda s: m.maximum(s, s[:, ::-1]).sum())(a),
+        "grad abs at 0": lambda m, a: m.grad(lambda s: m.abs(s).sum())(a),
+        "grad sqrt at 0": lambda m, a: m.grad(lambda s: m.sqrt(m.abs(s)).sum())(a),
+        "grad prod with zeros": lambda m, a: m.grad(lambda s: m.prod(s, axis=1).sum())(a),
+        "grad cumprod with zeros": lambda m, a: m.grad(lambda s: m.cumprod(s, axis=1).sum())(a),
+        "grad argmax-take": lambda m, a: m.grad(lambda s: m.take_along_axis(
+            s, m.argmax(s, axis=1, keepdims=True), axis=1).sum())(a),
+        "grad sort ties": lambda m, a: m.grad(lambda s: (m.sort(s, axis=1) * m.arange(4)).sum())(a),
+        "grad topk": lambda m, a: m.grad(lambda s: m.topk(s, 2, axis=1).sum())(a),
+        "grad clip at bounds": lambda m, a: m.grad(lambda s: m.clip(s, 0.0, 1.0).sum())(a),
+        "grad where": lambda m, a: m.grad(lambda s: m.where(s > 0.5, s * 2, s * s).sum())(a),
+        "grad x[idx] repeated": lambda m, a: m.grad(lambda s: s[m.array([0, 0, 1]), m.array([1, 1, 2])].sum())(a),
+        "grad .at add repeated": lambda m, a: m.grad(lambda s: (m.zeros((2, 4)).at[m.array([0, 0]), :].add(s[:2]) *
+                                                               m.arange(8).reshape(2, 4)).sum())(a),
+        "grad scatter set": lambda m, a: m.grad(lambda s: m.put_along_axis(s, m.array([[1], [2]]), m.array(3.0),
+                                                                           axis=1).sum())(a),
+        "grad norm at 0": lambda m, a: m.grad(lambda s: m.linalg.norm(s * 0))(a),
+        "grad logsumexp -inf": lambda m, a: m.grad(lambda s: m.logsumexp(m.where(s > 0.4, s, -m.inf), axis=1).sum())(a),
+        "grad softmax precise": lambda m, a: m.grad(lambda s: (m.softmax(s, axis=1, precise=True) ** 2).sum())(a),
+        "grad power 0**0": lambda m, a: m.grad(lambda s: m.power(s * 0, s * 0).sum(), argnums=(0,))(a),
+        "grad divide by 0": lambda m, a: m.grad(lambda s: (1.0 / s).sum())(a),
+        "vjp two outputs": lambda m, a: m.vjp(lambda s: (m.sin(s), m.cos(s)), [a], [a, a * 2])[1],
+        "jvp": lambda m, a: m.jvp(lambda s: m.tanh(s) * s, [a], [m.ones_like(a)])[1],
+        "vmap of grad": lambda m, a: m.vmap(m.grad(lambda s: (s ** 3).sum()))(a),
+        "vmap matmul in_axes": lambda m, a: m.vmap(lambda s, u: s @ u, in_axes=(0, 1))(a[:, :2], a[:, 2:].T),
+        "vmap out_axes": lambda m, a: m.vmap(lambda s: m.outer(s, s), out_axes=2)(a),
+        "value_and_grad aux": lambda m, a: m.value_and_grad(lambda s: ((s ** 2).sum(), s.mean()))(a),
+    }.items():
+        d.check(label, fn, t)
+
+
 FAMILIES = {"elementwise": elementwise, "reductions": reductions, "indexing": indexing, "shapes": shapes,
             "creation": creation, "linalg": linalg, "conv": conv, "misc": misc, "random": random_draws, "fft": fft,
-            "nn": nn_functions, "fast": fast_ops}
+            "nn": nn_functions, "fast": fast_ops, "grad": grads}
 
 
 def main():
