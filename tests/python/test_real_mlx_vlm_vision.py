@@ -94,6 +94,29 @@ def inputs(rng, name):
     return [x if kind == "nhwc" else np.ascontiguousarray(x.transpose(0, 3, 1, 2))]
 
 
+def random_weights(rng, tower, gain=1.0):
+    """Normal weights that keep the signal alive through the tower, so the
+    outputs depend on the pixels and attention on its scores: matrices and
+    kernels with deviation gain / sqrt(fan-in) (MLX keeps the input axes
+    last), norm scales near one as trained ones are, other vectors (biases)
+    small, BatchNorm running variances positive. (Flat weights of 0.05 left
+    attention uniform, which hides errors in the q/k path: they hid a
+    missing conjugate in complex VJPs, found by the towers with RoPE through
+    complex numbers; and fastvlm's output independent of the pixels.)"""
+    weights = []
+    for key, value in tree_flatten(tower.parameters()):
+        if key.endswith("running_var"):
+            w = rng.uniform(0.5, 1.5, value.shape)
+        elif value.ndim == 1 and key.endswith(".weight"):
+            w = 1 + rng.standard_normal(value.shape) * 0.1
+        elif value.ndim >= 2:
+            w = rng.standard_normal(value.shape) * gain / np.sqrt(np.prod(value.shape[1:]))
+        else:
+            w = rng.standard_normal(value.shape) * 0.05
+        weights.append((key, mx.array(w.astype(np.float32)).astype(value.dtype)))
+    return weights
+
+
 def close(got, want, what):
     got, want = np.array(got.astype(ax.float32)), np.array(want.astype(mx.float32))
     assert got.shape == want.shape, f"{what}: shape {got.shape}, MLX {want.shape}"
@@ -106,8 +129,7 @@ def close(got, want, what):
 @pytest.mark.parametrize("name", sorted(TOWERS))
 def test_vision_tower_matches_mlx(rng, name):
     mlx_tower = build("mlx", name)
-    weights = [(k, mx.array((rng.standard_normal(v.shape) * 0.05).astype(np.float32)).astype(v.dtype))
-               for k, v in tree_flatten(mlx_tower.parameters())]
+    weights = random_weights(rng, mlx_tower)
     assert weights, f"{name}: the tower has no parameters"
     mlx_tower.load_weights(weights, strict=True)
     alloy_tower = build("alloy", name)

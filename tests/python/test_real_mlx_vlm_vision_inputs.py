@@ -35,10 +35,9 @@ import types
 import numpy as np
 import pytest
 from real_mlx_code import FRAMEWORKS, Loader, arrays_in, as_alloy, normal
-from test_real_mlx_vlm_vision import close, vision_config
+from test_real_mlx_vlm_vision import close, random_weights, vision_config
 
 import mlx.core as mx
-from mlx.utils import tree_flatten
 
 import alloy.core as ax
 
@@ -312,29 +311,6 @@ def build(framework, case_name):
     tower = vision.VisionModel(config)
     tower.eval()
     return tower
-
-
-def random_weights(rng, tower, gain):
-    """Normal weights that keep the signal alive through the tower, so the
-    outputs depend on the pixels and attention on its scores: matrices and
-    kernels with deviation gain / sqrt(fan-in) (MLX keeps the input axes
-    last), norm scales near one as trained ones are, other vectors (biases)
-    small, BatchNorm running variances positive. (The companion's flat 0.05
-    leaves attention uniform, which hides errors in the q/k path: it hid
-    Alloy's complex VJP bug below; and fastvlm's output independent of the
-    pixels in float32.)"""
-    weights = []
-    for key, value in tree_flatten(tower.parameters()):
-        if key.endswith("running_var"):
-            w = rng.uniform(0.5, 1.5, value.shape)
-        elif value.ndim == 1 and key.endswith(".weight"):
-            w = 1 + rng.standard_normal(value.shape) * 0.1
-        elif value.ndim >= 2:
-            w = rng.standard_normal(value.shape) * gain / np.sqrt(np.prod(value.shape[1:]))
-        else:
-            w = rng.standard_normal(value.shape) * 0.05
-        weights.append((key, mx.array(w.astype(np.float32)).astype(value.dtype)))
-    return weights
 
 
 def on(core, value):
