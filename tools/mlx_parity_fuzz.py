@@ -260,6 +260,10 @@ def conv(d, rng):
         spatial = tuple(int(v) for v in rng.integers(3, 8, size=dims))
         ksize = tuple(int(v) for v in rng.integers(1, 4, size=dims))
         stride, pad, dil = int(rng.integers(1, 3)), int(rng.integers(0, 3)), int(rng.integers(1, 3))
+        # (Where the dilated kernel spans more than the padded input, MLX 0.32.4
+        # returns one output element per axis for strides above 1, from a
+        # window that does not fit, README; Alloy refuses, as MLX at stride 1.)
+        spatial = tuple(max(s_, dil * (k - 1) + 1 - 2 * pad) for s_, k in zip(spatial, ksize))
         x = rng.standard_normal((2,) + spatial + (cin,)).astype(np.float32)
         w = rng.standard_normal((cout,) + ksize + (cin // groups,)).astype(np.float32)
         wt = rng.standard_normal((cout,) + ksize + (cin,)).astype(np.float32)
@@ -579,7 +583,9 @@ def grads(d, rng):
         "grad clip at bounds": lambda m, a: m.grad(lambda s: m.clip(s, 0.0, 1.0).sum())(a),
         "grad where": lambda m, a: m.grad(lambda s: m.where(s > 0.5, s * 2, s * s).sum())(a),
         "grad x[idx] repeated": lambda m, a: m.grad(lambda s: s[m.array([0, 0, 1]), m.array([1, 1, 2])].sum())(a),
-        "grad .at add repeated": lambda m, a: m.grad(lambda s: (m.zeros((2, 4)).at[m.array([0, 0]), :].add(s[:2]) *
+        # (With a slice after the index array, .at[i, :].add has no gradient in
+        # MLX 0.32.4: its vjp reshapes to the wrong shape.)
+        "grad .at add repeated": lambda m, a: m.grad(lambda s: (m.zeros((2, 4)).at[m.array([0, 0])].add(s[:2]) *
                                                                m.arange(8).reshape(2, 4)).sum())(a),
         "grad scatter set": lambda m, a: m.grad(lambda s: m.put_along_axis(s, m.array([[1], [2]]), m.array(3.0),
                                                                            axis=1).sum())(a),
@@ -598,9 +604,50 @@ def grads(d, rng):
         d.check(label, fn, t)
 
 
+VMAP_FUNCS = {
+    "exp": lambda m, a: m.exp(a), "sum axis 0": lambda m, a: m.sum(a, axis=0), "softmax": lambda m, a: m.softmax(a),
+    "sort": lambda m, a: m.sort(a), "argmax": lambda m, a: m.argmax(a), "cumsum": lambda m, a: m.cumsum(a),
+    "matmul self": lambda m, a: a @ a.T, "take": lambda m, a: m.take(a, m.array([0, 2])), "transpose": lambda m, a: a.T,
+    "reshape": lambda m, a: a.reshape(-1), "slice": lambda m, a: a[1:, ::2], "index array": lambda m, a: a[m.array([1, 0])],
+    "concatenate": lambda m, a: m.concatenate([a, a * 2], axis=0), "pad": lambda m, a: m.pad(a, 1),
+    "where": lambda m, a: m.where(a > 0, a, 0), "topk": lambda m, a: m.topk(a, 2), "var": lambda m, a: m.var(a),
+    "logsumexp": lambda m, a: m.logsumexp(a, axis=-1), "expand_dims": lambda m, a: m.expand_dims(a, 0),
+    "broadcast_to": lambda m, a: m.broadcast_to(a, (2,) + a.shape), "conv1d": lambda m, a: m.conv1d(
+        a[None, :, :, None] if a.ndim == 2 else a[None, :, None, None], m.ones((2, 2, 1)))[0],
+    "fft": lambda m, a: m.fft.fft(a), "astype": lambda m, a: a.astype(m.float16), "flatten": lambda m, a: m.flatten(a),
+    "rms_norm": lambda m, a: m.fast.rms_norm(a, m.ones((a.shape[-1],)), 1e-5),
+    "layer_norm": lambda m, a: m.fast.layer_norm(a, None, None, 1e-5),
+    "scatter add": lambda m, a: a.at[m.array([0, 0])].add(1.0), "tril": lambda m, a: m.tril(a) if a.ndim == 2 else a,
+    "inner": lambda m, a: m.inner(a, a), "linalg.norm": lambda m, a: m.linalg.norm(a),
+}
+
+
+def vmaps(d, rng):
+    """vmap of each function over each axis of a 3-D input, out_axes 0 and -1,
+    and of two-argument functions with in_axes mixing a mapped and a shared one."""
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    y = rng.standard_normal((4, 5)).astype(np.float32)
+    for name, fn in VMAP_FUNCS.items():
+        for in_axis in (0, 1, 2):
+            for out_axis in (0, -1):
+                d.check(f"vmap({name}, in_axes={in_axis}, out_axes={out_axis})",
+                        lambda m, a, fn=fn, i=in_axis, o=out_axis: m.vmap(lambda t: fn(m, t), in_axes=i, out_axes=o)(a),
+                        x)
+    for label, (fn, axes) in {
+        "add mapped + shared": (lambda m, a, b: a + b, (0, None)),
+        "matmul mapped @ shared.T": (lambda m, a, b: a @ b.T, (0, None)),
+        "matmul in_axes (1, 0)": (lambda m, a, b: a @ b, (1, 0)),
+        "where mapped": (lambda m, a, b: m.where(a > b, a, b), (2, 1)),
+        "take_along_axis mapped": (lambda m, a, b: m.take_along_axis(a, m.argsort(b, axis=-1), axis=-1), (0, None)),
+        "vmap of vmap": (lambda m, a, b: m.vmap(lambda u, v: u * v)(a, b), (0, None)),
+    }.items():
+        d.check(f"vmap {label}", lambda m, a, b, fn=fn, axes=axes: m.vmap(lambda u, v: fn(m, u, v), in_axes=axes)(a, b),
+                x, y)
+
+
 FAMILIES = {"elementwise": elementwise, "reductions": reductions, "indexing": indexing, "shapes": shapes,
             "creation": creation, "linalg": linalg, "conv": conv, "misc": misc, "random": random_draws, "fft": fft,
-            "nn": nn_functions, "fast": fast_ops, "grad": grads}
+            "nn": nn_functions, "fast": fast_ops, "grad": grads, "vmap": vmaps}
 
 
 def main():
