@@ -645,9 +645,60 @@ def vmaps(d, rng):
                 x, y)
 
 
+# (Ops that keep values within a few units: MLX's CPU sin of large
+# arguments differs from libm's in the fifth digit.)
+CHAIN_OPS = [("sin", 1), ("tanh", 1), ("abs", 1), ("square", 1), ("sigmoid", 1), ("negative", 1),
+             ("add", 2), ("multiply", 2), ("subtract", 2), ("maximum", 2), ("minimum", 2), ("divide", 2)]
+
+
+def compiled(d, rng):
+    """mx.compile of random elementwise chains (with broadcasting, Python
+    scalars, dtype changes and a trailing reduction) against MLX's compile;
+    shapeless compiles called at two shapes; random state through compile."""
+    for _ in range(60):
+        steps = [CHAIN_OPS[int(i)] for i in rng.integers(0, len(CHAIN_OPS), size=int(rng.integers(2, 9)))]
+        scalar = float(np.round(rng.uniform(-2, 2), 2))
+        dt = str(rng.choice(["float32", "float16", "bfloat16"]))
+        reduce_last = bool(rng.integers(0, 2))
+        shapeless = bool(rng.integers(0, 2))
+
+        def chain(m, a, b, steps=steps, scalar=scalar, dt=dt, reduce_last=reduce_last):
+            # Both operands in the chain's dtype: the comparison's tolerance is its.
+            y, b = a.astype(getattr(m, dt)), b.astype(getattr(m, dt))
+            for k, (name, arity) in enumerate(steps):
+                if arity == 1:
+                    y = getattr(m, name)(y)
+                else:
+                    other = b if k % 2 else scalar
+                    y = getattr(m, name)(y, other) if name != "divide" else getattr(m, name)(y, m.abs(b) + 1)
+            return m.sum(y, axis=-1) if reduce_last else y
+
+        a = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+        b = rng.uniform(-1, 1, (4,)).astype(np.float32)
+        label = f"compile({'shapeless ' if shapeless else ''}{[n for n, _ in steps]}, {dt}, scalar {scalar}" \
+                f"{', sum' if reduce_last else ''})"
+        d.check(label, lambda m, x, y, chain=chain, shapeless=shapeless:
+                m.compile(lambda u, v: chain(m, u, v), shapeless=shapeless)(x, y), a, b)
+        if shapeless:
+            a2 = rng.uniform(-1, 1, (5, 4)).astype(np.float32)
+
+            def twice(m, x, x2, y, chain=chain):
+                f = m.compile(lambda u, v: chain(m, u, v), shapeless=True)
+                return [f(x, y), f(x2, y)]
+            d.check(label + " at two shapes", twice, a, a2, b)
+    d.check("compile with random state", lambda m, x: (m.random.seed(3), m.compile(
+        lambda u: u + m.random.uniform(shape=u.shape), inputs=[m.random.state], outputs=[m.random.state])(x))[1],
+        rng.standard_normal((3, 4)).astype(np.float32))
+    d.check("compile of a closure", lambda m, x, y: m.compile(lambda u: u * y + m.exp(y))(x),
+            rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4,)).astype(np.float32))
+    d.check("compile grad", lambda m, x: m.compile(m.grad(lambda u: (m.tanh(u) ** 3).sum()))(x),
+            rng.standard_normal((3, 4)).astype(np.float32))
+
+
 FAMILIES = {"elementwise": elementwise, "reductions": reductions, "indexing": indexing, "shapes": shapes,
             "creation": creation, "linalg": linalg, "conv": conv, "misc": misc, "random": random_draws, "fft": fft,
-            "nn": nn_functions, "fast": fast_ops, "grad": grads, "vmap": vmaps}
+            "nn": nn_functions, "fast": fast_ops, "grad": grads, "vmap": vmaps,
+            "compile": compiled}
 
 
 def main():
