@@ -36,6 +36,28 @@ def grid_sample_numpy(x, grid):
     return out
 
 
+def grid_sample_grid_grad_numeric(x, grid, cot):
+    """d sum(grid_sample(x, grid) * cot) / d grid by central differences of
+    the float64 reference (each grid point moves only its own output pixel,
+    so one perturbation per component), and the mask of the grid points away
+    from pixel boundaries: where ix or iy is within float32 rounding or the
+    step of an integer the derivative jumps, the central difference averages
+    its two sides and a kernel takes one."""
+    eps = 1e-6
+    want = np.zeros(grid.shape)
+    for c in range(2):
+        step = np.zeros(grid.shape)
+        step[..., c] = eps
+        up = (grid_sample_numpy(x, grid + step) * cot).sum(-1)
+        down = (grid_sample_numpy(x, grid - step) * cot).sum(-1)
+        want[..., c] = (up - down) / (2 * eps)
+    H, W = x.shape[1:3]
+    g64 = np.asarray(grid, dtype=np.float64)
+    pos = np.stack([((g64[..., 0] + 1) * W - 1) / 2, ((g64[..., 1] + 1) * H - 1) / 2], -1)
+    smooth = (np.abs(pos - np.round(pos)) > 1e-4).all(-1)
+    return want, smooth
+
+
 def assert_compile_error_on_line(error, source, line, message):
     """A kernel compile error's text says `message`, names `source:<line>`
     and quotes that line of the user's source."""
