@@ -26,9 +26,10 @@ namespace {
 const Dtype kAll[] = {Dtype::bool_,   Dtype::uint8,    Dtype::uint16,  Dtype::uint32,  Dtype::uint64,
                       Dtype::int8,    Dtype::int16,    Dtype::int32,   Dtype::int64,   Dtype::float16,
                       Dtype::bfloat16, Dtype::float32, Dtype::float64, Dtype::complex64};
-// The dtypes models run on: their strided forms are built too.
-const Dtype kCommon[] = {Dtype::bool_,   Dtype::uint8,    Dtype::uint32,  Dtype::int32,
-                         Dtype::int64,   Dtype::float16,  Dtype::bfloat16, Dtype::float32};
+// The dtypes models run on: their strided forms are built too (complex64:
+// RoPE through complex numbers, forward and backward).
+const Dtype kCommon[] = {Dtype::bool_,   Dtype::uint8,    Dtype::uint32,  Dtype::int32,    Dtype::int64,
+                         Dtype::float16, Dtype::bfloat16, Dtype::float32, Dtype::complex64};
 // Index dtypes: every integer for gathers and plain scatters; the usual ones
 // (arange's int32, numpy's int64, argmax's uint32) for combining scatters.
 const Dtype kAnyIndex[] = {Dtype::uint8, Dtype::uint16, Dtype::uint32, Dtype::uint64,
@@ -86,7 +87,9 @@ void add_elementwise(SetBuilder& set) {
       MapModule m = unary_module(info.name, d, out);
       set.add(m, "map_v");
       for (const char* k : kMapStrided32) set.add(m, k);
-      if (d == Dtype::float32 || d == Dtype::float16 || d == Dtype::bfloat16) set.add(m, "map_sn");
+      if (d == Dtype::float32 || d == Dtype::float16 || d == Dtype::bfloat16 || d == Dtype::complex64) {
+        set.add(m, "map_sn");
+      }
     }
   }
   for (const BinaryOpInfo& info : kBinaryOps) {
