@@ -10,7 +10,7 @@ zero, reductions and scatters of empty arrays, linalg of 0x0), which
 the families below steer around. `--verbose` prints each call before making
 it, so the last line of a hung run names the call. Each family draws fresh
 random inputs from the seed it prints; comparisons go through
-tests/python/mlx_oracle.py. A whole run takes about 10 minutes here.
+tests/python/mlx_oracle.py. A whole run takes about 15 minutes here.
 """
 import argparse
 import pathlib
