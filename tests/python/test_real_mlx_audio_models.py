@@ -36,7 +36,8 @@ import types
 
 import numpy as np
 import pytest
-from real_mlx_code import FRAMEWORKS, Loader, arrays_in, as_alloy
+from real_mlx_code import arrays_in, as_alloy
+from model_checks import both, build, check_input_gradient, check_outputs, decode_both, features
 from test_real_mlx_vlm_vision import close, random_weights
 
 import mlx.core as mx
@@ -54,20 +55,6 @@ STAND_INS = {
     "tqdm": dict(tqdm=lambda *args, **kwargs: types.SimpleNamespace(update=lambda *a: None, close=lambda: None)),
     "transformers": dict(AutoTokenizer=None),
 }
-
-
-def build(framework, module, make):
-    """The model `make(load)` builds from files of `framework`, in eval mode
-    (the files' dropout layers would otherwise draw random masks), and its
-    `load` (a file of the model's folder by name, any other by full name)."""
-    loader = Loader(FRAMEWORKS[framework], kernels=False)
-
-    def load(name):
-        return loader.load(f"{STT}.{module}.{name}" if "." not in name else name)
-
-    model = make(load)
-    model.eval()
-    return model, load
 
 
 # ---- the models --------------------------------------------------------------
@@ -628,10 +615,6 @@ def tokens(low, high, n):
     return lambda rng: rng.integers(low, high, (1, n)).astype(np.int32)
 
 
-def features(*shape, scale=1.0):
-    return lambda rng: (scale * rng.standard_normal(shape)).astype(np.float32)
-
-
 MODELS = {
     "whisper": dict(folder="whisper", make=whisper_make, inputs=[features(1, 24, 16), tokens(0, 97, 3)],
                     forward=lambda m, core, mel, tok: m(mel, tok),
@@ -721,47 +704,25 @@ def models(rng, monkeypatch, request):
         if importlib.util.find_spec(package) is None:
             monkeypatch.setitem(sys.modules, package, types.SimpleNamespace(**names))
     spec = MODELS[request.param]
-    mlx_model, mlx_load = build("mlx", spec["folder"], spec["make"])
+    mlx_model, mlx_load = build("mlx", f"{STT}.{spec['folder']}", spec["make"])
     # Fixed sinusoid tables that a file keeps among its parameters keep the
     # file's own values: random ones of 1/sqrt(fan-in) would hide positions.
     own = dict(tree_flatten(mlx_model.parameters()))
     weights = [(k, own[k] if k.endswith(spec.get("tables", ())) else w) for k, w in random_weights(rng, mlx_model)]
     assert weights, f"{request.param}: the model has no parameters"
     mlx_model.load_weights(weights, strict=True)
-    alloy_model, alloy_load = build("alloy", spec["folder"], spec["make"])
+    alloy_model, alloy_load = build("alloy", f"{STT}.{spec['folder']}", spec["make"])
     alloy_model.load_weights([(k, as_alloy(v)) for k, v in weights], strict=True)
     return spec, (mlx_model, mlx_load), (alloy_model, alloy_load)
-
-
-def both(xs):
-    return [mx.array(x) for x in xs], [ax.array(x) for x in xs]
 
 
 @pytest.mark.parametrize("models", sorted(MODELS), indirect=True)
 def test_forward_and_gradient_match_mlx(rng, models):
     spec, (mlx_model, _), (alloy_model, _) = models
-    xs = [make(rng) for make in spec["inputs"]]
-    mlx_xs, alloy_xs = both(xs)
-    want = arrays_in(spec["forward"](mlx_model, mx, *mlx_xs), mx)
-    got = arrays_in(spec["forward"](alloy_model, ax, *alloy_xs), ax)
-    assert want and len(got) == len(want), f"{len(got)} output arrays, MLX {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        close(g, w, f"output {i} {tuple(w.shape)}")
-
-    # The float input's gradient through the main output: the model depends
-    # on its input (close() refuses an all-zero MLX gradient) and its
-    # backward pass agrees.
+    mlx_xs, alloy_xs = both([make(rng) for make in spec["inputs"]])
+    want = check_outputs(spec["forward"], mlx_model, alloy_model, mlx_xs, alloy_xs)
     cot = rng.standard_normal(want[0].shape).astype(np.float32)
-
-    def loss(core, model, rest):
-        def f(x):
-            main = arrays_in(spec["forward"](model, core, x, *rest), core)[0]
-            return (main.astype(core.float32) * core.array(cot)).sum()
-        return f
-
-    want_grad = mx.grad(loss(mx, mlx_model, mlx_xs[1:]))(mlx_xs[0])
-    got_grad = ax.grad(loss(ax, alloy_model, alloy_xs[1:]))(alloy_xs[0])
-    close(got_grad, want_grad, "input gradient")
+    check_input_gradient(spec["forward"], mlx_model, alloy_model, mlx_xs, alloy_xs, cot)
 
 
 DECODERS = sorted(name for name, spec in MODELS.items() if "decode" in spec)
@@ -769,28 +730,8 @@ DECODERS = sorted(name for name, spec in MODELS.items() if "decode" in spec)
 
 @pytest.mark.parametrize("models", DECODERS, indirect=True)
 def test_cached_decoding_matches_mlx(rng, models):
-    spec, (mlx_model, mlx_load), (alloy_model, alloy_load) = models
-    steps = spec.get("steps", 4)
-    xs = [make(rng) for make in spec["inputs"]]
-    mlx_xs, alloy_xs = both(xs)
-
-    # MLX decodes greedily; Alloy is fed MLX's tokens, so that one near tie
-    # cannot send the two down different paths, and its own greedy choice is
-    # checked against MLX's wherever MLX's top two logits are clearly apart.
-    mlx_tokens = []
-
-    def mlx_pick(step, logits):
-        mlx_tokens.append(int(np.argmax(np.array(logits.astype(mx.float32)).reshape(-1))))
-        return mlx_tokens[-1]
-
-    alloy_tokens = []
-
-    def alloy_pick(step, logits):
-        alloy_tokens.append(int(np.argmax(np.array(logits.astype(ax.float32)).reshape(-1))))
-        return mlx_tokens[step]
-
-    want = spec["decode"](mlx_model, mx, mlx_xs, mlx_pick, steps, mlx_load)
-    got = spec["decode"](alloy_model, ax, alloy_xs, alloy_pick, steps, alloy_load)
+    spec, *built = models
+    want, got, picks = decode_both(rng, spec, built)
     assert want and len(want) == len(got), f"{len(got)} steps, MLX {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         # A step gives its logits, or its logits and then its new state.
@@ -803,8 +744,4 @@ def test_cached_decoding_matches_mlx(rng, models):
                 np.testing.assert_array_equal(np.array(gj), np.array(wj), err_msg=what)
             else:
                 close(gj, wj, what)
-        if i >= len(mlx_tokens):
-            continue  # a decode loop of the model's own (beam search): its tokens are compared above
-        top = np.sort(np.array(w[0].astype(mx.float32)).reshape(-1))
-        if top[-1] - top[-2] > 1e-3 * np.max(np.abs(top)):
-            assert alloy_tokens[i] == mlx_tokens[i], f"step {i}: token {alloy_tokens[i]}, MLX {mlx_tokens[i]}"
+        picks.check_step(i, w[0])

@@ -37,7 +37,9 @@ import types
 
 import numpy as np
 import pytest
-from real_mlx_code import FRAMEWORKS, Loader, arrays_in, as_alloy
+from real_mlx_code import as_alloy
+from model_checks import (both, build, check_input_gradient, check_outputs, decode_both, features,
+                          projected_main_output)
 from test_real_mlx_vlm_vision import close, random_weights
 
 import mlx.core as mx
@@ -65,26 +67,8 @@ STAND_INS = {
 }
 
 
-def build(framework, folder, make):
-    """The model `make(load)` builds from files of `framework`, in eval mode,
-    and its `load` (a file of the model's folder by name, any other by full
-    name)."""
-    loader = Loader(FRAMEWORKS[framework], kernels=False)
-
-    def load(name):
-        return loader.load(f"{TTS}.{folder}.{name}" if "." not in name else name)
-
-    model = make(load)
-    model.eval()
-    return model, load
-
-
 def tokens(low, high, *shape):
     return lambda rng: rng.integers(low, high, shape).astype(np.int32)
-
-
-def features(*shape, scale=1.0):
-    return lambda rng: (scale * rng.standard_normal(shape)).astype(np.float32)
 
 
 def last(logits):
@@ -491,7 +475,7 @@ def models(rng, monkeypatch, request):
     for package in missing:
         monkeypatch.setitem(sys.modules, package, types.SimpleNamespace(**STAND_INS[package]))
     spec = MODELS[request.param]
-    mlx_model, mlx_load = build("mlx", spec["folder"], spec["make"])
+    mlx_model, mlx_load = build("mlx", f"{TTS}.{spec['folder']}", spec["make"])
     # Fixed tables that a file keeps among its parameters keep the file's own
     # values: random ones of 1/sqrt(fan-in) would hide positions.
     own = dict(tree_flatten(mlx_model.parameters()))
@@ -499,13 +483,9 @@ def models(rng, monkeypatch, request):
                for k, w in random_weights(rng, mlx_model, spec.get("gain", 1.0))]
     assert weights, f"{request.param}: the model has no parameters"
     mlx_model.load_weights(weights, strict=True)
-    alloy_model, alloy_load = build("alloy", spec["folder"], spec["make"])
+    alloy_model, alloy_load = build("alloy", f"{TTS}.{spec['folder']}", spec["make"])
     alloy_model.load_weights([(k, as_alloy(v)) for k, v in weights], strict=True)
     return spec, (mlx_model, mlx_load), (alloy_model, alloy_load)
-
-
-def both(xs):
-    return [mx.array(x) for x in xs], [ax.array(x) for x in xs]
 
 
 def params(names):
@@ -515,36 +495,18 @@ def params(names):
 @pytest.mark.parametrize("models", params(MODELS), indirect=True)
 def test_forward_and_gradient_match_mlx(rng, models):
     spec, (mlx_model, _), (alloy_model, _) = models
-    xs = [make(rng) for make in spec["inputs"]]
-    mlx_xs, alloy_xs = both(xs)
-    want = arrays_in(spec["forward"](mlx_model, mx, *mlx_xs), mx)
-    got = arrays_in(spec["forward"](alloy_model, ax, *alloy_xs), ax)
-    assert want and len(got) == len(want), f"{len(got)} output arrays, MLX {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        close(g, w, f"output {i} {tuple(w.shape)}")
-
+    mlx_xs, alloy_xs = both([make(rng) for make in spec["inputs"]])
+    want = check_outputs(spec["forward"], mlx_model, alloy_model, mlx_xs, alloy_xs)
     if not spec.get("grad", True):
         return
-    # The float input's gradient through the main output: the model depends
-    # on its input (close() refuses an all-zero MLX gradient) and its backward
-    # pass agrees.
     cot = rng.standard_normal(want[0].shape).astype(np.float32)
-
-    def loss(core, model, rest):
-        def f(x):
-            main = arrays_in(spec["forward"](model, core, x, *rest), core)[0]
-            return (main.astype(core.float32) * core.array(cot)).sum()
-        return f
-
     if "param" in spec:
         # Token ids only: the gradient for one of the model's weights instead.
         want_grad = mx.grad(weight_loss(spec, mlx, mlx_model, mlx_xs, cot))(weight_of(mlx, mlx_model, spec["param"]))
         got_grad = ax.grad(weight_loss(spec, alloy, alloy_model, alloy_xs, cot))(weight_of(alloy, alloy_model, spec["param"]))
         close(got_grad, want_grad, f"gradient for {spec['param']}")
         return
-    want_grad = mx.grad(loss(mx, mlx_model, mlx_xs[1:]))(mlx_xs[0])
-    got_grad = ax.grad(loss(ax, alloy_model, alloy_xs[1:]))(alloy_xs[0])
-    close(got_grad, want_grad, "input gradient")
+    check_input_gradient(spec["forward"], mlx_model, alloy_model, mlx_xs, alloy_xs, cot)
 
 
 def weight_of(package, model, key):
@@ -557,8 +519,7 @@ def weight_loss(spec, package, model, xs, cot):
 
     def f(w):
         model.update(package.utils.tree_unflatten([(key, w)]))
-        main = arrays_in(spec["forward"](model, core, *xs), core)[0]
-        return (main.astype(core.float32) * core.array(cot)).sum()
+        return projected_main_output(spec["forward"], core, model, xs[1:], cot)(xs[0])
     return f
 
 
@@ -567,36 +528,13 @@ DECODERS = [name for name, spec in MODELS.items() if "decode" in spec]
 
 @pytest.mark.parametrize("models", params(DECODERS), indirect=True)
 def test_cached_decoding_matches_mlx(rng, models):
-    spec, (mlx_model, mlx_load), (alloy_model, alloy_load) = models
-    steps = spec.get("steps", 4)
-    xs = [make(rng) for make in spec["inputs"]]
-    mlx_xs, alloy_xs = both(xs)
-
-    # MLX decodes greedily; Alloy is fed MLX's tokens, so that one near tie
-    # cannot send the two down different paths, and its own greedy choice is
-    # checked against MLX's wherever MLX's top two logits are clearly apart.
-    mlx_tokens, alloy_tokens = [], []
-
-    def greedy(logits, core):
-        return int(np.argmax(np.array(logits.astype(core.float32)).reshape(-1)))
-
-    def mlx_pick(step, logits):
-        mlx_tokens.append(greedy(logits, mx))
-        return mlx_tokens[-1]
-
-    def alloy_pick(step, logits):
-        alloy_tokens.append(greedy(logits, ax))
-        return mlx_tokens[step]
-
-    want = spec["decode"](mlx_model, mx, mlx_xs, mlx_pick, steps, mlx_load)
-    got = spec["decode"](alloy_model, ax, alloy_xs, alloy_pick, steps, alloy_load)
-    assert len(want) == steps and len(got) == steps, f"{len(got)} steps, MLX {len(want)}"
+    spec, *built = models
+    want, got, picks = decode_both(rng, spec, built)
+    assert len(want) == spec.get("steps", 4) and len(got) == len(want), f"{len(got)} steps, MLX {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         if np.issubdtype(np.array(w).dtype, np.integer):
             # a decode loop of the model's own with a greedy sampler: its tokens
             np.testing.assert_array_equal(np.array(g), np.array(w), err_msg=f"step {i} tokens")
             continue
         close(g, w, f"step {i} logits")
-        top = np.sort(np.array(w.astype(mx.float32)).reshape(-1))
-        if top[-1] - top[-2] > 1e-3 * np.max(np.abs(top)):
-            assert alloy_tokens[i] == mlx_tokens[i], f"step {i}: token {alloy_tokens[i]}, MLX {mlx_tokens[i]}"
+        picks.check_step(i, w)

@@ -1,0 +1,103 @@
+"""What the real-model tests (test_real_mlx_audio_models.py,
+test_real_mlx_audio_tts.py) check on each model, written once: the same
+inputs to both frameworks, every output against MLX's, the gradient of a
+random projection of the main output, and greedy decoding where Alloy is
+fed MLX's tokens."""
+import numpy as np
+
+import alloy.core as ax
+import mlx.core as mx
+from real_mlx_code import FRAMEWORKS, Loader, arrays_in
+from test_real_mlx_vlm_vision import close
+
+
+def build(framework, package, make):
+    """The model `make(load)` builds from files of `framework`, in eval mode
+    (dropout layers would otherwise draw random masks), and its `load` (a
+    file of `package` by name, any other module by its full name)."""
+    loader = Loader(FRAMEWORKS[framework], kernels=False)
+
+    def load(name):
+        return loader.load(f"{package}.{name}" if "." not in name else name)
+
+    model = make(load)
+    model.eval()
+    return model, load
+
+
+def features(*shape, scale=1.0):
+    """An input builder: normal float32 values of `shape`, times `scale`."""
+    return lambda rng: (scale * rng.standard_normal(shape)).astype(np.float32)
+
+
+def both(xs):
+    """numpy inputs as arrays of MLX and of Alloy."""
+    return [mx.array(x) for x in xs], [ax.array(x) for x in xs]
+
+
+def check_outputs(forward, mlx_model, alloy_model, mlx_xs, alloy_xs):
+    """Every array forward() returns agrees with MLX's; returns MLX's."""
+    want = arrays_in(forward(mlx_model, mx, *mlx_xs), mx)
+    got = arrays_in(forward(alloy_model, ax, *alloy_xs), ax)
+    assert want and len(got) == len(want), f"{len(got)} output arrays, MLX {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        close(g, w, f"output {i} {tuple(w.shape)}")
+    return want
+
+
+def projected_main_output(forward, core, model, rest, cot):
+    """x -> sum(main output of forward(model, core, x, *rest) * cot)."""
+    def f(x):
+        main = arrays_in(forward(model, core, x, *rest), core)[0]
+        return (main.astype(core.float32) * core.array(cot)).sum()
+    return f
+
+
+def check_input_gradient(forward, mlx_model, alloy_model, mlx_xs, alloy_xs, cot):
+    """The first (float) input's gradient through the projected main output:
+    the model depends on its input (close() refuses an all-zero MLX
+    gradient) and its backward pass agrees."""
+    want = mx.grad(projected_main_output(forward, mx, mlx_model, mlx_xs[1:], cot))(mlx_xs[0])
+    got = ax.grad(projected_main_output(forward, ax, alloy_model, alloy_xs[1:], cot))(alloy_xs[0])
+    close(got, want, "input gradient")
+
+
+class GreedyPicks:
+    """MLX decodes greedily; Alloy is fed MLX's tokens, so that one near tie
+    cannot send the two down different paths, and its own greedy choice is
+    checked against MLX's wherever MLX's top two logits are clearly apart."""
+
+    def __init__(self):
+        self.mlx_tokens, self.alloy_tokens = [], []
+
+    @staticmethod
+    def greedy(logits, core):
+        return int(np.argmax(np.array(logits.astype(core.float32)).reshape(-1)))
+
+    def mlx_pick(self, step, logits):
+        self.mlx_tokens.append(self.greedy(logits, mx))
+        return self.mlx_tokens[-1]
+
+    def alloy_pick(self, step, logits):
+        self.alloy_tokens.append(self.greedy(logits, ax))
+        return self.mlx_tokens[step]
+
+    def check_step(self, i, mlx_logits):
+        if i >= len(self.mlx_tokens):
+            return  # a decode loop of the model's own: its tokens are compared by the caller
+        top = np.sort(np.array(mlx_logits.astype(mx.float32)).reshape(-1))
+        if top[-1] - top[-2] > 1e-3 * np.max(np.abs(top)):
+            assert self.alloy_tokens[i] == self.mlx_tokens[i], \
+                f"step {i}: token {self.alloy_tokens[i]}, MLX {self.mlx_tokens[i]}"
+
+
+def decode_both(rng, spec, models):
+    """spec["decode"] through MLX, then Alloy fed MLX's tokens, on the same
+    fresh inputs: (MLX's steps, Alloy's steps, the GreedyPicks)."""
+    (mlx_model, mlx_load), (alloy_model, alloy_load) = models
+    steps = spec.get("steps", 4)
+    mlx_xs, alloy_xs = both([make(rng) for make in spec["inputs"]])
+    picks = GreedyPicks()
+    want = spec["decode"](mlx_model, mx, mlx_xs, picks.mlx_pick, steps, mlx_load)
+    got = spec["decode"](alloy_model, ax, alloy_xs, picks.alloy_pick, steps, alloy_load)
+    return want, got, picks
