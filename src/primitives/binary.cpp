@@ -70,9 +70,8 @@ std::vector<array> Binary::vjp(const std::vector<array>& primals, const std::vec
     Partial p = partial(op_, arg, primals[0], primals[1], outputs[0], stream());
     // Complex products and quotients: the cotangent times the conjugate
     // partial, MLX's convention (its power keeps the partial itself).
-    if (p.kind == Partial::Factor && is_complex(p.factor->dtype()) &&
-        (op_ == BinaryOp::Multiply || op_ == BinaryOp::Divide)) {
-      p.factor = conjugate(*p.factor, stream());
+    if (p.kind == Partial::Factor && (op_ == BinaryOp::Multiply || op_ == BinaryOp::Divide)) {
+      p.factor = conjugate(*p.factor, stream());  // no-op for real dtypes
     }
     out.push_back(apply(p, cotangents[0], primals[arg], stream()));
   }

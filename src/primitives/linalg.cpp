@@ -9,10 +9,7 @@ namespace alloy {
 std::vector<array> Matmul::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                                const std::vector<int>& argnums, const std::vector<array>&) {
   const array& cot = cotangents[0];
-  auto adjoint = [&](const array& m) {
-    array t = swapaxes(m, -1, -2, stream());
-    return is_complex(t.dtype()) ? conjugate(t, stream()) : t;
-  };
+  auto adjoint = [&](const array& m) { return conjugate(swapaxes(m, -1, -2, stream()), stream()); };
   std::vector<array> grads;
   for (int arg : argnums) {
     if (arg == 0) {

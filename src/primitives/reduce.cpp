@@ -91,7 +91,7 @@ std::vector<array> Reduce::vjp(const std::vector<array>& primals, const std::vec
   if (op_ == ReduceOp::Sum) return {g};
   array partial = astype(reduce_partial(op_, x, outputs[0], axes_, stream()), g.dtype(), stream());
   // Complex products: the conjugate partial, MLX's convention.
-  if (op_ == ReduceOp::Prod && is_complex(partial.dtype())) partial = conjugate(partial, stream());
+  if (op_ == ReduceOp::Prod) partial = conjugate(partial, stream());
   return {multiply(g, partial, stream())};
 }
 

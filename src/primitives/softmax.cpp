@@ -25,8 +25,7 @@ bool LogSumExp::is_equivalent(const Primitive& other) const {
 std::vector<array> Softmax::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
                                 const std::vector<int>&, const std::vector<array>& outputs) {
   // (The Jacobian is symmetric: for complex inputs its conjugate applies.)
-  const array& y = outputs[0];
-  return {softmax_apply_jacobian(is_complex(y.dtype()) ? conjugate(y, stream()) : y, cotangents[0], stream())};
+  return {softmax_apply_jacobian(conjugate(outputs[0], stream()), cotangents[0], stream())};
 }
 
 std::vector<array> Softmax::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
@@ -41,7 +40,7 @@ std::vector<array> LogSumExp::vjp(const std::vector<array>& primals, const std::
                                   const std::vector<int>&, const std::vector<array>& outputs) {
   const array& x = primals[0];
   array p = exp(subtract(x, outputs[0], stream()), stream());
-  return {multiply(cotangents[0], is_complex(p.dtype()) ? conjugate(p, stream()) : p, stream())};
+  return {multiply(cotangents[0], conjugate(p, stream()), stream())};
 }
 
 std::vector<array> LogSumExp::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,

@@ -77,8 +77,7 @@ std::vector<array> Unary::vjp(const std::vector<array>& primals, const std::vect
   // Complex inputs of holomorphic functions: the cotangent times the
   // conjugate derivative, MLX's convention (the jvp keeps the derivative
   // itself). |z| is not holomorphic: its cotangent (real) times z / |z|.
-  const bool conjugated = is_complex(dy->dtype()) && op_ != UnaryOp::Abs;
-  return {multiply(g, conjugated ? conjugate(*dy, stream()) : *dy, stream())};
+  return {multiply(g, op_ == UnaryOp::Abs ? *dy : conjugate(*dy, stream()), stream())};
 }
 
 std::vector<array> Unary::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
