@@ -1,5 +1,5 @@
 """mlx-lm's fused Metal kernels (mlx_lm/kernels/, which muse_spark calls on
-every device) and BitNet's packed ternary matmul, imported unchanged on real
+every device) and BitNet's packed ternary matmuls (mlx-lm's and mlx-vlm's), imported unchanged on real
 MLX with alloy.mlx, on fresh random inputs against float64 references (tests/pyshared/mlx_lm_fused_kernels.py;
 tests/python runs the same cases on Alloy's own path)."""
 import importlib
@@ -12,7 +12,9 @@ import alloy.mlx
 from mlx_lm_fused_kernels import CASES, MODULES, check
 from real_mlx_code import enter_package
 
-enter_package("mlx_lm")  # the kernel files import unchanged; the package's __init__ does not run
+# The kernel files import unchanged; the packages' __init__s do not run.
+enter_package("mlx_lm")
+enter_package("mlx_vlm")
 
 
 @pytest.fixture(scope="module")

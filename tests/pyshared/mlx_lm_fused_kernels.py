@@ -1,6 +1,7 @@
 """mlx-lm's fused Metal kernels (mlx_lm/kernels/, which its muse_spark model
-calls with no ops fallback) and its BitNet layer's packed ternary matmul
-(models/bitlinear_layers.py, no fallback either), each checked against a
+calls with no ops fallback) and the packed ternary matmuls of BitNet's
+layers (mlx-lm's models/bitlinear_layers.py and mlx-vlm's
+models/bitnet/bitlinear.py, no fallback either), each checked against a
 float64 numpy reference written here from what its docstring and source say
 it computes.
 
@@ -20,6 +21,9 @@ import numpy as np
 MODULES = {name: "mlx_lm.kernels." + name for name in ["qk_norm", "qk_norm_rope", "rms_norm_sigmoid_gate",
                                                        "expert_routing", "norm_add_norm", "post_expert_norm_combine"]}
 MODULES["bitlinear_layers"] = "mlx_lm.models.bitlinear_layers"
+# mlx-vlm's BitNet carries its own BitLinear: the same packing, another kernel
+# (a SIMD group of 32 threads per four output rows, reduced with simd_sum).
+MODULES["vlm_bitlinear"] = "mlx_vlm.models.bitnet.bitlinear"
 
 # (rtol, atol) by the kernel's element type: float32 sums over up to 2048
 # values in another order than float64; half and bfloat16 round once or
@@ -175,10 +179,11 @@ def post_expert_norm_combine(mods, mx, rng, dtype="float32", D=512, K=4):
     return [("out", _numpy(mx, out), acc)]
 
 
-def bitlinear(mods, mx, rng, dtype="float32", in_features=200, out_features=24, invert=False):
+def bitlinear(mods, mx, rng, dtype="float32", in_features=200, out_features=24, invert=False,
+              module="bitlinear_layers"):
     """BitLinear: weights of -1, 0, 1 packed four rows to a byte (row r + i *
     out/4 in bits 2i..2i+1 of byte row r), times a weight scale, plus bias."""
-    layer = mods["bitlinear_layers"].BitLinear(in_features, out_features, bias=True, invert_weight_scales=invert)
+    layer = mods[module].BitLinear(in_features, out_features, bias=True, invert_weight_scales=invert)
     packed = rng.integers(0, 256, (out_features // 4, in_features)).astype(np.uint8)
     scale = np.array([rng.uniform(0.5, 2.0)], np.float32)
     bias = rng.standard_normal(out_features).astype(np.float32)
@@ -214,6 +219,10 @@ CASES = [
     ("post_expert_norm_combine-D64-K2-f16", post_expert_norm_combine, {"dtype": "float16", "D": 64, "K": 2}),
     ("bitlinear-f32", bitlinear, {}),
     ("bitlinear-f16-inverted", bitlinear, {"dtype": "float16", "in_features": 512, "out_features": 8, "invert": True}),
+    # (in_features a multiple of 4: the kernel reads x four at a time.)
+    ("vlm-bitlinear-f32", bitlinear, {"module": "vlm_bitlinear", "in_features": 1000, "out_features": 12}),
+    ("vlm-bitlinear-bf16-inverted", bitlinear,
+     {"module": "vlm_bitlinear", "dtype": "bfloat16", "in_features": 256, "out_features": 8, "invert": True}),
 ]
 
 

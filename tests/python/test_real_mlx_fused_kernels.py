@@ -1,7 +1,8 @@
 """mlx-lm's fused Metal kernels (mlx_lm/kernels/: q/k norms with and without
 RoPE, the norm and sigmoid gate, expert routing, norm-add-norm, the expert
-combine) and BitNet's packed ternary matmul (models/bitlinear_layers.py), loaded unchanged from the installed package with their imports
-pointed at Alloy (real_mlx_code.py), on fresh random inputs against float64
+combine) and BitNet's packed ternary matmuls (mlx-lm's
+models/bitlinear_layers.py, mlx-vlm's models/bitnet/bitlinear.py), loaded
+unchanged from the installed packages with their imports pointed at Alloy (real_mlx_code.py), on fresh random inputs against float64
 references (tests/pyshared/mlx_lm_fused_kernels.py). They have no ops
 fallback: muse_spark and BitNet models call them on every device."""
 import numpy as np
