@@ -22,11 +22,13 @@ struct sigaction previous[kNumSignals];
 thread_local sigjmp_buf* jump_target = nullptr;
 thread_local int fault_signal = 0;
 thread_local void* fault_address = nullptr;
+thread_local int fault_code = 0;
 
 void on_fault(int sig, siginfo_t* info, void* context) {
   if (jump_target) {
     fault_signal = sig;
     fault_address = info ? info->si_addr : nullptr;
+    fault_code = info ? info->si_code : 0;
     sigjmp_buf* target = jump_target;
     jump_target = nullptr;
     siglongjmp(*target, 1);
@@ -85,8 +87,15 @@ void ensure_alternate_stack() {
   sigaltstack(&ss, nullptr);
 }
 
-std::string describe(int sig, void* address) {
+std::string describe(int sig, void* address, int code) {
   if (sig == kStopSignal) return "stopped";
+  // x86 reports a general protection fault with no address (SI_KERNEL): an
+  // aligned vector instruction at an address not a multiple of its size, or
+  // an address outside the canonical range (a wild pointer).
+  if (sig == SIGSEGV && code == SI_KERNEL && address == nullptr) {
+    return "SIGSEGV: invalid memory access (a general protection fault: a vector load or store at an address "
+           "that is not a multiple of its size, or a wild pointer)";
+  }
   const char* name = sig == SIGSEGV ? "SIGSEGV: invalid memory access"
                    : sig == SIGBUS  ? "SIGBUS: misaligned or unmapped memory access"
                    : sig == SIGFPE  ? "SIGFPE: arithmetic fault (an integer division by zero?)"
@@ -132,7 +141,7 @@ bool run_catching_faults(const std::function<void()>& fn, std::string& what, Sto
   if (sigsetjmp(target, 1) != 0) {
     jump_target = outer;
     if (stoppable) stoppable->remove(pthread_self());
-    what = describe(fault_signal, fault_address);
+    what = describe(fault_signal, fault_address, fault_code);
     return false;
   }
   jump_target = &target;

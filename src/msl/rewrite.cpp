@@ -301,7 +301,6 @@ class Rewriter {
         out[i] = "::alloy_msl::vector_cast<" + *pointee + ">(";
         for (std::size_t k = i + 1; k <= close; ++k) out[k] = "";
         out[end - 1] = current(toks, out, end - 1) + ")";
-        declared_vector_pointer(toks, out, i);
       } else if ((t.is_ident("reinterpret_cast") || t.is_ident("static_cast")) && i + 1 < toks.size() &&
                  toks[i + 1].is_punct("<")) {
         const std::size_t close = closing_angle(toks, i + 1);
@@ -311,32 +310,50 @@ class Rewriter {
         out[i] = "::alloy_msl::vector_cast";
         out[i + 1] = "<" + *pointee;
         for (std::size_t k = i + 2; k < close; ++k) out[k] = "";
-        declared_vector_pointer(toks, out, i);
       }
+    }
+    vector_pointer_declarations(toks, out);
+  }
+
+  // A variable declared as a vector pointer into device or constant memory,
+  // `const device float4* q = ...;` or `device half4* q;` (one declarator; a
+  // local or a struct member), is `::alloy_msl::vector_cast_ptr<const float4>
+  // q`: whatever it is given later (a cast, pointer arithmetic on a scalar
+  // buffer's address), accesses through it work at any address the elements
+  // may have. Parameters keep plain pointers: their buffers come aligned.
+  static void vector_pointer_declarations(const std::vector<Token>& toks, Out& out) {
+    auto type_word = [](const Token& t) {
+      return t.is_ident("const") || t.is_ident("volatile") || t.is_ident("device") || t.is_ident("constant") ||
+             t.is_ident("metal") || t.is_punct("::") || (t.kind == TokenKind::Identifier && is_vector_type_name(t.text));
+    };
+    for (std::size_t b = 0; b < toks.size(); ++b) {
+      if (!type_word(toks[b]) || toks[b].is_punct("::") || !at_statement_start(toks, b)) continue;
+      std::size_t star = b;
+      while (star < toks.size() && type_word(toks[star])) ++star;
+      if (star + 2 >= toks.size() || !toks[star].is_punct("*") || toks[star + 1].kind != TokenKind::Identifier ||
+          !(toks[star + 2].is_punct(";") || toks[star + 2].is_punct("=")))
+        continue;
+      if (!single_declarator(toks, star + 2)) continue;
+      const std::optional<std::string> pointee = vector_pointee(toks, out, b, star + 1);
+      if (!pointee) continue;
+      out[b] = "::alloy_msl::vector_cast_ptr<" + *pointee + ">";
+      for (std::size_t k = b + 1; k <= star; ++k) out[k] = "";
+      b = star;
     }
   }
 
-  // `const device float4* q = <the vector cast at i>;`, one declarator: the
-  // variable keeps the cast's kind of pointer, `::alloy_msl::vector_cast_ptr<
-  // const float4> q = ...`, so accesses through it work at any address too.
-  static void declared_vector_pointer(const std::vector<Token>& toks, Out& out, std::size_t i) {
-    if (i < 4 || !toks[i - 1].is_punct("=") || toks[i - 2].kind != TokenKind::Identifier || !toks[i - 3].is_punct("*"))
-      return;
-    std::size_t b = i - 3;
-    while (b > 0 && (toks[b - 1].kind == TokenKind::Identifier || toks[b - 1].is_punct("::"))) --b;
-    if (!at_statement_start(toks, b)) return;
+  // Whether the declaration whose first declarator ends at `k` (its `;` or
+  // `=`) has no other declarator.
+  static bool single_declarator(const std::vector<Token>& toks, std::size_t k) {
     int depth = 0;
-    for (std::size_t k = i; k < toks.size(); ++k) {
+    for (; k < toks.size(); ++k) {
       if (opens(toks[k])) ++depth;
       if (closes(toks[k])) --depth;
-      if (depth == 0 && toks[k].is_punct(",")) return;
-      if (depth == 0 && toks[k].is_punct(";")) break;
-      if (depth < 0) return;
+      if (depth < 0) return false;
+      if (depth == 0 && toks[k].is_punct(",")) return false;
+      if (depth == 0 && toks[k].is_punct(";")) return true;
     }
-    const std::optional<std::string> pointee = vector_pointee(toks, out, b, i - 2);
-    if (!pointee) return;
-    out[b] = "::alloy_msl::vector_cast_ptr<" + *pointee + ">";
-    for (std::size_t k = b + 1; k < i - 2; ++k) out[k] = "";
+    return false;
   }
 
   // For the type toks[b, e) = `[const] device|constant [const] V *` with V a

@@ -5,6 +5,7 @@ later work runs. A fault outside any kernel still ends the process as it
 would without Alloy. A kernel past its timeout= (or $ALLOY_KERNEL_TIMEOUT)
 is stopped: TimeoutError."""
 import os
+import platform
 import subprocess
 import sys
 
@@ -49,6 +50,24 @@ def test_memory_fault_in_a_kernel_is_an_error_naming_it(rng, name, source):
     (out,) = ok(inputs=[mx.array(a)], grid=(100, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(100,)],
                 output_dtypes=[mx.float32], stream=mx.cpu)
     np.testing.assert_allclose(np.array(out), a + 1)
+
+
+WILD_POINTER_READ = """
+    uint i = thread_position_in_grid.x;
+    device const float* p = (device const float*)(0x8000000000000000ull);  // outside x86's canonical range
+    out[i] = p[i];
+"""
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86's general protection fault")
+def test_a_general_protection_fault_says_what_it_usually_is():
+    """x86 reports a general protection fault (a wild pointer, or an aligned
+    vector instruction at a misaligned address) with no address: the error
+    says so instead of naming address 0."""
+    with pytest.raises(RuntimeError, match=r"kernel 'wild_pointer'.*general protection fault.*not a multiple of "
+                                           r"its size, or a wild pointer"):
+        mx.eval(launch("wild_pointer", WILD_POINTER_READ))
+    assert (mx.ones(3) + 1).tolist() == [2.0, 2.0, 2.0]
 
 
 def test_faults_again_and_again_stay_errors():

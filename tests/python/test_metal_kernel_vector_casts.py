@@ -142,3 +142,56 @@ def test_a_declared_cast_pointer_lives_across_a_barrier(rng):
     i = np.arange(ROWS)
     nxt = (i // 32) * 32 + (i % 32 + 1) % 32
     np.testing.assert_allclose(got, r[i * 6] + r[nxt * 6 + 1], rtol=1e-5, atol=1e-5)
+
+
+ASSIGNED_LATER = """
+    uint i = thread_position_in_grid.x;
+    const device float4* p;                        // declared first, given a cast later
+    p = (const device float4*)(a + i * 6 + 1);     // rows of 6, one float in
+    const device float4* q = p + 1;                // arithmetic on it, into another variable
+    device float2* o;
+    o = (device float2*)(out + i * 6 + 1);
+    o[0] = float2(p[0].x + q->w, dot(*q, float4(1, 2, 3, 4)));
+    o[1] = p[0].zw;
+    out[i * 6] = p[0].y;
+    out[i * 6 + 5] = (*p).w;
+"""
+
+
+def test_a_pointer_declared_first_and_given_a_cast_later_reads_and_writes_at_any_float(rng):
+    """A vector pointer declared before the cast it is given (or computed
+    from such a pointer) keeps the cast's kind: its reads and writes work at
+    any float's address, not only those of a pointer initialised by the cast."""
+    a = rng.standard_normal(ROWS * 6 + 8).astype(np.float32)
+    got = run("vector_cast_assigned_later", ASSIGNED_LATER, a, (ROWS * 6,)).reshape(ROWS, 6)
+    r = a.astype(np.float64)
+    base = np.arange(ROWS)[:, None] * 6 + 1
+    p, q = r[base + np.arange(4)], r[base + 4 + np.arange(4)]
+    want = np.stack([p[:, 1], p[:, 0] + q[:, 3], q @ np.array([1.0, 2, 3, 4]), p[:, 2], p[:, 3], p[:, 3]], axis=1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_vector_pointer_in_a_struct_reads_at_any_float(rng):
+    """A struct member that is a vector pointer, set from a cast: reads
+    through it work at any float's address too."""
+    header = """
+struct FloatRow {
+  const device float4* p;
+  float sum(int k) const { return p[k].x + p[k].w; }
+};
+"""
+    source = """
+    uint i = thread_position_in_grid.x;
+    FloatRow row;
+    row.p = (const device float4*)(a + i * 7 + 3);   // rows of 7 floats, three in
+    out[i] = row.sum(0) - 2 * row.sum(1);
+"""
+    a = rng.standard_normal(ROWS * 7 + 12).astype(np.float32)
+    k = mx.fast.metal_kernel(name="vector_cast_struct", input_names=["a"], output_names=["out"], source=source,
+                             header=header)
+    (out,) = k(inputs=[mx.array(a)], grid=(ROWS, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(ROWS,)],
+               output_dtypes=[mx.float32], init_value=float("nan"))
+    r = a.astype(np.float64)
+    b = np.arange(ROWS) * 7 + 3
+    want = r[b] + r[b + 3] - 2 * (r[b + 4] + r[b + 7])
+    np.testing.assert_allclose(np.array(out), want, rtol=1e-5, atol=1e-5)
