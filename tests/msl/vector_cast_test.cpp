@@ -1,4 +1,5 @@
-// Casts to device/constant vector pointers become ::alloy_msl::vector_cast
+// Casts to device/constant vector pointers become ::alloy_msl::vector_cast,
+// and variables declared as such pointers ::alloy_msl::vector_cast_ptr
 // (runtime/metal_vector_cast.h), on both targets: which casts, what each
 // becomes, and what is left as written. tests/python/
 // test_metal_kernel_vector_casts.py runs them.
@@ -44,6 +45,30 @@ TEST(MslVectorCast, APointerDeclaredFromACastKeepsItsKind) {
       << k;
   // Two declarators: the declaration stays (the cast still converts to the plain pointer).
   EXPECT_TRUE(has(k, "float4* o = ::alloy_msl::vector_cast<float4>(out), *p = nullptr;")) << k;
+}
+
+TEST(MslVectorCast, VectorPointerVariablesKeepTheKindWhateverTheyAreGiven) {
+  const std::string header =
+      "struct Row {\n"
+      "  const device half4* p;\n"  // a struct member
+      "  float first(device const float4* q) const { return float(p[0].x) + q[0].x; }\n"  // a parameter
+      "};\n";
+  const std::string body =
+      "const device float4* p;\n"                       // declared, given a cast later
+      "p = (const device float4*)(a + 1);\n"
+      "device const float4* q = p + 1;\n"               // from arithmetic on one
+      "constant float2* c = nullptr;\n"
+      "Row r;\n"
+      "r.p = (const device half4*)(a + 3);\n"
+      "out[0] = r.first(q) + p[0].y + float(c == nullptr);\n";
+  for (Target t : {Target::Cpp, Target::Cuda}) {
+    const std::string k = translated(body, t, header);
+    EXPECT_TRUE(has(k, "::alloy_msl::vector_cast_ptr<const float4> p;")) << k;
+    EXPECT_TRUE(has(k, "::alloy_msl::vector_cast_ptr<const float4> q = p + 1;")) << k;
+    EXPECT_TRUE(has(k, "::alloy_msl::vector_cast_ptr<const float2> c = nullptr;")) << k;  // constant: read-only
+    EXPECT_TRUE(has(k, "::alloy_msl::vector_cast_ptr<const half4> p;")) << k;
+    EXPECT_TRUE(has(k, "float first(const float4* q) const")) << k;
+  }
 }
 
 TEST(MslVectorCast, OtherCastsAndTypesAreLeftAsWritten) {
