@@ -5,8 +5,12 @@ random projection of the main output, and greedy decoding where Alloy is
 fed MLX's tokens."""
 import numpy as np
 
+import alloy
 import alloy.core as ax
+import alloy.utils  # noqa: F401
+import mlx
 import mlx.core as mx
+import mlx.utils  # noqa: F401
 from real_mlx_code import FRAMEWORKS, Loader, arrays_in
 from test_real_mlx_vlm_vision import close
 
@@ -101,3 +105,51 @@ def decode_both(rng, spec, models):
     want = spec["decode"](mlx_model, mx, mlx_xs, picks.mlx_pick, steps, mlx_load)
     got = spec["decode"](alloy_model, ax, alloy_xs, picks.alloy_pick, steps, alloy_load)
     return want, got, picks
+
+
+def weight_of(package, model, key):
+    return dict(package.utils.tree_flatten(model.parameters()))[key]
+
+
+def weight_loss(spec, package, model, xs, cot):
+    """The projected main output as a function of the weight spec["param"]."""
+    core, key = package.core, spec["param"]
+
+    def f(w):
+        model.update(package.utils.tree_unflatten([(key, w)]))
+        return projected_main_output(spec["forward"], core, model, xs[1:], cot)(xs[0])
+    return f
+
+
+def check_forward_and_gradient(rng, spec, mlx_model, alloy_model):
+    """spec's forward on the same fresh inputs: every output, then the
+    gradient of a random projection of the main output, with respect to the
+    float input, or (token ids only) to the weight spec["param"]; none when
+    spec["grad"] is False."""
+    mlx_xs, alloy_xs = both([make(rng) for make in spec["inputs"]])
+    want = check_outputs(spec["forward"], mlx_model, alloy_model, mlx_xs, alloy_xs)
+    if not spec.get("grad", True):
+        return
+    cot = rng.standard_normal(want[0].shape).astype(np.float32)
+    if "param" in spec:
+        want_grad = mx.grad(weight_loss(spec, mlx, mlx_model, mlx_xs, cot))(weight_of(mlx, mlx_model, spec["param"]))
+        got_grad = ax.grad(weight_loss(spec, alloy, alloy_model, alloy_xs, cot))(
+            weight_of(alloy, alloy_model, spec["param"]))
+        close(got_grad, want_grad, f"gradient for {spec['param']}")
+        return
+    check_input_gradient(spec["forward"], mlx_model, alloy_model, mlx_xs, alloy_xs, cot)
+
+
+def check_cached_decoding(rng, spec, models):
+    """spec["decode"]'s steps agree: tokens of a decode loop of the model's
+    own exactly, logits within close() and greedy tokens where MLX's top two
+    are apart."""
+    want, got, picks = decode_both(rng, spec, models)
+    assert len(want) == spec.get("steps", 4) and len(got) == len(want), f"{len(got)} steps, MLX {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if np.issubdtype(np.array(w).dtype, np.integer):
+            # a decode loop of the model's own with a greedy sampler: its tokens
+            np.testing.assert_array_equal(np.array(g), np.array(w), err_msg=f"step {i} tokens")
+            continue
+        close(g, w, f"step {i} logits")
+        picks.check_step(i, w)

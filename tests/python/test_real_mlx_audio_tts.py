@@ -29,7 +29,8 @@ Left out of tts/models:
 - outetts: imports transformers' tokenizer classes and scipy at the top; its
   backbone is mlx-lm's llama/qwen, not its own.
 - voxcpm, voxcpm2, kitten_tts, melotts, echo_tts, irodori_tts, the
-  moss_tts family and the other folders: not attempted yet (time box).
+  moss_tts family, chatterbox_turbo, indextts, longcat_audiodit, omnivoice,
+  tada, arktts, breeze_tts, kugelaudio: test_real_mlx_audio_tts_more.py.
 """
 import importlib.util
 import sys
@@ -38,18 +39,10 @@ import types
 import numpy as np
 import pytest
 from real_mlx_code import as_alloy
-from model_checks import (both, build, check_input_gradient, check_outputs, decode_both, features,
-                          projected_main_output)
-from test_real_mlx_vlm_vision import close, random_weights
+from model_checks import build, check_cached_decoding, check_forward_and_gradient, features
+from test_real_mlx_vlm_vision import random_weights
 
-import mlx.core as mx
 from mlx.utils import tree_flatten
-
-import alloy
-import alloy.core as ax
-import alloy.utils  # noqa: F401
-import mlx
-import mlx.utils  # noqa: F401
 
 TTS = "mlx_audio.tts.models"
 CACHE = "mlx_audio.lm.models.cache"
@@ -495,32 +488,7 @@ def params(names):
 @pytest.mark.parametrize("models", params(MODELS), indirect=True)
 def test_forward_and_gradient_match_mlx(rng, models):
     spec, (mlx_model, _), (alloy_model, _) = models
-    mlx_xs, alloy_xs = both([make(rng) for make in spec["inputs"]])
-    want = check_outputs(spec["forward"], mlx_model, alloy_model, mlx_xs, alloy_xs)
-    if not spec.get("grad", True):
-        return
-    cot = rng.standard_normal(want[0].shape).astype(np.float32)
-    if "param" in spec:
-        # Token ids only: the gradient for one of the model's weights instead.
-        want_grad = mx.grad(weight_loss(spec, mlx, mlx_model, mlx_xs, cot))(weight_of(mlx, mlx_model, spec["param"]))
-        got_grad = ax.grad(weight_loss(spec, alloy, alloy_model, alloy_xs, cot))(weight_of(alloy, alloy_model, spec["param"]))
-        close(got_grad, want_grad, f"gradient for {spec['param']}")
-        return
-    check_input_gradient(spec["forward"], mlx_model, alloy_model, mlx_xs, alloy_xs, cot)
-
-
-def weight_of(package, model, key):
-    return dict(package.utils.tree_flatten(model.parameters()))[key]
-
-
-def weight_loss(spec, package, model, xs, cot):
-    """The projected main output as a function of the weight spec["param"]."""
-    core, key = package.core, spec["param"]
-
-    def f(w):
-        model.update(package.utils.tree_unflatten([(key, w)]))
-        return projected_main_output(spec["forward"], core, model, xs[1:], cot)(xs[0])
-    return f
+    check_forward_and_gradient(rng, spec, mlx_model, alloy_model)
 
 
 DECODERS = [name for name, spec in MODELS.items() if "decode" in spec]
@@ -529,12 +497,4 @@ DECODERS = [name for name, spec in MODELS.items() if "decode" in spec]
 @pytest.mark.parametrize("models", params(DECODERS), indirect=True)
 def test_cached_decoding_matches_mlx(rng, models):
     spec, *built = models
-    want, got, picks = decode_both(rng, spec, built)
-    assert len(want) == spec.get("steps", 4) and len(got) == len(want), f"{len(got)} steps, MLX {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        if np.issubdtype(np.array(w).dtype, np.integer):
-            # a decode loop of the model's own with a greedy sampler: its tokens
-            np.testing.assert_array_equal(np.array(g), np.array(w), err_msg=f"step {i} tokens")
-            continue
-        close(g, w, f"step {i} logits")
-        picks.check_step(i, w)
+    check_cached_decoding(rng, spec, built)
