@@ -21,6 +21,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "python"))
 import mlx.core as mlx_core  # noqa: E402
 from mlx_oracle import random_array, same, same_error  # noqa: E402
+from parity_nn_layers import nn_layers  # noqa: E402
 
 DTYPES = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "bfloat16",
           "float32", "complex64"]
@@ -697,7 +698,7 @@ def compiled(d, rng):
 
 FAMILIES = {"elementwise": elementwise, "reductions": reductions, "indexing": indexing, "shapes": shapes,
             "creation": creation, "linalg": linalg, "conv": conv, "misc": misc, "random": random_draws, "fft": fft,
-            "nn": nn_functions, "fast": fast_ops, "grad": grads, "vmap": vmaps,
+            "nn": nn_functions, "nn_layers": nn_layers, "fast": fast_ops, "grad": grads, "vmap": vmaps,
             "compile": compiled}
 
 

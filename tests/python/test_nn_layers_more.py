@@ -319,15 +319,45 @@ def test_sharding_helpers_in_one_process(rng):
         ad.shard_linear(ann.Linear(4, 3), "sideways")
 
 
-@pytest.mark.parametrize("mode,align_corners", [("nearest", False), ("linear", False), ("linear", True),
-                                                ("cubic", False), ("cubic", True)])
+@pytest.mark.parametrize("mode,align_corners,antialias", [
+    ("nearest", False, False), ("linear", False, False), ("linear", True, False), ("cubic", False, False),
+    ("cubic", True, False), ("linear", False, True), ("cubic", False, True)])
 @pytest.mark.parametrize("shape,scale", [((2, 5, 3), 2.0), ((1, 4, 5, 2), (2, 3)), ((1, 6, 8, 2), 1.5),
-                                         ((1, 3, 4, 3, 2), 2), ((1, 8, 2), 0.5)])
-def test_upsample(rng, mode, align_corners, shape, scale):
-    # Sizes whose scaled size is whole: where it is not (7 * 1.5), MLX's
-    # sample positions follow a rule not reproduced yet (README, limits).
+                                         ((1, 3, 4, 3, 2), 2), ((1, 8, 2), 0.5), ((2, 7, 3), 1.5),
+                                         ((1, 7, 9, 2), (0.6, 2.7)), ((1, 5, 4, 3, 2), (1.4, 0.5, 3))])
+def test_upsample(rng, mode, align_corners, antialias, shape, scale):
+    """MLX's sample positions for every scale (scaled sizes that are not whole,
+    7 x 1.5, included), its antialiasing filter when downsampling, and the
+    gradient with respect to the input."""
     x = rng.standard_normal(shape).astype(np.float32)
-    mine, theirs = pair(lambda nn: nn.Upsample(scale, mode=mode, align_corners=align_corners))
+    mine, theirs = pair(lambda nn: nn.Upsample(scale, mode=mode, align_corners=align_corners, antialias=antialias))
     with mc.stream(MLX_DEVICE):
         want = theirs(mc.array(x))
+        cot = rng.standard_normal(want.shape).astype(np.float32)
+        want_grad = mc.grad(lambda a: (theirs(a) * mc.array(cot)).sum())(mc.array(x))
     assert_same_value(mine(mx.array(x)), want, rtol=1e-5, atol=1e-5)
+    got_grad = mx.grad(lambda a: (mine(a) * mx.array(cot)).sum())(mx.array(x))
+    assert_same_value(got_grad, want_grad, rtol=1e-5, atol=1e-5)
+
+
+def test_upsample_refuses_what_mlx_refuses():
+    for kwargs in ({"mode": "nearest", "antialias": True}, {"mode": "linear", "align_corners": True, "antialias": True},
+                   {"mode": "area"}):
+        with pytest.raises(ValueError):
+            mnn.Upsample(2.0, **kwargs)
+        with pytest.raises(ValueError):
+            ann.Upsample(2.0, **kwargs)
+
+
+def test_upsample_functions_are_mlx_s(rng):
+    """upsample_nearest/linear/cubic, which code imports from
+    nn.layers.upsample, take the same arguments and give MLX's values."""
+    import alloy.nn.layers.upsample as mine
+    import mlx.nn.layers.upsample as theirs
+
+    x = rng.standard_normal((1, 5, 6, 2)).astype(np.float32)
+    for name, args in [("upsample_nearest", ((1.5, 2.0),)), ("upsample_linear", ((0.6, 1.5), False, True)),
+                       ("upsample_cubic", ((2.0, 2.0), True))]:
+        with mc.stream(MLX_DEVICE):
+            want = getattr(theirs, name)(mc.array(x), *args)
+        assert_same_value(getattr(mine, name)(mx.array(x), *args), want, rtol=1e-5, atol=1e-5)
