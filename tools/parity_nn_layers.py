@@ -196,3 +196,16 @@ def nn_layers(d, rng):
         _check(d, f"QuantizedEmbedding(bits={bits}, group_size={group})", qe, ids, grad=False)
         _check(d, f"QuantizedEmbedding.as_linear(bits={bits}, group_size={group})", qe, normal(3, 64),
                call=lambda layer, m, x: layer.as_linear(x), grad=False)
+    for mode, group, bits in [("mxfp4", 32, 4), ("nvfp4", 16, 4), ("mxfp8", 32, 8)]:
+        _check(d, f"QuantizedLinear(mode={mode})",
+               LayerPair(lambda nn, m, mode=mode, g=group, b=bits: nn.QuantizedLinear.from_linear(
+                   nn.Linear(64, 12, bias=False), g, b, mode=mode)), normal(3, 64), grad=False)
+
+    # Activation modules with parameters, and containers.
+    _check(d, "PReLU", LayerPair(lambda nn, m: nn.PReLU(4, init=0.3)), normal(3, 4), rng=rng)
+    _check(d, "Sequential(Linear, GELU, Dropout, Linear)",
+           LayerPair(lambda nn, m: nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.Dropout(0.5), nn.Linear(8, 3))),
+           normal(4, 6), rng=rng)
+    _check(d, "GLU, Softmin, LogSoftmax, Softsign",
+           LayerPair(lambda nn, m: nn.Sequential(nn.GLU(), nn.Softmin(), nn.LogSoftmax(), nn.Softsign())),
+           normal(4, 6), rng=rng)
