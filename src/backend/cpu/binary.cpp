@@ -27,27 +27,21 @@ void binary_kernel(const array& a, const array& b, array& out) {
   if (same_dense) {
     cpu::allocate_like(out, a);
     Out* o = out.data<Out>();
-    cpu::parallel_chunks(a.data_size(), [&](size_t s, size_t e) {
-      for (size_t i = s; i < e; ++i) o[i] = f(pa[i], pb[i]);
-    });
+    cpu::parallel_each(a.data_size(), [&](size_t i) { o[i] = f(pa[i], pb[i]); });
     return;
   }
   if (is_scalar_like(a) && cpu::is_dense(b)) {
     cpu::allocate_like(out, b);
     Out* o = out.data<Out>();
     const T x = pa[0];
-    cpu::parallel_chunks(b.data_size(), [&](size_t s, size_t e) {
-      for (size_t i = s; i < e; ++i) o[i] = f(x, pb[i]);
-    });
+    cpu::parallel_each(b.data_size(), [&](size_t i) { o[i] = f(x, pb[i]); });
     return;
   }
   if (is_scalar_like(b) && cpu::is_dense(a)) {
     cpu::allocate_like(out, a);
     Out* o = out.data<Out>();
     const T y = pb[0];
-    cpu::parallel_chunks(a.data_size(), [&](size_t s, size_t e) {
-      for (size_t i = s; i < e; ++i) o[i] = f(pa[i], y);
-    });
+    cpu::parallel_each(a.data_size(), [&](size_t i) { o[i] = f(pa[i], y); });
     return;
   }
   cpu::allocate_row_contiguous(out);
@@ -58,16 +52,21 @@ void binary_kernel(const array& a, const array& b, array& out) {
     const T* y = pb + base[1];
     Out* d = o + base[2];
     // The common row shapes get loops the compiler can vectorise.
+    const size_t len = static_cast<size_t>(n);
     if (st[2] == 1 && st[0] == 1 && st[1] == 1) {
-      for (int64_t i = 0; i < n; ++i) d[i] = f(x[i], y[i]);
+      cpu::each_index(0, len, [&](size_t i) { d[i] = f(x[i], y[i]); });
     } else if (st[2] == 1 && st[0] == 1 && st[1] == 0) {
       const T yv = y[0];
-      for (int64_t i = 0; i < n; ++i) d[i] = f(x[i], yv);
+      cpu::each_index(0, len, [&](size_t i) { d[i] = f(x[i], yv); });
     } else if (st[2] == 1 && st[0] == 0 && st[1] == 1) {
       const T xv = x[0];
-      for (int64_t i = 0; i < n; ++i) d[i] = f(xv, y[i]);
+      cpu::each_index(0, len, [&](size_t i) { d[i] = f(xv, y[i]); });
     } else {
-      for (int64_t i = 0; i < n; ++i) d[i * st[2]] = f(x[i * st[0]], y[i * st[1]]);
+      const int64_t s0 = st[0], s1 = st[1], s2 = st[2];
+      cpu::each_index(0, len, [&](size_t i) {
+        const int64_t k = static_cast<int64_t>(i);
+        d[k * s2] = f(x[k * s0], y[k * s1]);
+      });
     }
   });
 }

@@ -30,12 +30,18 @@ void AsType::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outp
         return;
       }
       if (in.flags().row_contiguous) {
-        cpu::parallel_chunks(n, [&](size_t b, size_t e) {
-          for (size_t i = b; i < e; ++i) dst[i] = cast_value<Out>(src[i]);
-        });
+        cpu::parallel_each(n, [&](size_t i) { dst[i] = cast_value<Out>(src[i]); });
         return;
       }
-      cpu::for_each_offset<2>(layout, [&](const int64_t* off) { dst[off[1]] = cast_value<Out>(src[off[0]]); });
+      cpu::for_each_row<2>(layout, [&](const int64_t* base, int64_t n, const int64_t* st) {
+        const In* s = src + base[0];
+        Out* d = dst + base[1];
+        const int64_t s0 = st[0], s1 = st[1];
+        cpu::each_index(0, static_cast<size_t>(n), [&](size_t i) {
+          const int64_t k = static_cast<int64_t>(i);
+          d[k * s1] = cast_value<Out>(s[k * s0]);
+        });
+      });
     });
   });
 }

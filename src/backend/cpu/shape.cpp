@@ -1,5 +1,6 @@
 // CPU evaluation of the shape primitives, and the strided copy the copying
 // primitives of this family and of indexing share.
+#include "backend/cpu/elementwise_loops.h"
 #include "backend/cpu/strided.h"
 #include "primitives/shape.h"
 
@@ -15,7 +16,11 @@ void copy_strided(const array& src, void* dst, const Strides& dst_strides) {
     using T = typename decltype(tag)::type;
     const T* in = src.data<T>();
     T* out = static_cast<T*>(dst);
-    for_each_offset<2>(layout, [&](const int64_t* off) { out[off[1]] = in[off[0]]; });
+    for_each_row<2>(layout, [&](const int64_t* base, int64_t n, const int64_t* st) {
+      const T* s = in + base[0];
+      T* d = out + base[1];
+      for (int64_t i = 0; i < n; ++i) d[i * st[1]] = s[i * st[0]];
+    });
   });
 }
 

@@ -20,9 +20,7 @@ void unary_kernel(const array& in, array& out) {
   if (cpu::is_dense(in)) {
     cpu::allocate_like(out, in);
     Out* dst = out.data<Out>();
-    cpu::parallel_chunks(in.data_size(), [&](size_t b, size_t e) {
-      for (size_t i = b; i < e; ++i) dst[i] = f(src[i]);
-    });
+    cpu::parallel_each(in.data_size(), [&](size_t i) { dst[i] = f(src[i]); });
     return;
   }
   cpu::allocate_row_contiguous(out);
@@ -31,7 +29,11 @@ void unary_kernel(const array& in, array& out) {
   cpu::for_each_row<2>(layout, [&](const int64_t* base, int64_t n, const int64_t* st) {
     const In* s = src + base[0];
     Out* d = dst + base[1];
-    for (int64_t i = 0; i < n; ++i) d[i * st[1]] = f(s[i * st[0]]);
+    const int64_t s0 = st[0], s1 = st[1];
+    cpu::each_index(0, static_cast<size_t>(n), [&](size_t i) {
+      const int64_t k = static_cast<int64_t>(i);
+      d[k * s1] = f(s[k * s0]);
+    });
   });
 }
 
