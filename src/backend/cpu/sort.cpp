@@ -4,9 +4,11 @@
 // indices with ties broken by position), which reproduces MLX's CPU results.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend/common/sort_ops.h"
@@ -29,18 +31,43 @@ Rows rows_of(const array& a) {
   return r;
 }
 
+// What a row is ordered by: 16-bit floats by their float values, made once
+// per element (sorting::less converts both operands at every comparison,
+// through libgcc on a baseline x86-64 build); other types by themselves.
+template <typename T>
+using SortKey = std::conditional_t<std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>, float, T>;
+
+// fn(row, keys of the row, n) for every row, rows spread over the pool.
+template <typename T, typename F>
+void for_each_row_keys(const array& in, F&& fn) {
+  const Rows r = rows_of(in);
+  const T* x = in.data<T>();
+  cpu::parallel_chunks(static_cast<size_t>(r.count), [&](size_t first, size_t last) {
+    std::unique_ptr<SortKey<T>[]> keys(new SortKey<T>[static_cast<size_t>(r.n)]);  // (not vector<bool>)
+    for (size_t row = first; row < last; ++row) {
+      const T* xs = x + static_cast<int64_t>(row) * r.n;
+      for (int64_t i = 0; i < r.n; ++i) keys[i] = static_cast<SortKey<T>>(xs[i]);
+      fn(static_cast<int64_t>(row), keys.get(), r.n);
+    }
+  }, std::max<size_t>(1, (size_t(1) << 14) / std::max<int64_t>(r.n, 1)));
+}
+
+template <typename K>
+bool key_less(K a, K b) {
+  return sorting::less(a, b);
+}
+
 template <typename T>
 void sort_rows(const array& in_any, array& out) {
   cpu::allocate_row_contiguous(out);
   if (out.size() == 0) return;
   array in = cpu::row_contiguous_copy(in_any);
-  const Rows r = rows_of(in);
-  const T* x = in.data<T>();
   T* y = out.data<T>();
-  std::copy(x, x + r.count * r.n, y);
-  for (int64_t row = 0; row < r.count; ++row) {
-    std::stable_sort(y + row * r.n, y + (row + 1) * r.n, [](T a, T b) { return sorting::less(a, b); });
-  }
+  for_each_row_keys<T>(in, [&](int64_t row, SortKey<T>* keys, int64_t n) {
+    std::stable_sort(keys, keys + n, key_less<SortKey<T>>);
+    T* ys = y + row * n;
+    for (int64_t i = 0; i < n; ++i) ys[i] = static_cast<T>(keys[i]);
+  });
 }
 
 template <typename T>
@@ -48,15 +75,12 @@ void argsort_rows(const array& in_any, array& out) {
   cpu::allocate_row_contiguous(out);
   if (out.size() == 0) return;
   array in = cpu::row_contiguous_copy(in_any);
-  const Rows r = rows_of(in);
-  const T* x = in.data<T>();
   uint32_t* y = out.data<uint32_t>();
-  for (int64_t row = 0; row < r.count; ++row) {
-    const T* xs = x + row * r.n;
-    uint32_t* ys = y + row * r.n;
-    std::iota(ys, ys + r.n, uint32_t(0));
-    std::stable_sort(ys, ys + r.n, [xs](uint32_t i, uint32_t j) { return sorting::less(xs[i], xs[j]); });
-  }
+  for_each_row_keys<T>(in, [&](int64_t row, SortKey<T>* keys, int64_t n) {
+    uint32_t* ys = y + row * n;
+    std::iota(ys, ys + n, uint32_t(0));
+    std::stable_sort(ys, ys + n, [keys](uint32_t i, uint32_t j) { return key_less(keys[i], keys[j]); });
+  });
 }
 
 template <typename T>
@@ -64,14 +88,12 @@ void partition_rows(const array& in_any, array& out, int kth) {
   cpu::allocate_row_contiguous(out);
   if (out.size() == 0) return;
   array in = cpu::row_contiguous_copy(in_any);
-  const Rows r = rows_of(in);
-  const T* x = in.data<T>();
   T* y = out.data<T>();
-  std::copy(x, x + r.count * r.n, y);
-  for (int64_t row = 0; row < r.count; ++row) {
-    T* ys = y + row * r.n;
-    std::nth_element(ys, ys + kth, ys + r.n, [](T a, T b) { return sorting::less(a, b); });
-  }
+  for_each_row_keys<T>(in, [&](int64_t row, SortKey<T>* keys, int64_t n) {
+    std::nth_element(keys, keys + kth, keys + n, key_less<SortKey<T>>);
+    T* ys = y + row * n;
+    for (int64_t i = 0; i < n; ++i) ys[i] = static_cast<T>(keys[i]);
+  });
 }
 
 template <typename T>
@@ -79,19 +101,16 @@ void argpartition_rows(const array& in_any, array& out, int kth) {
   cpu::allocate_row_contiguous(out);
   if (out.size() == 0) return;
   array in = cpu::row_contiguous_copy(in_any);
-  const Rows r = rows_of(in);
-  const T* x = in.data<T>();
   uint32_t* y = out.data<uint32_t>();
-  for (int64_t row = 0; row < r.count; ++row) {
-    const T* xs = x + row * r.n;
-    uint32_t* ys = y + row * r.n;
-    std::iota(ys, ys + r.n, uint32_t(0));
-    std::nth_element(ys, ys + kth, ys + r.n, [xs](uint32_t i, uint32_t j) {
-      if (sorting::less(xs[i], xs[j])) return true;
-      if (sorting::less(xs[j], xs[i])) return false;
+  for_each_row_keys<T>(in, [&](int64_t row, SortKey<T>* keys, int64_t n) {
+    uint32_t* ys = y + row * n;
+    std::iota(ys, ys + n, uint32_t(0));
+    std::nth_element(ys, ys + kth, ys + n, [keys](uint32_t i, uint32_t j) {
+      if (key_less(keys[i], keys[j])) return true;
+      if (key_less(keys[j], keys[i])) return false;
       return i < j;
     });
-  }
+  });
 }
 
 }  // namespace
