@@ -53,7 +53,7 @@ class OutputWalker {
 };
 
 template <ReduceOp Op, typename T, typename Acc>
-Acc reduce_run(const T* p, int64_t n) {
+__attribute__((always_inline)) inline Acc reduce_run(const T* p, int64_t n) {
   cpu::ReduceLanes<Op, Acc> lanes;
   lanes.add(p, n);
   return lanes.result();
@@ -89,7 +89,8 @@ void reduce_kernel(const array& in_any, array& out, const std::vector<int>& axes
       auto part = cpu::filled<Acc>(parts, identity);
       pool.parallel_for(parts, [&](size_t p) {
         size_t b = p * per, e = std::min(static_cast<size_t>(run), b + per);
-        if (b < e) part[p] = reduce_run<Op, T, Acc>(x + b, static_cast<int64_t>(e - b));
+        if (b < e)
+          cpu::each_index(p, p + 1, [&](size_t) { part[p] = reduce_run<Op, T, Acc>(x + b, static_cast<int64_t>(e - b)); });
       });
       Acc total = identity;
       for (size_t p = 0; p < parts; ++p) total = fn(total, part[p]);
@@ -100,7 +101,7 @@ void reduce_kernel(const array& in_any, array& out, const std::vector<int>& axes
       cpu::parallel_chunks(
           static_cast<size_t>(n_runs),
           [&](size_t b, size_t e) {
-            for (size_t r = b; r < e; ++r) o[r] = cast_value<Out>(reduce_run<Op, T, Acc>(x + r * run, run));
+            cpu::each_index(b, e, [&](size_t r) { o[r] = cast_value<Out>(reduce_run<Op, T, Acc>(x + r * run, run)); });
           },
           std::max<size_t>(1, (size_t(1) << 15) / static_cast<size_t>(run)));
       return;
@@ -126,7 +127,7 @@ void reduce_kernel(const array& in_any, array& out, const std::vector<int>& axes
         for (int64_t r = 0; r < n_runs; ++r, walk.next()) {
           Acc* a = acc.get() + walk.offset();
           const T* row = x + r * run;
-          for (size_t j = j0; j < j1; ++j) a[j] = fn(a[j], cast_value<Acc>(row[j]));
+          cpu::each_index(j0, j1, [&](size_t j) { a[j] = fn(a[j], cast_value<Acc>(row[j])); });
         }
       },
       std::max<size_t>(64, (size_t(1) << 15) / static_cast<size_t>(std::max<int64_t>(n_runs, 1))));

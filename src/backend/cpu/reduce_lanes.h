@@ -21,7 +21,7 @@ class ReduceLanes {
     for (auto& l : lane_) l = reduce::Fn<Op>::template identity<Acc>();
   }
   template <typename T>
-  void add(const T* p, int64_t n) {
+  __attribute__((always_inline)) void add(const T* p, int64_t n) {
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes)
       for (int64_t j = 0; j < kLanes; ++j) lane_[j] = fn_(lane_[j], cast_value<Acc>(p[i + j]));
