@@ -41,6 +41,7 @@ VISION = dict(
     out_hidden_size=32, projection_dim=32, mlp_ratio=2.0, num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-6,
     hidden_act="gelu", window_size=64, fullatt_block_indexes=[1], intermediate_size_mlp=64, out_channels=32,
     vision_output_dim=32, rope_theta=10000.0, num_positions=16, max_num_patches=16, vocab_size=97,
+    width=32, layers=2, heads=2,  # (step3p7's perception encoder names its sizes so)
 )
 
 # How each tower takes its image: "nhwc" (batch, height, width, channels, as
