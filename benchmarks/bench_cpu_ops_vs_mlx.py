@@ -6,22 +6,12 @@ alloy / mlx (below 1: Alloy is faster).
     python benchmarks/bench_cpu_ops_vs_mlx.py [case ...]
 """
 import sys
-import time
 
 import numpy as np
 
 import alloy.core as ax
 import mlx.core as mx
-
-
-def best_ms(fn, reps=7):
-    fn()
-    best = float("inf")
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best * 1e3
+from timing import best_ms
 
 
 # Each case: (core, x, h) -> array; x float32 2048x2048, h its float16 copy.
@@ -55,7 +45,7 @@ def main():
             x = core.array(data)
             h = x.astype(core.float16)
             core.eval(x, h)
-            times[core] = best_ms(lambda: core.eval(case(core, x, h)))
+            times[core] = best_ms(lambda: core.eval(case(core, x, h)), reps=7)
         print(f"| {name} | {times[ax]:.2f} ms | {times[mx]:.2f} ms | {times[ax] / times[mx]:.2f} |", flush=True)
 
 

@@ -92,6 +92,13 @@ def _antialiased_taps(n, scale, align_corners, dim, ndims, kernel, radius):
                  for tap, w in zip(taps, weights))
 
 
+def _antialiased(kernel, radius):
+    """The taps function of an antialiased interpolation with `kernel`."""
+    def taps(n, scale, align_corners, dim, ndims):
+        return _antialiased_taps(n, scale, align_corners, dim, ndims, kernel, radius)
+    return taps
+
+
 def _check_dims(x, scale_factor):
     if x.ndim - 2 != len(scale_factor):
         raise ValueError("A scale needs to be provided for each spatial dimension")
@@ -144,9 +151,7 @@ def _no_antialias_with_corners(align_corners, antialias):
 def upsample_linear(x, scale_factor, align_corners=False, antialias=False):
     _no_antialias_with_corners(align_corners, antialias)
     if antialias:
-        def taps(n, s, ac, dim, ndims):
-            return _antialiased_taps(n, s, ac, dim, ndims, _triangle, 1.0)
-        return _separable(x, scale_factor, taps, align_corners)
+        return _separable(x, scale_factor, _antialiased(_triangle, 1.0), align_corners)
     if not align_corners:
         return _separable(x, scale_factor, _linear_taps, align_corners)
     return _joint(x, scale_factor, _linear_taps, align_corners)
@@ -155,9 +160,7 @@ def upsample_linear(x, scale_factor, align_corners=False, antialias=False):
 def upsample_cubic(x, scale_factor, align_corners=False, antialias=False):
     _no_antialias_with_corners(align_corners, antialias)
     if antialias:
-        def taps(n, s, ac, dim, ndims):
-            return _antialiased_taps(n, s, ac, dim, ndims, _keys_cubic, 2.0)
-        return _separable(x, scale_factor, taps, align_corners)
+        return _separable(x, scale_factor, _antialiased(_keys_cubic, 2.0), align_corners)
     return _joint(x, scale_factor, _cubic_taps, align_corners)
 
 
