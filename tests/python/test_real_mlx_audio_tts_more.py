@@ -796,7 +796,9 @@ def tada_forward(model, core, acoustic, ids, masks, before, after, speech, noise
     core.random.seed(noise_seed.item())
     token = model._sample_next_token(logits, ids, temperature=0.8, top_k=12, top_p=0.9, repetition_penalty=1.2,
                                      pad_token_id=3)
-    return hidden, logits, flow, token, model._decode_wav(acoustic[0], before[0])
+    # (The token plus one: a sampled token 0 is an all-zero output, which
+    # close() refuses as a sign of a dead path.)
+    return hidden, logits, flow, token.astype(core.float32) + 1, model._decode_wav(acoustic[0], before[0])
 
 
 def tada_prompt(model, core, xs, load):
