@@ -136,6 +136,21 @@ void for_each_row(const CollapsedLayout& layout, Row&& row) {
                   static_cast<size_t>(std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(per_item, 1))));
 }
 
+// dst[j] = f(src[i]) for every element, src and dst walked by the two
+// operands of `layout` (a unary map or a cast out of a strided input).
+template <typename In, typename Out, typename F>
+void map_rows(const CollapsedLayout& layout, const In* src, Out* dst, F&& f) {
+  for_each_row<2>(layout, [&](const int64_t* base, int64_t n, const int64_t* st) {
+    const In* s = src + base[0];
+    Out* d = dst + base[1];
+    const int64_t s0 = st[0], s1 = st[1];
+    each_index(0, static_cast<size_t>(n), [&](size_t i) {
+      const int64_t k = static_cast<int64_t>(i);
+      d[k * s1] = f(s[k * s0]);
+    });
+  });
+}
+
 // True when the array's elements are exactly [data, data + size) in some
 // dimension order (row- or column-major, or any transposition of them).
 inline bool is_dense(const array& a) { return a.flags().contiguous && a.data_size() == a.size(); }

@@ -33,15 +33,7 @@ void AsType::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outp
         cpu::parallel_each(n, [&](size_t i) { dst[i] = cast_value<Out>(src[i]); });
         return;
       }
-      cpu::for_each_row<2>(layout, [&](const int64_t* base, int64_t n, const int64_t* st) {
-        const In* s = src + base[0];
-        Out* d = dst + base[1];
-        const int64_t s0 = st[0], s1 = st[1];
-        cpu::each_index(0, static_cast<size_t>(n), [&](size_t i) {
-          const int64_t k = static_cast<int64_t>(i);
-          d[k * s1] = cast_value<Out>(s[k * s0]);
-        });
-      });
+      cpu::map_rows(layout, src, dst, [](In x) { return cast_value<Out>(x); });
     });
   });
 }

@@ -26,15 +26,7 @@ void unary_kernel(const array& in, array& out) {
   cpu::allocate_row_contiguous(out);
   Out* dst = out.data<Out>();
   auto layout = cpu::collapse_dims(in.shape(), {in.strides(), out.strides()});
-  cpu::for_each_row<2>(layout, [&](const int64_t* base, int64_t n, const int64_t* st) {
-    const In* s = src + base[0];
-    Out* d = dst + base[1];
-    const int64_t s0 = st[0], s1 = st[1];
-    cpu::each_index(0, static_cast<size_t>(n), [&](size_t i) {
-      const int64_t k = static_cast<int64_t>(i);
-      d[k * s1] = f(s[k * s0]);
-    });
-  });
+  cpu::map_rows(layout, src, dst, f);
 }
 
 }  // namespace
