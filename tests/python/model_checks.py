@@ -3,6 +3,10 @@ test_real_mlx_audio_tts.py) check on each model, written once: the same
 inputs to both frameworks, every output against MLX's, the gradient of a
 random projection of the main output, and greedy decoding where Alloy is
 fed MLX's tokens."""
+import importlib.util
+import sys
+import types
+
 import numpy as np
 
 import alloy
@@ -11,7 +15,7 @@ import alloy.utils  # noqa: F401
 import mlx
 import mlx.core as mx
 import mlx.utils  # noqa: F401
-from real_mlx_code import FRAMEWORKS, Loader, arrays_in
+from real_mlx_code import FRAMEWORKS, Loader, arrays_in, as_alloy
 from test_real_mlx_vlm_vision import close
 
 
@@ -27,6 +31,29 @@ def build(framework, package, make):
     model = make(load)
     model.eval()
     return model, load
+
+
+def stand_in_missing(monkeypatch, stand_ins):
+    """Packages the models import for what no test runs (hub downloads,
+    tokenizers, progress bars), as stand-ins {package: {name: value}} where
+    they are not installed."""
+    # All looked up before any is set: a stand-in has no __spec__ to find.
+    missing = [p for p in stand_ins if importlib.util.find_spec(p.split(".")[0]) is None]
+    for package in missing:
+        monkeypatch.setitem(sys.modules, package, types.SimpleNamespace(**stand_ins[package]))
+
+
+def build_pair(name, package, spec, weights_of):
+    """(spec, (MLX model, load), (Alloy model, load)): the model of
+    `spec["make"]` built from each framework's files, both given the weights
+    `weights_of(mlx_model)` returns."""
+    mlx_model, mlx_load = build("mlx", package, spec["make"])
+    weights = weights_of(mlx_model)
+    assert weights, f"{name}: the model has no parameters"
+    mlx_model.load_weights(weights, strict=True)
+    alloy_model, alloy_load = build("alloy", package, spec["make"])
+    alloy_model.load_weights([(k, as_alloy(v)) for k, v in weights], strict=True)
+    return spec, (mlx_model, mlx_load), (alloy_model, alloy_load)
 
 
 def features(*shape, scale=1.0):

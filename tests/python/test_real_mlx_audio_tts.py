@@ -32,14 +32,12 @@ Left out of tts/models:
   moss_tts family, chatterbox_turbo, indextts, longcat_audiodit, omnivoice,
   tada, arktts, breeze_tts, kugelaudio: test_real_mlx_audio_tts_more.py.
 """
-import importlib.util
 import sys
-import types
 
 import numpy as np
 import pytest
-from real_mlx_code import as_alloy
-from model_checks import build, check_cached_decoding, check_forward_and_gradient, features
+from model_checks import build_pair, check_cached_decoding, check_forward_and_gradient, features, \
+    stand_in_missing
 from test_real_mlx_vlm_vision import random_weights
 
 from mlx.utils import tree_flatten
@@ -464,21 +462,17 @@ MODELS = {
 def models(rng, monkeypatch, request):
     """The spec, and (model, load) of MLX and of Alloy: the models with the
     same fresh random weights."""
-    missing = {p for p in STAND_INS if importlib.util.find_spec(p.split(".")[0]) is None}
-    for package in missing:
-        monkeypatch.setitem(sys.modules, package, types.SimpleNamespace(**STAND_INS[package]))
+    stand_in_missing(monkeypatch, STAND_INS)
     spec = MODELS[request.param]
-    mlx_model, mlx_load = build("mlx", f"{TTS}.{spec['folder']}", spec["make"])
-    # Fixed tables that a file keeps among its parameters keep the file's own
-    # values: random ones of 1/sqrt(fan-in) would hide positions.
-    own = dict(tree_flatten(mlx_model.parameters()))
-    weights = [(k, own[k] if k.endswith(spec.get("tables", ())) else w)
-               for k, w in random_weights(rng, mlx_model, spec.get("gain", 1.0))]
-    assert weights, f"{request.param}: the model has no parameters"
-    mlx_model.load_weights(weights, strict=True)
-    alloy_model, alloy_load = build("alloy", f"{TTS}.{spec['folder']}", spec["make"])
-    alloy_model.load_weights([(k, as_alloy(v)) for k, v in weights], strict=True)
-    return spec, (mlx_model, mlx_load), (alloy_model, alloy_load)
+
+    def weights_of(mlx_model):
+        # Fixed tables that a file keeps among its parameters keep the file's
+        # own values: random ones of 1/sqrt(fan-in) would hide positions.
+        own = dict(tree_flatten(mlx_model.parameters()))
+        return [(k, own[k] if k.endswith(spec.get("tables", ())) else w)
+                for k, w in random_weights(rng, mlx_model, spec.get("gain", 1.0))]
+
+    return build_pair(request.param, f"{TTS}.{spec['folder']}", spec, weights_of)
 
 
 def params(names):

@@ -50,15 +50,14 @@ Left out, or left out in part:
 - The generate() entry points that need a tokenizer, a codec or hub files:
   their prompts are laid out as generate() lays them out.
 """
-import importlib.util
 import sys
 import types
 import typing
 
 import numpy as np
 import pytest
-from real_mlx_code import as_alloy
-from model_checks import build, check_cached_decoding, check_forward_and_gradient, features
+from model_checks import build_pair, check_cached_decoding, check_forward_and_gradient, features, \
+    stand_in_missing
 from test_real_mlx_audio_tts import CACHE, STAND_INS, TTS, cached, last, load_of, tokens
 from test_real_mlx_vlm_vision import random_weights
 
@@ -1068,17 +1067,10 @@ def models(rng, monkeypatch, request):
     """As test_real_mlx_audio_tts.py's fixture, for this file's MODELS: the
     spec, and (model, load) of MLX and of Alloy with the same fresh random
     weights."""
-    missing = {p for p in MORE_STAND_INS if importlib.util.find_spec(p.split(".")[0]) is None}
-    for package in missing:
-        monkeypatch.setitem(sys.modules, package, types.SimpleNamespace(**MORE_STAND_INS[package]))
+    stand_in_missing(monkeypatch, MORE_STAND_INS)
     spec = MODELS[request.param]
-    mlx_model, mlx_load = build("mlx", f"{TTS}.{spec['folder']}", spec["make"])
-    weights = model_weights(rng, spec, mlx_model)
-    assert weights, f"{request.param}: the model has no parameters"
-    mlx_model.load_weights(weights, strict=True)
-    alloy_model, alloy_load = build("alloy", f"{TTS}.{spec['folder']}", spec["make"])
-    alloy_model.load_weights([(k, as_alloy(v)) for k, v in weights], strict=True)
-    return spec, (mlx_model, mlx_load), (alloy_model, alloy_load)
+    return build_pair(request.param, f"{TTS}.{spec['folder']}", spec,
+                      lambda mlx_model: model_weights(rng, spec, mlx_model))
 
 
 def params(names):
