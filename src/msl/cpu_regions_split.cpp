@@ -94,6 +94,10 @@ class Splitter {
       vars_[p] = {"auto " + p + " = alloy_fv." + p + "[alloy_tid]; ", "alloy_fv." + p + "[alloy_tid] = " + p + "; "};
       copied_.insert(p);
     }
+    // The operands of SIMD-group calls go to arrays of the frame too
+    // (region_deposit), so a region's loop stores to one object it can tell
+    // apart from the rest.
+    if (has_simd_statements(plan_.body)) prologue += "::alloy_msl::cpu::RegionDeposits alloy_deposits; ";
     // One block for them all, held by the group's state (no thread_local in
     // the loops: each access would look the thread's storage up).
     if (!prologue.empty())
@@ -151,6 +155,7 @@ class Splitter {
     // and threadgroup storage (an array's extent may name such a constant:
     // `float v[R]`); at the end when every statement is one of those.
     prologue_ = prologue;
+    eager_conditions();
     list(plan_.body);
     pending_ += prologue_;
     std::string tail = pending_ + (open_ ? close_text("") : "");
@@ -162,6 +167,33 @@ class Splitter {
 
  private:
   std::string cur(std::size_t k) const { return out_[k] ? *out_[k] : t_[k].text; }
+
+  // `if (iy >= 0 && iy <= H - 1 && ...)`, the tests of a region's threads:
+  // with `&` in place of `&&` (where eager_and_operators allows it) a test
+  // is one branch, not a chain, and g++ unswitches the region's loop on the
+  // ones its row shares (cpu_flags) instead of keeping the loop scalar.
+  void eager_conditions() {
+    for (std::size_t k = plan_.begin; k + 1 < plan_.end; ++k) {
+      if (!t_[k].is_ident("if") || !t_[k + 1].is_punct("(")) continue;
+      const std::size_t close = matching_paren(t_, k + 1);
+      if (close >= plan_.end) continue;
+      bool rewritten = false;  // by an earlier step (a row's division): left as it is
+      for (std::size_t j = k + 2; j < close; ++j) rewritten = rewritten || out_[j].has_value();
+      if (rewritten) continue;
+      for (std::size_t j : eager_and_operators(t_, k + 1, close)) out_[j] = "&";
+    }
+  }
+
+  static std::string deposit_slot(unsigned slot) { return "alloy_fv.alloy_deposits.slot[" + std::to_string(slot) + "]"; }
+  // Whether a statement (at any depth) calls SIMD-group functions as
+  // simd_statement rewrites them: the frame then holds their deposits.
+  bool has_simd_statements(const std::vector<BodyStmt>& stmts) const {
+    for (const BodyStmt& s : stmts) {
+      if (s.kind == Kind::Simple && !simd_calls(t_, s).empty()) return true;
+      if (has_simd_statements(s.kids)) return true;
+    }
+    return false;
+  }
 
   // The types of the values declared `auto` that live across regions
   // (HoistedVariable::deduced): a lambda, never called, repeats the
@@ -371,7 +403,7 @@ class Splitter {
     std::string deposits;
     open();
     for (std::size_t j = 0; j < calls.size(); ++j) {
-      deposits += "::alloy_msl::cpu::region_deposit(alloy_g, " + std::to_string(first + j) + ", alloy_tid, " +
+      deposits += "::alloy_msl::cpu::region_deposit(" + deposit_slot(first + j) + ", alloy_tid, " +
                   text(t_, out_, calls[j].first, calls[j].second + 1) + "); ";
       uses(calls[j].first, calls[j].second + 1, region_names_);
     }
@@ -381,7 +413,8 @@ class Splitter {
     open();
     for (std::size_t j = 0; j < calls.size(); ++j) {
       auto [call, c] = calls[j];
-      out_[call] = "::alloy_msl::cpu::region_result(alloy_g, " + std::to_string(first + j) + ", alloy_tid, " + cur(call);
+      out_[call] = "::alloy_msl::cpu::region_result(alloy_g, " + std::to_string(first + j) + ", " +
+                   deposit_slot(first + j) + ", alloy_tid, " + cur(call);
       out_[c] = cur(c) + ")";
     }
     uses(s.begin, s.end, region_names_);

@@ -1,5 +1,7 @@
 #include "msl/cpu_regions_syntax.h"
 
+#include <set>
+
 #include "msl/builtins.h"
 #include "msl/cpu_uniform_loops.h"
 #include "msl/token_rules.h"
@@ -355,6 +357,52 @@ std::string region_attribute(const std::string& name) {
   if (name == "threads_per_simdgroup") return "::metal::uint(::alloy_msl::kSimdWidth)";
   return per_thread_attribute(name) ? "::alloy_msl::cpu::region_" + name + "(alloy_g, alloy_tid, alloy_lid)"
                                     : "alloy_g.base." + name;
+}
+
+std::vector<std::size_t> eager_and_operators(const std::vector<Token>& t, std::size_t open, std::size_t close) {
+  // Tokens an operand may hold: no call, index, division (a zero divisor
+  // traps), assignment, or operator binding looser than `&` (`|`, `?:`)
+  // that the operator's change would regroup.
+  static const std::set<std::string> allowed = {"(", ")", "+", "-", "*", ".", "<", ">", "<=", ">=", "==", "!=", "!"};
+  static const std::set<std::string> comparisons = {"<", ">", "<=", ">=", "==", "!="};
+  // Whether [b, e) compares at its own level, inside any parentheses that
+  // wrap all of it. (An operand that is not a comparison, an int `n && m`,
+  // would change meaning as `n & m`.)
+  auto compares = [&](std::size_t b, std::size_t e) {
+    while (e - b >= 2 && t[b].is_punct("(") && matching_paren(t, b) == e - 1) ++b, --e;
+    // A negation of one name or one parenthesised group is a bool too.
+    if (e - b >= 2 && t[b].is_punct("!") && (e == b + 2 || (t[b + 1].is_punct("(") && matching_paren(t, b + 1) == e - 1)))
+      return true;
+    int depth = 0;
+    for (std::size_t k = b; k < e; ++k) {
+      if (t[k].is_punct("(")) ++depth;
+      if (t[k].is_punct(")")) --depth;
+      if (depth == 0 && t[k].kind == TokenKind::Punct && comparisons.count(t[k].text)) return true;
+    }
+    return false;
+  };
+  std::vector<std::size_t> ands;
+  std::size_t operand = open + 1;
+  int depth = 0;
+  for (std::size_t k = open + 1; k <= close; ++k) {
+    const Token& tok = t[k];
+    if (k == close || (depth == 0 && tok.is_punct("&&"))) {
+      if (k == operand || !compares(operand, k)) return {};
+      if (k == close) break;
+      ands.push_back(k);
+      operand = k + 1;
+      continue;
+    }
+    if (tok.kind == TokenKind::Number) continue;
+    if (tok.kind == TokenKind::Identifier) {
+      if (t[k + 1].is_punct("(") || t[k + 1].is_punct("[")) return {};
+      continue;
+    }
+    if (tok.kind != TokenKind::Punct || !allowed.count(tok.text)) return {};
+    if (tok.is_punct("(")) ++depth;
+    if (tok.is_punct(")")) --depth;
+  }
+  return ands;
 }
 
 }  // namespace alloy::msl::regions

@@ -86,4 +86,10 @@ bool is_conditional_directive(const std::string& line);
 // alloy_lid in it.
 std::string region_attribute(const std::string& name);
 
+// The `&&` tokens of an `if` condition in (open, close) that may be `&`
+// (none when one may not): every operand a comparison (`iy >= 0`) of
+// arithmetic on names and numbers, which cannot fault or change anything,
+// so evaluating them all gives the same answer as stopping early.
+std::vector<std::size_t> eager_and_operators(const std::vector<Token>& t, std::size_t open, std::size_t close);
+
 }  // namespace alloy::msl::regions

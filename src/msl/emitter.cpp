@@ -110,6 +110,7 @@ CpuThreadsPlan plan_threads(const KernelSpec& spec, const LexedKernel& lexed, co
     features.cpu_regions = true;
     k.cpu_threads = "regions";
     k.cpu_optimization = 3;
+    k.cpu_flags = {"--param=max-unswitch-level=4", "--param=max-unswitch-insns=400"};
   } else if (plan.coroutines) {
     features.cpu_coroutines = true;
     k.cpu_threads = "coroutines";

@@ -532,6 +532,31 @@ TEST(MslTranslate, AMacroNamingACrossingValueKeepsRegionsOff) {
 // A SIMD-group call written with its namespace (mlx-vlm's FP8 round trip:
 // `metal::max(metal::simd_max(metal::abs(value)), 1e-4f)`) is split like an
 // unqualified one, the qualifier moving with the call.
+// A region kernel's tests of plain comparisons evaluate every operand (`&`),
+// so g++ can unswitch its loop on them; a test that indexes, calls, divides
+// or is not made of comparisons keeps its `&&` (stopping early matters).
+TEST(MslTranslate, RegionConditionsOfComparisonsEvaluateEveryOperand) {
+  KernelSpec s = spec("uint i = thread_position_in_grid.x;\n"
+                      "int n = inp_shape[0], x = int(i) - 3, y = x * 2;\n"
+                      "float v = 0;\n"
+                      "if (x >= 0 && (x < n - 1) && !(y == 4)) v += 1;\n"
+                      "if (x >= 0 && inp[x] > 0) v += 2;\n"
+                      "if (n && x) v += 4;\n"
+                      "if (x > 0 && n / x > 1) v += 8;\n"
+                      "if (x > 0 && metal::abs(y) < n) v += 16;\n"
+                      "out[i] = simd_sum(v);\n");
+  s.inputs = {param("inp", "float")};
+  s.outputs = {param("out", "float")};
+  TranslatedKernel k = translate(s, Target::Cpp);
+  ASSERT_EQ(k.cpu_threads, "regions") << k.source;
+  EXPECT_TRUE(contains(k.source, "if (x >= 0 & (x < n - 1) & !(y == 4))")) << k.source;
+  EXPECT_TRUE(contains(k.source, "if (x >= 0 && inp")) << k.source;
+  EXPECT_TRUE(contains(k.source, "if (n && x)")) << k.source;
+  EXPECT_TRUE(contains(k.source, "if (x > 0 && n / x > 1)")) << k.source;
+  EXPECT_TRUE(contains(k.source, "if (x > 0 && metal::abs(y) < n)")) << k.source;
+  EXPECT_EQ(k.cpu_flags, (std::vector<std::string>{"--param=max-unswitch-level=4", "--param=max-unswitch-insns=400"}));
+}
+
 TEST(MslTranslate, RegionsTakeQualifiedSimdCalls) {
   KernelSpec s = spec("uint i = thread_position_in_grid.x;\n"
                       "float m = metal::max(metal::simd_max(metal::abs(inp[i])), 1e-4f);\n"
@@ -541,9 +566,17 @@ TEST(MslTranslate, RegionsTakeQualifiedSimdCalls) {
   s.outputs = {param("out", "float")};
   TranslatedKernel k = translate(s, Target::Cpp);
   EXPECT_EQ(k.cpu_threads, "regions") << k.source;
-  EXPECT_TRUE(contains(k.source, "region_deposit(alloy_g, 0, alloy_tid, metal :: simd_max (")) << k.source;
-  EXPECT_TRUE(contains(k.source, "metal::max(::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, metal")) << k.source;
-  EXPECT_TRUE(contains(k.source, "region_deposit(alloy_g, 4, alloy_tid, :: metal :: simd_sum (")) << k.source;
+  EXPECT_TRUE(contains(k.source, "region_deposit(alloy_fv.alloy_deposits.slot[0], alloy_tid, metal :: simd_max ("))
+      << k.source;
+  EXPECT_TRUE(contains(k.source, "metal::max(::alloy_msl::cpu::region_result(alloy_g, 0, alloy_fv.alloy_deposits.slot[0], "
+                                 "alloy_tid, metal"))
+      << k.source;
+  EXPECT_TRUE(contains(k.source, "region_deposit(alloy_fv.alloy_deposits.slot[4], alloy_tid, :: metal :: simd_sum ("))
+      << k.source;
+  // The deposits live in the frame, beside the values that live across regions.
+  EXPECT_TRUE(contains(k.source, "float m[::alloy_msl::cpu::kRegionMaxThreads]; ::alloy_msl::cpu::RegionDeposits "
+                                 "alloy_deposits; }"))
+      << k.source;
 }
 
 TEST(MslTranslate, SyncSelectsTheCoroutineOrFiberRun) {

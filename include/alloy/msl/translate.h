@@ -181,6 +181,11 @@ struct TranslatedKernel {
   // across the threads only at -O3 (it peels the inner loop and versions the
   // nest), and other kernels gained nothing from it.
   int cpu_optimization = 2;
+  // CPU target: more flags for the host compiler. A region's loop holds each
+  // thread's tests of values its row shares (a grid_sample corner's bounds,
+  // say): unswitched on all of them, the column loop is straight code that
+  // vectorises; g++'s defaults stop at three levels and 50 instructions.
+  std::vector<std::string> cpu_flags;
   // CPU target: the atomic outputs (indices into the spec's outputs) the
   // kernel only adds to, each add taking Launch::plain_adds (msl/private_adds.h).
   std::vector<int> private_add_outputs;

@@ -48,6 +48,7 @@ const jit::CpuKernel* compiled_for(fast::KernelVariant& v) {
   jit::CompileOptions opts;
   opts.math_mode = v.spec.math_mode;
   opts.optimization = v.translated.cpu_optimization;
+  opts.extra_flags = v.translated.cpu_flags;
   // After the math mode's flags, which it overrides (fast math contracts).
   if (v.translated.analysis.fp_contract_off) opts.extra_flags.push_back("-ffp-contract=off");
   try {

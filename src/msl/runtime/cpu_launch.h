@@ -24,7 +24,7 @@ struct SyncSite {
 
 // What a SIMD-group exchange returns to each lane taking part.
 struct SimdView {
-  const unsigned char* slots;  // lane i's bytes at slots + i * kSimdSlotBytes
+  const unsigned char* slots;  // lane i's bytes at slots + i * slot_stride
   unsigned mask;               // lanes taking part (bit i = lane i)
   unsigned lane;               // the caller's lane
   unsigned width;              // lanes that exist in the caller's SIMD group
@@ -34,6 +34,9 @@ struct SimdView {
   // the exchange completes).
   unsigned char* results;
   unsigned* results_ready;
+  // kSimdSlotBytes, or the value's own size where a region deposits typed
+  // values side by side (region_deposit: a plain store its loop vectorises).
+  unsigned slot_stride = kSimdSlotBytes;
 };
 
 struct CoroutineThreads;

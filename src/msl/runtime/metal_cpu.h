@@ -82,7 +82,7 @@ template <class T> struct exchanged {
   SimdView v;
   ALLOY_FUNC T at(unsigned lane) const {
     T r;
-    __builtin_memcpy(&r, v.slots + lane * kSimdSlotBytes, sizeof(T));
+    __builtin_memcpy(&r, v.slots + lane * v.slot_stride, sizeof(T));
     return r;
   }
   ALLOY_FUNC bool has(unsigned lane) const { return lane < 32 && ((v.mask >> lane) & 1u); }

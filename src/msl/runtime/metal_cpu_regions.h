@@ -24,7 +24,6 @@ struct GroupThreads {
   unsigned char alive[kRegionMaxThreads];
   unsigned simd_mask[kRegionMaxThreads / kSimdWidth];  // living lanes at the current exchange
   unsigned results_ready[kRegionExchangeSlots][kRegionMaxThreads / kSimdWidth];
-  alignas(16) unsigned char slots[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
   alignas(16) unsigned char results[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
 #if ALLOY_MSL_CPU_RACE_CHECK
   // Regions run so far by this OS thread, over all its groups: two accesses
@@ -100,9 +99,20 @@ ALLOY_REGION_ATTRIBUTE(thread_index_in_quadgroup, metal::uint(tid % 4))
 ALLOY_REGION_ATTRIBUTE(quadgroup_index_in_threadgroup, metal::uint(tid / 4))
 #undef ALLOY_REGION_ATTRIBUTE
 
-template <class P> ALLOY_FUNC void region_deposit(GroupThreads& g, unsigned slot, unsigned tid, const P& pending) {
-  __builtin_memcpy(g.slots[slot][tid], &pending.value, sizeof(pending.value));
+// A region's SIMD-group operands go to `deposits`, an array of the kernel's
+// frame (RegionDeposits), each thread's value at its index: a typed store to
+// the object every per-thread array lives in, which the compiler can tell
+// apart from the others (a byte copy into the group's slots was a scatter
+// that may alias them, and kept the region's loop scalar).
+template <class P> ALLOY_FUNC void region_deposit(unsigned char* deposits, unsigned long tid, const P& pending) {
+  using V = decltype(pending.value);
+  static_assert(sizeof(V) <= kSimdSlotBytes, "SIMD-group functions take scalars and vectors up to 32 bytes");
+  reinterpret_cast<V*>(deposits)[tid] = pending.value;
 }
+// The frame's deposit arrays, one per exchange slot.
+struct RegionDeposits {
+  alignas(64) unsigned char slot[kRegionExchangeSlots][kRegionMaxThreads * kSimdSlotBytes];
+};
 // Between the loop that deposits and the loop that reads: the lanes taking
 // part are those still living.
 ALLOY_FUNC void region_exchange(GroupThreads& g, unsigned first_slot, unsigned slots) {
@@ -118,10 +128,14 @@ ALLOY_FUNC void region_exchange(GroupThreads& g, unsigned first_slot, unsigned s
     for (unsigned k = first_slot; k < first_slot + slots; ++k) g.results_ready[k][s] = 0;
   }
 }
-template <class P> ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot, unsigned tid, const P& pending) {
+template <class P>
+ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot, const unsigned char* deposits, unsigned tid,
+                              const P& pending) {
+  using V = decltype(pending.value);
   const unsigned s = tid / kSimdWidth, first = s * kSimdWidth;
-  detail::exchanged<decltype(pending.value)> e;
-  e.v.slots = g.slots[slot][first];
+  detail::exchanged<V> e;
+  e.v.slots = deposits + first * sizeof(V);
+  e.v.slot_stride = sizeof(V);
   e.v.mask = g.simd_mask[s];
   e.v.lane = tid % kSimdWidth;
   e.v.width = g.count - first < kSimdWidth ? g.count - first : kSimdWidth;
@@ -193,17 +207,24 @@ template <class E, class K, class F> ALLOY_FUNC void region_for_rows(GroupThread
     const unsigned long n = g.extent[0], first = g.base.thread_position_in_grid.x, last = first + n - 1;
     // (Every thread's E value is its position: none wraps to a negative.)
     const bool fits = E(last) >= E(0) && (unsigned long)E(last) == last;
-    if (g.all_alive && g.extent[1] == 1 && g.extent[2] == 1 && k >= K(8) && fits) {
+    if (g.all_alive && g.extent[1] == 1 && g.extent[2] == 1 && k >= K(8) && fits &&
+        (unsigned long)k <= 0x7fffffffUL) {
       const unsigned long width = (unsigned long)k;
       Q row = Q(E(first) / k);
       unsigned long col = (unsigned long)(E(first) % k);
       for (unsigned long x = 0; x < n; col = 0, ++row) {
         const unsigned long len = n - x < width - col ? n - x : width - col;
-        for (unsigned long i = 0; i < len; ++i) {
+        // The column as a signed counter that cannot wrap (it stays below
+        // the width): the kernel's `int` index arithmetic on it is then
+        // affine in the loop, and its accesses vectorise as contiguous ones
+        // rather than gathers.
+        const int c0 = int(col), c1 = int(col + len);
+        for (int c = c0; c < c1; ++c) {
+          const unsigned long t = x + (unsigned long)(c - c0);
 #if ALLOY_MSL_USE_MATRIX
-          g.current = x + i;
+          g.current = t;
 #endif
-          body(x + i, metal::uint3(unsigned(x + i), 0u, 0u), RowColumn<Q>{row, Q(col + i)});
+          body(t, metal::uint3(unsigned(t), 0u, 0u), RowColumn<Q>{row, Q(c)});
         }
         x += len;
       }

@@ -49,7 +49,7 @@ T gix_mult = W / 2 ;
 #line 81 "source"
 T giy_mult = H / 2 ;
 #line 2 "source"
-struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix[::alloy_msl::cpu::kRegionMaxThreads]; T giy[::alloy_msl::cpu::kRegionMaxThreads]; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ::alloy_msl::cpu::region_for_rows<uint>(alloy_g, C_padded, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); [[maybe_unused]] const auto alloy_row = alloy_rc.row; [[maybe_unused]] const auto alloy_col = alloy_rc.col; T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { uint elem = thread_position_in_grid.x;
+struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix[::alloy_msl::cpu::kRegionMaxThreads]; T giy[::alloy_msl::cpu::kRegionMaxThreads]; ::alloy_msl::cpu::RegionDeposits alloy_deposits; }; alloy_frame_t* alloy_fvp = static_cast<alloy_frame_t*>(::alloy_msl::cpu::region_frame(alloy_g, sizeof(alloy_frame_t))); if (!alloy_fvp) return; alloy_frame_t& __restrict__ alloy_fv = *alloy_fvp; ::alloy_msl::cpu::region_for_rows<uint>(alloy_g, C_padded, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); [[maybe_unused]] const auto alloy_row = alloy_rc.row; [[maybe_unused]] const auto alloy_col = alloy_rc.col; T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { uint elem = thread_position_in_grid.x;
         
         
         
@@ -93,7 +93,7 @@ struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix
         if (channel_idx < C) {
             int cot_index = alloy_row * C + channel_idx;
             T cot = cotangent[cot_index];
-            if (iy_nw >= 0 && iy_nw <= H - 1 && ix_nw >= 0 && ix_nw <= W - 1) {
+            if (iy_nw >= 0 & iy_nw <= H - 1 & ix_nw >= 0 & ix_nw <= W - 1) {
                 int offset = base_idx + iy_nw * h_stride + ix_nw * w_stride;
                 ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &x_grad[offset], nw * cot, memory_order_relaxed);
 
@@ -101,7 +101,7 @@ struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix
                 gix -= I_nw * (iy_se - iy) * cot;
                 giy -= I_nw * (ix_se - ix) * cot;
             }
-            if (iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1) {
+            if (iy_ne >= 0 & iy_ne <= H - 1 & ix_ne >= 0 & ix_ne <= W - 1) {
                 int offset = base_idx + iy_ne * h_stride + ix_ne * w_stride;
                 ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &x_grad[offset], ne * cot, memory_order_relaxed);
 
@@ -109,7 +109,7 @@ struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix
                 gix += I_ne * (iy_sw - iy) * cot;
                 giy -= I_ne * (ix - ix_sw) * cot;
             }
-            if (iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1) {
+            if (iy_sw >= 0 & iy_sw <= H - 1 & ix_sw >= 0 & ix_sw <= W - 1) {
                 int offset = base_idx + iy_sw * h_stride + ix_sw * w_stride;
                 ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &x_grad[offset], sw * cot, memory_order_relaxed);
 
@@ -117,7 +117,7 @@ struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix
                 gix -= I_sw * (iy - iy_ne) * cot;
                 giy += I_sw * (ix_ne - ix) * cot;
             }
-            if (iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1) {
+            if (iy_se >= 0 & iy_se <= H - 1 & ix_se >= 0 & ix_se <= W - 1) {
                 int offset = base_idx + iy_se * h_stride + ix_se * w_stride;
                 ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &x_grad[offset], se * cot, memory_order_relaxed);
 
@@ -132,8 +132,8 @@ struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix
 
         // Reduce across each simdgroup first.
         // This is much faster than relying purely on atomics.
-        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 0, alloy_tid, simd_sum ( gix )); alloy_next_1: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); ::alloy_msl::cpu::region_for_rows<uint>(alloy_g, C_padded, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); [[maybe_unused]] const auto alloy_row = alloy_rc.row; [[maybe_unused]] const auto alloy_col = alloy_rc.col; T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; { gix = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_tid, simd_sum(gix));
-        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_g, 4, alloy_tid, simd_sum ( giy )); alloy_next_2: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; }); ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); ::alloy_msl::cpu::region_for_rows<uint>(alloy_g, C_padded, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); [[maybe_unused]] const auto alloy_row = alloy_rc.row; [[maybe_unused]] const auto alloy_col = alloy_rc.col; T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { giy = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_tid, simd_sum(giy));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_fv.alloy_deposits.slot[0], alloy_tid, simd_sum ( gix )); alloy_next_1: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); ::alloy_msl::cpu::region_exchange(alloy_g, 0, 1); ::alloy_msl::cpu::region_for_rows<uint>(alloy_g, C_padded, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); [[maybe_unused]] const auto alloy_row = alloy_rc.row; [[maybe_unused]] const auto alloy_col = alloy_rc.col; T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; { gix = ::alloy_msl::cpu::region_result(alloy_g, 0, alloy_fv.alloy_deposits.slot[0], alloy_tid, simd_sum(gix));
+        ::alloy_msl::simd_reconverge();  } ::alloy_msl::cpu::region_deposit(alloy_fv.alloy_deposits.slot[4], alloy_tid, simd_sum ( giy )); alloy_next_2: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; }); ::alloy_msl::cpu::region_exchange(alloy_g, 4, 1); ::alloy_msl::cpu::region_for_rows<uint>(alloy_g, C_padded, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid, auto alloy_rc) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_index_in_simdgroup = ::alloy_msl::cpu::region_thread_index_in_simdgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threads_per_simdgroup = ::metal::uint(::alloy_msl::kSimdWidth); [[maybe_unused]] const auto alloy_row = alloy_rc.row; [[maybe_unused]] const auto alloy_col = alloy_rc.col; T gix = alloy_fv.gix[alloy_tid]; T giy = alloy_fv.giy[alloy_tid]; uint grid_idx = alloy_fv.grid_idx[alloy_tid]; { giy = ::alloy_msl::cpu::region_result(alloy_g, 4, alloy_fv.alloy_deposits.slot[4], alloy_tid, simd_sum(giy));
 
         if (thread_index_in_simdgroup == 0) {
             ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
