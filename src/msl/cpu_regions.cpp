@@ -750,6 +750,10 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
             throw NotRegions{"a macro names `" + m.text + "`, a value that lives across barriers"};
       }
     }
+    for (const LexedText* text : {&lexed.source, &lexed.header})
+      plan.opaque_macros.insert(text->macros_naming_anything.begin(), text->macros_naming_anything.end());
+    for (const IncludedFile& f : lexed.includes)
+      plan.opaque_macros.insert(f.lexed.macros_naming_anything.begin(), f.lexed.macros_naming_anything.end());
     return plan;
   } catch (const NotRegions& e) {
     why_not = e.why;

@@ -117,6 +117,9 @@ struct RegionsPlan {
   // the divisions named become its row and column.
   std::optional<ThreadRows> rows;
   std::set<std::string> thread_names;  // attribute values that differ between the group's threads
+  // Macros whose bodies name something (LexedText::macros_naming_anything):
+  // a test naming one may call, index or divide where it cannot be seen.
+  std::set<std::string> opaque_macros;
   // Declarations of the attribute values the group's threads share
   // (threadgroup_position_in_grid, threads_per_threadgroup, ...), valid at
   // the group's own scope: a uniform loop's header may read them.

@@ -180,7 +180,7 @@ class Splitter {
       bool rewritten = false;  // by an earlier step (a row's division): left as it is
       for (std::size_t j = k + 2; j < close; ++j) rewritten = rewritten || out_[j].has_value();
       if (rewritten) continue;
-      for (std::size_t j : eager_and_operators(t_, k + 1, close)) out_[j] = "&";
+      for (std::size_t j : eager_and_operators(t_, k + 1, close, plan_.opaque_macros)) out_[j] = "&";
     }
   }
 

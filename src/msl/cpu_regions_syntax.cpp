@@ -359,7 +359,8 @@ std::string region_attribute(const std::string& name) {
                                     : "alloy_g.base." + name;
 }
 
-std::vector<std::size_t> eager_and_operators(const std::vector<Token>& t, std::size_t open, std::size_t close) {
+std::vector<std::size_t> eager_and_operators(const std::vector<Token>& t, std::size_t open, std::size_t close,
+                                             const std::set<std::string>& opaque) {
   // Tokens an operand may hold: no call, index, division (a zero divisor
   // traps), assignment, or operator binding looser than `&` (`|`, `?:`)
   // that the operator's change would regroup.
@@ -395,7 +396,7 @@ std::vector<std::size_t> eager_and_operators(const std::vector<Token>& t, std::s
     }
     if (tok.kind == TokenKind::Number) continue;
     if (tok.kind == TokenKind::Identifier) {
-      if (t[k + 1].is_punct("(") || t[k + 1].is_punct("[")) return {};
+      if (t[k + 1].is_punct("(") || t[k + 1].is_punct("[") || opaque.count(tok.text)) return {};
       continue;
     }
     if (tok.kind != TokenKind::Punct || !allowed.count(tok.text)) return {};

@@ -90,6 +90,8 @@ std::string region_attribute(const std::string& name);
 // (none when one may not): every operand a comparison (`iy >= 0`) of
 // arithmetic on names and numbers, which cannot fault or change anything,
 // so evaluating them all gives the same answer as stopping early.
-std::vector<std::size_t> eager_and_operators(const std::vector<Token>& t, std::size_t open, std::size_t close);
+// Names in `opaque` (macros that may hide any of those) keep the `&&`.
+std::vector<std::size_t> eager_and_operators(const std::vector<Token>& t, std::size_t open, std::size_t close,
+                                             const std::set<std::string>& opaque);
 
 }  // namespace alloy::msl::regions

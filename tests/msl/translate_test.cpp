@@ -544,7 +544,10 @@ TEST(MslTranslate, RegionConditionsOfComparisonsEvaluateEveryOperand) {
                       "if (n && x) v += 4;\n"
                       "if (x > 0 && n / x > 1) v += 8;\n"
                       "if (x > 0 && metal::abs(y) < n) v += 16;\n"
-                      "out[i] = simd_sum(v);\n");
+                      "if (x > 0 && AT_X > 0) v += 32;\n"
+                      "if (x > 0 && x < LIMIT) v += 64;\n"
+                      "out[i] = simd_sum(v);\n",
+                      "#define AT_X inp[x]\n#define LIMIT 100\n");
   s.inputs = {param("inp", "float")};
   s.outputs = {param("out", "float")};
   TranslatedKernel k = translate(s, Target::Cpp);
@@ -554,6 +557,9 @@ TEST(MslTranslate, RegionConditionsOfComparisonsEvaluateEveryOperand) {
   EXPECT_TRUE(contains(k.source, "if (n && x)")) << k.source;
   EXPECT_TRUE(contains(k.source, "if (x > 0 && n / x > 1)")) << k.source;
   EXPECT_TRUE(contains(k.source, "if (x > 0 && metal::abs(y) < n)")) << k.source;
+  // A macro may hide an index (or a call): its test stops early; one of a number does not.
+  EXPECT_TRUE(contains(k.source, "if (x > 0 && AT_X > 0)")) << k.source;
+  EXPECT_TRUE(contains(k.source, "if (x > 0 & x < LIMIT)")) << k.source;
   EXPECT_EQ(k.cpu_flags, (std::vector<std::string>{"--param=max-unswitch-level=4", "--param=max-unswitch-insns=400"}));
 }
 
