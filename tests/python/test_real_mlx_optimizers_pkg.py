@@ -6,7 +6,13 @@ parameters, to float rounding. Kron's preconditioner (triangular factors
 refined each step, with an inverse) amplifies rounding: with the same
 normal draws fed to both it still ends 1e-3 apart after five steps, and
 Alloy's float32 inverse is the more accurate one there (7e-8 of float64's
-against MLX's 2.4e-6 at 16 x 16), so Kron is held to 2e-2."""
+against MLX's 2.4e-6 at 16 x 16), so Kron is held to 2e-2. Shampoo inverts
+each preconditioner through its SVD: for the 1-D parameter an 8 x 8 matrix
+of eps * I (eps 1e-4) plus at most five gradients' outer products, so
+three singular values are eps itself, whose inverses (1e4) multiply the
+float32 rounding of the large ones. The two frameworks' SVDs (different
+LAPACKs) then end up to 2.4e-4 apart (40 seeds; 1.5e-4 at CI's seed
+1610908698), so Shampoo is held to 1e-3."""
 import numpy as np
 import pytest
 from real_mlx_code import FRAMEWORKS, Loader
@@ -16,7 +22,7 @@ import mlx.core as mx
 import alloy.core as ax
 
 OPTIMIZERS = ["ADOPT", "DiffGrad", "Kron", "Lamb", "MADGRAD", "MARS", "Muon", "QHAdam", "Shampoo"]
-TOLERANCE = {"Kron": 2e-2}
+TOLERANCE = {"Kron": 2e-2, "Shampoo": 1e-3}
 
 
 @pytest.mark.parametrize("name", OPTIMIZERS)
