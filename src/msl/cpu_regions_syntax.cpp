@@ -400,6 +400,10 @@ std::vector<std::size_t> eager_and_operators(const std::vector<Token>& t, std::s
       continue;
     }
     if (tok.kind != TokenKind::Punct || !allowed.count(tok.text)) return {};
+    // A `*` not after a value is a dereference, which may fault.
+    if (tok.is_punct("*") && !(t[k - 1].kind == TokenKind::Identifier || t[k - 1].kind == TokenKind::Number ||
+                               t[k - 1].is_punct(")")))
+      return {};
     if (tok.is_punct("(")) ++depth;
     if (tok.is_punct(")")) --depth;
   }

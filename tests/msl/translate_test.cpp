@@ -546,6 +546,7 @@ TEST(MslTranslate, RegionConditionsOfComparisonsEvaluateEveryOperand) {
                       "if (x > 0 && metal::abs(y) < n) v += 16;\n"
                       "if (x > 0 && AT_X > 0) v += 32;\n"
                       "if (x > 0 && x < LIMIT) v += 64;\n"
+                      "if (x > 0 && *(inp + x) > 0) v += 128;\n"
                       "out[i] = simd_sum(v);\n",
                       "#define AT_X inp[x]\n#define LIMIT 100\n");
   s.inputs = {param("inp", "float")};
@@ -560,6 +561,8 @@ TEST(MslTranslate, RegionConditionsOfComparisonsEvaluateEveryOperand) {
   // A macro may hide an index (or a call): its test stops early; one of a number does not.
   EXPECT_TRUE(contains(k.source, "if (x > 0 && AT_X > 0)")) << k.source;
   EXPECT_TRUE(contains(k.source, "if (x > 0 & x < LIMIT)")) << k.source;
+  EXPECT_TRUE(contains(k.source, "if (x > 0 && *(inp + x) > 0)")) << k.source;  // a dereference
+  EXPECT_TRUE(contains(k.source, "if (x >= 0 & (x < n - 1) & !(y == 4))")) << k.source;  // `*` of values stays fine
   EXPECT_EQ(k.cpu_flags, (std::vector<std::string>{"--param=max-unswitch-level=4", "--param=max-unswitch-insns=400"}));
 }
 
