@@ -139,6 +139,46 @@ const std::string& host_cpu_identity() {
   return id;
 }
 
+namespace {
+
+// Tuning parameters (`--param=name=value`) are the compiler's own and change
+// between releases: GCC 13 renamed max-unswitch-level to max-unswitch-depth,
+// and clang takes none. A translation asks for one by GCC 12's name; the
+// host compiler gets the name it accepts, or nothing (a kernel is then
+// slower, never refused). Each (compiler, flag) is tried once per process.
+const char* const kParamRenames[][2] = {{"max-unswitch-level", "max-unswitch-depth"}};
+
+bool compiler_accepts(const std::string& compiler, const std::string& flag) {
+  std::string out;
+  return run_command(shell_quote(compiler) + " " + shell_quote(flag) + " -fsyntax-only -x c++ /dev/null", out) == 0;
+}
+
+std::string accepted_param(const std::string& compiler, const std::string& flag) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::string> known;
+  const std::string key = compiler + '\n' + flag;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = known.find(key); it != known.end()) return it->second;
+  }
+  std::string chosen;
+  if (compiler_accepts(compiler, flag)) {
+    chosen = flag;
+  } else {
+    const std::string body = flag.substr(std::string("--param=").size());
+    const std::string name = body.substr(0, body.find('='));
+    for (const auto& rename : kParamRenames) {
+      if (name != rename[0]) continue;
+      const std::string other = "--param=" + std::string(rename[1]) + body.substr(name.size());
+      if (compiler_accepts(compiler, other)) chosen = other;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  return known.emplace(key, chosen).first->second;
+}
+
+}  // namespace
+
 std::vector<std::string> host_compile_flags(const CompileOptions& options) {
   if (options.optimization < 0 || options.optimization > 3) {
     throw std::invalid_argument("[alloy::jit::host_compile_flags] optimization must be 0 to 3, got " +
@@ -156,7 +196,13 @@ std::vector<std::string> host_compile_flags(const CompileOptions& options) {
     throw std::invalid_argument("[alloy::jit::host_compile_flags] math_mode must be 'safe', 'relaxed' or 'fast', got '" +
                                 options.math_mode + "'");
   }
-  flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
+  for (const std::string& f : options.extra_flags) {
+    if (f.rfind("--param=", 0) != 0) {
+      flags.push_back(f);
+    } else if (std::string accepted = accepted_param(host_compiler_path(options), f); !accepted.empty()) {
+      flags.push_back(std::move(accepted));
+    }
+  }
   return flags;
 }
 

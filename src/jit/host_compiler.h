@@ -11,7 +11,9 @@ struct CompileOptions {
   std::string math_mode = "safe";        // safe | relaxed | fast (as MLX's metal_kernel)
   bool native = true;                    // -march=native (the CPU's identity joins the cache key)
   int optimization = 2;                  // -O level
-  std::vector<std::string> extra_flags;  // appended to the command line
+  // Appended to the command line; a `--param=` one as the host compiler
+  // spells it, or left out where it has none (host_compile_flags).
+  std::vector<std::string> extra_flags;
   std::string compiler;                  // empty: $ALLOY_CXX, else the compiler Alloy was built with
   std::string entry = "alloy_kernel_main";
 };

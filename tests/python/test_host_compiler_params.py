@@ -1,0 +1,83 @@
+"""Kernels split into regions compile with GCC's tuning parameters under
+the name the host compiler knows: GCC 13 renamed `max-unswitch-level` to
+`max-unswitch-depth` (a GPU server with a newer GCC refused every region
+kernel before), and clang takes no `--param` at all. Two stand-in compilers
+wrap this machine's own: one that knows only the new name, one that refuses
+any `--param`. Each compiles a kernel with a barrier and a SIMD-group sum,
+which runs as regions and gives numpy's numbers."""
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+PROGRAM = r"""
+import sys
+import numpy as np
+import alloy.core as mx
+x = np.random.default_rng(int(sys.argv[1])).standard_normal(256).astype(np.float32)
+k = mx.fast.metal_kernel(name="params_probe", input_names=["x"], output_names=["y"], source='''
+    uint t = thread_position_in_threadgroup.x;
+    threadgroup float shared[64];
+    shared[t] = x[thread_position_in_grid.x] * 2;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    y[thread_position_in_grid.x] = simd_sum(shared[63 - t]);
+''')
+y = k(inputs=[mx.array(x)], grid=(256, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(256,)],
+      output_dtypes=[mx.float32], init_value=float("nan"), verbose=True, stream=mx.cpu)[0]
+print("RESULT", " ".join(repr(float(v)) for v in np.array(y)))
+"""
+
+# A compiler that knows only GCC 13's name for the parameter.
+NEW_NAME = r"""#!/bin/sh
+echo "$*" >> "$(dirname "$0")/args.log"
+args=""
+for a in "$@"; do
+  case "$a" in
+    --param=max-unswitch-level=*) echo "unrecognized command-line option '$a'" >&2; exit 1;;
+    --param=max-unswitch-depth=*) a="--param=max-unswitch-level=${a#--param=max-unswitch-depth=}";;
+  esac
+  args="$args '$a'"
+done
+eval exec "'REAL'" $args
+"""
+# A compiler that takes no --param (as clang).
+NO_PARAMS = r"""#!/bin/sh
+echo "$*" >> "$(dirname "$0")/args.log"
+for a in "$@"; do
+  case "$a" in --param=*) echo "unknown argument: '$a'" >&2; exit 1;; esac
+done
+exec 'REAL' "$@"
+"""
+
+
+@pytest.mark.parametrize("script, wanted", [(NEW_NAME, "--param=max-unswitch-depth=4"), (NO_PARAMS, None)])
+def test_region_kernels_compile_with_the_compilers_own_parameters(tmp_path, rng, script, wanted):
+    real = shutil.which("g++")
+    if real is None:
+        pytest.skip("needs g++ to wrap")  # every machine that builds Alloy has it
+    wrapper = tmp_path / "c++"
+    wrapper.write_text(script.replace("REAL", real))
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    seed = int(rng.integers(1 << 30))
+    env = dict(os.environ, ALLOY_CXX=str(wrapper), ALLOY_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("ALLOY_CHECK_CUDA", None)
+    r = subprocess.run([sys.executable, "-c", PROGRAM, str(seed)], capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "Threads run as regions." in r.stdout
+    got = np.array([float(v) for v in r.stdout.split("RESULT", 1)[1].split()], dtype=np.float32)
+    x = np.random.default_rng(seed).standard_normal(256).astype(np.float64) * 2
+    want = np.array([x[g * 64:(g + 1) * 64][::-1][(t // 32) * 32:(t // 32) * 32 + 32].sum()
+                     for g in range(4) for t in range(64)])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    compiles = [line for line in (tmp_path / "args.log").read_text().splitlines() if "-shared" in line]
+    assert compiles, "the kernel was not compiled by the stand-in compiler"
+    for line in compiles:
+        if wanted:
+            assert wanted in line and "max-unswitch-level" not in line
+        else:
+            assert "--param" not in line
