@@ -222,22 +222,64 @@ template <unsigned W> struct segment {
   ALLOY_FUNC bool has(unsigned lane) const { return lane < 32 && ((mask >> lane) & 1u); }
 };
 using alloy_msl::cpu::detail::exchange_then;
+// A reduction over a segment whose SIMD group has every lane that exists
+// taking part, in the CUDA target's order (cuda_simd.h, reduce): a full
+// group of 32 folds its upper half onto its lower one, halving (the
+// butterfly every lane computes alike), a shorter group folds lane l + o
+// onto lane l where l + o exists. Both devices then round the same way,
+// and the folds are independent, so this is a tree, not a chain of W adds.
+template <unsigned W, class T, class Op>
+ALLOY_FUNC T seg_tree_reduce(const exchanged<T>& e, const segment<W>& s, Op op) {
+  T a[W];
+  const unsigned present = e.v.width - s.base < W ? e.v.width - s.base : W;
+  for (unsigned l = 0; l < present; ++l) a[l] = e.at(s.base + l);
+  if (e.v.width == 32) {
+    for (unsigned o = W / 2; o > 0; o >>= 1)
+      for (unsigned l = 0; l < o; ++l) a[l] = op(a[l], a[l + o]);
+  } else {
+    for (unsigned o = W / 2; o > 0; o >>= 1)
+      for (unsigned l = 0; l < o; ++l)
+        if (l + o < present) a[l] = op(a[l], a[l + o]);
+  }
+  return a[0];
+}
+// Segment s's reduction, every lane of it alike (the first lane taking
+// part starts the chain where lanes are missing).
+template <unsigned W, class T, class Op>
+ALLOY_FUNC T seg_reduce_lanes(const exchanged<T>& e, const segment<W>& s, Op op) {
+  const unsigned every = e.v.width >= 32 ? ~0u : (1u << e.v.width) - 1u;
+  if (e.v.mask == every) return seg_tree_reduce<W>(e, s, op);
+  T r{};
+  bool first = true;
+  for (unsigned l = s.base; l < s.base + W; ++l) {
+    if (!s.has(l)) continue;
+    r = first ? e.at(l) : op(r, e.at(l));
+    first = false;
+  }
+  return r;
+}
+#if ALLOY_MSL_CPU_REGIONS
+// A reduction between regions: every lane of a segment gets the same
+// value, so the loop that reads the results computes the group's segments
+// once and each thread reads its own (region_result in metal_cpu_regions.h).
+template <unsigned W, class T, class Op> struct reduction_pending {
+  T value;
+  Op op;
+};
+template <unsigned W, class T, class Op>
+ALLOY_FUNC reduction_pending<W, T, Op> seg_reduce(const T& x, alloy_msl::cpu::SyncSite, const char*, Op op) {
+  static_assert(sizeof(T) <= alloy_msl::cpu::kSimdSlotBytes, "SIMD-group functions take scalars and vectors up to 32 bytes");
+  return {x, op};
+}
+#else
 template <unsigned W, class T, class Op>
 ALLOY_FUNC auto seg_reduce(const T& x, alloy_msl::cpu::SyncSite site, const char* what, Op op) {
-  return exchange_then(x, site, what, [x, op](const exchanged<T>& e) {
+  return exchange_then(x, site, what, [op](const exchanged<T>& e) {
     segment<W> s(e);
-    return e.template shared<T>(s.base / W, [&] {
-      T r = x;
-      bool first = true;
-      for (unsigned l = s.base; l < s.base + W; ++l) {
-        if (!s.has(l)) continue;
-        r = first ? e.at(l) : op(r, e.at(l));
-        first = false;
-      }
-      return r;
-    });
+    return e.template shared<T>(s.base / W, [&] { return seg_reduce_lanes<W>(e, s, op); });
   });
 }
+#endif
 template <unsigned W, bool Inclusive, class T, class Op>
 ALLOY_FUNC auto seg_scan(const T& x, T identity, alloy_msl::cpu::SyncSite site, const char* what, Op op) {
   return exchange_then(x, site, what, [identity, op](const exchanged<T>& e) {

@@ -24,7 +24,9 @@ struct GroupThreads {
   unsigned char alive[kRegionMaxThreads];
   unsigned simd_mask[kRegionMaxThreads / kSimdWidth];  // living lanes at the current exchange
   unsigned results_ready[kRegionExchangeSlots][kRegionMaxThreads / kSimdWidth];
-  alignas(16) unsigned char results[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
+  // Whether a reduction's slot has every segment's result (region_result).
+  bool reduced[kRegionExchangeSlots];
+  alignas(64) unsigned char results[kRegionExchangeSlots][kRegionMaxThreads][kSimdSlotBytes];
 #if ALLOY_MSL_CPU_RACE_CHECK
   // Regions run so far by this OS thread, over all its groups: two accesses
   // in one region, with no barrier between, may race (metal_race.h).
@@ -127,6 +129,7 @@ ALLOY_FUNC void region_exchange(GroupThreads& g, unsigned first_slot, unsigned s
     g.simd_mask[s] = m;
     for (unsigned k = first_slot; k < first_slot + slots; ++k) g.results_ready[k][s] = 0;
   }
+  for (unsigned k = first_slot; k < first_slot + slots; ++k) g.reduced[k] = false;
 }
 template <class P>
 ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot, const unsigned char* deposits, unsigned tid,
@@ -143,6 +146,40 @@ ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot, const unsigned cha
   e.v.results_ready = &g.results_ready[slot][s];
   return pending.then(e);
 }
+#if ALLOY_MSL_USE_SIMD
+// A reduction's result (metal::detail::reduction_pending): the first
+// thread to ask computes every segment of the group, in segment order; each
+// thread then reads its segment's value. A thread reads one flag and one
+// value, where the general form above builds the SIMD group's view first.
+template <unsigned W, class T, class Op>
+ALLOY_FUNC void region_reduce_segments(GroupThreads& g, unsigned slot, const unsigned char* deposits, Op op) {
+  T* out = reinterpret_cast<T*>(g.results[slot]);
+  const unsigned groups = (g.count + kSimdWidth - 1) / kSimdWidth;
+  for (unsigned s = 0; s < groups; ++s) {
+    ::metal::detail::exchanged<T> e;
+    const unsigned first = s * kSimdWidth;
+    e.v.slots = deposits + first * sizeof(T);
+    e.v.slot_stride = sizeof(T);
+    e.v.mask = g.simd_mask[s];
+    e.v.width = g.count - first < kSimdWidth ? g.count - first : kSimdWidth;
+    e.v.results = nullptr;  // (a reduction keeps none)
+    e.v.results_ready = nullptr;
+    for (unsigned base = 0; base < e.v.width; base += W) {
+      e.v.lane = base;
+      const ::metal::detail::segment<W> seg(e);
+      if (seg.mask) out[(first + base) / W] = ::metal::detail::seg_reduce_lanes<W>(e, seg, op);
+    }
+  }
+  g.reduced[slot] = true;
+}
+template <unsigned W, class T, class Op>
+ALLOY_FUNC T region_result(GroupThreads& g, unsigned slot, const unsigned char* deposits, unsigned tid,
+                           const ::metal::detail::reduction_pending<W, T, Op>& pending) {
+  static_assert(kSimdSlotBytes % alignof(T) == 0 && 64 % alignof(T) == 0, "a result slot holds a T");
+  if (__builtin_expect(!g.reduced[slot], 0)) region_reduce_segments<W, T>(g, slot, deposits, pending.op);
+  return reinterpret_cast<const T*>(g.results[slot])[tid / W];
+}
+#endif
 // One region: `body(tid, lid)` for each running thread of the group. While
 // every thread runs, the threads are nested loops over z, y and x with a
 // 64-bit index, the shape the compiler vectorises (x innermost, each
