@@ -94,18 +94,20 @@ def fresh_weights(rng, model):
     return weights
 
 
-def close(got, want, what, tol=2e-4, floor=0.0):
+def close(got, want, what, tol=2e-4, floor=0.0, noise=0.0):
     """Largest difference within tol of MLX's largest magnitude (or of
     `floor`, where that is larger: gradients that are zero in exact
     arithmetic, such as a key projection's bias under softmax, are rounding
-    noise of both)."""
+    noise of both), plus twice `noise`: how far MLX's own values move when
+    its input moves by a rounding error."""
     got, want = np.array(got.astype(ax.float32)), np.array(want.astype(mx.float32))
     assert got.shape == want.shape, f"{what}: shape {got.shape}, MLX {want.shape}"
     assert np.all(np.isfinite(want)), f"{what}: MLX's values are not finite"
     scale = max(float(np.max(np.abs(want))), floor)
     assert scale > 0, f"{what}: MLX's values are all zero"
-    err = np.max(np.abs(got - want)) / scale
-    assert err < tol, f"{what} differs from MLX's by {err:.2e} of its largest"
+    err = float(np.max(np.abs(got - want)))
+    assert err < tol * scale + 2 * noise, (f"{what} differs from MLX's by {err / scale:.2e} of its largest "
+                                           f"(MLX's own moves by {noise / scale:.2e})")
 
 
 def build_pair(rng, name):
@@ -155,13 +157,20 @@ def test_classifier_matches_mlx(rng, name):
             model.freeze(keys=["relative_position_index"], strict=False)
     want_loss, want_grads = loss_and_grads(mlx_nn, mx, mlx_model, images, labels)
     got_loss, got_grads = loss_and_grads(alloy_nn, ax, alloy_model, images, labels)
+    # A ReLU input within rounding of 0 makes a gradient jump: MLX's own
+    # moves by up to 2% when the images move by 1e-6 (regnet_x_400mf at
+    # ALLOY_TEST_SEED=2309638707), and two frameworks' float32 sums may fall
+    # on either side. Such a gradient is held to what that move shows.
+    _, nudged_grads = loss_and_grads(mlx_nn, mx, mlx_model, images * np.float32(1 + 1e-6), labels)
+    nudged_flat = dict(tree_flatten(nudged_grads))
     close(got_loss, want_loss, f"{name} loss", 1e-5)
     want_flat, got_flat = dict(tree_flatten(want_grads)), dict(tree_flatten(got_grads))
     assert sorted(got_flat) == sorted(want_flat), f"{name}: gradient names differ from MLX's"
     assert want_flat, f"{name}: no trainable parameters"
     largest = max(float(np.max(np.abs(np.array(g)))) for g in want_flat.values())
     for k in want_flat:
-        close(got_flat[k], want_flat[k], f"{name} gradient of {k}", 1e-3, floor=1e-3 * largest)
+        noise = float(np.max(np.abs(np.array(nudged_flat[k]) - np.array(want_flat[k]))))
+        close(got_flat[k], want_flat[k], f"{name} gradient of {k}", 1e-3, floor=1e-3 * largest, noise=noise)
 
     if train_size:
         images = rng.standard_normal((4, train_size, train_size, 3)).astype(np.float32)
