@@ -25,10 +25,11 @@ using Out = std::vector<std::optional<std::string>>;
 
 class Planner {
  public:
-  Planner(const std::vector<Token>& t, const UniformNames& names, const std::set<std::string>& changed_params,
-          const std::set<std::size_t>& uniform_names)
-      : t_(t), names_(names), changed_params_(changed_params), uniform_names_(uniform_names),
-        block_end_(t.size(), t.size()) {
+  // The body is tokens [body_begin, body_end) of t.
+  Planner(const std::vector<Token>& t, std::size_t body_begin, std::size_t body_end, const UniformNames& names,
+          const std::set<std::string>& changed_params, const std::set<std::size_t>& uniform_names)
+      : t_(t), body_begin_(body_begin), body_end_(body_end), names_(names), changed_params_(changed_params),
+        uniform_names_(uniform_names), block_end_(t.size(), t.size()) {
     // Each token's innermost enclosing block's `}` (a declaration's scope
     // ends there; a for loop's init clause's at the loop's end).
     std::vector<std::size_t> open;
@@ -111,7 +112,8 @@ class Planner {
 
   // Region numbers: each group-level statement's tokens get the region it runs in.
   void number(const std::vector<BodyStmt>& list) {
-    for (const BodyStmt& s : list) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const BodyStmt& s = list[i];
       if (!has_sync(t_, s.begin, s.end)) {
         // Threadgroup storage and constants are declared once for the group,
         // between regions.
@@ -129,11 +131,17 @@ class Planner {
           ++cur_;
           continue;
         }
-        // Deposits end the region before; the statement starts the next.
-        for (auto [call, close] : simd_calls(t_, s)) mark(call, close + 1, cur_);
+        // Deposits end the region before; the statements start the next
+        // (those sharing one exchange: simd_batch_length).
+        const std::size_t n = simd_batch_length(t_, list, i, body_begin_, body_end_);
+        for (std::size_t j = i; j < i + n; ++j)
+          for (auto [call, close] : simd_calls(t_, list[j])) mark(call, close + 1, cur_);
         ++cur_;
-        mark(s.begin, s.end, cur_);
-        declare(s.begin, s.end - 1, cur_, true);
+        for (std::size_t j = i; j < i + n; ++j) {
+          mark(list[j].begin, list[j].end, cur_);
+          declare(list[j].begin, list[j].end - 1, cur_, true);
+        }
+        i += n - 1;
         continue;
       }
       if (s.kind == Kind::Block) {
@@ -522,6 +530,7 @@ class Planner {
   }
 
   const std::vector<Token>& t_;
+  std::size_t body_begin_, body_end_;
   const UniformNames& names_;
   const std::set<std::string>& changed_params_;
   const std::set<std::size_t>& uniform_names_;  // the uniform declarations' names (tokens)
@@ -706,7 +715,7 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
     for (const ParamSpec& p : spec.outputs) written.insert(p.name);
     const UniformDeclarations uniform = uniform_declarations(toks, stmts, shape.begin, shape.end, names, written,
                                                              spec.program_entry.empty() && !spec.bounds_check);
-    Planner planner(toks, names, changed, uniform.names);
+    Planner planner(toks, shape.begin, shape.end, names, changed, uniform.names);
     planner.check(stmts, false);
     planner.number(stmts);
     RegionsPlan plan = planner.finish(std::move(stmts));

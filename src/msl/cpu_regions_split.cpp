@@ -186,7 +186,7 @@ class Splitter {
 
   static std::string deposit_slot(unsigned slot) { return "alloy_fv.alloy_deposits.slot[" + std::to_string(slot) + "]"; }
   // Whether a statement (at any depth) calls SIMD-group functions as
-  // simd_statement rewrites them: the frame then holds their deposits.
+  // simd_statements rewrites them: the frame then holds their deposits.
   bool has_simd_statements(const std::vector<BodyStmt>& stmts) const {
     for (const BodyStmt& s : stmts) {
       if (s.kind == Kind::Simple && !simd_calls(t_, s).empty()) return true;
@@ -346,7 +346,8 @@ class Splitter {
   }
 
   void list(const std::vector<BodyStmt>& stmts) {
-    for (const BodyStmt& s : stmts) {
+    for (std::size_t i = 0; i < stmts.size(); ++i) {
+      const BodyStmt& s = stmts[i];
       if (s.begin == plan_.frame_at) {
         pending_ += prologue_;
         prologue_.clear();
@@ -379,7 +380,9 @@ class Splitter {
         continue;
       }
       if (s.kind == Kind::Simple) {
-        simd_statement(s);
+        const std::size_t n = simd_batch_length(t_, stmts, i, plan_.begin, plan_.end);
+        simd_statements(stmts, i, n);
+        i += n - 1;
         continue;
       }
       if (s.kind == Kind::Block) {
@@ -395,10 +398,15 @@ class Splitter {
     }
   }
 
-  void simd_statement(const BodyStmt& s) {
-    auto calls = simd_calls(t_, s);
-    // Consecutive statements take turns with the slots: the loop that reads
-    // this one's deposits the next one's values.
+  // Statements stmts[i, i + n) share one exchange (simd_batch_length): the
+  // region before deposits every call's arguments, in order; the next reads
+  // the results and runs the statements.
+  void simd_statements(const std::vector<BodyStmt>& stmts, std::size_t i, std::size_t n) {
+    std::vector<std::pair<std::size_t, std::size_t>> calls;
+    for (std::size_t j = i; j < i + n; ++j)
+      for (auto call : simd_calls(t_, stmts[j])) calls.push_back(call);
+    // Consecutive exchanges take turns with the slots: the loop that reads
+    // one's results deposits the next one's values.
     const unsigned first = (statements_++ % 2) * kCallsPerStatement;
     std::string deposits;
     open();
@@ -417,8 +425,8 @@ class Splitter {
                    deposit_slot(first + j) + ", alloy_tid, " + cur(call);
       out_[c] = cur(c) + ")";
     }
-    uses(s.begin, s.end, region_names_);
-    flush(s.begin);
+    for (std::size_t j = i; j < i + n; ++j) uses(stmts[j].begin, stmts[j].end, region_names_);
+    flush(stmts[i].begin);
   }
 
   // A branch's (or a loop body's) regions are written; returns the text
@@ -573,7 +581,7 @@ class Splitter {
   std::set<std::string> region_names_;                                // the open region's hoisted names
   std::set<std::string> region_written_;                              // those it may change
   unsigned depth_ = 0;       // group-level loops entered
-  unsigned statements_ = 0;  // SIMD-group statements so far
+  unsigned statements_ = 0;  // SIMD-group exchanges so far
   bool open_ = false;
   std::string prologue_;  // the per-thread frame, until the first statement that needs it
   int label_ = 0, labels_ = 0;

@@ -333,6 +333,102 @@ std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<To
 }
 
 namespace {
+bool is_assignment_op(const Token& x) {
+  static const std::set<std::string> ops = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
+  return x.kind == TokenKind::Punct && ops.count(x.text);
+}
+// The name statement s assigns, where assigning it is all s does outside
+// its SIMD-group calls' arguments; "" otherwise.
+std::string only_assigned_name(const std::vector<Token>& t, const BodyStmt& s,
+                               const std::vector<std::pair<std::size_t, std::size_t>>& calls) {
+  const std::size_t end = s.end - 1;  // the `;`
+  if (end <= s.begin || !t[end].is_punct(";")) return "";
+  std::size_t assign = 0;
+  int depth = 0;
+  std::size_t next_call = 0;
+  for (std::size_t k = s.begin; k < end; ++k) {
+    if (next_call < calls.size() && k == calls[next_call].first) {
+      k = calls[next_call++].second;  // (its arguments are the region's own to evaluate)
+      continue;
+    }
+    const Token& x = t[k];
+    if (x.kind == TokenKind::Identifier || x.kind == TokenKind::Number) continue;
+    if (x.kind != TokenKind::Punct) return "";
+    if (x.is_punct("(")) {
+      // Grouping only: a `(` after a name or a closing bracket is a call.
+      if (k > s.begin && (t[k - 1].kind == TokenKind::Identifier || t[k - 1].is_punct(")") ||
+                          t[k - 1].is_punct("]") || t[k - 1].is_punct(">")))
+        return "";
+      ++depth;
+      continue;
+    }
+    if (x.is_punct(")")) {
+      --depth;
+      continue;
+    }
+    if (is_assignment_op(x)) {
+      if (assign || depth != 0) return "";
+      assign = k;
+      continue;
+    }
+    static const std::set<std::string> values = {"+",  "-",  "*", "/",  "%",  "<<", ">>", "<", ">", "<=", ">=",
+                                                 "==", "!=", "&", "|",  "^",  "~",  "!",  "?", ":", "&&", "||", "::"};
+    if (!values.count(x.text)) return "";  // `[`, `.`, `->`, `++`, `--`, `,`, braces...
+  }
+  if (!assign || assign == s.begin || t[assign - 1].kind != TokenKind::Identifier) return "";
+  if (assign == s.begin + 1) return t[s.begin].text;  // `a = ...;`, `a += ...;`
+  // `T a = ...;`: a declaration of one name, no array, no pointer or reference.
+  if (!t[assign].is_punct("=")) return "";
+  const auto d = declaration(t, s.begin, end);
+  if (!d || d->multiple || d->array || d->name != assign - 1) return "";
+  for (std::size_t k = d->type_begin; k < d->name; ++k)
+    if (t[k].kind == TokenKind::Punct && !t[k].is_punct("::") && !t[k].is_punct("<") && !t[k].is_punct(">") &&
+        !t[k].is_punct(","))
+      return "";
+  return t[d->name].text;
+}
+// `T& r = ...` or `T&& r = ...` anywhere in [b, e).
+bool declares_reference(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  for (std::size_t k = b + 1; k + 2 < e; ++k)
+    if ((t[k].is_punct("&") || t[k].is_punct("&&")) &&
+        (t[k - 1].kind == TokenKind::Identifier || t[k - 1].is_punct(">")) &&
+        t[k + 1].kind == TokenKind::Identifier &&
+        (t[k + 2].is_punct("=") || t[k + 2].is_punct("(") || t[k + 2].is_punct("{")))
+      return true;
+  return false;
+}
+}  // namespace
+
+std::size_t simd_batch_length(const std::vector<Token>& t, const std::vector<BodyStmt>& stmts, std::size_t i,
+                              std::size_t b, std::size_t e) {
+  auto simd_statement = [&](const BodyStmt& s) {
+    return s.kind == BodyStmt::Kind::Simple && !is_barrier_statement(t, s) && !simd_calls(t, s).empty();
+  };
+  if (i >= stmts.size() || !simd_statement(stmts[i]) || declares_reference(t, b, e)) return 1;
+  std::set<std::string> assigned;  // by the statements taken so far
+  std::size_t calls = 0, n = 0;
+  for (std::size_t j = i; j < stmts.size() && simd_statement(stmts[j]); ++j) {
+    const auto these = simd_calls(t, stmts[j]);
+    if (calls + these.size() > kCallsPerStatement) break;
+    bool reads_assigned = false;
+    for (auto [call, close] : these)
+      for (std::size_t k = call; k < close; ++k)
+        reads_assigned = reads_assigned || (t[k].kind == TokenKind::Identifier && assigned.count(t[k].text));
+    if (reads_assigned) break;
+    calls += these.size();
+    ++n;
+    // What a next statement may not read; one that does more than assign a
+    // name ends the batch after itself.
+    const std::string name = only_assigned_name(t, stmts[j], these);
+    if (name.empty()) break;
+    for (std::size_t k = b; k + 1 < e; ++k)
+      if (t[k].is_punct("&") && t[k + 1].is_ident(name)) return n;  // its address is taken
+    assigned.insert(name);
+  }
+  return n ? n : 1;
+}
+
+namespace {
 // A preprocessor line's directive: "if" for `#  if X`.
 std::string directive_word(const std::string& line) {
   const std::size_t k = line.find_first_not_of(" \t#");

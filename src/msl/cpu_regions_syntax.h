@@ -76,6 +76,19 @@ std::vector<std::pair<std::size_t, std::size_t>> simd_calls(const std::vector<To
 // sets of slots. The runtime's kRegionCallsPerStatement (metal_cpu_regions.h).
 constexpr unsigned kCallsPerStatement = 4;
 
+// How many statements from stmts[i] on share one SIMD-group exchange (one
+// region deposits all their calls' arguments, the next reads every result):
+// stmts[i], then each next simple statement with SIMD-group calls (no
+// barrier) while their calls stay within kCallsPerStatement, every
+// statement before it only assigns a name (`float a = simd_sum(x);`,
+// `a += simd_max(x) * 2;`: no call, index, member, increment or second
+// assignment outside its calls' arguments), and none of its own calls'
+// arguments names one of those names. A name whose address is taken in the
+// body [b, e) (`&a`), or any body that declares a reference, keeps each
+// statement to its own exchange. 1 for a statement alone.
+std::size_t simd_batch_length(const std::vector<Token>& t, const std::vector<BodyStmt>& stmts, std::size_t i,
+                              std::size_t b, std::size_t e);
+
 // +1 for a preprocessor line `#if`, `#ifdef` or `#ifndef`, -1 for `#endif`,
 // 0 for another directive (`#else` and `#elif` stay inside the condition).
 int conditional_directive(const std::string& line);

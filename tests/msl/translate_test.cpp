@@ -588,6 +588,44 @@ TEST(MslTranslate, RegionsTakeQualifiedSimdCalls) {
       << k.source;
 }
 
+// Consecutive SIMD-group statements whose calls do not read what the ones
+// before them assign share one exchange (one region deposits every call's
+// argument, the next reads every result); anything that might let a later
+// argument see an earlier statement's effect keeps them apart.
+TEST(MslTranslate, ConsecutiveSimdStatementsShareAnExchangeWhereNothingOrdersThem) {
+  auto translated = [](const std::string& body) {
+    KernelSpec s = spec("uint i = thread_position_in_grid.x;\nfloat x = inp[i], y = inp[i + 1], a = 0, b = 0;\n" +
+                        body + "out[i] = a + b;\n");
+    s.inputs = {param("inp", "float")};
+    s.outputs = {param("out", "float")};
+    return translate(s, Target::Cpp);
+  };
+  auto exchanges = [&](const std::string& body) {
+    TranslatedKernel k = translated(body);
+    EXPECT_EQ(k.cpu_threads, "regions") << body << k.source;
+    std::size_t n = 0;
+    for (std::size_t at = k.source.find("region_exchange("); at != std::string::npos;
+         at = k.source.find("region_exchange(", at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(exchanges("a = simd_sum(x);\nb = simd_max(y);\n"), 1u);
+  EXPECT_EQ(exchanges("a += simd_sum(x) * 2;\nfloat c = simd_min(y);\nb = c + simd_sum(x);\n"), 1u);
+  EXPECT_EQ(exchanges("a = simd_sum(x);\nb = simd_sum(a);\n"), 2u);            // reads what the first assigns
+  EXPECT_EQ(exchanges("out[i] = simd_sum(x);\nb = simd_sum(y);\n"), 2u);       // the first writes memory
+  EXPECT_EQ(exchanges("a = metal::abs(simd_sum(x));\nb = simd_sum(y);\n"), 2u);  // a call outside its arguments
+  EXPECT_EQ(exchanges("a = simd_sum(x), b = 1;\nb = simd_sum(y);\n"), 2u);    // a second effect
+  EXPECT_EQ(exchanges("thread float* p = &a;\na = simd_sum(x);\nb = simd_sum(*p);\n"), 2u);  // its address taken
+  // A reference: apart, `r` would live across the first exchange, which
+  // regions refuse (coroutines run it); sharing it would read `a` too early.
+  EXPECT_EQ(translated("thread float& r = a;\na = simd_sum(x);\nb = simd_sum(r);\n").cpu_threads,
+            "coroutines: not regions, as 'r' is a reference and lives across a barrier");
+  // Four calls to an exchange at most.
+  EXPECT_EQ(exchanges("a = simd_sum(x);\nb = simd_sum(y);\nfloat c = simd_max(x);\nfloat d = simd_min(y);\n"
+                      "float e = simd_sum(y);\nout[i + 2] = c + d + e;\n"),
+            2u);
+}
+
 TEST(MslTranslate, SyncSelectsTheCoroutineOrFiberRun) {
   for (KernelSpec s : {test::threadgroup_reduce(), test::grid_sample_grad()}) {
     TranslatedKernel k = translate(s, Target::Cpp);
