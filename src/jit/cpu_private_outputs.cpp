@@ -22,11 +22,15 @@ constexpr std::size_t kMergePiece = std::size_t(1) << 16;
 constexpr std::size_t kHugePage = std::size_t(2) << 20;
 
 // A copy's memory comes straight from the kernel (mmap: zero until
-// written) and, from 2 MB on, on transparent huge pages: a kernel adds into
-// its copy wherever its output would take the add, and over 4 KB pages
-// those scattered adds (the seed's VJP: 256-byte pixels across 33 MB) miss
-// the TLB. The launch's own outputs are on huge pages already
-// (backend/cpu/allocator.cpp).
+// written), starting on a page, and from 2 MB on it is advised onto
+// transparent huge pages. A kernel adds into its copy wherever its output
+// would take the add, so the copy needs the output's alignment: a calloc'd
+// block starts 16 bytes past a cache line, and the seed VJP's 256-byte
+// pixels then each span five lines and half its 32-byte vector adds split
+// one (measured: its grad about 5% slower). Where the system has huge pages
+// they also spare the TLB those scattered adds (not measurable on the
+// development machine, whose VM gives none). The launch's own outputs are
+// 64-byte aligned and advised huge too (backend/cpu/allocator.cpp).
 std::size_t mapped_bytes(std::size_t want) {
   const std::size_t unit = want >= kHugePage ? kHugePage : std::size_t(::sysconf(_SC_PAGESIZE));
   return (std::max<std::size_t>(want, 1) + unit - 1) / unit * unit;
