@@ -7,16 +7,15 @@
 
 namespace alloy::fast {
 
-namespace {
-
-// Line `line` (1-based) of `text`, without its newline; "" past the end.
-std::string line_of(const std::string& text, int line) {
+std::string source_line(const std::string& text, int line) {
   std::istringstream in(text);
   std::string s;
   for (int k = 1; std::getline(in, s); ++k)
     if (k == line) return s;
   return "";
 }
+
+namespace {
 
 // Two threads on one element of a threadgroup array with no barrier between
 // (runtime/metal_race.h): the later access, then the earlier one.
@@ -27,7 +26,7 @@ std::string line_of(const std::string& text, int line) {
     return "thread (" + std::to_string(t[0]) + ", " + std::to_string(t[1]) + ", " + std::to_string(t[2]) + ")";
   };
   auto quoted = [&](int line) {
-    const std::string text = line_of(v.spec.source, line);
+    const std::string text = source_line(v.spec.source, line);
     return text.empty() ? std::string() : ":\n    " + text;
   };
   std::ostringstream m;
@@ -43,7 +42,7 @@ std::string line_of(const std::string& text, int line) {
 
 }  // namespace
 
-void throw_bounds_fault(const KernelVariant& v, const alloy_msl::BoundsReport& r) {
+void throw_bounds_fault(const KernelVariant& v, const alloy_msl::BoundsReport& r, const std::string& why) {
   if (r.race) throw_race(v, r);
   const auto& names = v.translated.bounds_names;
   const int n_in = static_cast<int>(v.spec.inputs.size());
@@ -67,9 +66,10 @@ void throw_bounds_fault(const KernelVariant& v, const alloy_msl::BoundsReport& r
   else
     m << "the dimension has " << r.size;
   m << ". Thread (" << r.thread[0] << ", " << r.thread[1] << ", " << r.thread[2] << "), source line " << r.line;
-  const std::string quoted = line_of(v.spec.source, r.line);
+  const std::string quoted = source_line(v.spec.source, r.line);
   if (!quoted.empty()) m << ":\n    " << quoted;
-  m << "\n(bounds_check is on: the first fault is reported, the launch's outputs are not valid)";
+  m << "\n(" << (why.empty() ? "bounds_check is on: the first fault is reported, the launch's outputs are not valid" : why)
+    << ")";
   throw std::runtime_error(m.str());
 }
 

@@ -11,7 +11,12 @@
 namespace alloy::fast {
 
 // Throws std::runtime_error naming the kernel, the buffer (input/output i,
-// or threadgroup array), the index, its size, the thread and the user's line.
-[[noreturn]] void throw_bounds_fault(const KernelVariant& v, const alloy_msl::BoundsReport& r);
+// or threadgroup array), the index, its size, the thread and the user's line;
+// `why`, when given, replaces the closing note (that bounds_check is on).
+[[noreturn]] void throw_bounds_fault(const KernelVariant& v, const alloy_msl::BoundsReport& r,
+                                     const std::string& why = "");
+
+// Line `line` (1-based) of `text`, without its newline; "" past the end.
+std::string source_line(const std::string& text, int line);
 
 }  // namespace alloy::fast

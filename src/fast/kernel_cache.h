@@ -35,6 +35,12 @@ struct KernelVariant {
   // this build's registers allow (under compile_mutex).
   std::shared_ptr<KernelVariant> bounded;
   std::atomic<KernelVariant*> bounded_ready{nullptr};  // bounded.get() once made: launches read it unlocked
+  // CPU target: the same kernel bounds-checked (under compile_mutex), made
+  // when a launch stopped with a memory fault, to rerun it. When the rerun's
+  // only faults were reads of inputs out of bounds, `tolerant_ready`
+  // publishes it and later launches run it, those reads giving element 0.
+  std::shared_ptr<KernelVariant> checked;
+  std::atomic<KernelVariant*> tolerant_ready{nullptr};
 };
 
 class KernelVariantCache {

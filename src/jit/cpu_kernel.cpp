@@ -144,6 +144,7 @@ bool CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout, std::size_t 
     base.plain_adds = 1;
   }
   std::atomic<int> cancel{0};
+  std::atomic<bool> signalled{false};  // a fault signal stopped some chunk
   base.fibers = cpu_fiber_api();
   base.cancel = reinterpret_cast<const int*>(&cancel);
   static_assert(sizeof(std::atomic<int>) == sizeof(int), "cancel flag layout");
@@ -212,6 +213,7 @@ bool CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout, std::size_t 
       }
     } release{copies.get(), slot};
     if (!run_catching_faults([&] { entry_(&L); }, fault, &stoppable)) {
+      if (!timed_out.load() && !interrupt.signal()) signalled.store(true, std::memory_order_relaxed);
       std::snprintf(L.error, kErrorBytes, "%s in threadgroups %llu..%llu of %llu (the launch was stopped)",
                     fault.c_str(), static_cast<unsigned long long>(L.tg_begin),
                     static_cast<unsigned long long>(L.tg_end - 1), static_cast<unsigned long long>(groups));
@@ -230,6 +232,10 @@ bool CpuKernel::launch(alloy_msl::cpu::Launch base, double timeout, std::size_t 
                                      " ran past its timeout of " + seconds + " s and was stopped");
   }
   for (uint64_t c = 0; c < chunks; ++c) {
+    if (errors[c * kErrorBytes] && signalled.load()) {
+      throw CpuKernelFault("[alloy::jit::CpuKernel::launch] kernel " + key_.substr(0, 16) + " failed: " +
+                           std::string(&errors[c * kErrorBytes]));
+    }
     if (errors[c * kErrorBytes]) {
       throw std::runtime_error("[alloy::jit::CpuKernel::launch] kernel " + key_.substr(0, 16) + " failed: " +
                                std::string(&errors[c * kErrorBytes]));

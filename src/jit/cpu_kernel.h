@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,14 @@
 #include "msl/runtime/cpu_launch.h"
 
 namespace alloy::jit {
+
+// A launch stopped by a memory fault in the kernel's code (SIGSEGV, SIGBUS,
+// SIGFPE, SIGILL: cpu_faults.h), as opposed to a failure the executor
+// reports (a barrier divergence): a caller may rerun it with checks.
+class CpuKernelFault : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class CpuKernel {
  public:
@@ -25,8 +34,9 @@ class CpuKernel {
   // grid and threadgroup (clamped here to the grid); it sets the threadgroup
   // ranges, fiber services, error buffers and cancel flag itself, and splits the
   // threadgroups over alloy::detail::ThreadPool::global(). Throws
-  // std::invalid_argument for a bad grid/threadgroup and std::runtime_error with
-  // the executor's message when the kernel fails (barrier divergence, deadlock).
+  // std::invalid_argument for a bad grid/threadgroup, CpuKernelFault when a
+  // fault signal stopped it, and std::runtime_error with the executor's
+  // message when the kernel fails otherwise (barrier divergence, deadlock).
   // With `timeout` > 0 seconds, a watchdog stops the launch when it runs
   // longer (its threads jump out of the kernel, see cpu_faults.h) and launch
   // throws alloy::KernelTimeout.

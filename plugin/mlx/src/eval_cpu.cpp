@@ -62,9 +62,8 @@ void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::
   for (auto& in : inputs) encoder.set_input_array(in);
   const bool align = launch_.variant->translated.analysis.assumed_buffer_alignment > 8;
   for (auto& out : outputs) {
-    // With canary bytes after a small output (cpu::output_tail_bytes).
+    // With canary bytes after a small output (cpu::output_tail_bytes), written in the task.
     allocate_output(out, cpu::output_tail_bytes(out.nbytes(), *launch_.variant), align);
-    cpu::fill_output_tail({out.data<void>(), out.size(), out.nbytes()}, *launch_.variant);
     encoder.set_output_array(out);
   }
   // The task holds views of the arrays (MLX keeps their buffers alive until
@@ -75,9 +74,15 @@ void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::
   for (auto& in : inputs) ins.push_back(mxc::array::unsafe_weak_copy(in));
   for (auto& out : outputs) outs.push_back(mxc::array::unsafe_weak_copy(out));
   encoder.dispatch([launch = launch_, ins = std::move(ins), outs = std::move(outs), align]() mutable {
-    if (launch.init_value) {
-      for (auto& out : outs) cpu::fill_elements(out.data<void>(), out.size(), to_alloy(out.dtype()), *launch.init_value);
-    }
+    // What the outputs hold before a launch (and again before a rerun).
+    auto set_up_outputs = [&] {
+      for (auto& out : outs) {
+        cpu::fill_output_tail({out.data<void>(), out.size(), out.nbytes()}, *launch.variant);
+        if (launch.init_value)
+          cpu::fill_elements(out.data<void>(), out.size(), to_alloy(out.dtype()), *launch.init_value);
+      }
+    };
+    set_up_outputs();
     cpu::OperandTables tables(ins.size(), outs.size());
     std::vector<std::unique_ptr<void, decltype(&std::free)>> copies;
     for (size_t i = 0; i < ins.size(); ++i) {
@@ -96,7 +101,8 @@ void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::
       tables.set_input(i, data, in.shape().data(), in.strides().data(), static_cast<int>(in.ndim()), in.data_size());
     }
     for (size_t i = 0; i < outs.size(); ++i) tables.set_output(i, outs[i].data<void>(), outs[i].data_size());
-    cpu::run_custom_kernel(*launch.variant, tables.view(), launch.grid, launch.threadgroup, launch.timeout);
+    cpu::run_custom_kernel(*launch.variant, tables.view(), launch.grid, launch.threadgroup, launch.timeout,
+                           set_up_outputs);
     std::vector<cpu::OutputBuffer> written;
     for (auto& out : outs) written.push_back({out.data<void>(), out.size(), out.nbytes()});
     cpu::check_output_tails(written, *launch.variant);

@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -128,8 +130,13 @@ void check_output_tails(const std::vector<OutputBuffer>& outputs, const fast::Ke
 
 void compile_custom_kernel(fast::KernelVariant& v) { compiled_for(v); }
 
-void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, const std::array<unsigned, 3>& grid,
-                       const std::array<unsigned, 3>& threadgroup, double timeout) {
+namespace {
+
+// One launch of `v`'s compiled kernel. A checked variant writes `report`
+// (bounds_sizes from `operands`); errors name the kernel, except a memory
+// fault, which comes back as jit::CpuKernelFault for run_custom_kernel.
+void launch_variant(fast::KernelVariant& v, const KernelOperands& operands, const std::array<unsigned, 3>& grid,
+                    const std::array<unsigned, 3>& threadgroup, double timeout, alloy_msl::BoundsReport& report) {
   const jit::CpuKernel* kernel = compiled_for(v);
   alloy_msl::cpu::Launch launch{};
   launch.buffers = operands.buffers;
@@ -140,7 +147,6 @@ void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, c
     launch.grid[i] = grid[i];
     launch.threadgroup[i] = threadgroup[i];
   }
-  alloy_msl::BoundsReport report{};
   if (v.spec.bounds_check) {
     launch.bounds_sizes = operands.elements;
     launch.bounds_report = &report;
@@ -159,11 +165,120 @@ void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, c
     throw KernelTimeout(fast::kernel_label(v) + ": " + e.what());
   } catch (const KernelInterrupted& e) {
     throw KernelInterrupted(fast::kernel_label(v) + ": " + e.what());
+  } catch (const jit::CpuKernelFault&) {
+    throw;
   } catch (const std::runtime_error& e) {
     // The first fault: a bounds report written before the access that then
-    // faulted (an empty buffer) explains it better than the signal does.
+    // faulted (an empty buffer) explains it better than the executor does.
     if (report.faulted) fast::throw_bounds_fault(v, report);
     throw std::runtime_error(fast::kernel_label(v) + ": " + e.what());
+  }
+}
+
+// Whether a launch of `v` stopped by a memory fault may be rerun
+// bounds-checked: a metal_kernel body (metal_library programs and CUDA
+// bodies have no checked translation) not checked already.
+bool reruns_checked(const fast::KernelVariant& v) {
+  return v.spec.dialect == msl::Dialect::Metal && v.spec.program_entry.empty() && !v.spec.bounds_check &&
+         !v.translated.source.empty();
+}
+
+// v's bounds-checked sibling, translated on first use.
+fast::KernelVariant& checked_variant(fast::KernelVariant& v) {
+  std::lock_guard<std::mutex> lock(v.compile_mutex);
+  if (!v.checked) {
+    auto c = std::make_shared<fast::KernelVariant>();
+    c->spec = v.spec;
+    c->spec.bounds_check = true;
+    c->translated = msl::translate(c->spec, msl::Target::Cpp);
+    v.checked = std::move(c);
+  }
+  return *v.checked;
+}
+
+// A launch of the checked sibling `c` of `v`, reads of v's inputs out of
+// bounds giving their element 0. Returns the report; throws when the
+// launch faulted otherwise: `why` closes a bounds fault's message; a memory
+// fault the checks did not see raises `fault_before` (the fault that made
+// this rerun) when given.
+alloy_msl::BoundsReport launch_tolerant(fast::KernelVariant& v, fast::KernelVariant& c,
+                                        const KernelOperands& operands, const std::array<unsigned, 3>& grid,
+                                        const std::array<unsigned, 3>& threadgroup, double timeout,
+                                        const std::string& why, const std::string& fault_before = "") {
+  alloy_msl::BoundsReport report{};
+  report.tolerate_reads_below = static_cast<int>(v.spec.inputs.size());
+  try {
+    launch_variant(c, operands, grid, threadgroup, timeout, report);
+  } catch (const jit::CpuKernelFault& e) {
+    if (report.faulted) fast::throw_bounds_fault(c, report, why);
+    if (fault_before.empty()) throw std::runtime_error(fast::kernel_label(v) + ": " + e.what());
+    throw std::runtime_error(fault_before + "\n(a bounds-checked rerun faulted too: the access is not a subscript "
+                             "of a buffer the checks see, such as one through a pointer derived from a buffer)");
+  }
+  if (report.faulted) fast::throw_bounds_fault(c, report, why);
+  return report;
+}
+
+// After a memory fault (`fault`, the error naming it): the launch again,
+// bounds-checked, from outputs `restart` has set up afresh. When the only
+// accesses out of bounds were reads of inputs (a kernel that loads all four
+// corners and then selects, as the seed's grid_sample does, on a grid past
+// +-1: a Metal GPU returns whatever lies there; here the page before an
+// input need not be mapped), they read element 0, a warning names the first,
+// and later launches of `v` run checked the same way. Anything else raises.
+void rerun_checked(fast::KernelVariant& v, const KernelOperands& operands, const std::array<unsigned, 3>& grid,
+                   const std::array<unsigned, 3>& threadgroup, double timeout, const std::function<void()>& restart,
+                   const std::string& fault) {
+  fast::KernelVariant* c = nullptr;
+  try {
+    c = &checked_variant(v);
+    compile_custom_kernel(*c);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fault + "\n(a bounds-checked build, to find the access, failed: " + e.what() + ")");
+  }
+  restart();
+  const alloy_msl::BoundsReport r =
+      launch_tolerant(v, *c, operands, grid, threadgroup, timeout,
+                      "found by a bounds-checked rerun after this fault: " + fault + "; the outputs are not valid",
+                      fault);
+  if (!r.tolerated) {
+    throw std::runtime_error(fault + "\n(a bounds-checked rerun ran to its end: the fault came from an access "
+                             "the checks do not see, such as one through a pointer derived from a buffer)");
+  }
+  fast::KernelVariant* expected = nullptr;
+  if (!v.tolerant_ready.compare_exchange_strong(expected, c, std::memory_order_acq_rel)) return;
+  const auto& names = c->translated.bounds_names;
+  const std::string name = r.tolerated_slot < static_cast<int>(names.size()) ? names[r.tolerated_slot] : "?";
+  const std::string quoted = fast::source_line(v.spec.source, r.tolerated_line);
+  std::fprintf(stderr,
+               "%s stopped with a memory fault on the CPU: it read input '%s' out of bounds (index %lld; it has "
+               "%llu elements) at source line %d%s%s\nIt was rerun bounds-checked, as it will run from now on, such "
+               "reads giving the input's element 0 (a Metal GPU reads whatever lies there). ALLOY_BOUNDS_CHECK=1 "
+               "raises at the read instead.\n",
+               fast::kernel_label(v).c_str(), name.c_str(), r.tolerated_index, r.tolerated_size, r.tolerated_line,
+               quoted.empty() ? "" : ":\n    ", quoted.c_str());
+}
+
+}  // namespace
+
+void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, const std::array<unsigned, 3>& grid,
+                       const std::array<unsigned, 3>& threadgroup, double timeout,
+                       const std::function<void()>& restart) {
+  if (fast::KernelVariant* c = v.tolerant_ready.load(std::memory_order_acquire)) {
+    launch_tolerant(v, *c, operands, grid, threadgroup, timeout,
+                    "the kernel runs bounds-checked since a memory fault in an earlier launch; the outputs are not "
+                    "valid");
+    return;
+  }
+  alloy_msl::BoundsReport report{};
+  try {
+    launch_variant(v, operands, grid, threadgroup, timeout, report);
+  } catch (const jit::CpuKernelFault& e) {
+    if (report.faulted) fast::throw_bounds_fault(v, report);
+    const std::string fault = fast::kernel_label(v) + ": " + e.what();
+    if (!restart || !reruns_checked(v)) throw std::runtime_error(fault);
+    rerun_checked(v, operands, grid, threadgroup, timeout, restart, fault);
+    return;
   }
   if (report.faulted) fast::throw_bounds_fault(v, report);
 }
@@ -226,14 +341,20 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
   if (!copied.empty()) inputs_p = &copied;
   const std::vector<array>& inputs = *inputs_p;
   const std::vector<int>& from = launch().output_from_input;
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    array& o = outputs[j];
+  // What the outputs hold before a launch (and again before a rerun).
+  auto set_up_outputs = [&] {
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      array& o = outputs[j];
+      cpu::fill_output_tail({o.raw_data(), o.size(), o.nbytes()}, variant());
+      if (init_value()) cpu::fill_elements(o.raw_data(), o.size(), o.dtype(), *init_value());
+      if (j < from.size() && from[j] >= 0) std::memcpy(o.raw_data(), inputs[from[j]].raw_data(), o.nbytes());
+    }
+  };
+  for (array& o : outputs) {
     const size_t bytes = o.nbytes();
     o.set_data(allocator(Device(Device::cpu)).malloc(bytes + cpu::output_tail_bytes(bytes, variant())));
-    cpu::fill_output_tail({o.raw_data(), o.size(), bytes}, variant());
-    if (init_value()) cpu::fill_elements(o.raw_data(), o.size(), o.dtype(), *init_value());
-    if (j < from.size() && from[j] >= 0) std::memcpy(o.raw_data(), inputs[from[j]].raw_data(), o.nbytes());
   }
+  set_up_outputs();
 
   const size_t n_kernel_inputs = inputs.size() - in_out_sources(launch());
   cpu::OperandTables tables(n_kernel_inputs, outputs.size());
@@ -244,7 +365,7 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
   for (size_t i = 0; i < outputs.size(); ++i)
     tables.set_output(i, outputs[i].raw_data(), outputs[i].size(), outputs[i].shape().data(),
                       outputs[i].strides().data(), outputs[i].ndim());
-  cpu::run_custom_kernel(variant(), tables.view(), grid(), threadgroup(), launch().timeout);
+  cpu::run_custom_kernel(variant(), tables.view(), grid(), threadgroup(), launch().timeout, set_up_outputs);
   std::vector<cpu::OutputBuffer> written;
   for (array& o : outputs) written.push_back({o.raw_data(), o.size(), o.nbytes()});
   cpu::check_output_tails(written, variant());

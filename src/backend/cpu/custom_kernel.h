@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "alloy/dtype.h"
@@ -82,8 +83,14 @@ void compile_custom_kernel(fast::KernelVariant& v);
 // cache underneath), then runs the whole grid over the thread pool. Errors
 // name the kernel.
 // A `timeout` > 0 stops the launch after that many seconds (KernelTimeout).
+// `restart`, when given, sets the outputs up as before the launch (their
+// init_value, their copies of inputs): a metal_kernel launch stopped by a
+// memory fault is then rerun bounds-checked, which names the access, or,
+// when it was only a read of an input out of bounds, runs it to its end
+// (such reads give element 0, with a warning; docs/design/faults.md).
 void run_custom_kernel(fast::KernelVariant& v, const KernelOperands& operands, const std::array<unsigned, 3>& grid,
-                       const std::array<unsigned, 3>& threadgroup, double timeout = 0);
+                       const std::array<unsigned, 3>& threadgroup, double timeout = 0,
+                       const std::function<void()>& restart = {});
 
 // A prepared launch on raw host buffers (the host API's command encoder,
 // alloy/metal.h): inputs then outputs in the glue's order.

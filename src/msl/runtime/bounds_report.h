@@ -15,7 +15,7 @@ struct BoundsReport {
   int slot;     // inputs, then outputs, then the body's threadgroup arrays
   int dim;      // which subscript of `name[a][b]...` (0 for a buffer)
   int line;     // the access's line in the kernel's source
-  int write;    // 1: the access is assigned to, 0: read (or read-modify-write)
+  int write;    // 1: the access is assigned to (`=`, `+=`, `++`), 0: read
   long long index;
   unsigned long long size;  // elements of the buffer, or the array's extent
   unsigned thread[3];       // thread_position_in_grid of the faulting thread
@@ -25,6 +25,15 @@ struct BoundsReport {
   int race;
   int other_line, other_write;
   unsigned other_thread[3];
+  // Set by the host (0: off): reads of slots below this (the inputs, which
+  // a kernel cannot write) outside their buffer read its element 0 instead
+  // of faulting, and the first such read is kept in tolerated_* (a CPU
+  // launch rerun after a memory fault: backend/cpu/custom_kernel.cpp).
+  int tolerate_reads_below;
+  unsigned tolerated;
+  int tolerated_slot, tolerated_line;
+  long long tolerated_index;
+  unsigned long long tolerated_size;
 };
 
 // Elements of each buffer slot, passed to a CUDA kernel by value.

@@ -5,7 +5,9 @@
 // one outside records the launch's first fault (bounds_report.h) and becomes
 // 0, so the access itself stays in memory the kernel owns and the launch
 // runs to its end; the host then raises naming the buffer, index and thread.
-// On the CPU the fault also cancels the threadgroups not yet started.
+// On the CPU the fault also cancels the threadgroups not yet started. A
+// launch may instead tolerate reads of its inputs out of bounds: they read
+// element 0 (BoundsReport::tolerate_reads_below).
 #pragma once
 
 #include "bounds_report.h"
@@ -60,12 +62,33 @@ ALLOY_FUNC void bounds_fault(const BoundsCheck& c, int slot, int dim, int line, 
   r->size = size;
 }
 
+// A read of an input outside its buffer, in a launch that tolerates them
+// (BoundsReport::tolerate_reads_below): the first is kept for the warning.
+ALLOY_FUNC void note_tolerated_read(const BoundsCheck& c, int slot, int line, long long index,
+                                    unsigned long long size) {
+  BoundsReport* r = c.report;
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+  if (atomicCAS(&r->tolerated, 0u, 1u) != 0u) return;
+#else
+  unsigned expected = 0;
+  if (!__atomic_compare_exchange_n(&r->tolerated, &expected, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+#endif
+  r->tolerated_slot = slot;
+  r->tolerated_line = line;
+  r->tolerated_index = index;
+  r->tolerated_size = size;
+}
+
 template <class Base, int D, class I>
 ALLOY_FUNC I bounds_index(const BoundsCheck& c, int slot, int line, int write, I index) {
   constexpr unsigned long long extent = bounds_extent<Base, D>::value;
   const unsigned long long size = extent ? extent : c.sizes[slot];
   const long long i = static_cast<long long>(index);
   if (i >= 0 && static_cast<unsigned long long>(i) < size) return index;
+  if (!write && slot < c.report->tolerate_reads_below && size > 0 && size != ~0ull) {
+    note_tolerated_read(c, slot, line, i, size);
+    return static_cast<I>(0);
+  }
   bounds_fault(c, slot, D, line, write, i, size);
   return static_cast<I>(0);
 }

@@ -1,0 +1,66 @@
+"""Kernels whose CPU launch stops with a memory fault, for the bounds-checked
+rerun (backend/cpu/custom_kernel.cpp) through Alloy's own metal_kernel and
+through alloy.mlx. Each reads or writes 2^62 bytes past a buffer, an address
+no process maps (past x86-64's canonical range; past AArch64's too), so the
+first launch faults on every run. `mx` is the framework under test
+(alloy.core or mlx.core); launches go to its CPU stream, bounds_check off."""
+import numpy as np
+
+FAR = 60  # the far element: 2^60 elements of 4 bytes past the buffer
+
+# Every thread reads; one in three reads far and selects the value away
+# (multiplied by 0 and subtracted, so the compiler keeps the load), as the
+# seed's grid_sample reads all four corners and zeroes those outside.
+SELECTED_AWAY_READ = """
+    uint i = thread_position_in_grid.x;
+    bool far = i % 3 == 1;
+    long j = far ? long(i) + (long(1) << FAR) : long(i);
+    float v = x[j];
+    float keep = far ? 0.0f : 1.0f;
+    out[i] = keep * 2.0f * v + (keep - 1.0f);
+"""
+
+# The last thread's read is far. `out` starts at init_value and each thread
+# adds to its element: a rerun that did not start the outputs afresh would
+# add twice where the first launch got to.
+ACCUMULATING_READ = """
+    uint i = thread_position_in_grid.x;
+    bool far = i == N - 1;
+    long j = far ? long(i) + (long(1) << FAR) : long(i);
+    float v = x[j];
+    out[i] += far ? 0.0f * v : v;
+"""
+
+# Thread 5 writes far: the rerun names the write.
+FAR_WRITE = """
+    uint i = thread_position_in_grid.x;
+    long j = i == 5 ? long(i) + (long(1) << FAR) : long(i);
+    out[j] = x[i];
+"""
+
+# A read through a pointer the checks do not see.
+POINTER_READ = """
+    uint i = thread_position_in_grid.x;
+    const device float* p = x + (long(1) << FAR);
+    out[i] = i == 7 ? p[i] : x[i];
+"""
+
+
+def run(mx, name, source, x, init_value=None, **template):
+    k = mx.fast.metal_kernel(name=name, input_names=["x"], output_names=["out"], source=source)
+    n = x.shape[0]
+    (out,) = k(inputs=[x], template=[("FAR", FAR)] + list(template.items()), grid=(n, 1, 1),
+               threadgroup=(64, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32], init_value=init_value,
+               stream=mx.cpu)
+    return out
+
+
+def selected_away_expected(a):
+    i = np.arange(a.size)
+    return np.where(i % 3 == 1, -1.0, 2.0 * a.astype(np.float64))
+
+
+def accumulating_expected(a, init):
+    want = init + a.astype(np.float64)
+    want[-1] = init
+    return want

@@ -1,0 +1,77 @@
+"""A metal_kernel launch on the CPU stopped by a memory fault is rerun
+bounds-checked: a read of an input out of bounds (which a Metal GPU answers
+with whatever lies there) then reads the input's element 0, with a warning,
+and the kernel runs bounds-checked from then on; any other access out of
+bounds is named (buffer, index, thread, the user's line). The kernels:
+tests/pyshared/fault_rerun_cases.py."""
+import sys
+import pathlib
+
+import numpy as np
+import pytest
+
+import alloy.core as mx
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "pyshared"))
+import fault_rerun_cases as cases  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def unchecked(monkeypatch):
+    # The suite checks bounds by default (conftest); these kernels must fault first.
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
+
+
+def test_a_read_selected_away_runs_and_warns_once(rng, capfd):
+    a = rng.standard_normal(1000).astype(np.float32)
+    before = mx.array(a) * 2
+    mx.eval(before)
+    out = np.array(cases.run(mx, "selected_away_read", cases.SELECTED_AWAY_READ, mx.array(a)))
+    np.testing.assert_allclose(out, cases.selected_away_expected(a), rtol=1e-6)
+    err = capfd.readouterr().err
+    assert "[metal_kernel] kernel 'selected_away_read' stopped with a memory fault on the CPU: it read input 'x' " \
+           f"out of bounds (index {1 + 2**cases.FAR}; it has 1000 elements) at source line 5:\n" in err
+    assert "float v = x[j];" in err and "element 0" in err
+    # Later launches run checked from the start: the same numbers, no second warning.
+    b = rng.standard_normal(1000).astype(np.float32)
+    out = np.array(cases.run(mx, "selected_away_read", cases.SELECTED_AWAY_READ, mx.array(b)))
+    np.testing.assert_allclose(out, cases.selected_away_expected(b), rtol=1e-6)
+    assert "stopped with a memory fault" not in capfd.readouterr().err
+    np.testing.assert_array_equal(np.array(before), a * 2)
+
+
+def test_the_rerun_starts_the_outputs_afresh(rng):
+    init = float(rng.uniform(1, 2))
+    a = rng.standard_normal(4096).astype(np.float32)
+    out = cases.run(mx, "accumulating_read", cases.ACCUMULATING_READ, mx.array(a), init_value=init, N=a.size)
+    # init + a in float32: within half an ulp of 3 (1.2e-7) of float64's sum.
+    np.testing.assert_allclose(np.array(out), cases.accumulating_expected(a, init), rtol=1e-6, atol=3e-7)
+
+
+def test_a_write_out_of_bounds_is_named_by_the_rerun(rng):
+    a = rng.standard_normal(300).astype(np.float32)
+    with pytest.raises(RuntimeError, match=r"(?s)kernel 'far_write': out-of-bounds write to output 'out' "
+                                           rf"\(output 0\) at index {5 + 2**cases.FAR}; it has 300 elements\. "
+                                           r"Thread \(5, 0, 0\), source line 4:\n\s*out\[j\] = x\[i\];\n"
+                                           r"\(found by a bounds-checked rerun after this fault: .*SIGSEGV"):
+        mx.eval(cases.run(mx, "far_write", cases.FAR_WRITE, mx.array(a)))
+    # The kernel was not marked to run checked: it faults (and is named) again.
+    with pytest.raises(RuntimeError, match="out-of-bounds write to output 'out'"):
+        mx.eval(cases.run(mx, "far_write", cases.FAR_WRITE, mx.array(a)))
+    assert (mx.ones(3) + 1).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_fault_the_checks_do_not_see_stays_the_fault(rng):
+    a = rng.standard_normal(100).astype(np.float32)
+    with pytest.raises(RuntimeError, match=r"(?s)kernel 'pointer_read'.*SIGSEGV.*a bounds-checked rerun faulted "
+                                           r"too: the access is not a subscript"):
+        mx.eval(cases.run(mx, "pointer_read", cases.POINTER_READ, mx.array(a)))
+    assert (mx.ones(3) + 1).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_bounds_check_on_raises_at_the_read(rng, monkeypatch):
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "1")
+    a = rng.standard_normal(100).astype(np.float32)
+    with pytest.raises(RuntimeError, match=r"(?s)kernel 'selected_away_read_checked': out-of-bounds read of input 'x' "
+                                           r"\(input 0\) at index \d+.*\(bounds_check is on"):
+        mx.eval(cases.run(mx, "selected_away_read_checked", cases.SELECTED_AWAY_READ, mx.array(a)))
