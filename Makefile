@@ -117,7 +117,7 @@ SYNC_SUITES = tests/python/test_simd_divergence.py tests/python/test_metal_kerne
 	tests/python/test_kernel_faults.py tests/python/test_seed_curated_patterns.py \
 	tests/python/test_real_mlx_code.py tests/python/test_real_mlx_fused_kernels.py tests/python/test_cpu_sync_threads.py \
 	tests/python/test_real_mlx_vlm_verifiers.py tests/python/test_real_mlx_mflux_parakeet.py tests/python/test_real_mlx_mfa.py \
-	tests/python/test_metal_kernel_vector_casts.py
+	tests/python/test_metal_kernel_vector_casts.py tests/python/test_fault_rerun.py
 test-python:
 	$(PY) -m pytest -q $(PYTEST_WORKERS) tests/python
 	ALLOY_CPU_SYNC=coroutines $(PY) -m pytest -q $(PYTEST_WORKERS) -p no:cacheprovider $(SYNC_SUITES)

@@ -20,6 +20,22 @@ SELECTED_AWAY_READ = """
     out[i] = keep * 2.0f * v + (keep - 1.0f);
 """
 
+# The same read before a barrier, the value passed through threadgroup
+# memory to the neighbour: the kernel runs as regions, or fibers
+# (ALLOY_CPU_SYNC), whose faulting group is abandoned before the rerun.
+SELECTED_AWAY_READ_WITH_BARRIER = """
+    uint i = thread_position_in_grid.x;
+    uint t = thread_position_in_threadgroup.x;
+    threadgroup float shared[64];
+    bool far = i % 3 == 1;
+    long j = far ? long(i) + (long(1) << FAR) : long(i);
+    float v = x[j];
+    float keep = far ? 0.0f : 1.0f;
+    shared[t] = keep * 2.0f * v + (keep - 1.0f);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[i] = shared[t ^ 1];
+"""
+
 # The last thread's read is far. `out` starts at init_value and each thread
 # adds to its element: a rerun that did not start the outputs afresh would
 # add twice where the first launch got to.
@@ -58,6 +74,11 @@ def run(mx, name, source, x, init_value=None, **template):
 def selected_away_expected(a):
     i = np.arange(a.size)
     return np.where(i % 3 == 1, -1.0, 2.0 * a.astype(np.float64))
+
+
+def selected_away_with_barrier_expected(a):
+    """Each thread's neighbour (t ^ 1) in groups of 64 (a.size a multiple of 64)."""
+    return selected_away_expected(a)[np.arange(a.size) ^ 1]
 
 
 def accumulating_expected(a, init):

@@ -15,6 +15,7 @@ import alloy.utils  # noqa: F401
 import mlx
 import mlx.core as mx
 import mlx.utils  # noqa: F401
+from mlx_float64_conv import float64_convs
 from real_mlx_code import FRAMEWORKS, Loader, arrays_in, as_alloy
 from test_real_mlx_vlm_vision import close
 
@@ -87,10 +88,41 @@ def projected_main_output(forward, core, model, rest, cot):
 def check_input_gradient(forward, mlx_model, alloy_model, mlx_xs, alloy_xs, cot):
     """The first (float) input's gradient through the projected main output:
     the model depends on its input (close() refuses an all-zero MLX
-    gradient) and its backward pass agrees."""
+    gradient) and its backward pass agrees. Where Alloy's and MLX's float32
+    gradients differ by more than close() allows, MLX's own in float64
+    (model and float inputs upcast, on the CPU) decides: Alloy's must be
+    within close() of it. On a few seeds MLX's float32 gradient is the one
+    off (a deep vocoder's rounding), and so the test fails only where Alloy is."""
     want = mx.grad(projected_main_output(forward, mx, mlx_model, mlx_xs[1:], cot))(mlx_xs[0])
     got = ax.grad(projected_main_output(forward, ax, alloy_model, alloy_xs[1:], cot))(alloy_xs[0])
-    close(got, want, "input gradient")
+    try:
+        close(got, want, "input gradient")
+    except AssertionError as apart:
+        exact = mlx_float64_gradient(forward, mlx_model, mlx_xs, cot)
+        if exact is None:
+            raise
+        close(got, exact, f"input gradient (MLX's float32 one failed: {apart}; against MLX's in float64)")
+
+
+def mlx_float64_gradient(forward, mlx_model, mlx_xs, cot):
+    """check_input_gradient's gradient in float64 on MLX's CPU stream
+    (convolutions from MLX's other ops: mlx_float64_conv), or None where MLX
+    cannot run the model in float64. The model's float32 parameters are
+    upcast for the call and put back after (exactly)."""
+    def upcast(x):
+        return x.astype(mx.float64) if x.dtype == mx.float32 else x
+
+    mlx_model.set_dtype(mx.float64, lambda t: t == mx.float32)
+    try:
+        with mx.stream(mx.cpu), float64_convs():
+            xs = [upcast(x) for x in mlx_xs]
+            g = mx.grad(projected_main_output(forward, mx, mlx_model, xs[1:], cot))(xs[0])
+            mx.eval(g)
+        return g if g.dtype == mx.float64 else None
+    except (ValueError, RuntimeError, TypeError):
+        return None
+    finally:
+        mlx_model.set_dtype(mx.float32, lambda t: t == mx.float64)
 
 
 class GreedyPicks:

@@ -40,6 +40,12 @@ def test_a_read_selected_away_runs_and_warns_once(rng, capfd):
     np.testing.assert_array_equal(np.array(before), a * 2)
 
 
+def test_a_read_selected_away_before_a_barrier(rng):
+    a = rng.standard_normal(640).astype(np.float32)
+    out = cases.run(mx, "selected_away_read_barrier", cases.SELECTED_AWAY_READ_WITH_BARRIER, mx.array(a))
+    np.testing.assert_allclose(np.array(out), cases.selected_away_with_barrier_expected(a), rtol=1e-6)
+
+
 def test_the_rerun_starts_the_outputs_afresh(rng):
     init = float(rng.uniform(1, 2))
     a = rng.standard_normal(4096).astype(np.float32)
