@@ -76,7 +76,7 @@ std::string cpu_cache_key(const std::string& source, const CompileOptions& optio
       .add("runtime_headers", embedded_headers_digest())
       .add("entry", options.entry)
       .add("source", source);
-  for (const auto& f : host_compile_flags(options)) key.add("flag", f);
+  for (const auto& f : requested_compile_flags(options)) key.add("flag", f);
   if (options.native) key.add("target_cpu", host_cpu_identity());
   return key.hex();
 }

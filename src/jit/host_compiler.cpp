@@ -179,9 +179,9 @@ std::string accepted_param(const std::string& compiler, const std::string& flag)
 
 }  // namespace
 
-std::vector<std::string> host_compile_flags(const CompileOptions& options) {
+std::vector<std::string> requested_compile_flags(const CompileOptions& options) {
   if (options.optimization < 0 || options.optimization > 3) {
-    throw std::invalid_argument("[alloy::jit::host_compile_flags] optimization must be 0 to 3, got " +
+    throw std::invalid_argument("[alloy::jit::requested_compile_flags] optimization must be 0 to 3, got " +
                                 std::to_string(options.optimization));
   }
   std::vector<std::string> flags = {"-std=c++20", "-O" + std::to_string(options.optimization), "-fvect-cost-model=cheap", "-fPIC", "-shared", "-fvisibility=hidden",
@@ -193,12 +193,18 @@ std::vector<std::string> host_compile_flags(const CompileOptions& options) {
   } else if (options.math_mode == "relaxed") {
     flags.insert(flags.end(), {"-fno-signed-zeros", "-fno-trapping-math", "-ffp-contract=fast"});
   } else if (options.math_mode != "safe") {
-    throw std::invalid_argument("[alloy::jit::host_compile_flags] math_mode must be 'safe', 'relaxed' or 'fast', got '" +
+    throw std::invalid_argument("[alloy::jit::requested_compile_flags] math_mode must be 'safe', 'relaxed' or 'fast', got '" +
                                 options.math_mode + "'");
   }
-  for (const std::string& f : options.extra_flags) {
+  flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
+  return flags;
+}
+
+std::vector<std::string> host_compile_flags(const CompileOptions& options) {
+  std::vector<std::string> flags;
+  for (std::string& f : requested_compile_flags(options)) {
     if (f.rfind("--param=", 0) != 0) {
-      flags.push_back(f);
+      flags.push_back(std::move(f));
     } else if (std::string accepted = accepted_param(host_compiler_path(options), f); !accepted.empty()) {
       flags.push_back(std::move(accepted));
     }

@@ -4,7 +4,9 @@ the name the host compiler knows: GCC 13 renamed `max-unswitch-level` to
 kernel before), and clang takes no `--param` at all. Two stand-in compilers
 wrap this machine's own: one that knows only the new name, one that refuses
 any `--param`. Each compiles a kernel with a barrier and a SIMD-group sum,
-which runs as regions and gives numpy's numbers."""
+which runs as regions and gives numpy's numbers. A second process finds
+the kernel in the cache without asking the compiler about its parameters
+(the cache key hashes the flags as asked for, with the compiler's identity)."""
 import os
 import shutil
 import stat
@@ -86,3 +88,10 @@ def test_region_kernels_compile_with_the_compilers_own_parameters(tmp_path, rng,
             assert wanted in line and "max-unswitch-level" not in line
         else:
             assert "--param" not in line
+    (tmp_path / "args.log").write_text("")
+    again = subprocess.run([sys.executable, "-c", PROGRAM, str(seed)], capture_output=True, text=True, env=env,
+                           timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert again.stdout.split("RESULT", 1)[1] == r.stdout.split("RESULT", 1)[1]
+    calls = (tmp_path / "args.log").read_text().splitlines()
+    assert not [c for c in calls if "-shared" in c or "--param" in c], calls
