@@ -29,7 +29,8 @@ class Planner {
   Planner(const std::vector<Token>& t, std::size_t body_begin, std::size_t body_end, const UniformNames& names,
           const std::set<std::string>& changed_params, const std::set<std::size_t>& uniform_names)
       : t_(t), body_begin_(body_begin), body_end_(body_end), names_(names), changed_params_(changed_params),
-        uniform_names_(uniform_names), block_end_(t.size(), t.size()) {
+        uniform_names_(uniform_names), batch_body_(simd_batch_body(t, body_begin, body_end)),
+        block_end_(t.size(), t.size()) {
     // Each token's innermost enclosing block's `}` (a declaration's scope
     // ends there; a for loop's init clause's at the loop's end).
     std::vector<std::size_t> open;
@@ -133,7 +134,8 @@ class Planner {
         }
         // Deposits end the region before; the statements start the next
         // (those sharing one exchange: simd_batch_length).
-        const std::size_t n = simd_batch_length(t_, list, i, body_begin_, body_end_);
+        const std::size_t n = simd_batch_length(t_, list, i, batch_body_);
+        if (n > 1) simd_batches_[list[i].begin] = n;
         for (std::size_t j = i; j < i + n; ++j)
           for (auto [call, close] : simd_calls(t_, list[j])) mark(call, close + 1, cur_);
         ++cur_;
@@ -206,6 +208,7 @@ class Planner {
     plan.uniform_loops = uniform_;
     plan.uniform_ifs = uniform_ifs_;
     plan.branching_ifs = branching_ifs_;
+    plan.simd_batches = simd_batches_;
     // Constants declared from the frame's place on are not in scope for its
     // members' types (RegionsPlan::frame_at).
     // (A preprocessor condition's `#if` counts: the rewrite opens a region
@@ -534,6 +537,8 @@ class Planner {
   const UniformNames& names_;
   const std::set<std::string>& changed_params_;
   const std::set<std::size_t>& uniform_names_;  // the uniform declarations' names (tokens)
+  const SimdBatchBody batch_body_;
+  std::map<std::size_t, std::size_t> simd_batches_;  // RegionsPlan::simd_batches
   std::vector<Use> uses_;
   std::map<std::string, std::vector<Decl>> decls_;
   std::vector<std::size_t> block_end_;

@@ -109,6 +109,9 @@ struct RegionsPlan {
   // differ between threads: each branch's regions run for the threads that
   // take it (runtime: region_branch).
   std::set<std::size_t> branching_ifs;
+  // Consecutive SIMD-group statements that share one exchange
+  // (simd_batch_length): the first's first token -> how many; absent: one.
+  std::map<std::size_t, std::size_t> simd_batches;
   // Declarations whose value the group's threads share (their statements'
   // first tokens; cpu_uniform_values.h): moved to the group's scope, after
   // its attribute values (group_values), just before the frame.

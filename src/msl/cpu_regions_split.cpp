@@ -380,7 +380,8 @@ class Splitter {
         continue;
       }
       if (s.kind == Kind::Simple) {
-        const std::size_t n = simd_batch_length(t_, stmts, i, plan_.begin, plan_.end);
+        const auto batch = plan_.simd_batches.find(s.begin);
+        const std::size_t n = batch == plan_.simd_batches.end() ? 1 : batch->second;
         simd_statements(stmts, i, n);
         i += n - 1;
         continue;

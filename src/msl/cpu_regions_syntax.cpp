@@ -387,24 +387,28 @@ std::string only_assigned_name(const std::vector<Token>& t, const BodyStmt& s,
       return "";
   return t[d->name].text;
 }
-// `T& r = ...` or `T&& r = ...` anywhere in [b, e).
-bool declares_reference(const std::vector<Token>& t, std::size_t b, std::size_t e) {
-  for (std::size_t k = b + 1; k + 2 < e; ++k)
-    if ((t[k].is_punct("&") || t[k].is_punct("&&")) &&
+}  // namespace
+
+SimdBatchBody simd_batch_body(const std::vector<Token>& t, std::size_t b, std::size_t e) {
+  SimdBatchBody body;
+  for (std::size_t k = b; k + 1 < e; ++k) {
+    if (t[k].is_punct("&") && t[k + 1].kind == TokenKind::Identifier) body.address_taken.insert(t[k + 1].text);
+    // `T& r = ...` or `T&& r = ...`
+    if (k > b && k + 2 < e && (t[k].is_punct("&") || t[k].is_punct("&&")) &&
         (t[k - 1].kind == TokenKind::Identifier || t[k - 1].is_punct(">")) &&
         t[k + 1].kind == TokenKind::Identifier &&
         (t[k + 2].is_punct("=") || t[k + 2].is_punct("(") || t[k + 2].is_punct("{")))
-      return true;
-  return false;
+      body.declares_reference = true;
+  }
+  return body;
 }
-}  // namespace
 
 std::size_t simd_batch_length(const std::vector<Token>& t, const std::vector<BodyStmt>& stmts, std::size_t i,
-                              std::size_t b, std::size_t e) {
+                              const SimdBatchBody& body) {
   auto simd_statement = [&](const BodyStmt& s) {
     return s.kind == BodyStmt::Kind::Simple && !is_barrier_statement(t, s) && !simd_calls(t, s).empty();
   };
-  if (i >= stmts.size() || !simd_statement(stmts[i]) || declares_reference(t, b, e)) return 1;
+  if (i >= stmts.size() || !simd_statement(stmts[i]) || body.declares_reference) return 1;
   std::set<std::string> assigned;  // by the statements taken so far
   std::size_t calls = 0, n = 0;
   for (std::size_t j = i; j < stmts.size() && simd_statement(stmts[j]); ++j) {
@@ -420,9 +424,7 @@ std::size_t simd_batch_length(const std::vector<Token>& t, const std::vector<Bod
     // What a next statement may not read; one that does more than assign a
     // name ends the batch after itself.
     const std::string name = only_assigned_name(t, stmts[j], these);
-    if (name.empty()) break;
-    for (std::size_t k = b; k + 1 < e; ++k)
-      if (t[k].is_punct("&") && t[k + 1].is_ident(name)) return n;  // its address is taken
+    if (name.empty() || body.address_taken.count(name)) break;
     assigned.insert(name);
   }
   return n ? n : 1;

@@ -84,10 +84,15 @@ constexpr unsigned kCallsPerStatement = 4;
 // `a += simd_max(x) * 2;`: no call, index, member, increment or second
 // assignment outside its calls' arguments), and none of its own calls'
 // arguments names one of those names. A name whose address is taken in the
-// body [b, e) (`&a`), or any body that declares a reference, keeps each
-// statement to its own exchange. 1 for a statement alone.
+// body (`&a`), or any body that declares a reference, keeps each statement
+// to its own exchange. 1 for a statement alone.
+struct SimdBatchBody {  // what of the body [b, e) decides that, found once
+  bool declares_reference = false;
+  std::set<std::string> address_taken;  // names after a `&` (a binary one too)
+};
+SimdBatchBody simd_batch_body(const std::vector<Token>& t, std::size_t b, std::size_t e);
 std::size_t simd_batch_length(const std::vector<Token>& t, const std::vector<BodyStmt>& stmts, std::size_t i,
-                              std::size_t b, std::size_t e);
+                              const SimdBatchBody& body);
 
 // +1 for a preprocessor line `#if`, `#ifdef` or `#ifndef`, -1 for `#endif`,
 // 0 for another directive (`#else` and `#elif` stay inside the condition).

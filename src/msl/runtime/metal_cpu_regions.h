@@ -131,18 +131,26 @@ ALLOY_FUNC void region_exchange(GroupThreads& g, unsigned first_slot, unsigned s
   }
   for (unsigned k = first_slot; k < first_slot + slots; ++k) g.reduced[k] = false;
 }
-template <class P>
-ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot, const unsigned char* deposits, unsigned tid,
-                              const P& pending) {
-  using V = decltype(pending.value);
-  const unsigned s = tid / kSimdWidth, first = s * kSimdWidth;
+// SIMD group s's deposits of V as an exchange sees them (its lanes, which
+// took part, and their values); the caller sets the lane and the results.
+template <class V> ALLOY_FUNC detail::exchanged<V> group_deposits(const GroupThreads& g, unsigned s,
+                                                                  const unsigned char* deposits) {
+  const unsigned first = s * kSimdWidth;
   detail::exchanged<V> e;
   e.v.slots = deposits + first * sizeof(V);
   e.v.slot_stride = sizeof(V);
   e.v.mask = g.simd_mask[s];
-  e.v.lane = tid % kSimdWidth;
   e.v.width = g.count - first < kSimdWidth ? g.count - first : kSimdWidth;
-  e.v.results = g.results[slot][first];
+  return e;
+}
+template <class P>
+ALLOY_FUNC auto region_result(GroupThreads& g, unsigned slot, const unsigned char* deposits, unsigned tid,
+                              const P& pending) {
+  using V = decltype(pending.value);
+  const unsigned s = tid / kSimdWidth;
+  detail::exchanged<V> e = group_deposits<V>(g, s, deposits);
+  e.v.lane = tid % kSimdWidth;
+  e.v.results = g.results[slot][s * kSimdWidth];
   e.v.results_ready = &g.results_ready[slot][s];
   return pending.then(e);
 }
@@ -156,12 +164,8 @@ ALLOY_FUNC void region_reduce_segments(GroupThreads& g, unsigned slot, const uns
   T* out = reinterpret_cast<T*>(g.results[slot]);
   const unsigned groups = (g.count + kSimdWidth - 1) / kSimdWidth;
   for (unsigned s = 0; s < groups; ++s) {
-    ::metal::detail::exchanged<T> e;
+    auto e = group_deposits<T>(g, s, deposits);
     const unsigned first = s * kSimdWidth;
-    e.v.slots = deposits + first * sizeof(T);
-    e.v.slot_stride = sizeof(T);
-    e.v.mask = g.simd_mask[s];
-    e.v.width = g.count - first < kSimdWidth ? g.count - first : kSimdWidth;
     e.v.results = nullptr;  // (a reduction keeps none)
     e.v.results_ready = nullptr;
     for (unsigned base = 0; base < e.v.width; base += W) {
