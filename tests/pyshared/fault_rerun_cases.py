@@ -5,6 +5,7 @@ no process maps (past x86-64's canonical range; past AArch64's too), so the
 first launch faults on every run. `mx` is the framework under test
 (alloy.core or mlx.core); launches go to its CPU stream, bounds_check off."""
 import numpy as np
+import pytest
 
 FAR = 60  # the far element: 2^60 elements of 4 bytes past the buffer
 
@@ -85,3 +86,44 @@ def accumulating_expected(a, init):
     want = init + a.astype(np.float64)
     want[-1] = init
     return want
+
+
+# The checks both suites run, on `mx` (alloy.core or mlx.core with alloy.mlx).
+
+def check_read_selected_away_runs_and_warns_once(mx, rng, capfd):
+    a = rng.standard_normal(1000).astype(np.float32)
+    before = mx.array(a) * 2
+    mx.eval(before)
+    out = np.array(run(mx, "selected_away_read", SELECTED_AWAY_READ, mx.array(a)))
+    np.testing.assert_allclose(out, selected_away_expected(a), rtol=1e-6)
+    err = capfd.readouterr().err
+    assert "[metal_kernel] kernel 'selected_away_read' stopped with a memory fault on the CPU: it read input 'x' " \
+           f"out of bounds (index {1 + 2**FAR}; it has 1000 elements) at source line 5:\n" in err
+    assert "float v = x[j];" in err and "element 0" in err
+    # Later launches run checked from the start: the same numbers, no second warning.
+    b = rng.standard_normal(1000).astype(np.float32)
+    out = np.array(run(mx, "selected_away_read", SELECTED_AWAY_READ, mx.array(b)))
+    np.testing.assert_allclose(out, selected_away_expected(b), rtol=1e-6)
+    assert "stopped with a memory fault" not in capfd.readouterr().err
+    np.testing.assert_array_equal(np.array(before), a * 2)
+
+
+def check_rerun_starts_the_outputs_afresh(mx, rng):
+    init = float(rng.uniform(1, 2))
+    a = rng.standard_normal(4096).astype(np.float32)
+    out = run(mx, "accumulating_read", ACCUMULATING_READ, mx.array(a), init_value=init, N=a.size)
+    # init + a in float32: within half an ulp of 3 (1.2e-7) of float64's sum.
+    np.testing.assert_allclose(np.array(out), accumulating_expected(a, init), rtol=1e-6, atol=3e-7)
+
+
+def check_write_out_of_bounds_is_named_by_the_rerun(mx, rng):
+    a = rng.standard_normal(300).astype(np.float32)
+    with pytest.raises(RuntimeError, match=r"(?s)kernel 'far_write': out-of-bounds write to output 'out' "
+                                           rf"\(output 0\) at index {5 + 2**FAR}; it has 300 elements\. "
+                                           r"Thread \(5, 0, 0\), source line 4:\n\s*out\[j\] = x\[i\];\n"
+                                           r"\(found by a bounds-checked rerun after this fault: .*SIGSEGV"):
+        mx.eval(run(mx, "far_write", FAR_WRITE, mx.array(a)))
+    # The kernel was not marked to run checked: it faults (and is named) again.
+    with pytest.raises(RuntimeError, match="out-of-bounds write to output 'out'"):
+        mx.eval(run(mx, "far_write", FAR_WRITE, mx.array(a)))
+    assert (mx.ones(3) + 1).tolist() == [2.0, 2.0, 2.0]
