@@ -102,7 +102,7 @@ void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::
     }
     for (size_t i = 0; i < outs.size(); ++i) tables.set_output(i, outs[i].data<void>(), outs[i].data_size());
     cpu::run_custom_kernel(*launch.variant, tables.view(), launch.grid, launch.threadgroup, launch.timeout,
-                           set_up_outputs);
+                           std::ref(set_up_outputs));
     std::vector<cpu::OutputBuffer> written;
     for (auto& out : outs) written.push_back({out.data<void>(), out.size(), out.nbytes()});
     cpu::check_output_tails(written, *launch.variant);

@@ -365,7 +365,8 @@ void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<arr
   for (size_t i = 0; i < outputs.size(); ++i)
     tables.set_output(i, outputs[i].raw_data(), outputs[i].size(), outputs[i].shape().data(),
                       outputs[i].strides().data(), outputs[i].ndim());
-  cpu::run_custom_kernel(variant(), tables.view(), grid(), threadgroup(), launch().timeout, set_up_outputs);
+  cpu::run_custom_kernel(variant(), tables.view(), grid(), threadgroup(), launch().timeout,
+                         std::ref(set_up_outputs));  // (a std::function holds a reference without allocating)
   std::vector<cpu::OutputBuffer> written;
   for (array& o : outputs) written.push_back({o.raw_data(), o.size(), o.nbytes()});
   cpu::check_output_tails(written, variant());
