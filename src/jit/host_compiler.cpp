@@ -141,11 +141,16 @@ const std::string& host_cpu_identity() {
 
 namespace {
 
-// Tuning parameters (`--param=name=value`) are the compiler's own and change
-// between releases: GCC 13 renamed max-unswitch-level to max-unswitch-depth,
-// and clang takes none. A translation asks for one by GCC 12's name; the
-// host compiler gets the name it accepts, or nothing (a kernel is then
-// slower, never refused). Each (compiler, flag) is tried once per process.
+// Tuning flags are the compiler's own and change between releases:
+// parameters (`--param=name=value`; GCC 13 renamed max-unswitch-level to
+// max-unswitch-depth) and GCC's `-fvect-cost-model=`, neither of which clang
+// takes. A translation asks for them by GCC 12's names; the host compiler
+// gets the name it accepts, or nothing (a kernel is then slower, never
+// refused). Each (compiler, flag) is tried once per process.
+bool is_tuning_flag(const std::string& f) {
+  return f.rfind("--param=", 0) == 0 || f.rfind("-fvect-cost-model=", 0) == 0;
+}
+
 const char* const kParamRenames[][2] = {{"max-unswitch-level", "max-unswitch-depth"}};
 
 bool compiler_accepts(const std::string& compiler, const std::string& flag) {
@@ -164,7 +169,7 @@ std::string accepted_param(const std::string& compiler, const std::string& flag)
   std::string chosen;
   if (compiler_accepts(compiler, flag)) {
     chosen = flag;
-  } else {
+  } else if (flag.rfind("--param=", 0) == 0) {
     const std::string body = flag.substr(std::string("--param=").size());
     const std::string name = body.substr(0, body.find('='));
     for (const auto& rename : kParamRenames) {
@@ -203,7 +208,7 @@ std::vector<std::string> requested_compile_flags(const CompileOptions& options) 
 std::vector<std::string> host_compile_flags(const CompileOptions& options) {
   std::vector<std::string> flags;
   for (std::string& f : requested_compile_flags(options)) {
-    if (f.rfind("--param=", 0) != 0) {
+    if (!is_tuning_flag(f)) {
       flags.push_back(std::move(f));
     } else if (std::string accepted = accepted_param(host_compiler_path(options), f); !accepted.empty()) {
       flags.push_back(std::move(accepted));

@@ -28,12 +28,12 @@ const std::string& host_compiler_identity(const std::string& compiler);
 const std::string& host_cpu_identity();
 
 // The command-line flags for `options` (without -I, -o and the source), as
-// asked for: `--param`s by GCC 12's names. With the compiler's identity they
+// asked for: tuning flags (`--param`s, `-fvect-cost-model=`) as GCC 12 spells them. With the compiler's identity they
 // determine the flags it gets, so the cache key hashes these and a process
 // whose kernels are all cached never probes the compiler.
 std::vector<std::string> requested_compile_flags(const CompileOptions& options);
 
-// requested_compile_flags with each `--param` as the host compiler spells
+// requested_compile_flags with each tuning flag as the host compiler spells
 // it, or left out (the compiler is asked once per flag per process).
 std::vector<std::string> host_compile_flags(const CompileOptions& options);
 

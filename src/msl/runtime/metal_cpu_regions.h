@@ -10,6 +10,12 @@ inline constexpr unsigned kRegionMaxThreads = 1024;  // Metal's limit
 // SIMD-group calls in one statement, twice: the loop that reads one
 // statement's results deposits the next statement's values.
 inline constexpr unsigned kRegionCallsPerStatement = 4;
+
+// The C library's allocator under names of the runtime's own, bound to its
+// symbols: GCC has __builtin_aligned_alloc, clang does not, and declaring
+// aligned_alloc itself would clash with a <stdlib.h> a header brings in.
+extern "C" void* alloy_region_aligned_alloc(unsigned long, unsigned long) __asm__("aligned_alloc");
+extern "C" void alloy_region_free(void*) __asm__("free");
 inline constexpr unsigned kRegionExchangeSlots = 2 * kRegionCallsPerStatement;
 struct GroupThreads {
   unsigned count;
@@ -40,7 +46,7 @@ struct GroupThreads {
   // diagonal need their lane (region_lane).
   unsigned long current = 0;
 #endif
-  ~GroupThreads() { __builtin_free(frame); }
+  ~GroupThreads() { alloy_region_free(frame); }
 };
 #if ALLOY_MSL_USE_MATRIX || ALLOY_MSL_CPU_RACE_CHECK
 namespace detail {
@@ -70,8 +76,8 @@ template <class P> using region_pointee_t = typename RegionPointee<P>::type;
 // when it cannot be had: the kernel then stops with an error).
 ALLOY_FUNC void* region_frame(GroupThreads& g, unsigned long bytes) {
   if (bytes > g.frame_bytes) {
-    __builtin_free(g.frame);
-    g.frame = __builtin_aligned_alloc(64, (bytes + 63) / 64 * 64);
+    alloy_region_free(g.frame);
+    g.frame = alloy_region_aligned_alloc(64, (bytes + 63) / 64 * 64);
     g.frame_bytes = g.frame ? bytes : 0;
     g.frame_wanted = g.frame ? 0 : bytes;
   }
