@@ -67,17 +67,12 @@ def expected(seed):
                      for g in range(4) for t in range(64)])
 
 
-@pytest.mark.parametrize("script, wanted", [(NEW_NAME, "--param=max-unswitch-depth=4"), (NO_PARAMS, None)])
-def test_region_kernels_compile_with_the_compilers_own_parameters(tmp_path, rng, script, wanted):
-    real = shutil.which("g++")
-    if real is None:
-        pytest.skip("needs g++ to wrap")  # every machine that builds Alloy has it
+def run_through(tmp_path, rng, script):
+    """PROGRAM in a fresh process through the stand-in compiler `script`
+    (a shell script; args.log beside it): checks the numbers; returns the
+    seed, the process and the compile lines the stand-in saw."""
     wrapper = tmp_path / "c++"
-    # The real compiler's own name for the parameter (GCC 12's or 13's).
-    old_name = subprocess.run([real, "--param=max-unswitch-level=4", "-fsyntax-only", "-x", "c++", "/dev/null"],
-                              capture_output=True).returncode == 0
-    script = script.replace("REAL_NAME", "max-unswitch-level" if old_name else "max-unswitch-depth")
-    wrapper.write_text(script.replace("REAL", real))
+    wrapper.write_text(script)
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     seed = int(rng.integers(1 << 30))
     env = dict(os.environ, ALLOY_CXX=str(wrapper), ALLOY_CACHE_DIR=str(tmp_path / "cache"))
@@ -90,6 +85,19 @@ def test_region_kernels_compile_with_the_compilers_own_parameters(tmp_path, rng,
     np.testing.assert_allclose(got, expected(seed), rtol=1e-5, atol=1e-5)
     compiles = [line for line in (tmp_path / "args.log").read_text().splitlines() if "-shared" in line]
     assert compiles, "the kernel was not compiled by the stand-in compiler"
+    return seed, env, r, compiles
+
+
+@pytest.mark.parametrize("script, wanted", [(NEW_NAME, "--param=max-unswitch-depth=4"), (NO_PARAMS, None)])
+def test_region_kernels_compile_with_the_compilers_own_parameters(tmp_path, rng, script, wanted):
+    real = shutil.which("g++")
+    if real is None:
+        pytest.skip("needs g++ to wrap")  # every machine that builds Alloy has it
+    # The real compiler's own name for the parameter (GCC 12's or 13's).
+    old_name = subprocess.run([real, "--param=max-unswitch-level=4", "-fsyntax-only", "-x", "c++", "/dev/null"],
+                              capture_output=True).returncode == 0
+    script = script.replace("REAL_NAME", "max-unswitch-level" if old_name else "max-unswitch-depth")
+    seed, env, r, compiles = run_through(tmp_path, rng, script.replace("REAL", real))
     for line in compiles:
         if wanted:
             assert wanted in line and "max-unswitch-level" not in line
@@ -114,17 +122,5 @@ def test_region_kernels_compile_with_clang(tmp_path, rng):
     real = shutil.which("clang++")
     if real is None:
         pytest.skip("needs clang++ (the Makefile's packages install it)")
-    wrapper = tmp_path / "c++"
-    wrapper.write_text(LOGGING.replace("REAL", real))
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    seed = int(rng.integers(1 << 30))
-    env = dict(os.environ, ALLOY_CXX=str(wrapper), ALLOY_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("ALLOY_CHECK_CUDA", None)
-    r = subprocess.run([sys.executable, "-c", PROGRAM, str(seed)], capture_output=True, text=True, env=env,
-                       timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert "Threads run as regions." in r.stdout
-    got = np.array([float(v) for v in r.stdout.split("RESULT", 1)[1].split()], dtype=np.float32)
-    np.testing.assert_allclose(got, expected(seed), rtol=1e-5, atol=1e-5)
-    compiles = [line for line in (tmp_path / "args.log").read_text().splitlines() if "-shared" in line]
-    assert compiles and not [c for c in compiles if "-fvect-cost-model" in c], compiles
+    _, _, _, compiles = run_through(tmp_path, rng, LOGGING.replace("REAL", real))
+    assert not [c for c in compiles if "-fvect-cost-model" in c], compiles
