@@ -158,7 +158,7 @@ bool compiler_accepts(const std::string& compiler, const std::string& flag) {
   return run_command(shell_quote(compiler) + " " + shell_quote(flag) + " -fsyntax-only -x c++ /dev/null", out) == 0;
 }
 
-std::string accepted_param(const std::string& compiler, const std::string& flag) {
+std::string accepted_tuning_flag(const std::string& compiler, const std::string& flag) {
   static std::mutex mutex;
   static std::unordered_map<std::string, std::string> known;
   const std::string key = compiler + '\n' + flag;
@@ -210,7 +210,7 @@ std::vector<std::string> host_compile_flags(const CompileOptions& options) {
   for (std::string& f : requested_compile_flags(options)) {
     if (!is_tuning_flag(f)) {
       flags.push_back(std::move(f));
-    } else if (std::string accepted = accepted_param(host_compiler_path(options), f); !accepted.empty()) {
+    } else if (std::string accepted = accepted_tuning_flag(host_compiler_path(options), f); !accepted.empty()) {
       flags.push_back(std::move(accepted));
     }
   }

@@ -67,16 +67,14 @@ def conv_general(x, w, stride=1, padding=0, kernel_dilation=1, input_dilation=1,
     return total.reshape([x.shape[0]] + out + [c_out])
 
 
-def _conv(nd):
-    def conv(x, w, stride=1, padding=0, dilation=1, groups=1, **kw):
-        return conv_general(x, w, stride, padding, dilation, 1, groups)
-    return conv
+def _conv(x, w, stride=1, padding=0, dilation=1, groups=1):
+    return conv_general(x, w, stride, padding, dilation, 1, groups)
 
 
 def _conv_transpose(nd):
     # A transposed convolution is a convolution of the input dilated by the
     # stride, with the kernel flipped and padded by dilation * (k - 1) - padding.
-    def conv_transpose(x, w, stride=1, padding=0, dilation=1, output_padding=0, groups=1, **kw):
+    def conv_transpose(x, w, stride=1, padding=0, dilation=1, output_padding=0, groups=1):
         stride, padding, dilation, output_padding = (
             _per_dim(v, nd) for v in (stride, padding, dilation, output_padding))
         kernel = w.shape[1:-1]
@@ -86,7 +84,7 @@ def _conv_transpose(nd):
     return conv_transpose
 
 
-_REPLACEMENTS = {"conv1d": _conv(1), "conv2d": _conv(2), "conv3d": _conv(3),
+_REPLACEMENTS = {"conv1d": _conv, "conv2d": _conv, "conv3d": _conv,
                  "conv_transpose1d": _conv_transpose(1), "conv_transpose2d": _conv_transpose(2),
                  "conv_general": conv_general}
 

@@ -108,10 +108,11 @@ def mlx_float64_gradient(forward, mlx_model, mlx_xs, cot):
     """check_input_gradient's gradient in float64 on MLX's CPU stream
     (convolutions from MLX's other ops: mlx_float64_conv), or None where MLX
     cannot run the model in float64. The model's float32 parameters are
-    upcast for the call and put back after (exactly)."""
+    upcast for the call; its own parameters are put back after."""
     def upcast(x):
         return x.astype(mx.float64) if x.dtype == mx.float32 else x
 
+    own = mlx_model.parameters()
     mlx_model.set_dtype(mx.float64, lambda t: t == mx.float32)
     try:
         with mx.stream(mx.cpu), float64_convs():
@@ -122,7 +123,7 @@ def mlx_float64_gradient(forward, mlx_model, mlx_xs, cot):
     except (ValueError, RuntimeError, TypeError):
         return None
     finally:
-        mlx_model.set_dtype(mx.float32, lambda t: t == mx.float64)
+        mlx_model.update(own)
 
 
 class GreedyPicks:
