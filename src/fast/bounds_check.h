@@ -10,6 +10,11 @@
 
 namespace alloy::fast {
 
+// "out-of-bounds read of input 'x' (input 0) at index 9; it has 8 elements.
+// Thread (9, 0, 0), source line 3:\n    <the user's line>": what a checked
+// launch's report says of one access.
+std::string describe_out_of_bounds(const KernelVariant& v, const alloy_msl::BoundsAccess& a);
+
 // Throws std::runtime_error naming the kernel, the buffer (input/output i,
 // or threadgroup array), the index, its size, the thread and the user's line;
 // `why`, when given, replaces the closing note (that bounds_check is on).

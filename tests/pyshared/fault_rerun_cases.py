@@ -97,8 +97,11 @@ def check_read_selected_away_runs_and_warns_once(mx, rng, capfd):
     out = np.array(run(mx, "selected_away_read", SELECTED_AWAY_READ, mx.array(a)))
     np.testing.assert_allclose(out, selected_away_expected(a), rtol=1e-6)
     err = capfd.readouterr().err
-    assert "[metal_kernel] kernel 'selected_away_read' stopped with a memory fault on the CPU: it read input 'x' " \
-           f"out of bounds (index {1 + 2**FAR}; it has 1000 elements) at source line 5:\n" in err
+    # Threads 1, 4, 7... read far, in parallel; the warning names thread 1's
+    # read (the first in grid order) whichever ran first.
+    assert "[metal_kernel] kernel 'selected_away_read' stopped with a memory fault on the CPU; a bounds-checked " \
+           f"rerun found an out-of-bounds read of input 'x' (input 0) at index {1 + 2**FAR}; it has 1000 " \
+           "elements. Thread (1, 0, 0), source line 5:\n" in err, err
     assert "float v = x[j];" in err and "element 0" in err
     # Later launches run checked from the start: the same numbers, no second warning.
     b = rng.standard_normal(1000).astype(np.float32)

@@ -247,16 +247,11 @@ void rerun_checked(fast::KernelVariant& v, const KernelOperands& operands, const
   }
   fast::KernelVariant* expected = nullptr;
   if (!v.tolerant_ready.compare_exchange_strong(expected, c, std::memory_order_acq_rel)) return;
-  const auto& names = c->translated.bounds_names;
-  const std::string name = r.tolerated_slot < static_cast<int>(names.size()) ? names[r.tolerated_slot] : "?";
-  const std::string quoted = fast::source_line(v.spec.source, r.tolerated_line);
   std::fprintf(stderr,
-               "%s stopped with a memory fault on the CPU: it read input '%s' out of bounds (index %lld; it has "
-               "%llu elements) at source line %d%s%s\nIt was rerun bounds-checked, as it will run from now on, such "
-               "reads giving the input's element 0 (a Metal GPU reads whatever lies there). ALLOY_BOUNDS_CHECK=1 "
-               "raises at the read instead.\n",
-               fast::kernel_label(v).c_str(), name.c_str(), r.tolerated_index, r.tolerated_size, r.tolerated_line,
-               quoted.empty() ? "" : ":\n    ", quoted.c_str());
+               "%s stopped with a memory fault on the CPU; a bounds-checked rerun found an %s\nIt ran to its end "
+               "with such reads giving the input's element 0 (a Metal GPU reads whatever lies there), and the kernel "
+               "runs so from now on. ALLOY_BOUNDS_CHECK=1 raises at the read instead.\n",
+               fast::kernel_label(v).c_str(), fast::describe_out_of_bounds(*c, r.tolerated_read).c_str());
 }
 
 }  // namespace

@@ -8,17 +8,22 @@ namespace alloy_msl {
 // Buffers and threadgroup arrays one checked launch can name.
 inline constexpr int kMaxBoundsSlots = 64;
 
-// The first fault of a launch; `faulted` is 0 until then and the rest is
-// written once, by the thread that set it.
-struct BoundsReport {
-  unsigned faulted;
+// One access out of bounds: what, where, and by which thread.
+struct BoundsAccess {
   int slot;     // inputs, then outputs, then the body's threadgroup arrays
   int dim;      // which subscript of `name[a][b]...` (0 for a buffer)
   int line;     // the access's line in the kernel's source
   int write;    // 1: the access is assigned to (`=`, `+=`, `++`), 0: read
   long long index;
   unsigned long long size;  // elements of the buffer, or the array's extent
-  unsigned thread[3];       // thread_position_in_grid of the faulting thread
+  unsigned thread[3];       // thread_position_in_grid of the accessing thread
+};
+
+// The first fault of a launch; `faulted` is 0 until then and the rest is
+// written once, by the thread that set it.
+struct BoundsReport {
+  unsigned faulted;
+  BoundsAccess access;
   // A race (KernelSpec::race_check) rather than an index out of bounds: the
   // access above (index: the element) met an earlier one, by another thread
   // since the last barrier, one of them a write.
@@ -27,13 +32,12 @@ struct BoundsReport {
   unsigned other_thread[3];
   // Set by the host (0: off): reads of slots below this (the inputs, which
   // a kernel cannot write) outside their buffer read its element 0 instead
-  // of faulting, and the first such read is kept in tolerated_* (a CPU
-  // launch rerun after a memory fault: backend/cpu/custom_kernel.cpp).
+  // of faulting (a CPU launch rerun after a memory fault:
+  // backend/cpu/custom_kernel.cpp). `tolerated` is 0 until one is kept in
+  // `tolerated_read`: that of the first thread in grid order, its first.
   int tolerate_reads_below;
   unsigned tolerated;
-  int tolerated_slot, tolerated_line;
-  long long tolerated_index;
-  unsigned long long tolerated_size;
+  BoundsAccess tolerated_read;
 };
 
 // Elements of each buffer slot, passed to a CUDA kernel by value.

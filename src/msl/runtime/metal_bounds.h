@@ -31,9 +31,22 @@ template <class T, unsigned long long N> struct bounds_extent<T[N], 0> {
 };
 template <class T, unsigned long long N, int D> struct bounds_extent<T[N], D> : bounds_extent<T, D - 1> {};
 
-// The launch's report, claimed for this thread's fault (its position
-// written), or null when another fault came first. On the CPU the launch's
-// threadgroups not yet started are cancelled.
+ALLOY_FUNC void set_access(BoundsAccess& a, const BoundsCheck& c, int slot, int dim, int line, int write,
+                           long long index, unsigned long long size) {
+  a.slot = slot;
+  a.dim = dim;
+  a.line = line;
+  a.write = write;
+  a.index = index;
+  a.size = size;
+  a.thread[0] = c.thread.x;
+  a.thread[1] = c.thread.y;
+  a.thread[2] = c.thread.z;
+}
+
+// The launch's report, claimed for this thread's fault, or null when another
+// fault came first. On the CPU the launch's threadgroups not yet started are
+// cancelled.
 ALLOY_FUNC BoundsReport* claim_report(const BoundsCheck& c) {
   BoundsReport* r = c.report;
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -44,39 +57,46 @@ ALLOY_FUNC BoundsReport* claim_report(const BoundsCheck& c) {
     return nullptr;
   if (c.cancel) __atomic_store_n(const_cast<int*>(c.cancel), 1, __ATOMIC_RELAXED);
 #endif
-  r->thread[0] = c.thread.x;
-  r->thread[1] = c.thread.y;
-  r->thread[2] = c.thread.z;
   return r;
 }
 
 ALLOY_FUNC void bounds_fault(const BoundsCheck& c, int slot, int dim, int line, int write, long long index,
                              unsigned long long size) {
-  BoundsReport* r = claim_report(c);
-  if (!r) return;
-  r->slot = slot;
-  r->dim = dim;
-  r->line = line;
-  r->write = write;
-  r->index = index;
-  r->size = size;
+  if (BoundsReport* r = claim_report(c)) set_access(r->access, c, slot, dim, line, write, index, size);
 }
 
 // A read of an input outside its buffer, in a launch that tolerates them
-// (BoundsReport::tolerate_reads_below): the first is kept for the warning.
+// (BoundsReport::tolerate_reads_below), kept for the warning. The host sets
+// that on the CPU only. Threads run in any order there, so the read kept is
+// that of the first thread in grid order (z, then y, then x), its first: the
+// warning names the same read on every run. `tolerated` is a lock: 0 none
+// kept, 1 being written, 2 kept.
 ALLOY_FUNC void note_tolerated_read(const BoundsCheck& c, int slot, int line, long long index,
                                     unsigned long long size) {
   BoundsReport* r = c.report;
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-  if (atomicCAS(&r->tolerated, 0u, 1u) != 0u) return;
+  if (atomicCAS(&r->tolerated, 0u, 2u) == 0u) set_access(r->tolerated_read, c, slot, 0, line, 0, index, size);
 #else
-  unsigned expected = 0;
-  if (!__atomic_compare_exchange_n(&r->tolerated, &expected, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return;
+  const unsigned mine[3] = {c.thread.z, c.thread.y, c.thread.x};
+  auto before_kept = [&] {
+    const unsigned* t = r->tolerated_read.thread;
+    const unsigned kept[3] = {__atomic_load_n(&t[2], __ATOMIC_RELAXED), __atomic_load_n(&t[1], __ATOMIC_RELAXED),
+                              __atomic_load_n(&t[0], __ATOMIC_RELAXED)};
+    for (int d = 0; d < 3; ++d)
+      if (mine[d] != kept[d]) return mine[d] < kept[d];
+    return false;  // this thread's own earlier read stays
+  };
+  unsigned state = __atomic_load_n(&r->tolerated, __ATOMIC_ACQUIRE);
+  for (;;) {
+    if (state == 2 && !before_kept()) return;  // the common case once one is kept: no lock
+    if (state != 1 && __atomic_compare_exchange_n(&r->tolerated, &state, 1u, false, __ATOMIC_ACQUIRE,
+                                                  __ATOMIC_ACQUIRE))
+      break;
+    state = __atomic_load_n(&r->tolerated, __ATOMIC_ACQUIRE);
+  }
+  if (state == 0 || before_kept()) set_access(r->tolerated_read, c, slot, 0, line, 0, index, size);
+  __atomic_store_n(&r->tolerated, 2u, __ATOMIC_RELEASE);
 #endif
-  r->tolerated_slot = slot;
-  r->tolerated_line = line;
-  r->tolerated_index = index;
-  r->tolerated_size = size;
 }
 
 template <class Base, int D, class I>

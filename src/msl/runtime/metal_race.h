@@ -41,10 +41,7 @@ inline void race_fault(const BoundsCheck& c, int slot, int line, int write, long
   BoundsReport* r = claim_report(c);
   if (!r) return;
   r->race = 1;
-  r->slot = slot;
-  r->line = line;
-  r->write = write;
-  r->index = element;
+  set_access(r->access, c, slot, 0, line, write, element, 0);
   r->other_line = other.line;
   r->other_write = other_write;
   for (int d = 0; d < 3; ++d) r->other_thread[d] = other.thread[d];
