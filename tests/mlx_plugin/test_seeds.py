@@ -1,5 +1,6 @@
 """Every seed example on real MLX with `import alloy.mlx`: the numbers of a
 float64 numpy reference, and of Alloy's own metal_kernel on the same inputs."""
+import pathlib
 import sys
 
 import numpy as np
@@ -89,3 +90,48 @@ def test_llama_mlp_fused_gate_forward_and_vjp(plugin, rng):
     h = mlp.gate_proj(x) * mx.sigmoid(mlp.up_proj(x).astype(mx.float32)).astype(mx.float16) * mlp.up_proj(x)
     np.testing.assert_allclose(np.array(mlp(x), dtype=np.float64), np.array(mlp.down_proj(h), dtype=np.float64),
                                rtol=2e-2, atol=2e-2)
+
+
+# The seed on the benchmark's shape with a grid past +-1, in a process of its
+# own. It loads all four corners before zeroing those outside the image, so
+# samples past the image's corners read up to 14 rows of pixels before `x`'s
+# first element and after its last. Whether that memory is mapped depends on
+# where MLX's allocator put `x`: on its CPU allocator such a read has faulted
+# (the launch is then rerun bounds-checked, backend/cpu/custom_kernel.cpp);
+# on its CUDA allocator a fault would lose the GPU's context, and with it the
+# rest of the run, hence the process of its own.
+PAST_THE_EDGE = """
+import pathlib
+import sys
+import numpy as np
+import mlx.core as mx
+import alloy.mlx
+from seeds import load
+if sys.argv[1] == "gpu":
+    mx.set_default_device(mx.gpu)
+rng = np.random.default_rng(int(sys.argv[2]))
+x = rng.standard_normal((2, 256, 256, 64)).astype(np.float32)
+grid = rng.uniform(-1.1, 1.1, (2, 128, 128, 2)).astype(np.float32)
+grid[:, 0, 0] = (-1.1, -1.1)  # corners before x's first pixel and past its last, on every seed
+grid[:, -1, -1] = (1.1, 1.1)
+out = load("grid_sample").grid_sample(mx.array(x), mx.array(grid))
+np.save(sys.argv[3], np.array(out))
+np.save(sys.argv[4], x)
+np.save(sys.argv[5], grid)
+"""
+
+
+def test_grid_sample_past_the_edge_at_the_benchmark_shape(rng, tmp_path):
+    import os
+    import subprocess
+
+    here = pathlib.Path(__file__).resolve().parent
+    env = dict(os.environ, ALLOY_BOUNDS_CHECK="0",
+               PYTHONPATH=os.pathsep.join([str(here), str(here.parent / "pyshared"), os.environ.get("PYTHONPATH", "")]))
+    files = [str(tmp_path / f) for f in ("out.npy", "x.npy", "grid.npy")]
+    device = os.environ.get("ALLOY_TEST_DEVICE", "cpu")  # conftest's choice (alloy.mlx makes mx.gpu the default)
+    r = subprocess.run([sys.executable, "-c", PAST_THE_EDGE, device, str(int(rng.integers(2**31))), *files],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, f"the seed past the edge on {device} stopped ({r.returncode}):\n{r.stderr[-3000:]}"
+    out, x, grid = (np.load(f) for f in files)
+    np.testing.assert_allclose(out, grid_sample_numpy(x, grid), rtol=1e-4, atol=1e-4)
