@@ -38,6 +38,10 @@ struct KernelCall {
   // $ALLOY_KERNEL_TIMEOUT when set, else no limit. CPU launches only so far.
   // (alloy::KernelTimeout, alloy/errors.h)
   std::optional<double> timeout;
+  // GPU, a metal_kernel body not bounds-checked: a read of an input out of
+  // bounds reads its element 0 (msl::KernelSpec::tolerate_input_reads).
+  // alloy.mlx sets it on MLX's CUDA backend.
+  bool tolerate_input_reads = false;
 };
 
 

@@ -73,7 +73,7 @@ std::string cuda_plan_key(const msl::KernelSpec& spec, const std::string& arch) 
       .add("dialect", std::to_string(static_cast<int>(spec.dialect)))
       .add("threadgroup_storage", std::to_string(static_cast<int>(spec.threadgroup_storage)))
       .add("program_entry", spec.program_entry)
-      .add("bounds_check", spec.bounds_check ? "1" : "0")
+      .add("bounds_check", spec.bounds_check ? (spec.tolerate_input_reads ? "inputs" : "1") : "0")
       .add("launch_bound", std::to_string(spec.cuda_launch_bound));
   // A program's threadgroup parameters size the launch's dynamic shared
   // memory (the plan's dynamic_threadgroup), not the code.

@@ -124,9 +124,10 @@ char cpu_sync_key(msl::Target target) {
 
 void translate_variant(KernelVariant& v, msl::Target target) {
   if (target == msl::Target::Cpp) v.spec.cpu_sync = cpu_sync_requested();
-  if (target == msl::Target::Cuda && !v.spec.bounds_check) {
+  if (target == msl::Target::Cuda && (!v.spec.bounds_check || v.spec.tolerate_input_reads)) {
     // Built by an earlier process: its launch plan needs no translation
-    // (a bounds-checked one does: its messages name what the translation found).
+    // (a bounds-checked one does: its messages name what the translation found;
+    // one that only tolerates input reads has no messages).
     if (jit::Cache::Bytes bytes = jit::Cache::global().find(cuda_plan_key(v.spec, gpu_kernel_arch()))) {
       if (auto plan = decode_plan(*bytes)) {
         v.cuda_plan = std::make_shared<const CudaLaunchPlan>(std::move(*plan));
@@ -187,7 +188,8 @@ double launch_timeout(const std::optional<double>& requested, bool gpu_unpolled,
 // translated on a miss, then remembered in the object's memo.
 static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State& st,
                                                      const std::vector<OperandDesc>& operands, const KernelCall& call,
-                                                     msl::Target target, const std::string& call_key) {
+                                                     msl::Target target, const std::string& call_key,
+                                                     bool tolerate_input_reads) {
   std::string key = st.definition_key + "\x1d" + call_key;
   auto variant = variant_cache().get(key, [&] {
     auto v = std::make_shared<KernelVariant>();
@@ -197,7 +199,8 @@ static std::shared_ptr<KernelVariant> lookup_variant(CustomKernelFunction::State
     spec.header = st.header;
     spec.atomic_outputs = st.atomic_outputs;
     spec.math_mode = st.math_mode;
-    spec.bounds_check = st.bounds_check;
+    spec.bounds_check = st.bounds_check || tolerate_input_reads;
+    spec.tolerate_input_reads = tolerate_input_reads;
     spec.race_check = st.race_check;
     spec.dialect = st.dialect;
     for (size_t i = 0; i < operands.size(); ++i) {
@@ -343,6 +346,8 @@ PreparedLaunch CustomKernelFunction::prepare(const std::vector<OperandDesc>& ope
   thread_local std::string call_key;
   call_key.clear();
   call_key += cpu_sync_key(target);
+  const bool tolerant = call.tolerate_input_reads && target == msl::Target::Cuda && !cuda_body && !st.bounds_check;
+  if (tolerant) call_key += 't';
   for (auto& in : operands) {
     call_key += static_cast<char>('A' + static_cast<int>(in.dtype));
     call_key += in.ndim == 0 ? 's' : (in.size < kConstantMemoryElements ? 'c' : 'd');
@@ -366,7 +371,7 @@ PreparedLaunch CustomKernelFunction::prepare(const std::vector<OperandDesc>& ope
       }
     }
   }
-  if (!variant) variant = lookup_variant(st, operands, call, target, call_key);
+  if (!variant) variant = lookup_variant(st, operands, call, target, call_key, tolerant);
 
   if (call.verbose) {
     // A variant loaded with its plan was never translated here: translate now.

@@ -42,7 +42,7 @@ std::string math_mode_macro(const std::string& mode) {
 // Whether the translation checks races (KernelSpec::race_check): the CPU's,
 // which are bounds-checked too (the check rides on their rewrite).
 static bool cpu_race_check(const KernelSpec& spec, const CxxTarget& target) {
-  return spec.race_check && spec.bounds_check && target.target() == Target::Cpp;
+  return spec.race_check && spec.bounds_check && !spec.tolerate_input_reads && target.target() == Target::Cpp;
 }
 
 void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const TranslatedKernel& k,
@@ -67,6 +67,7 @@ void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const Transla
   // Only the parts of the runtime this kernel uses are parsed.
   w.generated(feature_defines(features));
   w.generated(std::string("#include \"") + target.runtime_header() + "\"\n");
+  if (spec.bounds_check && spec.tolerate_input_reads) w.generated("#define ALLOY_BOUNDS_INPUT_READS_ONLY 1\n");
   if (spec.bounds_check) w.generated("#include \"metal_bounds.h\"\n");
   if (races) w.generated("#include \"metal_race.h\"\n");
   if (features.mlx_utils) w.generated("#include \"mlx_utils.h\"\n");
@@ -194,11 +195,13 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
   if (spec.bounds_check) {
     // Slots: the inputs, then the outputs (the glue's buffer order), then the
     // threadgroup arrays the body declares.
+    // (KernelSpec::tolerate_input_reads: the inputs only.)
     for (const ParamSpec& p : spec.inputs) k.bounds_names.push_back(p.name);
-    for (const ParamSpec& p : spec.outputs) k.bounds_names.push_back(p.name);
+    if (!spec.tolerate_input_reads)
+      for (const ParamSpec& p : spec.outputs) k.bounds_names.push_back(p.name);
     k.kernel_scope_threadgroup_arrays =
         rewrite_checked_body(lexed.source, user_names, w, storage, k.bounds_names, &threads, &macros,
-                             cpu_race_check(spec, target));
+                             cpu_race_check(spec, target), spec.tolerate_input_reads);
   } else {
     k.kernel_scope_threadgroup_arrays = rewrite_user_code(lexed.source, Origin::Source, user_names, w, storage,
                                                           /*whole_program=*/false, &threads, &macros);

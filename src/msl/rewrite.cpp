@@ -147,9 +147,10 @@ class Rewriter {
   Rewriter(const LexedText& lexed, Origin origin, const std::set<std::string>& user_names,
            Writer& w, KernelSpec::ThreadgroupStorage storage, bool whole_program,
            std::vector<std::string>* checked = nullptr, const CpuThreadsPlan* threads = nullptr,
-           const std::set<std::string>* macros = nullptr, bool races = false)
+           const std::set<std::string>* macros = nullptr, bool races = false, bool names_only = false)
       : checked_(checked),
         races_(races),
+        names_only_(names_only),
         threads_(threads && (threads->coroutines || threads->regions) && origin == Origin::Source ? threads : nullptr),
         private_adds_(threads && origin == Origin::Source ? &threads->private_adds : nullptr),
         lexed_(lexed),
@@ -462,7 +463,7 @@ class Rewriter {
   void check_subscripts(const std::vector<Token>& toks, Out& out) {
     for (std::size_t i = 0; i < toks.size(); ++i) {
       const Token& t = toks[i];
-      if (t.is_ident("threadgroup") && declares_threadgroup_storage(toks, i)) {
+      if (!names_only_ && t.is_ident("threadgroup") && declares_threadgroup_storage(toks, i)) {
         i = register_threadgroup_arrays(toks, i);
         continue;
       }
@@ -796,6 +797,7 @@ class Rewriter {
 
   std::vector<std::string>* checked_;  // bounds checks: the checked names, by slot
   bool races_ = false;                 // and race checks of the threadgroup arrays among them
+  bool names_only_ = false;            // only the names given (the inputs), not the body's arrays
   int buffer_slots_ = 0;               // checked_'s slots before the body's threadgroup arrays
   const CpuThreadsPlan* threads_;      // coroutine threads: the bodies to rewrite for them
   const std::vector<std::string>* private_adds_;  // atomic outputs only added to (msl/private_adds.h)
@@ -911,9 +913,10 @@ int rewrite_user_code(const LexedText& lexed, Origin origin, const std::set<std:
 
 int rewrite_checked_body(const LexedText& lexed, const std::set<std::string>& user_names, Writer& w,
                          KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names,
-                         const CpuThreadsPlan* threads, const std::set<std::string>* macros, bool races) {
+                         const CpuThreadsPlan* threads, const std::set<std::string>* macros, bool races,
+                         bool names_only) {
   return Rewriter(lexed, Origin::Source, user_names, w, storage, /*whole_program=*/false, &names, threads, macros,
-                  races)
+                  races, names_only)
       .run();
 }
 

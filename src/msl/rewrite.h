@@ -44,10 +44,12 @@ int rewrite_user_code(const LexedText& text, Origin origin, const std::set<std::
 // every subscript of a name in `names` (the buffers, by slot) or of a
 // threadgroup array the body declares (appended to `names`) checks its index.
 // With `races`, each access to such an array also goes through
-// runtime/metal_race.h's race_access (KernelSpec::race_check).
+// runtime/metal_race.h's race_access (KernelSpec::race_check). With
+// `names_only`, the body's threadgroup arrays are left unchecked
+// (KernelSpec::tolerate_input_reads, `names` then the inputs).
 int rewrite_checked_body(const LexedText& text, const std::set<std::string>& user_names, Writer& w,
                          KernelSpec::ThreadgroupStorage storage, std::vector<std::string>& names,
                          const CpuThreadsPlan* threads = nullptr, const std::set<std::string>* macros = nullptr,
-                         bool races = false);
+                         bool races = false, bool names_only = false);
 
 }  // namespace alloy::msl

@@ -76,6 +76,11 @@ TEST(CudaPlan, KeyFollowsWhatChangesTheCode) {
   EXPECT_TRUE(differs([](msl::KernelSpec& s) { s.math_mode = "fast"; }));
   EXPECT_TRUE(differs([](msl::KernelSpec& s) { s.atomic_outputs = true; }));
   EXPECT_TRUE(differs([](msl::KernelSpec& s) { s.dialect = msl::Dialect::Cuda; }));
+  EXPECT_TRUE(differs([](msl::KernelSpec& s) { s.bounds_check = true; }));
+  msl::KernelSpec checked = spec(), tolerant = spec();
+  checked.bounds_check = tolerant.bounds_check = true;
+  tolerant.tolerate_input_reads = true;  // alloy.mlx on MLX's CUDA backend: reads of inputs clamped
+  EXPECT_NE(cuda_plan_key(checked, "sm_90"), cuda_plan_key(tolerant, "sm_90"));
   EXPECT_TRUE(differs([](msl::KernelSpec& s) {
     s.threadgroup_storage = msl::KernelSpec::ThreadgroupStorage::Dynamic;
   }));

@@ -97,5 +97,37 @@ TEST(MslSafetyRewrite, UnboundedLoopsPollAndCountedLoopsDoNot) {
   EXPECT_NE(k.source.find("for (int k = 0; k < 4; ++k)"), std::string::npos) << k.source;
 }
 
+// alloy.mlx on MLX's CUDA backend (KernelSpec::tolerate_input_reads): only
+// the inputs' subscripts go through bounds_index, which the runtime then
+// makes a clamp to element 0 with no report; outputs and threadgroup arrays
+// are left as written, and no race check is made.
+TEST(MslSafetyRewrite, TolerantInputReadsWrapTheInputsOnly) {
+  const std::string body =
+      "uint i = thread_position_in_grid.x;\n"
+      "threadgroup float tile[4][8];\n"
+      "tile[i / 8][i % 8] = a[i - 1];\n"
+      "out[i] += tile[0][i % 8];\n";
+  for (Target t : {Target::Cpp, Target::Cuda}) {
+    KernelSpec tolerant = spec(body, true);
+    tolerant.tolerate_input_reads = true;
+    tolerant.race_check = true;  // ignored: nothing but the inputs is checked
+    tolerant.cpu_sync = KernelSpec::CpuSync::Fibers;
+    TranslatedKernel k = translate(tolerant, t);
+    EXPECT_EQ(count(k.source, "::alloy_msl::bounds_index<"), 1u) << k.source;
+    EXPECT_NE(k.source.find("bounds_index<decltype(a), 0>)(alloy_bc, 0, 3, 0, (i - 1))"), std::string::npos)
+        << k.source;
+    EXPECT_NE(k.source.find("#define ALLOY_BOUNDS_INPUT_READS_ONLY 1\n#include \"metal_bounds.h\""),
+              std::string::npos)
+        << k.source;
+    EXPECT_EQ(count(k.source, "race_access"), 0u) << k.source;
+    ASSERT_EQ(k.bounds_names.size(), 1u);
+    EXPECT_EQ(k.bounds_names[0], "a");
+    // The checked form of the same spec reports, and so has no such define.
+    KernelSpec checked = spec(body, true);
+    checked.cpu_sync = KernelSpec::CpuSync::Fibers;
+    EXPECT_EQ(count(translate(checked, t).source, "ALLOY_BOUNDS_INPUT_READS_ONLY"), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace alloy::msl

@@ -61,6 +61,14 @@ struct KernelSpec {
   // checks its index (runtime/metal_bounds.h); the launch then raises
   // naming the buffer, the index and the thread. metal_kernel bodies only.
   bool bounds_check = false;
+  // With bounds_check: only the inputs' subscripts are checked, and one out
+  // of bounds reads the input's element 0; nothing is reported (the launch
+  // passes no report). A Metal GPU reads whatever lies outside a buffer, and
+  // kernels rely on it (the seed's grid_sample loads corners outside the
+  // image before zeroing their weights); alloy.mlx on MLX's CUDA backend,
+  // whose allocator places a large array at the start of its own mapping,
+  // would fault the GPU there and lose its context.
+  bool tolerate_input_reads = false;
   // CPU target, with bounds_check: every access to a threadgroup array the
   // body declares is also checked against the other threads' accesses since
   // the last region boundary (runtime/metal_race.h); two threads touching one

@@ -4,6 +4,7 @@
 // call into Alloy's and puts one MetalKernelPrimitive node into MLX's graph.
 #include "alloy/mlx/metal_kernel.h"
 
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 
@@ -33,6 +34,20 @@ std::string math_mode_name(mxc::MathMode m) {
       return "fast";
   }
   throw std::invalid_argument("[metal_kernel] unknown math_mode.");
+}
+
+// On MLX's CUDA backend a read of an input out of bounds reads its element
+// 0, as a Metal GPU reads whatever lies there (KernelCall::
+// tolerate_input_reads): MLX puts a large array at the start of a mapping of
+// its own, so the seed's grid_sample, which loads corners outside the image
+// before zeroing them, faulted the GPU (its context lost) reading before `x`.
+// ALLOY_MLX_TOLERATE_READS=0 launches the kernels as written.
+bool tolerate_input_reads_on_gpu() {
+  static const bool on = [] {
+    const char* v = std::getenv("ALLOY_MLX_TOLERATE_READS");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
 }
 
 }  // namespace
@@ -71,7 +86,9 @@ std::vector<mxc::array> launch(const fast::CustomKernelFunction& fn, const std::
   if (init_value) call.init_value = *init_value;
   call.verbose = verbose;
   call.ensure_row_contiguous = ensure_row_contiguous;
-  fast::PreparedLaunch p = fn.prepare(operands, call, stream.device == mxc::Device::gpu);
+  const bool gpu = stream.device == mxc::Device::gpu;
+  call.tolerate_input_reads = gpu && tolerate_input_reads_on_gpu();
+  fast::PreparedLaunch p = fn.prepare(operands, call, gpu);
 
   // MLX copies inputs inside its kernel's eval; here the copies are nodes
   // of their own, only for inputs not known to be row-contiguous already

@@ -243,16 +243,18 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
     for (size_t i = 0; i < n_inputs; ++i) bounds_sizes_.v[i] = inputs[i].elements;
     for (size_t j = 0; j < n_outputs; ++j) bounds_sizes_.v[n_inputs + j] = output_elements ? output_elements[j] : ~0ull;
     // One report per host thread: a checked launch is waited for before the
-    // thread launches again (check_bounds).
+    // thread launches again (check_bounds). A kernel that only tolerates
+    // reads of its inputs reports nothing: a null report, and the launch is
+    // like any other (bounds_checked() false).
     thread_local cuda_driver::CUdeviceptr report = 0;
     thread_local unsigned report_generation = 0;
     if (report_generation != cuda::context_generation()) report = 0;  // died with its context
-    if (!report) {
+    if (!report && !v.spec.tolerate_input_reads) {
       report_generation = cuda::context_generation();
       cuda::check(cuda_driver::api().cuMemAlloc(&report, sizeof(alloy_msl::BoundsReport)), "metal_kernel",
                   "cuMemAlloc (bounds report)");
     }
-    bounds_report_ = reinterpret_cast<alloy_msl::BoundsReport*>(report);
+    if (!v.spec.tolerate_input_reads) bounds_report_ = reinterpret_cast<alloy_msl::BoundsReport*>(report);
     args_[params.size()] = &bounds_sizes_;
     args_[params.size() + 1] = &bounds_report_;
   }
