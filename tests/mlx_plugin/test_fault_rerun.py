@@ -24,6 +24,10 @@ def test_a_read_selected_away_runs_and_warns_once(rng, capfd):
     cases.check_read_selected_away_runs_and_warns_once(mx, rng, capfd)
 
 
+def test_the_warning_names_the_first_thread_in_grid_order(rng, capfd):
+    cases.check_warning_names_the_first_thread_in_grid_order(mx, rng, capfd)
+
+
 def test_the_rerun_starts_the_outputs_afresh(rng):
     cases.check_rerun_starts_the_outputs_afresh(mx, rng)
 

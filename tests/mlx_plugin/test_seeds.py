@@ -1,6 +1,8 @@
 """Every seed example on real MLX with `import alloy.mlx`: the numbers of a
 float64 numpy reference, and of Alloy's own metal_kernel on the same inputs."""
+import os
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -122,9 +124,6 @@ np.save(sys.argv[5], grid)
 
 
 def test_grid_sample_past_the_edge_at_the_benchmark_shape(rng, tmp_path):
-    import os
-    import subprocess
-
     here = pathlib.Path(__file__).resolve().parent
     env = dict(os.environ, ALLOY_BOUNDS_CHECK="0",
                PYTHONPATH=os.pathsep.join([str(here), str(here.parent / "pyshared"), os.environ.get("PYTHONPATH", "")]))

@@ -48,6 +48,20 @@ ACCUMULATING_READ = """
     out[i] += far ? 0.0f * v : v;
 """
 
+# The same reads, the first threadgroup held back by a dependent loop, so
+# that on more than one worker later groups make their far reads first.
+SELECTED_AWAY_READ_LATE_FIRST_GROUP = """
+    uint i = thread_position_in_grid.x;
+    float hold = 0.0f;
+    if (threadgroup_position_in_grid.x == 0)
+        for (uint k = 0; k < HOLD; ++k) hold = fma(hold, 0.5f, x[i]);
+    bool far = i % 3 == 1;
+    long j = far ? long(i) + (long(1) << FAR) : long(i);
+    float v = x[j];
+    float keep = far ? 0.0f : 1.0f;
+    out[i] = keep * 2.0f * v + (keep - 1.0f) + 0.0f * hold;
+"""
+
 # Thread 5 writes far: the rerun names the write.
 FAR_WRITE = """
     uint i = thread_position_in_grid.x;
@@ -109,6 +123,16 @@ def check_read_selected_away_runs_and_warns_once(mx, rng, capfd):
     np.testing.assert_allclose(out, selected_away_expected(b), rtol=1e-6)
     assert "stopped with a memory fault" not in capfd.readouterr().err
     np.testing.assert_array_equal(np.array(before), a * 2)
+
+
+def check_warning_names_the_first_thread_in_grid_order(mx, rng, capfd):
+    """Threads run in any order on the CPU's workers: the warning still names
+    the first far read in grid order (thread 1), not the first recorded."""
+    a = rng.standard_normal(64 * 2048).astype(np.float32)  # enough groups to be spread over workers
+    out = np.array(run(mx, "late_first_group", SELECTED_AWAY_READ_LATE_FIRST_GROUP, mx.array(a), HOLD=5000000))
+    np.testing.assert_allclose(out, selected_away_expected(a), rtol=1e-6)
+    err = capfd.readouterr().err
+    assert f"at index {1 + 2**FAR}; it has {a.size} elements. Thread (1, 0, 0), source line 8:\n" in err, err
 
 
 def check_rerun_starts_the_outputs_afresh(mx, rng):

@@ -32,6 +32,10 @@ def test_a_read_selected_away_before_a_barrier(rng):
     np.testing.assert_allclose(np.array(out), cases.selected_away_with_barrier_expected(a), rtol=1e-6)
 
 
+def test_the_warning_names_the_first_thread_in_grid_order(rng, capfd):
+    cases.check_warning_names_the_first_thread_in_grid_order(mx, rng, capfd)
+
+
 def test_the_rerun_starts_the_outputs_afresh(rng):
     cases.check_rerun_starts_the_outputs_afresh(mx, rng)
 

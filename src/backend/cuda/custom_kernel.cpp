@@ -246,15 +246,17 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
     // thread launches again (check_bounds). A kernel that only tolerates
     // reads of its inputs reports nothing: a null report, and the launch is
     // like any other (bounds_checked() false).
-    thread_local cuda_driver::CUdeviceptr report = 0;
-    thread_local unsigned report_generation = 0;
-    if (report_generation != cuda::context_generation()) report = 0;  // died with its context
-    if (!report && !v.spec.tolerate_input_reads) {
-      report_generation = cuda::context_generation();
-      cuda::check(cuda_driver::api().cuMemAlloc(&report, sizeof(alloy_msl::BoundsReport)), "metal_kernel",
-                  "cuMemAlloc (bounds report)");
+    if (!v.spec.tolerate_input_reads) {
+      thread_local cuda_driver::CUdeviceptr report = 0;
+      thread_local unsigned report_generation = 0;
+      if (report_generation != cuda::context_generation()) report = 0;  // died with its context
+      if (!report) {
+        report_generation = cuda::context_generation();
+        cuda::check(cuda_driver::api().cuMemAlloc(&report, sizeof(alloy_msl::BoundsReport)), "metal_kernel",
+                    "cuMemAlloc (bounds report)");
+      }
+      bounds_report_ = reinterpret_cast<alloy_msl::BoundsReport*>(report);
     }
-    if (!v.spec.tolerate_input_reads) bounds_report_ = reinterpret_cast<alloy_msl::BoundsReport*>(report);
     args_[params.size()] = &bounds_sizes_;
     args_[params.size() + 1] = &bounds_report_;
   }

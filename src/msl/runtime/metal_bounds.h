@@ -108,15 +108,16 @@ ALLOY_FUNC I bounds_index(const BoundsCheck& c, int slot, int line, int write, I
 #if ALLOY_BOUNDS_INPUT_READS_ONLY
   // KernelSpec::tolerate_input_reads: only the inputs' subscripts come here,
   // all reads; one out of bounds reads element 0, and nothing is reported.
-  (void)c, (void)slot, (void)line, (void)write;
+  (void)line, (void)write;
   return size > 0 ? static_cast<I>(0) : index;
-#endif
+#else
   if (!write && slot < c.report->tolerate_reads_below && size > 0 && size != ~0ull) {
     note_tolerated_read(c, slot, line, i, size);
     return static_cast<I>(0);
   }
   bounds_fault(c, slot, D, line, write, i, size);
   return static_cast<I>(0);
+#endif
 }
 
 }  // namespace alloy_msl
