@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 BUILD := build/cpp
 JOBS ?= 2
-APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libxxhash-dev libgtest-dev libfftw3-dev libfmt-dev libzstd-dev ccache python3-venv clang
+APT_PACKAGES := cmake ninja-build g++ libopenblas-dev libboost-context-dev libxxhash-dev libgtest-dev libfmt-dev libzstd-dev ccache python3-venv clang
 export CCACHE_DIR ?= $(CURDIR)/build/ccache
 # GPU architectures of the op kernels compiled ahead of time. Development and
 # CI builds make sm_90 only (about 4 minutes on 2 cores); a release wheel
@@ -59,7 +59,7 @@ python: cpp
 	      -Ccmake.define.Python_EXECUTABLE=$(CURDIR)/$(PY)
 
 # The portable wheel: the build's wheel, repaired by auditwheel (OpenBLAS,
-# FFTW and Boost.Context bundled under alloy.libs/, one copy of liballoy),
+# Boost.Context bundled under alloy.libs/, one copy of liballoy),
 # into dist/. libmlx stays MLX's: alloy.mlx uses the one the mlx package has.
 WHEEL_PLAT ?= manylinux_2_35_x86_64
 wheel: cpp

@@ -18,8 +18,6 @@ cp -L $build/liballoy.so.0 .gpu/lib/ && ln -sf liballoy.so.0 .gpu/lib/liballoy.s
 cp $build/alloy_kernels.aot .gpu/lib/
 cp $build/alloy_jit_tests $build/alloy_core_tests $build/alloy_msl_tests $build/alloy_host_cost .gpu/
 cp -L /lib/x86_64-linux-gnu/libboost_context.so.1.74.0 .gpu/lib/
-# FFTW3 (single precision): liballoy's CPU FFTs, and the GPU FFT's fallback.
-cp -L /lib/x86_64-linux-gnu/libfftw3f.so.3 .gpu/lib/
 # MLX's CUDA headers (alloy.mlx's GPU half) include fmt, header-only here.
 mkdir -p .gpu/include && cp -r /usr/include/fmt .gpu/include/
 mkdir -p .whl

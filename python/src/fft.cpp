@@ -44,7 +44,7 @@ void def_n_d(nb::module_& m, const char* name, ND f, OptInts default_axes, const
 }  // namespace
 
 void init_fft(nb::module_& parent) {
-  nb::module_ m = parent.def_submodule("fft", "Discrete Fourier transforms (FFTW on the CPU, cuFFT on the GPU).");
+  nb::module_ m = parent.def_submodule("fft", "Discrete Fourier transforms (pocketfft on the CPU, cuFFT on the GPU).");
   def_one_d(m, "fft", fft::fft, "One-dimensional discrete Fourier transform along axis (complex64).");
   def_one_d(m, "ifft", fft::ifft, "One-dimensional inverse discrete Fourier transform along axis (complex64).");
   def_one_d(m, "rfft", fft::rfft,

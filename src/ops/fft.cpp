@@ -1,6 +1,6 @@
 // mx.fft ops. Each transform crops/zero-pads the input to the requested
 // sizes, casts it (complex64; float32 for rfft), builds one FFT node
-// (src/primitives/fft.h, unnormalised) and applies the norm's scale.
+// (src/primitives/fft.h) and applies the norm's scale.
 // fftfreq, rfftfreq, fftshift and ifftshift are composites.
 #include "alloy/fft.h"
 
@@ -76,9 +76,20 @@ array transform(const array& a, std::vector<int> n, const std::vector<int>& axes
   const Dtype in_dtype = real && !inverse ? Dtype::float32 : Dtype::complex64;
   in = astype(in, in_dtype, sd);
   if (grow) in = pad(in, widths, zeros({}, in_dtype, sd), "constant", sd);
-  array out = fft_node(in, ax, inverse, real, to_stream(sd), real && inverse ? n.back() : 0);
   double count = 1.0;
   for (int v : n) count *= v;
+  const Stream stream = to_stream(sd);
+  const int irfft_n = real && inverse ? n.back() : 0;
+  if (inverse && stream.device.type == Device::cpu) {
+    // MLX's CPU inverse: pocketfft scales by 1/n inside the transform, and
+    // the other norms rescale that result. Done the same way, the numbers
+    // agree with MLX's to the bit.
+    array out = fft_node(in, ax, true, real, stream, irfft_n, 1.0f / static_cast<float>(count));
+    if (norm == "backward") return out;
+    const double undo = norm == "ortho" ? std::sqrt(count) : count;
+    return multiply(out, array(static_cast<float>(undo)), sd);
+  }
+  array out = fft_node(in, ax, inverse, real, stream, irfft_n);
   const double scale = norm_scale(norm, inverse, count, op);
   if (scale == 1.0) return out;
   return multiply(out, array(static_cast<float>(scale)), sd);

@@ -100,6 +100,45 @@ def test_against_numpy_float64(rng, length):
     close(mx.fft.irfftn(mx.array(cube), s=[4, 6], axes=[0, 3]), ref("irfftn", cube, s=(4, 6), axes=(0, 3)))
 
 
+def _bits(a):
+    """The raw bits of a float32 or complex64 result (signed zeros apart)."""
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
+
+
+@pytest.mark.parametrize("name,shape,kwargs", [
+    ("fft", (4, 1000), {}), ("ifft", (3, 97), {}), ("rfft", (5, 4096), {}), ("irfft", (2, 257), {"n": 512}),
+    ("fftn", (6, 10, 12), {"axes": (2, 0)}), ("rfftn", (4, 6, 9), {}),
+    ("irfftn", (5, 6, 9), {"s": (6, 16), "axes": (0, 2)}), ("ifft2", (3, 8, 15), {}),
+    # The inverse's norms: MLX scales by 1/n inside the transform, then undoes it.
+    ("ifft2", (3, 8, 15), {"norm": "ortho"}), ("ifftn", (4, 6, 10), {"norm": "forward"}),
+    ("irfft", (3, 33), {"norm": "ortho"}), ("irfft2", (4, 6, 9), {"norm": "forward"}),
+    ("rfft2", (4, 6, 9), {"norm": "ortho"}), ("fft", (5, 24), {"norm": "forward"}),
+])
+def test_bit_for_bit_with_mlx(rng, name, shape, kwargs):
+    """The CPU transforms are MLX's library (pocketfft) run the same way:
+    every bit of every element agrees with mlx-cpu, not just to a tolerance."""
+    x = signal(rng, shape, name)
+    got = to_numpy(getattr(mx.fft, name)(mx.array(x), **kwargs))
+    want = np.array(getattr(mlx_core.fft, name)(mlx_core.array(x), **kwargs))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    differ = np.count_nonzero(_bits(got) != _bits(want))
+    assert differ == 0, f"{differ} of {got.size} elements differ from MLX's in some bit"
+
+
+@pytest.mark.parametrize("length", [8, 16, 30, 400])
+def test_even_frame_zeros_carry_mlxs_signs(rng, length):
+    """An even (symmetric) real frame has a purely real spectrum; the sign of
+    each zero imaginary part decides atan2's +pi or -pi (STFT phase features,
+    as Kitten TTS computes them). Those signs match MLX's."""
+    half = random_array(rng, (3, length // 2 + 1), "float32")
+    frame = np.concatenate([half, half[:, -2:0:-1]], axis=1)  # x[k] == x[n - k]
+    got = to_numpy(mx.fft.rfft(mx.array(frame)))
+    want = np.array(mlx_core.fft.rfft(mlx_core.array(frame)))
+    assert np.array_equal(np.signbit(got.imag), np.signbit(want.imag))
+    np.testing.assert_array_equal(np.arctan2(got.imag, got.real), np.arctan2(want.imag, want.real))
+
+
 def test_round_trip(rng):
     x = random_array(rng, (3, 4, 7), "float32")
     back = mx.fft.irfftn(mx.fft.rfftn(mx.array(x)), s=x.shape, axes=[0, 1, 2])

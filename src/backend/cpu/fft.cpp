@@ -1,16 +1,18 @@
-// CPU evaluation of FFT with FFTW3 (single precision, guru64 interface): one
-// plan covers every transformed axis and every batch index, and reads the
-// input through its own strides (no copy for transposed or sliced inputs).
-// Plans are made with FFTW_ESTIMATE, which neither measures nor touches the
-// arrays, so planning on the real buffers is cheap and safe.
-#include <fftw3.h>
+// CPU evaluation of FFT with pocketfft (the header-only library MLX's CPU
+// backend uses, so results match MLX's to the bit where the plans agree,
+// signed zeros included). One call covers every transformed axis and every
+// batch index, reading the input through its own byte strides (no copy for
+// transposed, sliced, reversed or broadcast inputs).
+//
+// pocketfft runs single-threaded here: Alloy's CPU scheduler owns the cores.
+// Its plan cache (16 lengths per kind) is guarded by its own mutex.
+#define POCKETFFT_NO_MULTITHREADING
+#define POCKETFFT_CACHE_SIZE 16
+#include <pocketfft_hdronly.h>
 
 #include <complex>
-#include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "backend/cpu/elementwise_loops.h"
 #include "primitives/fft.h"
@@ -19,47 +21,14 @@ namespace alloy {
 
 namespace {
 
-// FFTW's planner is not thread-safe (its execute functions are).
-std::mutex& planner_mutex() {
-  static std::mutex m;
-  return m;
-}
+pocketfft::shape_t shape_of(const Shape& shape) { return pocketfft::shape_t(shape.begin(), shape.end()); }
 
-struct Dims {
-  std::vector<fftwf_iodim64> transform;  // in the primitive's axis order
-  std::vector<fftwf_iodim64> batch;      // every other axis
-};
-
-// `n` gives the logical (real-domain) length along each axis.
-Dims dims_of(const Shape& n, const std::vector<int>& axes, const Strides& in_strides, const Strides& out_strides) {
-  Dims d;
-  std::vector<bool> is_axis(n.size(), false);
-  for (int ax : axes) {
-    is_axis[ax] = true;
-    d.transform.push_back({static_cast<ptrdiff_t>(n[ax]), static_cast<ptrdiff_t>(in_strides[ax]),
-                           static_cast<ptrdiff_t>(out_strides[ax])});
-  }
-  for (size_t i = 0; i < n.size(); ++i) {
-    if (!is_axis[i]) {
-      d.batch.push_back({static_cast<ptrdiff_t>(n[i]), static_cast<ptrdiff_t>(in_strides[i]),
-                         static_cast<ptrdiff_t>(out_strides[i])});
-    }
-  }
-  return d;
-}
-
-bool positive_strides(const array& a) {
-  for (auto s : a.strides()) {
-    if (s <= 0) return false;
-  }
-  return true;
-}
-
-void run(fftwf_plan plan) {
-  if (!plan) throw std::runtime_error("[fft] FFTW could not plan this transform.");
-  fftwf_execute(plan);
-  std::lock_guard<std::mutex> lock(planner_mutex());
-  fftwf_destroy_plan(plan);
+// Element strides to the byte strides pocketfft walks.
+pocketfft::stride_t byte_strides(const array& a) {
+  pocketfft::stride_t s;
+  s.reserve(a.ndim());
+  for (auto st : a.strides()) s.push_back(static_cast<ptrdiff_t>(st) * static_cast<ptrdiff_t>(a.itemsize()));
+  return s;
 }
 
 }  // namespace
@@ -68,41 +37,26 @@ void FFT::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs
   array& out = outputs[0];
   cpu::allocate_row_contiguous(out);
   if (out.size() == 0) return;
-  // Strides FFTW walks must be positive and distinct for distinct elements;
-  // broadcast (0) or reversed views are copied first.
-  array in = positive_strides(inputs[0]) ? inputs[0] : cpu::row_contiguous_copy(inputs[0]);
-  const int rank = static_cast<int>(axes_.size());
-  fftwf_plan plan = nullptr;
-  if (!real_) {
-    Dims d = dims_of(out.shape(), axes_, in.strides(), out.strides());
-    auto* src = reinterpret_cast<fftwf_complex*>(in.data<std::complex<float>>());
-    auto* dst = reinterpret_cast<fftwf_complex*>(out.data<std::complex<float>>());
-    std::lock_guard<std::mutex> lock(planner_mutex());
-    plan = fftwf_plan_guru64_dft(rank, d.transform.data(), static_cast<int>(d.batch.size()), d.batch.data(), src,
-                                 dst, inverse_ ? FFTW_BACKWARD : FFTW_FORWARD, FFTW_ESTIMATE);
-  } else if (!inverse_) {
-    Dims d = dims_of(in.shape(), axes_, in.strides(), out.strides());
-    std::lock_guard<std::mutex> lock(planner_mutex());
-    plan = fftwf_plan_guru64_dft_r2c(rank, d.transform.data(), static_cast<int>(d.batch.size()), d.batch.data(),
-                                     in.data<float>(), reinterpret_cast<fftwf_complex*>(out.data<std::complex<float>>()),
-                                     FFTW_ESTIMATE);
-  } else {
-    // A multi-dimensional c2r overwrites its input: it gets a private copy.
-    const size_t count = in.size();
-    std::vector<std::complex<float>> scratch(count);
-    array dense = cpu::row_contiguous_copy(in);
-    std::memcpy(scratch.data(), dense.data<std::complex<float>>(), count * sizeof(std::complex<float>));
-    Dims d = dims_of(out.shape(), axes_, row_major_strides(in.shape()), out.strides());
-    {
-      std::lock_guard<std::mutex> lock(planner_mutex());
-      plan = fftwf_plan_guru64_dft_c2r(rank, d.transform.data(), static_cast<int>(d.batch.size()), d.batch.data(),
-                                       reinterpret_cast<fftwf_complex*>(scratch.data()), out.data<float>(),
-                                       FFTW_ESTIMATE);
+  const array& in = inputs[0];
+  const pocketfft::shape_t axes(axes_.begin(), axes_.end());
+  try {
+    if (!real_) {
+      pocketfft::c2c<float>(shape_of(out.shape()), byte_strides(in), byte_strides(out), axes, !inverse_,
+                            in.data<std::complex<float>>(), out.data<std::complex<float>>(), scale_);
+    } else if (!inverse_) {
+      // rfft: the real transform runs along the last of `axes`, complex ones
+      // along the others.
+      pocketfft::r2c<float>(shape_of(in.shape()), byte_strides(in), byte_strides(out), axes, true,
+                            in.data<float>(), out.data<std::complex<float>>(), scale_);
+    } else {
+      // irfft: the output's shape gives n; the input holds n / 2 + 1 along
+      // the last axis. pocketfft leaves its input untouched.
+      pocketfft::c2r<float>(shape_of(out.shape()), byte_strides(in), byte_strides(out), axes, false,
+                            in.data<std::complex<float>>(), out.data<float>(), scale_);
     }
-    run(plan);
-    return;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("[fft] pocketfft failed: ") + e.what());
   }
-  run(plan);
 }
 
 }  // namespace alloy

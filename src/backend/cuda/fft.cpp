@@ -3,7 +3,7 @@
 // axis first, an irfft last). Each pass copies the array with the axis moved
 // last into a dense buffer (cuFFT's simple layout), runs the plan, and hands
 // on a view back in the original axis order; the final view is copied into
-// the output. Without cuFFT the input goes to the host, the FFTW path runs
+// the output. Without cuFFT the input goes to the host, the pocketfft path runs
 // there and the result comes back: slower, never wrong.
 #include "alloy/allocator.h"
 #include "backend/cuda/cufft.h"
@@ -75,8 +75,10 @@ array pass(const array& x, int axis, cufft::Type type, bool inverse, int64_t n, 
 void FFT::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   array& out = outputs[0];
   CUstream s = stream_for(stream());
-  if (!cufft::available()) {
-    // Host fallback: FFTW on a host copy, then one copy of the result back.
+  // A scale inside the transform is the CPU ops' form (their GPU twins scale
+  // afterwards); such a node, if one reaches the GPU, runs on the host path.
+  if (!cufft::available() || scale_ != 1.0f) {
+    // Host fallback: pocketfft on a host copy, then one copy of the result back.
     std::vector<array> host_in{to_host(inputs[0])};
     // A host array of the output's shape; eval_cpu gives it fresh memory.
     std::vector<array> host_out{array(std::make_shared<Data>(allocator(Device(Device::cpu)).malloc(out.nbytes())),
