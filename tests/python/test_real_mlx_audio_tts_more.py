@@ -29,16 +29,19 @@ comment says what runs; where a spec sets weights or a gain on purpose
 (adjust, gain, tables), its comment says why.
 
 Left out, or left out in part:
-- Kitten TTS with a 20-point STFT and hop 5 (upsampling by 20): its
-  generator's audio differs from MLX's by up to 40% of its largest value on
-  most seeds, from inputs (decoder features, pitch) that agree to 3e-6.
-  Bit for bit equal there, checked one by one: the STFT and iSTFT of
-  mlx_audio.dsp, the periodic Hann window, mlx_audio's interpolate down and
-  up by 20, nn.Upsample by 20, cumsum and % 1. Not found yet; the test runs
-  a 16-point STFT with hop 4 (upsampling by 16), where every output agrees.
-  (Its first frame is an even sequence, whose zero imaginary parts set the
-  phase to +pi or -pi by their sign: the CPU FFT is MLX's pocketfft, so the
-  signs are MLX's.)
+- Kitten TTS with a 20-point STFT: its generator's audio differs from
+  MLX's by up to 40% of its largest value on most seeds. The first frame
+  of the harmonic source's centred, reflect-padded STFT is an even
+  sequence, so its spectrum is real in exact arithmetic and the phase
+  features, atan2(imag, real), are +pi or -pi by the sign of the imaginary
+  parts. At 20 points pocketfft leaves residues of rounding size there
+  (two thirds of them nonzero, up to 4e-8 of the largest real part; at 16
+  points every one is an exact zero), whose signs follow the source's last
+  bits; and the source is a sine, where MLX's CPU sin is off by up to 1.46
+  ulp and Alloy's by 0.56 (float64 reference), so about one element in
+  six differs by an ulp. Alloy's FFT itself gives MLX's bits on equal
+  input. The test runs a 16-point STFT with hop 4, where every output
+  agrees.
 - MeloTTS, its stochastic duration predictor run backwards (sampling): the
   inverse spline's root formula cancels catastrophically with random
   weights (outputs of 1e2 to inf), so agreement to 1e-4 is not well posed.
@@ -103,8 +106,8 @@ def alignment(n, frames_per_token=(1, 3)):
 # blocks into an iSTFTNet generator (harmonic-plus-noise source from the
 # pitch with random phases and noise from one seed, STFT magnitude and
 # phase of the source, transposed convolutions, AdaIN resblocks,
-# inverse STFT). Its STFT is 16 points wide, hop 4: see the module
-# docstring for 20 points.
+# inverse STFT). Its STFT is 16 points wide, hop 4 (a power of two: see
+# the module docstring for 20 points).
 def kitten_make(load):
     istft = dict(resblock_kernel_sizes=[3], upsample_rates=[2, 2], upsample_initial_channel=32,
                  resblock_dilation_sizes=[[1, 3, 5]], upsample_kernel_sizes=[4, 4], gen_istft_n_fft=16,
