@@ -29,7 +29,8 @@ using detail::ExportedNode;
 using detail::ExportedTrace;
 
 constexpr char kMagic[8] = {'A', 'L', 'L', 'O', 'Y', 'F', 'N', '\0'};
-constexpr uint32_t kVersion = 1;
+// 2: FFT nodes carry their scale (pocketfft's factor; session 48).
+constexpr uint32_t kVersion = 2;
 
 // The primitive's outputs that stand for `a` when the primitive only passes
 // values through (custom_function's node shares its inputs' memory): the
