@@ -24,20 +24,33 @@ std::string join(const std::vector<int>& v) {
   return out;
 }
 
-// The scale `norm` asks of a transform of `count` points in this direction.
-double norm_scale(const std::string& norm, bool inverse, double count, const char* op) {
-  if (norm == "backward") return inverse ? 1.0 / count : 1.0;
-  if (norm == "ortho") return 1.0 / std::sqrt(count);
-  if (norm == "forward") return inverse ? 1.0 : 1.0 / count;
-  throw std::invalid_argument(std::string("[") + op +
-                              "] Invalid norm. Expected one of {'backward', 'ortho', 'forward'}.");
+// How a transform of `count` points is scaled for `norm`: `inside`, the FFT
+// node's own factor, then `after`, a multiply of its result (1: none).
+struct Scaling {
+  float inside = 1.0f;
+  double after = 1.0;
+};
+
+// `in_transform`: the node may scale inside (the CPU's pocketfft). There an
+// inverse takes its 1/n inside and the other norms rescale that result, as
+// MLX's CPU backend does, so the numbers agree with MLX's to the bit.
+Scaling scaling_of(const std::string& norm, bool inverse, double count, bool in_transform, const char* op) {
+  if (norm != "backward" && norm != "ortho" && norm != "forward") {
+    throw std::invalid_argument(std::string("[") + op +
+                                "] Invalid norm. Expected one of {'backward', 'ortho', 'forward'}.");
+  }
+  if (inverse && in_transform) {
+    return {1.0f / static_cast<float>(count), norm == "backward" ? 1.0 : norm == "ortho" ? std::sqrt(count) : count};
+  }
+  if (norm == "ortho") return {1.0f, 1.0 / std::sqrt(count)};
+  return {1.0f, (norm == "backward") == inverse ? 1.0 / count : 1.0};
 }
 
 // `axes` as given (possibly negative) and the transform size along each.
 array transform(const array& a, std::vector<int> n, const std::vector<int>& axes, bool real, bool inverse,
                 const std::string& norm, const char* op, SD sd) {
   // Checked first so a bad norm fails the same way whatever the shapes.
-  norm_scale(norm, inverse, 1.0, op);
+  scaling_of(norm, inverse, 1.0, false, op);
   if (n.size() != axes.size()) throw std::invalid_argument("[fftn] Shape and axes have different sizes.");
   if (axes.empty()) return a;
   std::vector<int> ax;
@@ -79,20 +92,10 @@ array transform(const array& a, std::vector<int> n, const std::vector<int>& axes
   double count = 1.0;
   for (int v : n) count *= v;
   const Stream stream = to_stream(sd);
-  const int irfft_n = real && inverse ? n.back() : 0;
-  if (inverse && stream.device.type == Device::cpu) {
-    // MLX's CPU inverse: pocketfft scales by 1/n inside the transform, and
-    // the other norms rescale that result. Done the same way, the numbers
-    // agree with MLX's to the bit.
-    array out = fft_node(in, ax, true, real, stream, irfft_n, 1.0f / static_cast<float>(count));
-    if (norm == "backward") return out;
-    const double undo = norm == "ortho" ? std::sqrt(count) : count;
-    return multiply(out, array(static_cast<float>(undo)), sd);
-  }
-  array out = fft_node(in, ax, inverse, real, stream, irfft_n);
-  const double scale = norm_scale(norm, inverse, count, op);
-  if (scale == 1.0) return out;
-  return multiply(out, array(static_cast<float>(scale)), sd);
+  const Scaling scaling = scaling_of(norm, inverse, count, stream.device.type == Device::cpu, op);
+  array out = fft_node(in, ax, inverse, real, stream, real && inverse ? n.back() : 0, scaling.inside);
+  if (scaling.after == 1.0) return out;
+  return multiply(out, array(static_cast<float>(scaling.after)), sd);
 }
 
 // Default sizes: the input's along `axes` (an irfft's last: 2 * (bins - 1)).

@@ -75,8 +75,10 @@ array pass(const array& x, int axis, cufft::Type type, bool inverse, int64_t n, 
 void FFT::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   array& out = outputs[0];
   CUstream s = stream_for(stream());
-  // A scale inside the transform is the CPU ops' form (their GPU twins scale
-  // afterwards); such a node, if one reaches the GPU, runs on the host path.
+  // A scale inside the transform is the CPU ops' form (on a GPU stream they
+  // scale afterwards). Such a node reaches the GPU when a function exported
+  // on the CPU is imported and called with the GPU as default: it runs on
+  // the host path, which applies it (tests/python/test_mlx_export.py).
   if (!cufft::available() || scale_ != 1.0f) {
     // Host fallback: pocketfft on a host copy, then one copy of the result back.
     std::vector<array> host_in{to_host(inputs[0])};
