@@ -6,7 +6,9 @@ start). Prints milliseconds per step:
   512x1024 @ 1024x512 SGEMM (with its wait), and a second one.
 
 `--overlap` loads libcublas on a thread while the context is created, as
-Alloy does. Usage: python3 benchmarks/cold_start_parts.py [--overlap] [--json]
+Alloy does. `--tiny-first` runs an 8x8x8 SGEMM before the first real one:
+how much of the first GEMM's cost is cuBLAS's start-up rather than the
+kernel that shape needs (what a warm-up on a background thread could hide). Usage: python3 benchmarks/cold_start_parts.py [--overlap] [--json]
 """
 import ctypes
 import ctypes.util
@@ -73,11 +75,14 @@ def main():
         ptrs.append(p)
     mark("3 allocations")
     one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
-    for name in ("first SGEMM", "second SGEMM"):
+    shapes = [("first SGEMM", n, m, k), ("second SGEMM", n, m, k)]
+    if "--tiny-first" in sys.argv:
+        shapes.insert(0, ("tiny 8x8x8 SGEMM", 8, 8, 8))
+    for name, gn, gm, gk in shapes:
         # Column-major C (n x m) = B (n x k) A (k x m): row-major A @ B.
-        st = cublas.cublasSgemm_v2(handle, 0, 0, n, m, k, ctypes.byref(one), ctypes.c_uint64(ptrs[1].value), n,
-                                   ctypes.c_uint64(ptrs[0].value), k, ctypes.byref(zero),
-                                   ctypes.c_uint64(ptrs[2].value), n)
+        st = cublas.cublasSgemm_v2(handle, 0, 0, gn, gm, gk, ctypes.byref(one), ctypes.c_uint64(ptrs[1].value), gn,
+                                   ctypes.c_uint64(ptrs[0].value), gk, ctypes.byref(zero),
+                                   ctypes.c_uint64(ptrs[2].value), gn)
         assert st == 0, st
         assert cuda.cuCtxSynchronize() == 0
         mark(name)

@@ -6,7 +6,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-build=build/gpu-prep
+build="${BUILD_DIR:-build/gpu-prep}"  # BUILD_DIR=build/cpp reuses make's tree (same options)
 # The op kernels compiled ahead of time for the device machine's sm_90 (H100
 # and H200), as CI builds them.
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DALLOY_BUILD_TESTS=ON "-DALLOY_AOT_ARCHS=${AOT_ARCHS:-90}" \

@@ -18,6 +18,7 @@
 #include "alloy/fast.h"
 #include "alloy/msl/program.h"
 #include "alloy/ops.h"
+#include "alloy/ops_math.h"
 #include "fast/kernel_support.h"
 #include "fast/library_launch.h"
 #include "fast/prepared_launch.h"
@@ -62,7 +63,8 @@ std::optional<Dtype> msl_scalar(const std::string& s) {
       {"unsigned char", Dtype::uint8}, {"uint32_t", Dtype::uint32}, {"size_t", Dtype::uint64},
       {"atomic_int", Dtype::int32},    {"atomic_uint", Dtype::uint32}, {"atomic_float", Dtype::float32},
       {"atomic_bool", Dtype::bool_},   {"metal_fp8_e4m3_format", Dtype::uint8},
-      {"metal_fp8_e5m2_format", Dtype::uint8}, {"metal_fp8_ue8m0_format", Dtype::uint8}};
+      {"metal_fp8_e5m2_format", Dtype::uint8}, {"metal_fp8_ue8m0_format", Dtype::uint8},
+      {"metal_fp4_e2m1_format", Dtype::uint8}};
   if (auto it = aliases.find(s); it != aliases.end()) return it->second;
   if (s.rfind("atomic<", 0) == 0 && s.back() == '>') return msl_scalar(s.substr(7, s.size() - 8));
   try {
@@ -102,6 +104,20 @@ std::string declared(const msl::ProgramParam& p) {
 }
 
 std::string dtype_text(Dtype d) { return std::string("mx.") + dtype_info(d).name; }
+
+// FP4 (metal_fp4.h) packs two codes a byte, low nibble first: a tensor of it
+// takes uint8 arrays, or the uint32 words of mx.quantize(mode="mxfp4"), and
+// counts 2 (8) codes per array element along its last axis. 0: not FP4.
+int codes_per_element(const msl::ProgramParam& p, Dtype d) {
+  if (p.type != "metal_fp4_e2m1_format") return 0;
+  return d == Dtype::uint32 ? 8 : 2;
+}
+
+// What the kernel gets for an FP4 tensor: its bytes (words viewed as the
+// four bytes each holds, in memory order: the same codes in the same order).
+array fp4_bytes(const array& a, const Stream& s) {
+  return a.dtype() == Dtype::uint32 ? view(contiguous(a, false, s), Dtype::uint8, s) : a;
+}
 
 // The value of an integral literal dimension; nullopt for an expression.
 std::optional<long> literal_dim(const std::string& s) {
@@ -373,7 +389,11 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
                 std::to_string(size) + " elements, which " + std::to_string(e.span) + " does not divide.");
   };
   auto check_dtype = [&](const msl::ProgramParam& p, const ElementType& e, Dtype d) {
-    if (d != e.dtype)
+    if (codes_per_element(p, d) && d != Dtype::uint8 && d != Dtype::uint32)
+      throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes packed FP4 codes, two a byte (low "
+                       "nibble first): mx.uint8 elements, or the mx.uint32 words of mx.quantize(mode=\"mxfp4\"); "
+                       "got " + dtype_text(d) + ".");
+    if (d != e.dtype && !(codes_per_element(p, d) && d == Dtype::uint32))
       throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes " + dtype_text(e.dtype) +
                        " elements; got " + dtype_text(d) + ".");
   };
@@ -405,14 +425,18 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
         throw wrong_type("parameter '" + p.name + "': the scales plane holds uint8 E8M0 scales; got " +
                          dtype_text(q->scales.dtype()) + ".");
       Shape want = q->data.shape();
+      const int per = codes_per_element(p, q->data.dtype());
+      if (per) want.back() *= per;
       want.back() = (want.back() + 31) / 32;
       if (q->scales.shape() != want)
         throw bad("parameter '" + p.name + "': the scales plane must have shape " + shape_to_string(want) +
-                  " (one scale per 32 elements along the data's last axis, Metal's dimension 0); got " +
+                  " (one scale per 32 elements along the data's last axis, Metal's dimension 0" +
+                  (per ? ", " + std::to_string(per) + " FP4 codes to an array element" : std::string()) + "); got " +
                   shape_to_string(q->scales.shape()) + ".");
-      inputs.push_back(q->data);
-      strided_inputs.push_back(true);
-      in_specs.push_back(spec_of(p, q->data.dtype(), false, i));
+      const array data = per ? fp4_bytes(q->data, stream) : q->data;
+      inputs.push_back(data);
+      strided_inputs.push_back(!per);  // packed FP4 codes: made row-contiguous
+      in_specs.push_back(spec_of(p, data.dtype(), false, i));
       inputs.push_back(q->scales);
       strided_inputs.push_back(false);  // the plane is packed (row-contiguous)
       msl::ParamSpec scales = spec_of(p, Dtype::uint8, false, i);
@@ -426,9 +450,11 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
         check_size(p, *e, arr->size());
       }
       check_rank(p, arr->ndim());
-      inputs.push_back(*arr);
-      strided_inputs.push_back(p.tensor_rank > 0);
-      in_specs.push_back(spec_of(p, arr->dtype(), false, i));
+      const bool fp4 = codes_per_element(p, arr->dtype());
+      const array data = fp4 ? fp4_bytes(*arr, stream) : *arr;
+      inputs.push_back(data);
+      strided_inputs.push_back(p.tensor_rank > 0 && !fp4);
+      in_specs.push_back(spec_of(p, data.dtype(), false, i));
     } else if (p.role == Role::ConstantValue) {
       if (const array* arr = std::get_if<array>(&a)) {
         if (e && arr->size() != static_cast<size_t>(e->span))

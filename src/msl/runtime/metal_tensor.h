@@ -23,9 +23,14 @@
 // (for a row-major M x K matrix: scales[row * ceil(K / 32) + k / 32], the
 // layout of MLX's mx.quantize(..., mode="mxfp8")). A slice keeps its
 // parent's plane. matmul2d dequantizes such operands per block.
+//
+// FP4 tensors (metal_fp4_e2m1_format, MXFP4 with a scales plane) pack two
+// elements a byte (metal_fp4.h): data_ stays at the storage's first byte,
+// element offsets (extents and strides count elements) start at nibble0_,
+// and an element is a reference to half a byte.
 #pragma once
 
-#include "metal_fp8.h"
+#include "metal_fp4.h"
 
 namespace alloy_msl {
 // A tensor kernel argument of metal_library: the array's data, and its shape
@@ -173,8 +178,12 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
   static constexpr bool scaled_ = !is_same_v<scales_plane_type, void>;
   static_assert(detail::plane_checked<scales_plane_type>(), "");  // the plane's own static_asserts
   static_assert(!scaled_ || sizeof(ElementType) == 1,
-                "tensor: a scales plane goes with one-byte elements (metal_fp8_e4m3_format, metal_fp8_e5m2_format)");
+                "tensor: a scales plane goes with one-byte elements (metal_fp8_e4m3_format, metal_fp8_e5m2_format, "
+                "metal_fp4_e2m1_format)");
   typedef remove_cv_t<ElementType> value_type;
+  // Two elements a byte (FP4): elements are references to half a byte.
+  static constexpr bool packed_ = detail_fp4::is_packed_v<value_type>;
+  typedef conditional_t<packed_, detail_fp4::nibble_ref<ElementType>, ElementType&> reference;
   typedef Extents extents_type;
   typedef typename Extents::index_type index_type;
   typedef Descriptor descriptor_type;
@@ -192,6 +201,7 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
   // reaches past its parent's edge. load/store and matmul2d check against it.
   index_type valid_[rank_] = {};
   detail::scales_state<index_type, rank_> scales_;  // quantized tensors only
+  long nibble0_ = 0;  // packed tensors: the element offset of the origin from data_
 
   tensor() = default;
   // Packed strides, dimension 0 contiguous.
@@ -229,17 +239,21 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
       : data_(reinterpret_cast<ElementType*>(const_cast<remove_cv_t<U>*>(b.data))) {
     // (A quantized tensor is bound for reading whatever its elements'
     // constness: metal_library passes its data as an input.)
-    static_assert(sizeof(U) == sizeof(ElementType), "tensor: the array's elements are not the tensor's size");
+    static_assert(packed_ || sizeof(U) == sizeof(ElementType), "tensor: the array's elements are not the tensor's size");
+    // Packed FP4: each array element holds 2 * sizeof(U) codes (metal_library
+    // passes bytes, its last axis contiguous); extents and strides count codes.
+    constexpr index_type per = packed_ ? index_type(2 * sizeof(U)) : index_type(1);
     for (size_t r = 0; r < rank_; ++r) {
-      extents_.e_[r] = index_type(b.shape[rank_ - 1 - r]);
-      strides_[r] = index_type(b.strides[rank_ - 1 - r]);
-      valid_[r] = index_type(b.shape[rank_ - 1 - r]);
+      extents_.e_[r] = index_type(b.shape[rank_ - 1 - r]) * per;
+      strides_[r] = r == 0 && packed_ ? index_type(1) : index_type(b.strides[rank_ - 1 - r]) * per;
+      valid_[r] = extents_.e_[r];
     }
     if constexpr (scaled_) pack_scales(reinterpret_cast<const metal_fp8_ue8m0_format*>(b.scales));
   }
   // A tensor of const elements from one of mutable elements.
   template <class U, class D2, class... T2, enable_if_t<is_same_v<const U, ElementType>, int> = 0>
-  ALLOY_FUNC tensor(const tensor<U, Extents, D2, T2...>& o) : data_(o.data_), extents_(o.extents_), scales_(o.scales_) {
+  ALLOY_FUNC tensor(const tensor<U, Extents, D2, T2...>& o)
+      : data_(o.data_), extents_(o.extents_), scales_(o.scales_), nibble0_(o.nibble0_) {
     for (size_t r = 0; r < rank_; ++r) {
       strides_[r] = o.strides_[r];
       valid_[r] = o.valid_[r];
@@ -253,29 +267,29 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
 
   // Element at the indices (dimension 0 first); out of bounds is undefined,
   // as in Metal.
-  template <class... I> ALLOY_FUNC ElementType& operator()(I... idx) const {
+  template <class... I> ALLOY_FUNC reference operator()(I... idx) const {
     static_assert(sizeof...(I) == rank_, "tensor: give one index per dimension");
-    return data_[offset_of(idx...)];
+    return element(offset_of(idx...));
   }
   template <class I, enable_if_t<is_integral_v<I>, int> = 0>
-  ALLOY_FUNC ElementType& operator[](I i) const {
+  ALLOY_FUNC reference operator[](I i) const {
     static_assert(rank_ == 1, "tensor: give one index per dimension (t[i, j])");
-    return data_[long(i) * long(strides_[0])];
+    return element(long(i) * long(strides_[0]));
   }
-  template <class... I> ALLOY_FUNC ElementType& operator[](const ::alloy_msl::subscript_pack<I...>& s) const {
+  template <class... I> ALLOY_FUNC reference operator[](const ::alloy_msl::subscript_pack<I...>& s) const {
     return apply_subscript(s, typename ::alloy_msl::subscript_pack<I...>::seq());
   }
 
   // 0 outside the tensor.
   template <class... I> ALLOY_FUNC value_type load(I... idx) const {
     static_assert(sizeof...(I) == rank_, "tensor::load: give one index per dimension");
-    return inside(idx...) ? value_type(data_[offset_of(idx...)]) : value_type(0);
+    return inside(idx...) ? value_type(element(offset_of(idx...))) : value_type(0);
   }
   // Dropped outside the tensor.
   template <class V, class... I> ALLOY_FUNC void store(const V& v, I... idx) const {
     static_assert(sizeof...(I) == rank_, "tensor::store: give one index per dimension");
     static_assert(!is_same_v<const value_type, ElementType>, "tensor::store: the tensor's elements are const");
-    if (inside(idx...)) data_[offset_of(idx...)] = value_type(v);
+    if (inside(idx...)) element(offset_of(idx...)) = value_type(v);
   }
 
   // The tensor from `origin` on: dynamic extents, shrunk to what is left.
@@ -284,7 +298,7 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
     static_assert(sizeof...(I) == rank_, "tensor::slice: give one origin per dimension");
     tensor<ElementType, dextents<index_type, rank_>, slice_descriptor, Tags...> t;
     const index_type o[] = {index_type(origin)...};
-    t.data_ = data_ + offset_of(origin...);
+    t.move_origin(*this, offset_of(origin...));
     t.scales_ = sliced_scales(o);
     for (size_t r = 0; r < rank_; ++r) {
       index_type left = get_extent(r) - o[r];
@@ -304,7 +318,7 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
                   "tensor::slice<E...>(origin...): give one extent and one origin per dimension");
     tensor<ElementType, extents<index_type, E0, E...>, slice_descriptor, Tags...> t;
     const index_type o[] = {index_type(origin)...};
-    t.data_ = data_ + offset_of(origin...);
+    t.move_origin(*this, offset_of(origin...));
     t.scales_ = sliced_scales(o);
     for (size_t r = 0; r < rank_; ++r) {
       index_type valid = valid_[r] - o[r];
@@ -320,6 +334,20 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
     for (size_t r = 0; r < rank_; ++r)
       if (i[r] < 0 || i[r] >= long(valid_[r])) return false;
     return true;
+  }
+  // The element `off` elements from the origin.
+  ALLOY_FUNC reference element(long off) const {
+    if constexpr (packed_) return reference{data_, nibble0_ + off};
+    else return data_[off];
+  }
+  // This tensor's origin: `off` elements from `parent`'s (slices).
+  template <class P> ALLOY_FUNC void move_origin(const P& parent, long off) {
+    if constexpr (packed_) {
+      data_ = parent.data_;
+      nibble0_ = parent.nibble0_ + off;
+    } else {
+      data_ = parent.data_ + off;
+    }
   }
   template <class... I> ALLOY_FUNC long offset_of(I... idx) const {
     const long i[] = {long(idx)...};
@@ -370,9 +398,9 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
   }
 
   template <class S, size_t... K>
-  ALLOY_FUNC ElementType& apply_subscript(const S& s, ::alloy_msl::index_seq<K...>) const {
+  ALLOY_FUNC reference apply_subscript(const S& s, ::alloy_msl::index_seq<K...>) const {
     static_assert(sizeof...(K) == rank_, "tensor: give one index per dimension");
-    return data_[offset_of(s.template get<K>()...)];
+    return element(offset_of(s.template get<K>()...));
   }
 };
 
@@ -410,11 +438,14 @@ template <class T>
 inline constexpr bool is_int8_v = is_same_v<T, char> || is_same_v<T, signed char> || is_same_v<T, unsigned char>;
 template <class T> inline constexpr bool is_float_v = is_same_v<T, half> || is_same_v<T, bfloat> || is_same_v<T, float>;
 template <class T> inline constexpr bool is_fp8_v = detail_fp8::is_format_v<T>;
-// Apple's table (OS 26.1, and uint8 and the fp8 formats of OS 27): left x
-// right -> destination.
+// The OCP formats of OS 27: FP8 (E4M3, E5M2) and FP4 (E2M1).
+template <class T> inline constexpr bool is_ocp_float_v = is_fp8_v<T> || detail_fp4::is_packed_v<T>;
+// Apple's table (OS 26.1, and uint8 and the fp8/fp4 formats of OS 27): left
+// x right -> destination.
 template <class L, class R, class D> constexpr bool supported() {
-  if (is_fp8_v<L> || is_fp8_v<R>) {
-    const bool pair = is_same_v<L, R> || (is_same_v<L, half> && is_fp8_v<R>) || (is_fp8_v<L> && is_same_v<R, half>);
+  if (is_ocp_float_v<L> || is_ocp_float_v<R>) {
+    const bool pair = is_same_v<L, R> || (is_same_v<L, half> && is_ocp_float_v<R>) ||
+                      (is_ocp_float_v<L> && is_same_v<R, half>);
     return pair && (is_same_v<D, half> || is_same_v<D, float>);
   }
   if (is_float_v<L> && is_float_v<R>) {
@@ -573,7 +604,7 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
                   "matmul2d::run: this combination of left, right and destination types is not supported "
                   "(half x half -> half|float, bfloat x bfloat -> bfloat|float, float x float -> float, "
                   "mixed half/bfloat/float -> float, int8 x int8 -> int32, float types x int8 -> that type|float, "
-                  "fp8 x the same fp8 format or half -> half|float)");
+                  "fp8 or fp4 x the same format or half -> half|float)");
     // MX operands (OCP MX, K-major): the scale blocks run along K.
     if constexpr (!coop_left) {
       if constexpr (LT::scaled_)
