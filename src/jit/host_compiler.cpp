@@ -229,6 +229,14 @@ std::string compile_shared_object(const std::string& compiler, const std::vector
   cmd += " -I" + shell_quote(include_dir.string()) + " -o " + shell_quote(out.string()) + " " + shell_quote(src.string());
   std::string log;
   int rc = run_command(cmd, log);
+  if (rc != 0 && log.find("_Float16 is not supported on this target") != std::string::npos) {
+    // Every kernel fails so, whatever its source: name the compiler and the
+    // fix first (the kernel's error quotes the log).
+    const std::string why = "the host compiler '" + compiler +
+                            "' has no _Float16 (Metal's half) for this CPU: clang before 15 has it on x86 only with "
+                            "AVX512-FP16. Set ALLOY_CXX to g++ (12 or later) or clang++ 15 or later.\n";
+    throw CompileError("[alloy::jit::compile_cpu] " + why + "compiler output:\n" + log, why + log);
+  }
   if (rc != 0) {
     throw CompileError("[alloy::jit::compile_cpu] the host compiler failed (exit status " + std::to_string(rc) +
                            ") on the translated kernel; compiler output:\n" + log,
