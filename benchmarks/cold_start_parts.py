@@ -8,7 +8,9 @@ start). Prints milliseconds per step:
 `--overlap` loads libcublas on a thread while the context is created, as
 Alloy does. `--tiny-first` runs an 8x8x8 SGEMM before the first real one:
 how much of the first GEMM's cost is cuBLAS's start-up rather than the
-kernel that shape needs (what a warm-up on a background thread could hide). Usage: python3 benchmarks/cold_start_parts.py [--overlap] [--json]
+kernel that shape needs (what a warm-up on a background thread could hide).
+
+Usage: python3 benchmarks/cold_start_parts.py [--overlap] [--tiny-first] [--json]
 """
 import ctypes
 import ctypes.util

@@ -389,11 +389,14 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
                 std::to_string(size) + " elements, which " + std::to_string(e.span) + " does not divide.");
   };
   auto check_dtype = [&](const msl::ProgramParam& p, const ElementType& e, Dtype d) {
-    if (codes_per_element(p, d) && d != Dtype::uint8 && d != Dtype::uint32)
-      throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes packed FP4 codes, two a byte (low "
-                       "nibble first): mx.uint8 elements, or the mx.uint32 words of mx.quantize(mode=\"mxfp4\"); "
-                       "got " + dtype_text(d) + ".");
-    if (d != e.dtype && !(codes_per_element(p, d) && d == Dtype::uint32))
+    if (codes_per_element(p, d)) {
+      if (d != Dtype::uint8 && d != Dtype::uint32)
+        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes packed FP4 codes, two a byte (low "
+                         "nibble first): mx.uint8 elements, or the mx.uint32 words of mx.quantize(mode=\"mxfp4\"); "
+                         "got " + dtype_text(d) + ".");
+      return;
+    }
+    if (d != e.dtype)
       throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes " + dtype_text(e.dtype) +
                        " elements; got " + dtype_text(d) + ".");
   };

@@ -72,10 +72,12 @@ template <class Element> struct nibble_ref {
     return reinterpret_cast<unsigned char*>(const_cast<metal_fp4_e2m1_format*>(base)) + (o >> 1);
   }
   ALLOY_FUNC int shift() const { return int(o & 1) * 4; }
-  ALLOY_FUNC operator metal_fp4_e2m1_format() const {
+  ALLOY_FUNC metal_fp4_e2m1_format value() const {
     return metal_fp4_e2m1_format::from_bits(uint8_t(*byte() >> shift()));
   }
-  ALLOY_FUNC operator float() const { return float(metal_fp4_e2m1_format::from_bits(uint8_t(*byte() >> shift()))); }
+  ALLOY_FUNC operator metal_fp4_e2m1_format() const { return value(); }
+  // (Two user conversions do not chain: float(t[i, j]) needs its own.)
+  ALLOY_FUNC operator float() const { return float(value()); }
   ALLOY_FUNC const nibble_ref& operator=(const metal_fp4_e2m1_format& v) const {
     static_assert(!is_same_v<Element, const metal_fp4_e2m1_format>, "tensor: the tensor's elements are const");
     unsigned char* b = byte();
@@ -93,7 +95,7 @@ template <class Element> struct nibble_ref {
     return *this;
   }
   ALLOY_FUNC const nibble_ref& operator=(const nibble_ref& other) const {
-    return *this = metal_fp4_e2m1_format(other);
+    return *this = other.value();
   }
   template <class U, class = decltype(static_cast<float>(U()))>
   ALLOY_FUNC const nibble_ref& operator=(const U& v) const {
