@@ -89,26 +89,4 @@ void gemm_strided_batched(CUstream stream, bool trans_a, bool trans_b, int m, in
   }
 }
 
-void warm_up() noexcept {
-  try {
-    if (!available()) return;
-    ensure_context();
-    const cuda_driver::Api& a = cuda_driver::api();
-    CUdeviceptr buf = 0;
-    if (a.cuMemAlloc(&buf, 3 * 64 * sizeof(float)) != cuda_driver::CUDA_SUCCESS) return;
-    CUstream stream = nullptr;
-    if (a.cuStreamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */) == cuda_driver::CUDA_SUCCESS) {
-      // (Whatever the buffer holds: only the call matters, not its result.)
-      auto* base = reinterpret_cast<float*>(buf);
-      gemm_strided_batched(stream, false, false, 8, 8, 8, base, 8, 0, base + 64, 8, 0, base + 128, 8, 0, 1, R_32F,
-                           COMPUTE_32F);
-      a.cuStreamSynchronize(stream);
-      a.cuStreamDestroy(stream);
-    }
-    a.cuMemFree(buf);
-  } catch (...) {
-    // The first real matmul reports what is wrong.
-  }
-}
-
 }  // namespace alloy::cuda::cublas

@@ -22,10 +22,4 @@ void gemm_strided_batched(CUstream stream, bool trans_a, bool trans_b, int m, in
                           int lda, long long stride_a, const void* B, int ldb, long long stride_b, void* C, int ldc,
                           long long stride_c, int batch, DataType type, ComputeType compute);
 
-// One 8 x 8 x 8 GEMM on a stream and buffer of its own, to pay cuBLAS's
-// start-up (its handle, its first kernel) before a program's first matmul
-// asks; errors are left for that matmul to report. (Background loads:
-// device.cpp, ALLOY_CUBLAS_WARMUP=1.)
-void warm_up() noexcept;
-
 }  // namespace alloy::cuda::cublas

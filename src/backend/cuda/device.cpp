@@ -2,7 +2,6 @@
 #include "backend/cuda/graph_eval.h"
 
 #include <atomic>
-#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -34,12 +33,7 @@ class CublasPrefetch {
   void start() {
     std::call_once(started_, [this] {
       std::lock_guard<std::mutex> lock(mutex_);
-      thread_ = std::thread([] {
-        // ALLOY_CUBLAS_WARMUP=1 also runs cuBLAS's first GEMM here (measuring
-        // whether that hides the 80-120 ms a cold program's first matmul pays).
-        const char* warm = std::getenv("ALLOY_CUBLAS_WARMUP");
-        if (cuda::cublas::available() && warm && std::string(warm) == "1") cuda::cublas::warm_up();
-      });
+      thread_ = std::thread([] { cuda::cublas::available(); });
     });
   }
   void join() {
