@@ -28,7 +28,7 @@ ALLOY_FUNC float ex2_approx(float x) {
     } else if constexpr (::metal::detail::is_vec_v<T>) {                                   \
       T r;                                                                                 \
       for (int i = 0; i < ::metal::detail::vec_traits<T>::n; ++i)                          \
-        r.v_[i] = typename T::value_type(name(x_in.v_[i]));                                \
+        r.v_[i] = typename T::value_type(::metal::fast::name(x_in.v_[i]));                 \
       return r;                                                                            \
     } else {                                                                               \
       return ::metal::name(x_in);                                                          \

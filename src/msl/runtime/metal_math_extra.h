@@ -30,18 +30,44 @@ template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC T sincos
 template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC int ilogb(T x) {
   return ALLOY_FMATH(ilogb)(float(x));
 }
+// The same per component: frexp(float4, int4&), ldexp(float4, int4), ...
+template <class T, int N> ALLOY_FUNC vec<T, N> frexp(const vec<T, N>& x, vec<int, N>& e) {
+  vec<T, N> r;
+  for (int i = 0; i < N; ++i) r.at(i) = frexp(x.at(i), e.at(i));
+  return r;
+}
+template <class T, int N> ALLOY_FUNC vec<T, N> ldexp(const vec<T, N>& x, const vec<int, N>& e) {
+  vec<T, N> r;
+  for (int i = 0; i < N; ++i) r.at(i) = ldexp(x.at(i), e.at(i));
+  return r;
+}
+template <class T, int N> ALLOY_FUNC vec<T, N> modf(const vec<T, N>& x, vec<T, N>& ip) {
+  vec<T, N> r;
+  for (int i = 0; i < N; ++i) r.at(i) = modf(x.at(i), ip.at(i));
+  return r;
+}
+template <class T, int N> ALLOY_FUNC vec<T, N> sincos(const vec<T, N>& x, vec<T, N>& c) {
+  vec<T, N> r;
+  for (int i = 0; i < N; ++i) r.at(i) = sincos(x.at(i), c.at(i));
+  return r;
+}
+template <class T, int N> ALLOY_FUNC vec<int, N> ilogb(const vec<T, N>& x) {
+  vec<int, N> r;
+  for (int i = 0; i < N; ++i) r.at(i) = ilogb(x.at(i));
+  return r;
+}
 
 // ---- relational
 template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC bool isnan(T x) { return float(x) != float(x); }
 template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC bool isinf(T x) {
-  return ALLOY_FMATH(fabs)(float(x)) == __builtin_inff();
+  return ALLOY_FMATH(fabs)(float(x)) == numeric_limits<float>::infinity();
 }
 template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC bool isfinite(T x) {
-  return ALLOY_FMATH(fabs)(float(x)) < __builtin_inff();
+  return ALLOY_FMATH(fabs)(float(x)) < numeric_limits<float>::infinity();
 }
 template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC bool isnormal(T x) {
   float a = ALLOY_FMATH(fabs)(float(x));
-  return a >= float(numeric_limits<T>::min()) && a < __builtin_inff();
+  return a >= float(numeric_limits<T>::min()) && a < numeric_limits<float>::infinity();
 }
 template <class T, enable_if_t<is_arithmetic_v<T>, int> = 0> ALLOY_FUNC bool signbit(T x) {
   return (__builtin_bit_cast(uint32_t, float(x)) >> 31) != 0;

@@ -103,7 +103,7 @@ template <int... I> ALLOY_FUNC constexpr bool distinct() {
 }
 }  // namespace detail
 
-template <class T, int N, int... I> struct swizzle_ref_proxy;
+template <class S, int... I> struct swizzle_ref_proxy;
 
 template <class T, int N>
 struct alignas(sizeof(T) * (N == 3 ? 4 : N)) vec : detail::vec_storage<T, N> {
@@ -142,10 +142,10 @@ struct alignas(sizeof(T) * (N == 3 ? 4 : N)) vec : detail::vec_storage<T, N> {
     static_assert(((I >= 0 && I < N) && ...), "swizzle component out of range for this vector");
     return vec<T, sizeof...(I)>(at(I)...);
   }
-  template <int... I> ALLOY_FUNC constexpr swizzle_ref_proxy<T, N, I...> swizzle_ref() {
+  template <int... I> ALLOY_FUNC constexpr swizzle_ref_proxy<vec, I...> swizzle_ref() {
     static_assert(((I >= 0 && I < N) && ...), "swizzle component out of range for this vector");
     static_assert(detail::distinct<I...>(), "a swizzle on the left of an assignment repeats a component");
-    return swizzle_ref_proxy<T, N, I...>{*this};
+    return swizzle_ref_proxy<vec, I...>{*this};
   }
 
 // Both operands by value: a vector read from memory (`a[i] + b[i]` with
@@ -216,11 +216,13 @@ struct alignas(sizeof(T) * (N == 3 ? 4 : N)) vec : detail::vec_storage<T, N> {
 };
 
 // The target of a swizzle on the left of an assignment: v.xz = ..., v.yx += ...
-template <class T, int N, int... I> struct swizzle_ref_proxy {
-  typedef vec<T, sizeof...(I)> value_type;
-  vec<T, N>& v;
+// (S: a vec or a packed vector). The source comes by value: in `v.wzyx = v`
+// it is the vector being written.
+template <class S, int... I> struct swizzle_ref_proxy {
+  typedef vec<typename S::value_type, sizeof...(I)> value_type;
+  S& v;
   ALLOY_FUNC constexpr operator value_type() const { return v.template swizzle<I...>(); }
-  ALLOY_FUNC constexpr swizzle_ref_proxy& operator=(const value_type& o) {
+  ALLOY_FUNC constexpr swizzle_ref_proxy& operator=(const value_type o) {
     int k = 0;
     ((v.at(I) = o.at(k++)), ...);
     return *this;
@@ -241,26 +243,33 @@ template <class T, int N, int... I> struct swizzle_ref_proxy {
 #undef ALLOY_SWZ_OP
 };
 
-// packed_T3 etc.: no padding, element alignment. Converts to and from vec;
+// packed_T3 etc.: no padding, element alignment (the storage without vec's
+// alignas), with the same xyzw / rgba members. Converts to and from vec;
 // arithmetic goes through vec (found by ADL through the template argument).
-template <class T, int N> struct packed<vec<T, N>> {
+template <class T, int N> struct packed<vec<T, N>> : detail::vec_storage<T, N> {
   typedef T value_type;
-  T e_[N];
+  using detail::vec_storage<T, N>::at;
   packed() = default;
   template <class A0, class... A, enable_if_t<!(sizeof...(A) == 0 && is_same_v<A0, packed>), int> = 0>
   ALLOY_FUNC constexpr packed(const A0& a0, const A&... a) : packed(vec<T, N>(a0, a...)) {}
   ALLOY_FUNC constexpr packed(const vec<T, N>& o) {
-    for (int i = 0; i < N; ++i) e_[i] = o.at(i);
+    for (int i = 0; i < N; ++i) at(i) = o.at(i);
   }
   ALLOY_FUNC constexpr operator vec<T, N>() const {
     vec<T, N> r;
-    for (int i = 0; i < N; ++i) r.at(i) = e_[i];
+    for (int i = 0; i < N; ++i) r.at(i) = at(i);
     return r;
   }
-  ALLOY_FUNC constexpr T& operator[](int i) { return e_[i]; }
-  ALLOY_FUNC constexpr const T& operator[](int i) const { return e_[i]; }
+  ALLOY_FUNC constexpr T& operator[](int i) { return at(i); }
+  ALLOY_FUNC constexpr const T& operator[](int i) const { return at(i); }
   template <int... I> ALLOY_FUNC constexpr vec<T, sizeof...(I)> swizzle() const {
-    return vec<T, sizeof...(I)>(e_[I]...);
+    static_assert(((I >= 0 && I < N) && ...), "swizzle component out of range for this vector");
+    return vec<T, sizeof...(I)>(at(I)...);
+  }
+  template <int... I> ALLOY_FUNC constexpr swizzle_ref_proxy<packed, I...> swizzle_ref() {
+    static_assert(((I >= 0 && I < N) && ...), "swizzle component out of range for this vector");
+    static_assert(detail::distinct<I...>(), "a swizzle on the left of an assignment repeats a component");
+    return swizzle_ref_proxy<packed, I...>{*this};
   }
 };
 
@@ -284,5 +293,7 @@ ALLOY_VEC_NAMES(half, half)
 ALLOY_VEC_NAMES(bfloat, bfloat)
 ALLOY_VEC_NAMES(float, float)
 #undef ALLOY_VEC_NAMES
+static_assert(sizeof(packed_float3) == 12 && alignof(packed_float3) == alignof(float),
+              "packed vectors have no padding and their element's alignment");
 
 }  // namespace metal

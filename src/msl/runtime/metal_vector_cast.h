@@ -69,10 +69,34 @@ template <class V> ALLOY_FUNC void store_any_aligned(V* p, const V& v) {
 }
 }  // namespace detail
 
+// A writable vector's components as references (`p[i].x += 1`), at its
+// elements' addresses: like operator[], they need the element's alignment.
+template <class T, int N> struct component_refs;
+template <class T> struct component_refs<T, 2> {
+  T &x, &y, &r, &g;
+  ALLOY_FUNC explicit component_refs(T* e) : x(e[0]), y(e[1]), r(e[0]), g(e[1]) {}
+};
+template <class T> struct component_refs<T, 3> {
+  T &x, &y, &z, &r, &g, &b;
+  ALLOY_FUNC explicit component_refs(T* e) : x(e[0]), y(e[1]), z(e[2]), r(e[0]), g(e[1]), b(e[2]) {}
+};
+template <class T> struct component_refs<T, 4> {
+  T &x, &y, &z, &w, &r, &g, &b, &a;
+  ALLOY_FUNC explicit component_refs(T* e)
+      : x(e[0]), y(e[1]), z(e[2]), w(e[3]), r(e[0]), g(e[1]), b(e[2]), a(e[3]) {}
+};
+
+template <class V, int... I> struct vector_cast_swizzle_ref;
+
 // What `*p` and `p[i]` give for a writable vector: reads convert, writes
 // assign (compound assignments read, then write).
-template <class V> struct vector_cast_ref {
+template <class V>
+struct vector_cast_ref : component_refs<typename V::value_type, detail::vector_width<V>::value> {
   V* p;
+  ALLOY_FUNC explicit vector_cast_ref(V* q)
+      : component_refs<typename V::value_type, detail::vector_width<V>::value>(
+            reinterpret_cast<typename V::value_type*>(q)),
+        p(q) {}
   ALLOY_FUNC operator V() const { return detail::load_any_aligned(p); }
   ALLOY_FUNC V operator+() const { return V(*this); }
   ALLOY_FUNC const vector_cast_ref& operator=(const V& v) const {
@@ -84,8 +108,44 @@ template <class V> struct vector_cast_ref {
     return reinterpret_cast<typename V::value_type*>(p)[i];
   }
   template <int... I> ALLOY_FUNC auto swizzle() const { return V(*this).template swizzle<I...>(); }
+  template <int... I> ALLOY_FUNC vector_cast_swizzle_ref<V, I...> swizzle_ref() const {
+    static_assert(metal::detail::distinct<I...>(), "a swizzle on the left of an assignment repeats a component");
+    return {*this};
+  }
 #define ALLOY_VECTOR_CAST_OP(op) \
   ALLOY_FUNC const vector_cast_ref& operator op##=(const V& o) const { return *this = V(*this) op o; }
+  ALLOY_VECTOR_CAST_OP(+)
+  ALLOY_VECTOR_CAST_OP(-)
+  ALLOY_VECTOR_CAST_OP(*)
+  ALLOY_VECTOR_CAST_OP(/)
+  ALLOY_VECTOR_CAST_OP(%)
+  ALLOY_VECTOR_CAST_OP(&)
+  ALLOY_VECTOR_CAST_OP(|)
+  ALLOY_VECTOR_CAST_OP(^)
+  ALLOY_VECTOR_CAST_OP(<<)
+  ALLOY_VECTOR_CAST_OP(>>)
+#undef ALLOY_VECTOR_CAST_OP
+};
+
+// `p[i].zw = ...`: the whole vector is read, the components replaced, and
+// the vector written back (each access as vector_cast_ref's).
+template <class V, int... I> struct vector_cast_swizzle_ref {
+  typedef metal::vec<typename V::value_type, sizeof...(I)> value_type;
+  vector_cast_ref<V> ref;
+  ALLOY_FUNC operator value_type() const { return V(ref).template swizzle<I...>(); }
+  ALLOY_FUNC const vector_cast_swizzle_ref& operator=(const value_type o) const {
+    V v = V(ref);
+    v.template swizzle_ref<I...>() = o;
+    ref = v;
+    return *this;
+  }
+  ALLOY_FUNC const vector_cast_swizzle_ref& operator=(const vector_cast_swizzle_ref& o) const {
+    return *this = value_type(o);
+  }
+#define ALLOY_VECTOR_CAST_OP(op) \
+  ALLOY_FUNC const vector_cast_swizzle_ref& operator op##=(const value_type& o) const { \
+    return *this = value_type(*this) op o;                                              \
+  }
   ALLOY_VECTOR_CAST_OP(+)
   ALLOY_VECTOR_CAST_OP(-)
   ALLOY_VECTOR_CAST_OP(*)
@@ -103,7 +163,7 @@ template <class V> struct vector_cast_ref {
 // the vector type from them as they would from the plain pointer's element.
 template <class V> struct vector_cast_access {
   typedef vector_cast_ref<V> type;
-  ALLOY_FUNC static type at(V* p) { return type{p}; }
+  ALLOY_FUNC static type at(V* p) { return type(p); }
 };
 template <class V> struct vector_cast_access<const V> {
   typedef V type;
