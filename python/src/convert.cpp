@@ -210,10 +210,15 @@ array to_array(nb::handle obj, std::optional<Dtype> dtype) {
   }
   if (nb::isinstance<nb::list>(obj) || nb::isinstance<nb::tuple>(obj)) return from_list(obj, dtype);
 
-  // numpy (including ml_dtypes' bfloat16, which has no buffer-protocol code).
+  // numpy (including ml_dtypes' bfloat16, which has no buffer-protocol code),
+  // and, as MLX takes them, other buffer-protocol objects (a memoryview of
+  // packed kernel parameters, bytes, array.array) through a numpy view of
+  // their memory, in the element type of their format.
   nb::module_ np = nb::module_::import_("numpy");
-  if (nb::isinstance(obj, np.attr("ndarray")) || nb::isinstance(obj, np.attr("generic"))) {
-    nb::object arr = np.attr("asarray")(obj);
+  const bool numpy_object = nb::isinstance(obj, np.attr("ndarray")) || nb::isinstance(obj, np.attr("generic"));
+  if (numpy_object || PyObject_CheckBuffer(obj.ptr())) {
+    nb::object arr = numpy_object ? np.attr("asarray")(obj)
+                                  : np.attr("asarray")(nb::steal(PyMemoryView_FromObject(obj.ptr())));
     std::string name = nb::cast<std::string>(arr.attr("dtype").attr("name"));
     if (name == "bfloat16") {
       // ascontiguousarray makes 0-d arrays 1-d: restore the shape after.

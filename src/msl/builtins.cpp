@@ -107,6 +107,8 @@ bool is_region_matrix_name(std::string_view name) {
 bool is_sync_name(std::string_view name) {
   // A tensor op at a SIMD-group scope deals its rows over the scope's threads.
   if (name == "execution_simdgroup" || name == "execution_simdgroups") return true;
+  // Apple's builtin for the lane (MLX's NAX headers): the CPU must know it.
+  if (name == "__metal_get_thread_index_in_simdgroup") return true;
   return name == "simdgroup_matrix" ||
          (starts_with(name, "simdgroup_") && (name.find("8x8") != std::string_view::npos));
 }

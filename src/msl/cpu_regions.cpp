@@ -305,6 +305,23 @@ class Planner {
     return plan;
   }
 
+  // The regions whose text names `name` (a macro's, say).
+  std::set<int> regions_naming(const std::string& name) const {
+    std::set<int> regions;
+    for (const Use& u : uses_)
+      if (t_[u.token].text == name) regions.insert(u.region);
+    return regions;
+  }
+  // The regions of the thread-private declarations of `name` at the body's
+  // own scope (none when it has none there).
+  std::set<int> regions_declaring(const std::string& name) const {
+    std::set<int> regions;
+    if (auto d = decls_.find(name); d != decls_.end())
+      for (const Decl& x : d->second)
+        if (!x.nested && !x.decl.threadgroup && !x.decl.constant) regions.insert(x.region);
+    return regions;
+  }
+
  private:
   struct Use {
     std::size_t token;
@@ -740,28 +757,39 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
         if (a.kind == TemplateArg::Int) constants.insert(a.name);
       plan.rows = thread_rows(toks, plan.body, shape.begin, shape.end, names, uniform, constants);
     }
-    // A macro that names a value living across regions would use it where
-    // the region's own text does not (its load and store would be missed).
-    std::set<std::string> hoisted;
-    for (const HoistedVariable& h : plan.hoisted) hoisted.insert(toks[h.name].text);
-    hoisted.insert(changed.begin(), changed.end());
+    // A macro that names a local of the body uses it wherever it is
+    // expanded, which the frame's loads and stores do not see: a macro
+    // expanded in a region other than the one declaring a local it names
+    // (dflash-mlx's `#define STAGE_B(...)` of the body, naming locals
+    // declared before a barrier and expanded after it) keeps the kernel off
+    // regions; it runs on fibers or coroutines instead.
     // (The code has each #define's body lexed in place of the directive; a
     // function-like macro's own parameters are not names of the body.)
     for (const LexedText* text : {&lexed.source, &lexed.header}) {
       struct Directive {
         std::size_t begin, end;
         std::vector<std::string> params;
+        std::set<int> expanded_in;  // the regions naming the macro
       };
       std::vector<Directive> directives;
-      for (const Token& d : text->tokens)
-        if (d.kind == TokenKind::Directive)
-          directives.push_back({d.begin, d.end, macro_parameters(text->text, d).value_or(std::vector<std::string>{})});
+      for (const Token& d : text->tokens) {
+        TextRange body;
+        std::string name;
+        if (d.kind == TokenKind::Directive && define_body(text->text, d, body, &name))
+          directives.push_back({d.begin, d.end, macro_parameters(text->text, d).value_or(std::vector<std::string>{}),
+                                planner.regions_naming(name)});
+      }
       for (const Token& m : text->code) {
-        if (m.kind != TokenKind::Identifier || !hoisted.count(m.text)) continue;
+        if (m.kind != TokenKind::Identifier) continue;
+        const std::set<int> declared = planner.regions_declaring(m.text);
+        if (declared.empty() && !changed.count(m.text)) continue;
         for (const Directive& d : directives)
           if (m.begin >= d.begin && m.begin < d.end &&
-              std::find(d.params.begin(), d.params.end(), m.text) == d.params.end())
-            throw NotRegions{"a macro names `" + m.text + "`, a value that lives across barriers"};
+              std::find(d.params.begin(), d.params.end(), m.text) == d.params.end() &&
+              (changed.count(m.text) ||
+               !std::includes(declared.begin(), declared.end(), d.expanded_in.begin(), d.expanded_in.end())))
+            throw NotRegions{"a macro names `" + m.text + "`, a local of the body, in a region that does not "
+                             "declare it"};
       }
     }
     for (const LexedText* text : {&lexed.source, &lexed.header})

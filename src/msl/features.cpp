@@ -104,6 +104,8 @@ void scan(const LexedText& lexed, RuntimeFeatures& f, bool& everything) {
     if (s == "simdgroup_barrier") f.lane_state = true;
     if (starts_with(s, "simdgroup_") && s != "simdgroup_barrier" && !find_attribute(s)) f.matrix = true;
     if (s == "make_filled_simdgroup_matrix") f.matrix = true;
+    // Apple's lane builtin: the CPU's lane lookup lives with the matrix runtime.
+    if (s == "__metal_get_thread_index_in_simdgroup") f.matrix = true;
     if (is_atomic_name(s) && s != "atomic_thread_fence") f.atomics = true;
   }
 }

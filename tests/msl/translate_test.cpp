@@ -510,10 +510,12 @@ TEST(MslTranslate, RegionsRunRowsOfThreadsForADividedPosition) {
   EXPECT_TRUE(contains(k.source, "region_row_column<uint>(alloy_g, alloy_tid, alloy_lid, C)")) << k.source;
 }
 
-// A macro that names a value living across a SIMD-group call would use it
-// where the region's own text does not load it: such a kernel is no
-// regions kernel (the macro's body is read from the lexed code).
-TEST(MslTranslate, AMacroNamingACrossingValueKeepsRegionsOff) {
+// A macro that names a local of the body would use it where the region's
+// own text does not load it: such a kernel is no regions kernel (the
+// macro's body is read from the lexed code), whether or not the region
+// text alone shows the value living across the call (dflash-mlx: `scale`
+// below is named after the barrier only through the macro).
+TEST(MslTranslate, AMacroNamingALocalKeepsRegionsOff) {
   KernelSpec s = spec("#define PLUS_V(a) ((a) + v)\n"
                       "uint i = thread_position_in_grid.x;\n"
                       "float v = inp[i];\n"
@@ -522,8 +524,12 @@ TEST(MslTranslate, AMacroNamingACrossingValueKeepsRegionsOff) {
   s.inputs = {param("inp", "float")};
   s.outputs = {param("out", "float")};
   TranslatedKernel k = translate(s, Target::Cpp);
-  EXPECT_EQ(k.cpu_threads, "coroutines: not regions, as a macro names `v`, a value that lives across barriers")
-      << k.source;
+  EXPECT_EQ(k.cpu_threads, "coroutines: not regions, as a macro names `v`, a local of the body, in a region that does not declare it") << k.source;
+  s.source = "uint tid = thread_position_in_threadgroup.x;\nint scale = int(tid) + 1;\n"
+             "threadgroup float buf[32];\n#define STAGE(slot) { buf[(slot)] = float(scale) * inp[(slot)]; }\n"
+             "threadgroup_barrier(mem_flags::mem_threadgroup);\nSTAGE(tid);\nout[tid] = buf[tid];\n";
+  EXPECT_EQ(translate(s, Target::Cpp).cpu_threads, "coroutines: not regions, as a macro names `scale`, a local of the body, in a region that does not "
+            "declare it");
   s.source = "#define TWICE(a) ((a) * 2)\nuint i = thread_position_in_grid.x;\nfloat v = inp[i];\n"
              "float t = simd_sum(v);\nout[i] = TWICE(t) + v;\n";
   EXPECT_EQ(translate(s, Target::Cpp).cpu_threads, "regions");

@@ -109,3 +109,27 @@ def test_torch_if_installed(rng):
     np.testing.assert_array_equal(np.array(a), t.numpy())
     back = torch.from_dlpack(a)
     assert torch.equal(back, t)
+
+
+def test_buffer_protocol_objects_convert_as_in_mlx(rng):
+    # vmlx packs its kernels' parameters with struct and passes a memoryview;
+    # bytes and array.array take the same path. Against real MLX: values,
+    # dtypes and shapes.
+    import array
+    import struct
+
+    import mlx.core as real
+
+    ints = rng.integers(-1000, 1000, 3)
+    packed = struct.pack("<3if", *ints.tolist(), float(rng.standard_normal()))
+    floats = array.array("f", rng.standard_normal(5).astype(np.float32).tolist())
+    cases = [(memoryview(packed), None), (memoryview(packed), "uint8"), (packed, None),
+             (memoryview(packed)[:12].cast("i"), None), (floats, None), (memoryview(floats), "float16"),
+             (array.array("h", ints.tolist()), None)]
+    for obj, dtype in cases:
+        kw = {} if dtype is None else {"dtype": getattr(mx, dtype)}
+        want = real.array(obj, **({} if dtype is None else {"dtype": getattr(real, dtype)}))
+        got = mx.array(obj, **kw)
+        assert got.shape == want.shape and str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1], (
+            obj, got, want)
+        np.testing.assert_array_equal(np.array(got), np.array(want))

@@ -1,8 +1,10 @@
-"""Metal standard-library forms that a sweep of the MSL specification found
-missing or wrong: the vector forms of the functions with an output argument,
-relational functions on vectors and half, metal::fast:: on half vectors,
-swizzles assigned from the vector they write, packed vectors' named
-components, and components and swizzles written through a vector cast.
+"""Metal forms that a sweep of the MSL specification and of public kernels
+(dflash-mlx, mtplx, vmlx, MLX's NAX headers) found missing or wrong: the
+vector forms of the functions with an output argument, relational functions
+on vectors and half, metal::fast:: on half vectors, swizzles assigned from the
+vector they write, packed vectors' named components, components and swizzles
+written through a vector cast, `vec<T, 8>`, `uniform<T>`, Apple's lane
+builtin, and a macro of the body naming locals across a barrier.
 
 Each kernel runs on the test device (and, on a CPU run, is compiled for CUDA
 too) and is checked against numpy in float64 on fresh random inputs; outputs
@@ -15,11 +17,11 @@ import alloy.core as mx
 N = 64  # threads; each takes one float4 of the input
 
 
-def run(name, source, inputs, out_shape, out_dtype=mx.float32, threads=N):
+def run(name, source, inputs, out_shape, out_dtype=mx.float32, threads=N, group=32):
     names = [f"a{i}" for i in range(len(inputs))]
     k = mx.fast.metal_kernel(name=name, input_names=names, output_names=["out"], source=source)
     init = float("nan") if out_dtype in (mx.float32, mx.float16) else -7
-    (out,) = k(inputs=[mx.array(x) for x in inputs], grid=(threads, 1, 1), threadgroup=(32, 1, 1),
+    (out,) = k(inputs=[mx.array(x) for x in inputs], grid=(threads, 1, 1), threadgroup=(group, 1, 1),
                output_shapes=[out_shape], output_dtypes=[out_dtype], init_value=init)
     return np.array(out)
 
@@ -134,4 +136,76 @@ def test_components_and_swizzles_written_through_a_cast_at_any_float(rng):
     want[:, 2] = (r[:, 2] + 1) * 3
     want[:, 3] = r[:, 3] * 3
     want[:, 4], want[:, 5] = r[:, 5], r[:, 4]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_eight_and_sixteen_wide_vectors(rng):
+    # mtplx / dflash-mlx GEMVs: `using Vec8 = vec<T, 8>;` read through a cast
+    # pointer, indexed, and combined with vector arithmetic.
+    for dtype, np_dtype, tol in ((mx.float16, np.float16, 3e-3), (mx.float32, np.float32, 1e-5)):
+        x = rng.standard_normal(16 * N).astype(np_dtype)
+        src = """
+        using Vec8 = vec<T, 8>;
+        uint i = thread_position_in_grid.x;
+        const device Vec8* xv = (const device Vec8*)inp;
+        Vec8 a = xv[2 * i], b = xv[2 * i + 1];
+        Vec8 c = a * b + Vec8(T(1));
+        vec<float, 16> w;
+        for (int j = 0; j < 8; ++j) { w[j] = float(c[j]); w[8 + j] = float(a.x) * j; }
+        float s = 0.0f;
+        for (int j = 0; j < 16; ++j) s += w[j];
+        out[i] = s;
+        """
+        k = mx.fast.metal_kernel(name="msl_vec8", input_names=["inp"], output_names=["out"], source=src)
+        (got,) = k(inputs=[mx.array(x)], template=[("T", dtype)], grid=(N, 1, 1), threadgroup=(32, 1, 1),
+                   output_shapes=[(N,)], output_dtypes=[mx.float32], init_value=float("nan"))
+        r = x.astype(np.float64).reshape(N, 2, 8)
+        want = (r[:, 0] * r[:, 1] + 1).sum(1) + r[:, 0, 0] * 28
+        np.testing.assert_allclose(np.array(got), want, rtol=tol, atol=tol * 8)
+
+
+LANE_HELPER = """
+// As MLX's NAX headers: a helper outside the kernel asks Apple's compiler for the lane.
+inline ushort lane_of_caller() { return __metal_get_thread_index_in_simdgroup(ushort()); }
+"""
+
+
+def test_uniform_values_and_the_lane_builtin(rng):
+    x = rng.standard_normal(6 * 40).astype(np.float32)
+    scale = rng.standard_normal(1).astype(np.float32)
+    src = """
+    const metal::uniform<float> s = make_uniform(a1[0]) * make_uniform(2.0f);
+    constexpr const uniform<int> stride = make_uniform(3);
+    uint i = thread_index_in_threadgroup + threadgroup_position_in_grid.x * 240;
+    out[i] = a0[i] * float(s) + float(stride) + 100.0f * lane_of_caller();
+    """
+    k = mx.fast.metal_kernel(name="msl_uniform_lane", input_names=["a0", "a1"], output_names=["out"], source=src,
+                             header=LANE_HELPER)
+    # A 6 x 40 threadgroup: lanes follow the linear index within the group.
+    (got,) = k(inputs=[mx.array(x), mx.array(scale)], grid=(6, 40, 1), threadgroup=(6, 40, 1),
+               output_shapes=[(240,)], output_dtypes=[mx.float32], init_value=float("nan"))
+    want = x.astype(np.float64) * scale[0] * 2 + 3 + 100.0 * (np.arange(240) % 32)
+    np.testing.assert_allclose(np.array(got), want, rtol=1e-6, atol=1e-4)
+
+
+def test_a_macro_of_the_body_names_locals_across_a_barrier(rng):
+    # dflash-mlx's pipelined GEMMs: `#define STAGE_B(...)` in the body names
+    # locals declared before a barrier and is expanded after it.
+    x = rng.standard_normal(64).astype(np.float32)
+    src = """
+    uint tid = thread_position_in_threadgroup.x;
+    float scale = a0[tid] * 0.5f + 1.0f;
+    threadgroup float buf[64];
+    #define STAGE(slot) { buf[(slot)] = scale * a0[63 - (slot)]; }
+    buf[tid] = 0.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    STAGE(tid);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[tid] = buf[63 - tid] + scale;
+    #undef STAGE
+    """
+    got = run("msl_body_macro_barrier", src, [x], (64,), threads=64, group=64)
+    w = x.astype(np.float64)
+    scale = w * 0.5 + 1
+    want = scale[::-1] * w + scale
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

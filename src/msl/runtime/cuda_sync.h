@@ -56,6 +56,9 @@ ALLOY_FUNC void simd_reconverge() { __syncwarp(cuda::present_mask()); }
 
 }  // namespace alloy_msl
 
+// Apple's compiler builtin for the lane, which MLX's NAX headers call directly.
+template <class T> ALLOY_FUNC T __metal_get_thread_index_in_simdgroup(T) { return T(::alloy_msl::cuda::lane_id()); }
+
 namespace metal {
 
 enum class mem_flags : unsigned {

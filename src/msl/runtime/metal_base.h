@@ -286,6 +286,11 @@ template <> struct numeric_limits<bfloat>
     : float_limits<bfloat, 0x7f7f0000u, 0x00800000u, 0x3c000000u, 0x7f800000u, 0x7fc00000u, 0x00010000u, 8> {};
 template <class T> struct numeric_limits<const T> : numeric_limits<T> {};
 
+// uniform<T>: a value the same in every thread (a hint to Apple's compiler,
+// which MLX's GEMV and NAX kernels give); here the value itself.
+template <class T> using uniform = T;
+template <class T> ALLOY_FUNC constexpr T make_uniform(T x) { return x; }
+
 }  // namespace metal
 
 // ---- MSL constants (macros, as in metal_stdlib)

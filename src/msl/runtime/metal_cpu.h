@@ -669,6 +669,16 @@ ALLOY_FUNC unsigned current_lane() { return alloy_msl::cpu::region_lane(); }
 ALLOY_FUNC unsigned current_lane() { return alloy_msl::cpu::detail::fiber_api()->lane(); }
 #endif
 }  // namespace detail
+}  // namespace metal
+
+// Apple's compiler builtin for the lane, which MLX's NAX headers call directly
+// (`__metal_get_thread_index_in_simdgroup(ushort())`); a kernel naming it runs
+// with its threads' lanes known (msl::is_sync_name).
+template <class T> ALLOY_FUNC T __metal_get_thread_index_in_simdgroup(T) {
+  return T(metal::detail::current_lane());
+}
+
+namespace metal {
 
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
   static_assert(Cols == 8 && Rows == 8, "simdgroup_matrix: only 8x8 exists");

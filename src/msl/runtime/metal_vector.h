@@ -14,10 +14,21 @@ template <class T, int N> struct vec;
 template <class V> struct packed;
 
 namespace detail {
-template <class T, int N> struct vec_storage;
 // Anonymous structs in unions: a GNU extension both g++ and NVRTC accept.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpedantic"
+// 8 and 16 components: Metal's `vec<T, N>` is clang's ext_vector_type, which
+// takes them (MLX's NAX kernels and mtplx's GEMVs use vec<T, 8>), though no
+// `float8` names exist. Indexed, with xyzw / rgba for the first four.
+template <class T, int N> struct vec_storage {
+  union {
+    struct { T x, y, z, w; };
+    struct { T r, g, b, a; };
+    T v_[N];
+  };
+  ALLOY_FUNC constexpr T& at(int i) { return v_[i]; }
+  ALLOY_FUNC constexpr const T& at(int i) const { return v_[i]; }
+};
 template <class T> struct vec_storage<T, 2> {
   union {
     struct { T x, y; };
@@ -107,7 +118,7 @@ template <class S, int... I> struct swizzle_ref_proxy;
 
 template <class T, int N>
 struct alignas(sizeof(T) * (N == 3 ? 4 : N)) vec : detail::vec_storage<T, N> {
-  static_assert(N >= 2 && N <= 4, "vector width must be 2, 3 or 4");
+  static_assert((N >= 2 && N <= 4) || N == 8 || N == 16, "vector width must be 2, 3, 4, 8 or 16");
   typedef T value_type;
   using detail::vec_storage<T, N>::at;
   using detail::vec_storage<T, N>::v_;
