@@ -133,6 +133,8 @@ struct Fiber {
   SyncSite site;
   const unsigned char* simd_slots;  // result of the last exchange
   unsigned simd_mask;
+  void (*settle)(void*);  // a coroutine's, run as it resumes from an exchange
+  void* settle_arg;
 };
 
 struct SimdGroup {
@@ -243,7 +245,8 @@ class Group {
     simd_result(out);
   }
   void arrive_barrier(const SyncSite& site);
-  void arrive_simd(const SyncSite& site, const void* value, unsigned size);
+  void arrive_simd(const SyncSite& site, const void* value, unsigned size, void (*settle)(void*) = nullptr,
+                   void* settle_arg = nullptr);
   void simd_result(SimdView* out);
   void* frame_alloc(size_t bytes) { return frames_.take(bytes); }
   unsigned lane() const { return current_ % kLanes; }
@@ -313,7 +316,7 @@ void Group::start(unsigned count, const unsigned pos[3], char* err, size_t err_s
   failed_ = false;
   living_ = count;
   at_barrier_ = 0;
-  fibers_.assign(count, Fiber{nullptr, nullptr, nullptr, State::Ready, SyncSite{}, nullptr, 0});
+  fibers_.assign(count, Fiber{nullptr, nullptr, nullptr, State::Ready, SyncSite{}, nullptr, 0, nullptr, nullptr});
   ready_.clear();
   ready_head_ = 0;
   for (unsigned i = 0; i < count; ++i) ready_.push_back(i);
@@ -372,6 +375,11 @@ void Group::schedule() {
         break;
       }
       f.state = State::Running;
+      if (f.settle) {
+        void (*settle)(void*) = f.settle;
+        f.settle = nullptr;
+        settle(f.settle_arg);
+      }
       if (coroutines_->resume(f.coroutine)) finish(i);
       continue;
     }
@@ -430,11 +438,14 @@ void Group::release_barrier() {
   at_barrier_ = 0;
 }
 
-void Group::arrive_simd(const SyncSite& site, const void* value, unsigned size) {
+void Group::arrive_simd(const SyncSite& site, const void* value, unsigned size, void (*settle)(void*),
+                        void* settle_arg) {
   unsigned i = current_, s = i / kLanes, lane = i % kLanes;
   SimdGroup& sg = simd_[s];
   if (size) std::memcpy(sg.slots[sg.gen & 1][lane], value, size);
   Fiber& f = fibers_[i];
+  f.settle = settle;
+  f.settle_arg = settle_arg;
   f.state = State::Simd;
   f.site = site;
   sg.waiting |= 1u << lane;
@@ -543,8 +554,8 @@ int api_run_group_coroutines(unsigned count, const unsigned group[3], const allo
   return t_group.run_coroutines(count, group, threads, err, err_size);
 }
 void api_arrive_barrier(void* group, SyncSite site) { static_cast<Group*>(group)->arrive_barrier(site); }
-void api_arrive_simd(void* group, SyncSite site, const void* value, unsigned size) {
-  static_cast<Group*>(group)->arrive_simd(site, value, size);
+void api_arrive_simd(void* group, SyncSite site, const void* value, unsigned size, void (*settle)(void*), void* arg) {
+  static_cast<Group*>(group)->arrive_simd(site, value, size, settle, arg);
 }
 void api_simd_result(void* group, SimdView* out) { static_cast<Group*>(group)->simd_result(out); }
 void* api_frame_alloc(size_t bytes) { return t_group.frame_alloc(bytes); }

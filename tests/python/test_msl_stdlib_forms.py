@@ -10,7 +10,9 @@ Each kernel runs on the test device (and, on a CPU run, is compiled for CUDA
 too) and is checked against numpy in float64 on fresh random inputs; outputs
 are poisoned with NaN so an element left unwritten shows.
 """
+import ml_dtypes
 import numpy as np
+import pytest
 
 import alloy.core as mx
 
@@ -209,3 +211,60 @@ def test_a_macro_of_the_body_names_locals_across_a_barrier(rng):
     scale = w * 0.5 + 1
     want = scale[::-1] * w + scale
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["auto", "coroutines", "fibers"])
+def test_two_simd_group_calls_in_one_statement_under_each_thread_model(rng, monkeypatch, mode):
+    # g++ 12 may call the first co_await's await_resume only after the second
+    # has suspended; each call must still return its own exchange's value.
+    # A `?:` around a SIMD-group call is what makes `auto` choose coroutines.
+    monkeypatch.setenv("ALLOY_CPU_SYNC", mode)
+    x = rng.integers(-50, 50, 48).astype(np.int32)
+    src = """
+    uint i = thread_position_in_grid.x;
+    int v = a0[i];
+    out[4*i] = simd_min(v) * 1000 + simd_max(v);
+    out[4*i+1] = simd_sum(v) * 10 + (simd_is_first() ? 1 : 0);
+    out[4*i+2] = (simd_all(v < 100) ? 1 : 0) + (simd_any(v == a0[0]) ? 2 : 0);
+    out[4*i+3] = simd_prefix_inclusive_sum(v) * 1000 + simd_shuffle(v, 3);
+    """
+    got = run("msl_two_simd_calls", src, [x], (4 * 48,), mx.int32, threads=48, group=48).reshape(48, 4)
+    want = np.zeros((48, 4), np.int64)
+    for lo, hi in ((0, 32), (32, 48)):  # a full SIMD group and a partial one
+        g = x[lo:hi].astype(np.int64)
+        want[lo:hi, 0] = g.min() * 1000 + g.max()
+        want[lo:hi, 1] = g.sum() * 10 + (np.arange(hi - lo) == 0)
+        want[lo:hi, 2] = 1 + 2 * (lo == 0 or bool((g == x[0]).any()))
+        want[lo:hi, 3] = np.cumsum(g) * 1000 + g[3]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_pi_scaled_trigonometry_exp10_and_half_precision_steps(rng):
+    # sinpi/cospi/tanpi reduce x exactly (sin(x * pi) lost 3e-4 at x = -96);
+    # exp10 to a few ulp; nextafter and fract in half and bfloat's own units.
+    x = np.concatenate([rng.uniform(-100, 100, 56), [1, 0.5, 2, -3, 1e6 + 0.5, 4194304.5, 0.25, -0.75]])
+    x = x.astype(np.float32)
+    e = rng.uniform(-30, 30, 64).astype(np.float32)
+    src = """
+    uint i = thread_position_in_grid.x;
+    float v = a0[i];
+    out[6*i] = sinpi(v); out[6*i+1] = cospi(v); out[6*i+2] = exp10(a1[i]);
+    out[6*i+3] = float(nextafter(half(v), half(v + 1000.0f)));
+    out[6*i+4] = float(nextafter(bfloat(v), bfloat(-1000.0f)));
+    out[6*i+5] = float(fract(half(v * 1e-6f))) + float(fract(bfloat(-v * 1e-7f)));
+    """
+    got = run("msl_pi_trig_steps", src, [x, e], (6 * 64,), threads=64).reshape(64, 6)
+    w = x.astype(np.float64)
+    np.testing.assert_allclose(got[:, 0], np.sin(np.pi * np.fmod(w, 2)), atol=4e-7)
+    np.testing.assert_allclose(got[:, 1], np.cos(np.pi * np.fmod(w, 2)), atol=4e-7)
+    np.testing.assert_allclose(got[:, 2], 10.0 ** e.astype(np.float64), rtol=4 * 2.0 ** -23)
+    h = x.astype(np.float16)
+    np.testing.assert_array_equal(got[:, 3], np.nextafter(h, np.float16(np.inf)).astype(np.float32))
+    b = x.astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(got[:, 4], np.nextafter(b, ml_dtypes.bfloat16(-np.inf)).astype(np.float32))
+    fh = np.float16(x * np.float32(1e-6)).astype(np.float64)
+    fb = (-x * np.float32(1e-7)).astype(ml_dtypes.bfloat16).astype(np.float64)
+    want = (np.minimum(fh - np.floor(fh), 1 - 2.0 ** -11).astype(np.float16).astype(np.float64)
+            + np.minimum(fb - np.floor(fb), 1 - 2.0 ** -8).astype(ml_dtypes.bfloat16).astype(np.float64))
+    assert (got[:, 5] < 2).all()
+    np.testing.assert_allclose(got[:, 5], want, atol=2e-3)

@@ -67,10 +67,16 @@ struct FiberApi {
                               char* err, size_t err_size);
   // From a coroutine thread of `group` (the scheduler's, given to
   // CoroutineThreads::start) about to suspend: it waits at a threadgroup
-  // barrier, or deposits `size` bytes of `value` for a SIMD-group exchange.
+  // barrier, or deposits `size` bytes of `value` for a SIMD-group exchange;
+  // then `settle(arg)` runs when the exchange is over and the thread is
+  // resumed, before its code goes on: the awaiter takes its result there
+  // (g++ 12 may call a co_await's await_resume only after a later co_await
+  // of the same expression has suspended, when the exchange's buffers hold
+  // the next one).
   void (*arrive_barrier)(void* group, SyncSite site);
-  void (*arrive_simd)(void* group, SyncSite site, const void* value, unsigned size);
-  // After a coroutine thread resumes from a SIMD-group exchange: what it returns.
+  void (*arrive_simd)(void* group, SyncSite site, const void* value, unsigned size, void (*settle)(void* arg),
+                      void* arg);
+  // From settle: what the exchange returns to the thread.
   void (*simd_result)(void* group, SimdView* out);
   // Memory for a coroutine frame, valid until the group's run ends (null
   // when memory ran out).

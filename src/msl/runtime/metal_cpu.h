@@ -19,6 +19,7 @@
 // The translator made each synchronising call of the kernel a `co_await`:
 // threads are coroutines (run_coroutines below) instead of fibers.
 #include <coroutine>
+#include <new>  // the awaiters' results, made in place
 #endif
 #if (ALLOY_MSL_CPU_COROUTINES && ALLOY_MSL_USE_MATRIX) || \
     ((ALLOY_MSL_CPU_COROUTINES || ALLOY_MSL_CPU_REGIONS) && ALLOY_MSL_USE_TENSOR)
@@ -128,19 +129,29 @@ template <class T> ALLOY_FUNC exchanged<T> exchange(const T& x, SyncSite site, c
 // a coroutine thread gets an awaiter, which the translator `co_await`s.
 #if ALLOY_MSL_CPU_COROUTINES
 template <class T, class F> struct exchange_awaiter {
+  typedef decltype((*static_cast<F*>(nullptr))(*static_cast<const exchanged<T>*>(nullptr))) result_type;
   T value;
   SyncSite site;
   F then;
   void* group = nullptr;  // the scheduler's, from the thread's promise
+  static constexpr bool has_result = !metal::is_same_v<result_type, void>;  // (simdgroup_barrier has none)
+  typedef metal::conditional_t<has_result, result_type, char> stored_type;
+  // Taken by settle() as the thread resumes (FiberApi::arrive_simd says why).
+  alignas(stored_type) unsigned char result[sizeof(stored_type)];
+  static void settle(void* self) {
+    exchange_awaiter& a = *static_cast<exchange_awaiter*>(self);
+    exchanged<T> e;
+    fiber_api()->simd_result(a.group, &e.v);
+    if constexpr (has_result) new (a.result) stored_type(a.then(e));
+    else a.then(e);
+  }
   bool await_ready() const noexcept { return false; }
   template <class P> void await_suspend(std::coroutine_handle<P> h) noexcept {
     group = h.promise().group;
-    fiber_api()->arrive_simd(group, site, &value, sizeof(T));
+    fiber_api()->arrive_simd(group, site, &value, sizeof(T), &settle, this);
   }
-  ALLOY_FUNC auto await_resume() {
-    exchanged<T> e;
-    fiber_api()->simd_result(group, &e.v);
-    return then(e);
+  ALLOY_FUNC result_type await_resume() {
+    if constexpr (has_result) return *reinterpret_cast<stored_type*>(result);
   }
 };
 template <class T, class F> ALLOY_FUNC exchange_awaiter<T, F> exchange_then(const T& x, SyncSite site, const char* what, F then) {

@@ -69,12 +69,34 @@ ALLOY_MATH1(tan)
 ALLOY_MATH1(tanh)
 ALLOY_MATH1(tgamma)
 ALLOY_MATH1(trunc)
-ALLOY_MATH1_IMPL(exp10, ALLOY_FMATH(exp2)(x * 3.32192809488736234787f))
+namespace detail {
+// sin(pi x) or, with Cos, cos(pi x), without rounding pi x: x = n / 2 + f
+// with |f| <= 1/4 exactly (2x and its nearest integer n are exact in
+// float), then a quarter turn by n mod 4. sinpi(-95.975) was 3e-4 relative
+// off as sin(x * pi); sinpi(1) and cospi(0.5) now give zeros.
+template <bool Cos> ALLOY_FUNC float sin_cos_pi(float x) {
+  const float n = ALLOY_FMATH(rint)(2.0f * x);
+  const float f = x - 0.5f * n;
+  int q = int(ALLOY_FMATH(fmod)(n, 4.0f));
+  q = ((q + (Cos ? 1 : 0)) % 4 + 4) % 4;
+  const float s = ALLOY_FMATH(sin)(M_PI_F * f), c = ALLOY_FMATH(cos)(M_PI_F * f);
+  const float r = q == 0 ? s : q == 1 ? c : q == 2 ? -s : -c;
+  if (r != 0.0f) return r;
+  return Cos ? 0.0f : ALLOY_FMATH(copysign)(0.0f, x);  // +0 at half-integers; sinpi keeps x's sign
+}
+// The largest value below one of type F (fract's bound: a float result
+// just below one would round up to 1 in half or bfloat).
+template <class F> inline constexpr float below_one = is_same_v<F, half>     ? 1.0f - 0x1p-11f
+                                                      : is_same_v<F, bfloat> ? 1.0f - 0x1p-8f
+                                                                             : 0x1.fffffep-1f;
+}  // namespace detail
+
+ALLOY_MATH1(exp10)
 ALLOY_MATH1_IMPL(rsqrt, 1.0f / ALLOY_FMATH(sqrt)(x))
-ALLOY_MATH1_IMPL(cospi, ALLOY_FMATH(cos)(x * M_PI_F))
-ALLOY_MATH1_IMPL(sinpi, ALLOY_FMATH(sin)(x * M_PI_F))
-ALLOY_MATH1_IMPL(tanpi, ALLOY_FMATH(tan)(x * M_PI_F))
-ALLOY_MATH1_IMPL(fract, ALLOY_FMATH(fmin)(x - ALLOY_FMATH(floor)(x), 0x1.fffffep-1f))
+ALLOY_MATH1_IMPL(cospi, detail::sin_cos_pi<true>(x))
+ALLOY_MATH1_IMPL(sinpi, detail::sin_cos_pi<false>(x))
+ALLOY_MATH1_IMPL(tanpi, detail::sin_cos_pi<false>(x) / detail::sin_cos_pi<true>(x))
+ALLOY_MATH1_IMPL(fract, ALLOY_FMATH(fmin)(x - ALLOY_FMATH(floor)(x), detail::below_one<detail::fres_t<T>>))
 ALLOY_MATH1_IMPL(saturate, ALLOY_FMATH(fmin)(ALLOY_FMATH(fmax)(x, 0.0f), 1.0f))
 ALLOY_MATH1_IMPL(sign, x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x == x ? x : 0.0f)))
 ALLOY_MATH1_IMPL(degrees, x * (180.0f / M_PI_F))
@@ -115,7 +137,29 @@ ALLOY_MATH2_IMPL(fmax, ALLOY_FMATH(fmax)(x, y))
 ALLOY_MATH2_IMPL(fmin, ALLOY_FMATH(fmin)(x, y))
 ALLOY_MATH2_IMPL(fmod, ALLOY_FMATH(fmod)(x, y))
 ALLOY_MATH2_IMPL(hypot, ALLOY_FMATH(hypot)(x, y))
-ALLOY_MATH2_IMPL(nextafter, ALLOY_FMATH(nextafter)(x, y))
+// nextafter steps in the result's own type: half and bfloat by one of
+// their units in the last place (through float they came back unchanged).
+template <class A, class B, enable_if_t<detail::is_gen_v<A> && detail::is_gen_v<B>, int> = 0>
+ALLOY_FUNC detail::common2_t<A, B> nextafter(const A& a_in, const B& b_in) {
+  typedef detail::common2_t<A, B> R;
+  if constexpr (detail::is_vec_v<R>) {
+    R a = R(a_in), b = R(b_in), r;
+    for (int i = 0; i < detail::vec_traits<R>::n; ++i) r.at(i) = nextafter(a.at(i), b.at(i));
+    return r;
+  } else if constexpr (is_same_v<R, half> || is_same_v<R, bfloat>) {
+    const R x = R(a_in), y = R(b_in);
+    const float fx = float(x), fy = float(y);
+    if (fx != fx || fy != fy) return R(fx + fy);
+    if (fx == fy) return y;
+    unsigned short bits = __builtin_bit_cast(unsigned short, x);
+    if ((bits & 0x7fffu) == 0) bits = fy > 0.0f ? 0x0001u : 0x8001u;  // the smallest subnormal toward y
+    else if ((fx < fy) == (fx > 0.0f)) ++bits;                      // away from zero
+    else --bits;
+    return __builtin_bit_cast(R, bits);
+  } else {
+    return R(ALLOY_FMATH(nextafter)(float(a_in), float(b_in)));
+  }
+}
 ALLOY_MATH2_IMPL(pow, ALLOY_FMATH(pow)(x, y))
 ALLOY_MATH2_IMPL(powr, ALLOY_FMATH(pow)(x, y))
 ALLOY_MATH2_IMPL(divide, x / y)
