@@ -19,7 +19,7 @@ constexpr std::string_view kMathNames[] = {
     "abs",    "acos",     "acosh",     "asin",      "asinh",    "atan",    "atan2",  "atanh",   "cbrt",
     "ceil",   "clamp",    "copysign",  "cos",       "cosh",     "cospi",   "degrees", "divide", "erf",
     "erfc",   "exp",      "exp10",     "exp2",      "expm1",    "fabs",    "fdim",   "floor",   "fma",
-    "fmax",   "fmin",     "fmod",      "fract",     "hypot",    "lgamma",  "log",    "log10",   "log1p",
+    "fmax",   "fmax3",    "fmedian3",  "fmin3",     "fmin",     "fmod",      "fract",     "hypot",    "lgamma",  "log",    "log10",   "log1p",
     "log2",   "mad",      "max",       "max3",      "median3",  "min",     "min3",   "mix",     "nextafter",
     "pow",    "powr",     "radians",   "rint",      "round",    "rsqrt",   "saturate", "sign",  "sin",
     "sinh",   "sinpi",    "smoothstep", "sqrt",     "step",     "tan",     "tanh",   "tanpi",   "tgamma",
@@ -32,7 +32,14 @@ constexpr std::string_view kMathExtraNames[] = {
     "hadd",     "ilogb",    "insert_bits",  "isfinite",   "isinf",        "isnan",   "isnormal",
     "ldexp",    "length",   "length_squared", "mad24",    "madhi",        "modf",    "mul24",
     "mulhi",    "normalize", "popcount",    "reverse_bits", "rhadd",      "rotate",  "select",
-    "signbit",  "sincos",   "sub_sat",      "subsat"};
+    "signbit",  "sincos",   "sub_sat",      "subsat",     "isordered",    "isunordered", "madsat",
+    "reflect",  "refract",  "faceforward",  "pack_float_to_unorm4x8", "pack_float_to_snorm4x8",
+    "pack_float_to_unorm2x16", "pack_float_to_snorm2x16", "pack_float_to_unorm10a2", "pack_half_to_unorm4x8",
+    "pack_half_to_snorm4x8", "pack_half_to_unorm2x16", "pack_half_to_snorm2x16", "pack_half_to_unorm10a2",
+    "unpack_unorm4x8_to_float", "unpack_snorm4x8_to_float", "unpack_unorm2x16_to_float",
+    "unpack_snorm2x16_to_float", "unpack_unorm10a2_to_float", "unpack_unorm4x8_to_half",
+    "unpack_snorm4x8_to_half", "unpack_unorm2x16_to_half", "unpack_snorm2x16_to_half",
+    "unpack_unorm10a2_to_half"};
 
 // metal_tensor.h: Metal 4 tensors and the MPP tensor ops (also `tensor<`, and
 // `#include <metal_tensor>` or MPP's header). Not `tensor`, `extents` or
@@ -106,7 +113,7 @@ void scan(const LexedText& lexed, RuntimeFeatures& f, bool& everything) {
     if (s == "make_filled_simdgroup_matrix") f.matrix = true;
     // Apple's lane builtin: the CPU's lane lookup lives with the matrix runtime.
     if (s == "__metal_get_thread_index_in_simdgroup") f.matrix = true;
-    if (is_atomic_name(s) && s != "atomic_thread_fence") f.atomics = true;
+    if (is_atomic_name(s)) f.atomics = true;
   }
 }
 

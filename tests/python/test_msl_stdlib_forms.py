@@ -268,3 +268,98 @@ def test_pi_scaled_trigonometry_exp10_and_half_precision_steps(rng):
             + np.minimum(fb - np.floor(fb), 1 - 2.0 ** -8).astype(ml_dtypes.bfloat16).astype(np.float64))
     assert (got[:, 5] < 2).all()
     np.testing.assert_allclose(got[:, 5], want, atol=2e-3)
+
+
+def test_three_operand_float_and_saturating_integer_functions(rng):
+    x = rng.standard_normal((3, 4 * N)).astype(np.float32)
+    x[0, :8] = np.nan  # fmax3/fmin3 take the others, as fmax and fmin do
+    ints = rng.integers(-2**30, 2**30, (3, 4 * N)).astype(np.int32)
+    src = """
+    uint i = thread_position_in_grid.x;
+    float a = a0[i], b = a0[4 * 64 + i], c = a0[8 * 64 + i];
+    out[8*i] = fmax3(a, b, c); out[8*i+1] = fmin3(a, b, c); out[8*i+2] = fast::fmedian3(b, c, b + c);
+    int p = a1[i], q = a1[4 * 64 + i], r = a1[8 * 64 + i];
+    out[8*i+3] = float(madsat(p, q, r));
+    int4 v = int4(p, q, r, p ^ q);
+    int4 e = extract_bits(v, 3u, 7u), s = insert_bits(v, int4(-1), 5u, 4u);
+    out[8*i+4] = float(e.x + e.y * 3 + e.z * 5 + e.w * 7);
+    out[8*i+5] = float(s.w);
+    out[8*i+6] = (isunordered(a, b) ? 1.0f : 0.0f) + (isordered(b, c) ? 2.0f : 0.0f);
+    out[8*i+7] = float(madhi(uint(p), uint(q), uint(r)));
+    """
+    got = run("msl_three_operand", src, [x.reshape(-1), ints.reshape(-1)], (8 * 4 * N,), threads=4 * N).reshape(-1, 8)
+    a, b, c = x.astype(np.float64)
+    p, q, r = ints.astype(np.int64)
+    np.testing.assert_array_equal(got[:, 0], np.fmax(np.fmax(a, b), c).astype(np.float32))
+    np.testing.assert_array_equal(got[:, 1], np.fmin(np.fmin(a, b), c).astype(np.float32))
+    bc = (x[1] + x[2]).astype(np.float64)
+    np.testing.assert_array_equal(got[:, 2], np.median(np.stack([b, c, bc]), axis=0).astype(np.float32))
+    np.testing.assert_array_equal(got[:, 3], np.clip(p * q + r, -2**31, 2**31 - 1).astype(np.float32))
+
+    def extract(v):  # bits 3..9, sign-extended
+        f = (v >> 3) & 0x7f
+        return np.where(f >= 64, f - 128, f)
+    w = (p ^ q)
+    want_e = extract(p) + extract(q) * 3 + extract(r) * 5 + extract(w) * 7
+    np.testing.assert_array_equal(got[:, 4], want_e.astype(np.float32))
+    np.testing.assert_array_equal(got[:, 5], (w | (0xf << 5)).astype(np.int32).astype(np.float32))
+    np.testing.assert_array_equal(got[:, 6], (np.isnan(a) | np.isnan(b)) * 1.0 + (~np.isnan(b) & ~np.isnan(c)) * 2.0)
+    u = lambda t: t.astype(np.int64) & 0xffffffff  # noqa: E731
+    np.testing.assert_array_equal(got[:, 7], (((u(p) * u(q)) >> 32) + u(r)).astype(np.uint32).astype(np.float32))
+
+
+def test_geometric_reflections_and_normalized_packing(rng):
+    v = rng.standard_normal((N, 3, 3)).astype(np.float32)
+    q = rng.uniform(-1.3, 1.3, (N, 4)).astype(np.float32)
+    src = """
+    uint i = thread_position_in_grid.x;
+    float3 I = float3(a0[9*i], a0[9*i+1], a0[9*i+2]);
+    float3 n = normalize(float3(a0[9*i+3], a0[9*i+4], a0[9*i+5]));
+    float3 nref = float3(a0[9*i+6], a0[9*i+7], a0[9*i+8]);
+    float3 rf = reflect(I, n), rr = refract(normalize(I), n, 0.7f), ff = faceforward(n, I, nref);
+    for (int k = 0; k < 3; ++k) { out[16*i+k] = rf[k]; out[16*i+3+k] = rr[k]; out[16*i+6+k] = ff[k]; }
+    float4 c = float4(a1[4*i], a1[4*i+1], a1[4*i+2], a1[4*i+3]);
+    out[16*i+9] = float(pack_float_to_unorm4x8(c));
+    out[16*i+10] = float(pack_float_to_snorm4x8(c) & 0xffffu);
+    out[16*i+11] = float(pack_float_to_unorm2x16(c.xy) >> 16);
+    float4 back = unpack_snorm4x8_to_float(pack_float_to_snorm4x8(c));
+    half2 back2 = unpack_unorm2x16_to_half(pack_half_to_unorm2x16(half2(c.zw)));
+    out[16*i+12] = back.x; out[16*i+13] = back.w; out[16*i+14] = float(back2.y);
+    out[16*i+15] = float(pack_float_to_unorm10a2(c) >> 20);
+    """
+    got = run("msl_geometric_pack", src, [v.reshape(-1), q.reshape(-1)], (16 * N,)).reshape(N, 16)
+    w = v.astype(np.float64)
+    I, n, nref = w[:, 0], w[:, 1] / np.linalg.norm(w[:, 1], axis=1, keepdims=True), w[:, 2]
+    dn = (n * I).sum(1, keepdims=True)
+    np.testing.assert_allclose(got[:, 0:3], I - 2 * dn * n, rtol=1e-5, atol=1e-5)
+    In = I / np.linalg.norm(I, axis=1, keepdims=True)
+    d = (n * In).sum(1, keepdims=True)
+    k = 1 - 0.49 * (1 - d * d)
+    rr = np.where(k < 0, 0.0, 0.7 * In - (0.7 * d + np.sqrt(np.maximum(k, 0))) * n)
+    np.testing.assert_allclose(got[:, 3:6], rr, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[:, 6:9], np.where((nref * I).sum(1, keepdims=True) < 0, n, -n), rtol=1e-6, atol=1e-6)
+    c = q.astype(np.float64)
+    un = np.rint(np.clip(c, 0, 1) * 255).astype(np.int64)
+    sn = np.rint(np.clip(c, -1, 1) * 127).astype(np.int64) & 0xff
+    np.testing.assert_array_equal(got[:, 9], (un * (256 ** np.arange(4))).sum(1).astype(np.float32))
+    np.testing.assert_array_equal(got[:, 10], (sn[:, 0] + 256 * sn[:, 1]).astype(np.float32))
+    np.testing.assert_array_equal(got[:, 11], np.rint(np.clip(c[:, 1], 0, 1) * 65535).astype(np.float32))
+    snv = np.maximum(np.rint(np.clip(c, -1, 1) * 127) / 127, -1)
+    np.testing.assert_allclose(got[:, 12], snv[:, 0], rtol=1e-6)
+    np.testing.assert_allclose(got[:, 13], snv[:, 3], rtol=1e-6)
+    hw = np.clip(c[:, 3].astype(np.float16).astype(np.float64), 0, 1)
+    np.testing.assert_allclose(got[:, 14], (np.rint(hw * 65535) / 65535).astype(np.float16), rtol=1e-3)
+    b10 = np.rint(np.clip(c[:, 2], 0, 1) * 1023) + 1024 * np.rint(np.clip(c[:, 3], 0, 1) * 3)
+    np.testing.assert_array_equal(got[:, 15], b10.astype(np.float32))
+
+
+def test_fences_with_a_thread_scope(rng):
+    x = rng.standard_normal(N).astype(np.float32)
+    src = """
+    uint i = thread_position_in_grid.x;
+    out[i] = a0[i] * 2.0f;
+    atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, thread_scope_device);
+    atomic_thread_fence(mem_flags::mem_threadgroup, memory_order_relaxed);
+    """
+    got = run("msl_fence_scope", src, [x], (N,))
+    np.testing.assert_array_equal(got, x * 2)

@@ -54,7 +54,7 @@ template <class A, class B> ALLOY_FUNC auto pow(const A& a, const B& b) {
     return ::metal::pow(a, b);
   }
 }
-template <class A, class B> ALLOY_FUNC auto powr(const A& a, const B& b) { return pow(a, b); }
+template <class A, class B> ALLOY_FUNC auto powr(const A& a, const B& b) { return ::metal::fast::pow(a, b); }
 template <class A, class B> ALLOY_FUNC auto divide(const A& a, const B& b) {
   if constexpr (is_arithmetic_v<A> && is_arithmetic_v<B>) {
     typedef ::metal::detail::common2_t<A, B> R;

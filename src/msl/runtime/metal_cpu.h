@@ -530,6 +530,17 @@ enum memory_order {
   memory_order_acq_rel = __ATOMIC_ACQ_REL,
   memory_order_seq_cst = __ATOMIC_SEQ_CST,
 };
+// MSL 3.2's scopes; every fence here is one of the host's, which orders
+// the group's threads (one OS thread) and other threadgroups alike.
+enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
+using thread_scope::thread_scope_device;
+using thread_scope::thread_scope_simdgroup;
+using thread_scope::thread_scope_thread;
+using thread_scope::thread_scope_threadgroup;
+ALLOY_FUNC void atomic_thread_fence(mem_flags, memory_order order = memory_order_seq_cst,
+                                    thread_scope = thread_scope_device) {
+  if (order != memory_order_relaxed) __atomic_thread_fence(int(order));
+}
 template <class T> struct atomic {
   T v_;
 };

@@ -212,6 +212,19 @@ template <class A, class B>
 ALLOY_FUNC detail::common2_t<A, B> median3(const A& a, const B& b, const detail::common2_t<A, B>& c) {
   return max(min(a, b), min(max(a, b), c));
 }
+// The float forms: max and min already take fmax and fmin's NaN rule.
+template <class A, class B>
+ALLOY_FUNC detail::common2_t<A, B> fmax3(const A& a, const B& b, const detail::common2_t<A, B>& c) {
+  return max3(a, b, c);
+}
+template <class A, class B>
+ALLOY_FUNC detail::common2_t<A, B> fmin3(const A& a, const B& b, const detail::common2_t<A, B>& c) {
+  return min3(a, b, c);
+}
+template <class A, class B>
+ALLOY_FUNC detail::common2_t<A, B> fmedian3(const A& a, const B& b, const detail::common2_t<A, B>& c) {
+  return median3(a, b, c);
+}
 
 template <class A, class B, class C>
 ALLOY_FUNC detail::common3_t<A, B, C> mix(const A& x, const B& y, const C& t) {

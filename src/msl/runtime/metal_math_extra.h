@@ -84,6 +84,22 @@ ALLOY_REL_VEC(isfinite)
 ALLOY_REL_VEC(isnormal)
 ALLOY_REL_VEC(signbit)
 #undef ALLOY_REL_VEC
+template <class A, class B, enable_if_t<is_arithmetic_v<A> && is_arithmetic_v<B>, int> = 0>
+ALLOY_FUNC bool isordered(A x, B y) {
+  return float(x) == float(x) && float(y) == float(y);
+}
+template <class A, class B, enable_if_t<is_arithmetic_v<A> && is_arithmetic_v<B>, int> = 0>
+ALLOY_FUNC bool isunordered(A x, B y) {
+  return !isordered(x, y);
+}
+template <class T, int N> ALLOY_FUNC vec<bool, N> isordered(const vec<T, N>& x, const vec<T, N>& y) {
+  vec<bool, N> r;
+  for (int i = 0; i < N; ++i) r.at(i) = isordered(x.at(i), y.at(i));
+  return r;
+}
+template <class T, int N> ALLOY_FUNC vec<bool, N> isunordered(const vec<T, N>& x, const vec<T, N>& y) {
+  return !isordered(x, y);
+}
 ALLOY_FUNC bool all(bool b) { return b; }
 ALLOY_FUNC bool any(bool b) { return b; }
 template <class T, int N> ALLOY_FUNC bool all(const vec<T, N>& v) {
@@ -120,6 +136,21 @@ template <class T, int N> ALLOY_FUNC T distance_squared(const vec<T, N>& a, cons
   return length_squared(a - b);
 }
 template <class T, int N> ALLOY_FUNC vec<T, N> normalize(const vec<T, N>& a) { return a * T(rsqrt(dot(a, a))); }
+// n if the surface faces away from the incident vector (dot(nref, i) < 0), else -n.
+template <class T, int N>
+ALLOY_FUNC vec<T, N> faceforward(const vec<T, N>& n, const vec<T, N>& i, const vec<T, N>& nref) {
+  return dot(nref, i) < T(0) ? n : -n;
+}
+template <class T, int N> ALLOY_FUNC vec<T, N> reflect(const vec<T, N>& i, const vec<T, N>& n) {
+  return i - T(2) * dot(n, i) * n;
+}
+// Zero on total internal reflection.
+template <class T, int N> ALLOY_FUNC vec<T, N> refract(const vec<T, N>& i, const vec<T, N>& n, T eta) {
+  const float d = float(dot(n, i)), e = float(eta);
+  const float k = 1.0f - e * e * (1.0f - d * d);
+  if (k < 0.0f) return vec<T, N>(T(0));
+  return vec<T, N>(T(e)) * i - vec<T, N>(T(e * d + ALLOY_FMATH(sqrt)(k))) * n;
+}
 
 // ---- integer functions
 namespace detail {
@@ -197,6 +228,27 @@ ALLOY_INT2(rotate, T((detail::as_u64(x) << (detail::as_u64(y) % detail::bits_of<
 #undef ALLOY_INT2
 template <class T, enable_if_t<is_integral_v<T>, int> = 0> ALLOY_FUNC T madhi(T a, T b, T c) { return T(mulhi(a, b) + c); }
 template <class T, enable_if_t<is_integral_v<T>, int> = 0> ALLOY_FUNC T mad24(T a, T b, T c) { return T(a * b + c); }
+// a * b + c, saturated to T (a 64-bit unsigned product needs the unsigned
+// 128-bit type; the signed one holds every other exactly).
+template <class T, enable_if_t<is_integral_v<T>, int> = 0> ALLOY_FUNC T madsat(T a, T b, T c) {
+  if constexpr (sizeof(T) == 8 && !is_signed_v<T>) {
+    const unsigned __int128 r = static_cast<unsigned __int128>(a) * b + c;
+    return r > static_cast<unsigned __int128>(T(~T(0))) ? T(~T(0)) : T(r);
+  } else {
+    return detail::saturate_wide<T>(static_cast<__int128>(a) * static_cast<__int128>(b) + static_cast<__int128>(c));
+  }
+}
+#define ALLOY_INT3(name)                                                                        \
+  template <class T, int N>                                                                     \
+  ALLOY_FUNC vec<T, N> name(const vec<T, N>& a, const vec<T, N>& b, const vec<T, N>& c) {       \
+    vec<T, N> r;                                                                                \
+    for (int i = 0; i < N; ++i) r.at(i) = name(a.at(i), b.at(i), c.at(i));                      \
+    return r;                                                                                   \
+  }
+ALLOY_INT3(madhi)
+ALLOY_INT3(mad24)
+ALLOY_INT3(madsat)
+#undef ALLOY_INT3
 template <class T, enable_if_t<is_integral_v<T>, int> = 0>
 ALLOY_FUNC T extract_bits(T x, uint offset, uint bits) {
   if (bits == 0) return T(0);
@@ -210,5 +262,73 @@ ALLOY_FUNC T insert_bits(T base, T insert, uint offset, uint bits) {
   unsigned long long mask = (bits >= 64 ? ~0ull : ((1ull << bits) - 1)) << offset;
   return T((detail::as_u64(base) & ~mask) | ((detail::as_u64(insert) << offset) & mask));
 }
+template <class T, int N> ALLOY_FUNC vec<T, N> extract_bits(vec<T, N> x, uint offset, uint bits) {
+  for (int i = 0; i < N; ++i) x.at(i) = extract_bits(x.at(i), offset, bits);
+  return x;
+}
+template <class T, int N>
+ALLOY_FUNC vec<T, N> insert_bits(vec<T, N> base, const vec<T, N>& insert, uint offset, uint bits) {
+  for (int i = 0; i < N; ++i) base.at(i) = insert_bits(base.at(i), insert.at(i), offset, bits);
+  return base;
+}
+
+// ---- pack / unpack: normalized components, the first in the lowest bits;
+// packing clamps and rounds to nearest even, unpacking of signed forms
+// clamps the most negative code to -1.
+namespace detail {
+template <int Bits, bool Signed> ALLOY_FUNC uint pack_norm(float x) {
+  constexpr float top = float((1u << (Signed ? Bits - 1 : Bits)) - 1u);
+  const float c = ALLOY_FMATH(fmin)(ALLOY_FMATH(fmax)(x, Signed ? -1.0f : 0.0f), 1.0f);
+  return uint(int(ALLOY_FMATH(rint)(c * top))) & ((1u << Bits) - 1u);
+}
+template <int Bits, bool Signed> ALLOY_FUNC float unpack_norm(uint word, int shift) {
+  constexpr float top = float((1u << (Signed ? Bits - 1 : Bits)) - 1u);
+  const uint code = (word >> shift) & ((1u << Bits) - 1u);
+  if constexpr (Signed) {
+    const int v = int(code << (32 - Bits)) >> (32 - Bits);  // sign-extended
+    return ALLOY_FMATH(fmax)(float(v) / top, -1.0f);
+  } else {
+    return float(code) / top;
+  }
+}
+template <int Bits, bool Signed, class V> ALLOY_FUNC uint pack_lanes(const V& v) {
+  uint r = 0;
+  for (int i = 0; i < vec_traits<V>::n; ++i) r |= pack_norm<Bits, Signed>(float(v.at(i))) << (i * Bits);
+  return r;
+}
+template <class E, int N, int Bits, bool Signed> ALLOY_FUNC vec<E, N> unpack_lanes(uint word) {
+  vec<E, N> r;
+  for (int i = 0; i < N; ++i) r.at(i) = E(unpack_norm<Bits, Signed>(word, i * Bits));
+  return r;
+}
+ALLOY_FUNC uint pack_10a2(const vec<float, 4>& v) {
+  return pack_norm<10, false>(v.x) | (pack_norm<10, false>(v.y) << 10) | (pack_norm<10, false>(v.z) << 20) |
+         (pack_norm<2, false>(v.w) << 30);
+}
+template <class E> ALLOY_FUNC vec<E, 4> unpack_10a2(uint w) {
+  return vec<E, 4>(E(unpack_norm<10, false>(w, 0)), E(unpack_norm<10, false>(w, 10)), E(unpack_norm<10, false>(w, 20)),
+                   E(unpack_norm<2, false>(w, 30)));
+}
+}  // namespace detail
+ALLOY_FUNC uint pack_float_to_unorm4x8(vec<float, 4> v) { return detail::pack_lanes<8, false>(v); }
+ALLOY_FUNC uint pack_float_to_snorm4x8(vec<float, 4> v) { return detail::pack_lanes<8, true>(v); }
+ALLOY_FUNC uint pack_float_to_unorm2x16(vec<float, 2> v) { return detail::pack_lanes<16, false>(v); }
+ALLOY_FUNC uint pack_float_to_snorm2x16(vec<float, 2> v) { return detail::pack_lanes<16, true>(v); }
+ALLOY_FUNC uint pack_float_to_unorm10a2(vec<float, 4> v) { return detail::pack_10a2(v); }
+ALLOY_FUNC uint pack_half_to_unorm4x8(vec<half, 4> v) { return detail::pack_lanes<8, false>(v); }
+ALLOY_FUNC uint pack_half_to_snorm4x8(vec<half, 4> v) { return detail::pack_lanes<8, true>(v); }
+ALLOY_FUNC uint pack_half_to_unorm2x16(vec<half, 2> v) { return detail::pack_lanes<16, false>(v); }
+ALLOY_FUNC uint pack_half_to_snorm2x16(vec<half, 2> v) { return detail::pack_lanes<16, true>(v); }
+ALLOY_FUNC uint pack_half_to_unorm10a2(vec<half, 4> v) { return detail::pack_10a2(vec<float, 4>(v)); }
+ALLOY_FUNC vec<float, 4> unpack_unorm4x8_to_float(uint w) { return detail::unpack_lanes<float, 4, 8, false>(w); }
+ALLOY_FUNC vec<float, 4> unpack_snorm4x8_to_float(uint w) { return detail::unpack_lanes<float, 4, 8, true>(w); }
+ALLOY_FUNC vec<float, 2> unpack_unorm2x16_to_float(uint w) { return detail::unpack_lanes<float, 2, 16, false>(w); }
+ALLOY_FUNC vec<float, 2> unpack_snorm2x16_to_float(uint w) { return detail::unpack_lanes<float, 2, 16, true>(w); }
+ALLOY_FUNC vec<float, 4> unpack_unorm10a2_to_float(uint w) { return detail::unpack_10a2<float>(w); }
+ALLOY_FUNC vec<half, 4> unpack_unorm4x8_to_half(uint w) { return detail::unpack_lanes<half, 4, 8, false>(w); }
+ALLOY_FUNC vec<half, 4> unpack_snorm4x8_to_half(uint w) { return detail::unpack_lanes<half, 4, 8, true>(w); }
+ALLOY_FUNC vec<half, 2> unpack_unorm2x16_to_half(uint w) { return detail::unpack_lanes<half, 2, 16, false>(w); }
+ALLOY_FUNC vec<half, 2> unpack_snorm2x16_to_half(uint w) { return detail::unpack_lanes<half, 2, 16, true>(w); }
+ALLOY_FUNC vec<half, 4> unpack_unorm10a2_to_half(uint w) { return detail::unpack_10a2<half>(w); }
 
 }  // namespace metal
