@@ -74,8 +74,18 @@ bool names_half(std::string_view s) {
   return starts_with(s, "M_") && ends_with(s, "_H");
 }
 
+// `float3x3`, `half2x4`, `bfloat4x4`: MSL's matrix names (metal_matrix.h).
+bool names_matrix_type(std::string_view s) {
+  for (std::string_view e : {"float", "half", "bfloat"})
+    if (starts_with(s, e) && s.size() == e.size() + 3 && s[e.size()] >= '2' && s[e.size()] <= '4' &&
+        s[e.size() + 1] == 'x' && s[e.size() + 2] >= '2' && s[e.size() + 2] <= '4')
+      return true;
+  return false;
+}
+
 void include_everything(RuntimeFeatures& f) {
   f.half_ops = f.math = f.math_extra = f.fast_math = f.simd = f.atomics = f.matrix = f.mlx_utils = true;
+  f.matrices = true;
   f.matrix_elements = true;
   f.lane_state = true;
 }
@@ -111,6 +121,7 @@ void scan(const LexedText& lexed, RuntimeFeatures& f, bool& everything) {
     if (s == "simdgroup_barrier") f.lane_state = true;
     if (starts_with(s, "simdgroup_") && s != "simdgroup_barrier" && !find_attribute(s)) f.matrix = true;
     if (s == "make_filled_simdgroup_matrix") f.matrix = true;
+    if (names_matrix_type(s) || (s == "matrix" && i + 1 < toks.size() && toks[i + 1].is_punct("<"))) f.matrices = true;
     // Apple's lane builtin: the CPU's lane lookup lives with the matrix runtime.
     if (s == "__metal_get_thread_index_in_simdgroup") f.matrix = true;
     if (is_atomic_name(s)) f.atomics = true;
@@ -159,6 +170,7 @@ std::string feature_defines(const RuntimeFeatures& f) {
   use(f.simd, "SIMD");
   use(f.atomics, "ATOMICS");
   use(f.matrix, "MATRIX");
+  use(f.matrices, "MATRICES");
   use(f.mlx_utils, "MLX_UTILS");
   use(f.tensor, "TENSOR");
   use(f.lane_state, "LANE_STATE");

@@ -20,6 +20,7 @@ struct RuntimeFeatures {
   bool simd = false;
   bool atomics = false;
   bool matrix = false;
+  bool matrices = false;  // matrix<T, C, R> and floatCxR (metal_matrix.h)
   bool mlx_utils = false;
   bool tensor = false;  // Metal 4 tensors, mpp::tensor_ops (decided on names even when in doubt)
   // CUDA: each SIMD group records which of its lanes exist (SIMD-group

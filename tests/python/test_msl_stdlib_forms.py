@@ -363,3 +363,48 @@ def test_fences_with_a_thread_scope(rng):
     """
     got = run("msl_fence_scope", src, [x], (N,))
     np.testing.assert_array_equal(got, x * 2)
+
+
+def test_matrix_types(rng):
+    # Column-major as in Metal: m[c] is column c; floatCxR has C columns of R rows.
+    x = rng.standard_normal((N, 36)).astype(np.float32)
+    src = """
+    uint i = thread_position_in_grid.x;
+    const device float* p = a0 + 36 * i;
+    float3x3 a = float3x3(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8]);
+    float2x3 b = float2x3(float3(p[9], p[10], p[11]), float3(p[12], p[13], p[14]));  // 2 columns of 3
+    float4x4 d;
+    for (int c = 0; c < 4; ++c) d[c] = float4(p[15 + 4*c], p[16 + 4*c], p[17 + 4*c], p[18 + 4*c]);
+    float3 v = float3(p[31], p[32], p[33]);
+    float3 av = a * v;                          // 3
+    float2 vb = v * b;                          // v dotted with b's columns
+    float2x3 ab = a * b + 2.0f * b - b * 0.5f;  // 2 columns of 3
+    float3x2 bt = transpose(b);
+    matrix<float, 2, 2> bb = bt * b + float2x2(1.0f);
+    half2x2 h = half2x2(bb);
+    device float* o = out + 24 * i;
+    for (int k = 0; k < 3; ++k) o[k] = av[k];
+    o[3] = vb.x; o[4] = vb.y;
+    for (int c = 0; c < 2; ++c) for (int r = 0; r < 3; ++r) o[5 + 3*c + r] = ab[c][r];
+    for (int c = 0; c < 2; ++c) for (int r = 0; r < 2; ++r) o[11 + 2*c + r] = bb[c][r];
+    o[15] = determinant(a); o[16] = determinant(d); o[17] = determinant(bb);
+    o[18] = float(determinant(h)); o[19] = float(h[1].x);
+    o[20] = bt[2][1]; o[21] = (-a)[0][0]; o[22] = (a - a)[2][2]; o[23] = float3x3(3.0f)[1][1];
+    """
+    got = run("msl_matrices", src, [x.reshape(-1)], (24 * N,)).reshape(N, 24)
+    w = x.astype(np.float64)
+    A = w[:, 0:9].reshape(N, 3, 3).transpose(0, 2, 1)     # rows x columns
+    B = w[:, 9:15].reshape(N, 2, 3).transpose(0, 2, 1)    # 3 x 2
+    D = w[:, 15:31].reshape(N, 4, 4).transpose(0, 2, 1)
+    v = w[:, 31:34]
+    AB = A @ B + 2 * B - 0.5 * B
+    BB = B.transpose(0, 2, 1) @ B + np.eye(2)
+    want = np.concatenate([
+        np.einsum("nrc,nc->nr", A, v), np.einsum("nr,nrc->nc", v, B),
+        AB.transpose(0, 2, 1).reshape(N, 6), BB.transpose(0, 2, 1).reshape(N, 4),
+        np.linalg.det(A)[:, None], np.linalg.det(D)[:, None], np.linalg.det(BB)[:, None],
+        np.linalg.det(BB)[:, None], BB[:, 0, 1][:, None], B[:, 2, 1][:, None], -A[:, 0, 0][:, None],
+        np.zeros((N, 1)), np.full((N, 1), 3.0)], axis=1)
+    tol = np.full(24, 1e-4)
+    tol[18:20] = 5e-2  # half
+    np.testing.assert_array_less(np.abs(got - want), tol * np.maximum(1, np.abs(want)))

@@ -14,6 +14,9 @@
 #if ALLOY_MSL_USE_MATH_EXTRA
 #include "metal_math_extra.h"
 #endif
+#if ALLOY_MSL_USE_MATRICES
+#include "metal_matrix.h"
+#endif
 #include "metal_thread_ids.h"
 #if ALLOY_MSL_CPU_COROUTINES
 // The translator made each synchronising call of the kernel a `co_await`:

@@ -27,6 +27,9 @@
 #if ALLOY_MSL_USE_MATH_EXTRA
 #include "metal_math_extra.h"
 #endif
+#if ALLOY_MSL_USE_MATRICES
+#include "metal_matrix.h"
+#endif
 #if ALLOY_MSL_USE_FAST_MATH
 #include "cuda_math_fast.h"
 #endif

@@ -14,6 +14,7 @@
 //   SIMD        SIMD-group and quad-group functions (needs MATH, HALF_OPS)
 //   ATOMICS     atomic<T> and the atomic_* functions (needs MATH, HALF_OPS)
 //   MATRIX      simdgroup_matrix (needs MATH, HALF_OPS)
+//   MATRICES    matrix<T, C, R> and the floatCxR names (metal_matrix.h)
 //   MLX_UTILS   MLX's utils: elem_to_loc*, ceildiv, Limits
 //   TENSOR      Metal 4 tensors, cooperative tensors and mpp::tensor_ops::matmul2d
 //               (needs HALF_OPS, SIMD)
@@ -29,6 +30,7 @@
 #define ALLOY_MSL_USE_SIMD 1
 #define ALLOY_MSL_USE_ATOMICS 1
 #define ALLOY_MSL_USE_MATRIX 1
+#define ALLOY_MSL_USE_MATRICES 1
 #define ALLOY_MSL_USE_MLX_UTILS 1
 #define ALLOY_MSL_USE_TENSOR 1
 #define ALLOY_MSL_USE_LANE_STATE 1
