@@ -116,6 +116,10 @@ template <int... I> ALLOY_FUNC constexpr bool distinct() {
 
 template <class S, int... I> struct swizzle_ref_proxy;
 
+// The compound assignments of a proxy for a vector (a swizzle target, a
+// vector behind a cast), each X(op) one of them.
+#define ALLOY_FOR_COMPOUND_OPS(X) X(+) X(-) X(*) X(/) X(%) X(&) X(|) X(^) X(<<) X(>>)
+
 template <class T, int N>
 struct alignas(sizeof(T) * (N == 3 ? 4 : N)) vec : detail::vec_storage<T, N> {
   static_assert((N >= 2 && N <= 4) || N == 8 || N == 16, "vector width must be 2, 3, 4, 8 or 16");
@@ -241,16 +245,7 @@ template <class S, int... I> struct swizzle_ref_proxy {
   ALLOY_FUNC constexpr swizzle_ref_proxy& operator=(const swizzle_ref_proxy& o) { return *this = value_type(o); }
 #define ALLOY_SWZ_OP(op) \
   ALLOY_FUNC constexpr swizzle_ref_proxy& operator op##=(const value_type& o) { return *this = value_type(*this) op o; }
-  ALLOY_SWZ_OP(+)
-  ALLOY_SWZ_OP(-)
-  ALLOY_SWZ_OP(*)
-  ALLOY_SWZ_OP(/)
-  ALLOY_SWZ_OP(%)
-  ALLOY_SWZ_OP(&)
-  ALLOY_SWZ_OP(|)
-  ALLOY_SWZ_OP(^)
-  ALLOY_SWZ_OP(<<)
-  ALLOY_SWZ_OP(>>)
+  ALLOY_FOR_COMPOUND_OPS(ALLOY_SWZ_OP)
 #undef ALLOY_SWZ_OP
 };
 

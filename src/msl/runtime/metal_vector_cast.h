@@ -114,16 +114,7 @@ struct vector_cast_ref : component_refs<typename V::value_type, detail::vector_w
   }
 #define ALLOY_VECTOR_CAST_OP(op) \
   ALLOY_FUNC const vector_cast_ref& operator op##=(const V& o) const { return *this = V(*this) op o; }
-  ALLOY_VECTOR_CAST_OP(+)
-  ALLOY_VECTOR_CAST_OP(-)
-  ALLOY_VECTOR_CAST_OP(*)
-  ALLOY_VECTOR_CAST_OP(/)
-  ALLOY_VECTOR_CAST_OP(%)
-  ALLOY_VECTOR_CAST_OP(&)
-  ALLOY_VECTOR_CAST_OP(|)
-  ALLOY_VECTOR_CAST_OP(^)
-  ALLOY_VECTOR_CAST_OP(<<)
-  ALLOY_VECTOR_CAST_OP(>>)
+  ALLOY_FOR_COMPOUND_OPS(ALLOY_VECTOR_CAST_OP)
 #undef ALLOY_VECTOR_CAST_OP
 };
 
@@ -146,16 +137,7 @@ template <class V, int... I> struct vector_cast_swizzle_ref {
   ALLOY_FUNC const vector_cast_swizzle_ref& operator op##=(const value_type& o) const { \
     return *this = value_type(*this) op o;                                              \
   }
-  ALLOY_VECTOR_CAST_OP(+)
-  ALLOY_VECTOR_CAST_OP(-)
-  ALLOY_VECTOR_CAST_OP(*)
-  ALLOY_VECTOR_CAST_OP(/)
-  ALLOY_VECTOR_CAST_OP(%)
-  ALLOY_VECTOR_CAST_OP(&)
-  ALLOY_VECTOR_CAST_OP(|)
-  ALLOY_VECTOR_CAST_OP(^)
-  ALLOY_VECTOR_CAST_OP(<<)
-  ALLOY_VECTOR_CAST_OP(>>)
+  ALLOY_FOR_COMPOUND_OPS(ALLOY_VECTOR_CAST_OP)
 #undef ALLOY_VECTOR_CAST_OP
 };
 
