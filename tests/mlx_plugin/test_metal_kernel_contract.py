@@ -384,3 +384,30 @@ def test_bounds_checked_kernel_names_the_buffer_and_its_size(monkeypatch, stream
         mx.eval(bad)
     assert before.tolist() == [0, 3, 6, 9]
     assert (mx.ones(3, stream=stream) + 1).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_forms_of_mlx_own_kernels_wide_vectors_uniforms_lanes_and_matrices(rng):
+    # What MLX's NAX headers and public GEMVs use: vec<T, 8>, uniform<T>,
+    # Apple's lane builtin in a helper, and a matrix type; through the plugin.
+    a = rng.standard_normal(8 * 64).astype(np.float32)
+    header = "inline ushort lane() { return __metal_get_thread_index_in_simdgroup(ushort()); }\n"
+    src = """
+        uint i = thread_position_in_grid.x;
+        const device vec<float, 8>* rows = (const device vec<float, 8>*)inp;
+        vec<float, 8> r = rows[i];
+        const uniform<float> two = make_uniform(2.0f);
+        float2x2 m = float2x2(r[0], r[1], r[2], r[3]);
+        float2 mv = m * float2(r[4], r[5]);
+        out[4 * i] = (r[6] + r[7]) * float(two);
+        out[4 * i + 1] = mv.x;
+        out[4 * i + 2] = determinant(m);
+        out[4 * i + 3] = float(lane());
+    """
+    k = kernel(src, header=header, name="mlx_forms")
+    (out,) = k(inputs=[mx.array(a)], grid=(64, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(256,)],
+               output_dtypes=[mx.float32], init_value=NAN)
+    got = np.array(out).reshape(64, 4)
+    r = a.reshape(64, 8).astype(np.float64)
+    want = np.stack([(r[:, 6] + r[:, 7]) * 2, r[:, 0] * r[:, 4] + r[:, 2] * r[:, 5],
+                     r[:, 0] * r[:, 3] - r[:, 2] * r[:, 1], np.arange(64) % 32], axis=1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
