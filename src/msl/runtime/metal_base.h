@@ -310,9 +310,12 @@ template <class T> ALLOY_FUNC constexpr T make_uniform(T x) { return x; }
 #define HUGE_VALH (::metal::half(__builtin_bit_cast(float, 0x7f800000u)))
 #endif
 #define MAXHALF (::metal::half(65504.0f))
+// <float.h>, when a host header includes it first, has these (same values).
+#ifndef FLT_RADIX
 #define FLT_MAX_10_EXP 38
 #define FLT_MIN_10_EXP (-37)
 #define FLT_RADIX 2
+#endif
 #define HALF_DIG 3
 #define HALF_MANT_DIG 11
 #define HALF_MAX_10_EXP 4
@@ -340,6 +343,7 @@ template <class T> ALLOY_FUNC constexpr T make_uniform(T x) { return x; }
 #define LONG_MIN (-0x7fffffffffffffffl - 1)
 #endif
 #define MAXFLOAT 0x1.fffffep+127f
+#ifndef FLT_MAX  // (as FLT_RADIX above)
 #define FLT_MAX 0x1.fffffep+127f
 #define FLT_MIN 0x1p-126f
 #define FLT_EPSILON 0x1p-23f
@@ -347,6 +351,7 @@ template <class T> ALLOY_FUNC constexpr T make_uniform(T x) { return x; }
 #define FLT_MANT_DIG 24
 #define FLT_MAX_EXP 128
 #define FLT_MIN_EXP (-125)
+#endif
 #define HALF_MAX (::metal::half(65504.0f))
 #define HALF_MIN (::metal::half(0x1p-14f))
 #define HALF_EPSILON (::metal::half(0x1p-10f))
