@@ -1,5 +1,6 @@
 #include "msl/rewrite.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -217,12 +218,16 @@ class Rewriter {
       if (out[i]) continue;
       const Token& t = toks[i];
       switch (t.kind) {
-        case TokenKind::Directive:
+        case TokenKind::Directive: {
+          const std::string word = directive_name(t);
+          if (word == "if" || word == "ifdef" || word == "ifndef") ++conditionals_;
+          if (word == "endif" && conditionals_ > 0) --conditionals_;
           // MLX's headers are emitted before the header (msl/includes.h);
           // `#pragma once` and Metal's internal pragmas mean nothing here.
           if (is_metal_include(t.text) || mlx_include_path(t) || is_dropped_pragma(t)) out[i] = "";
           else if (auto unroll = loop_unroll_pragma(t)) out[i] = *unroll;
           break;
+        }
         case TokenKind::Number:
           if (auto h = half_literal(t.text)) out[i] = *h;
           break;
@@ -254,6 +259,7 @@ class Rewriter {
       }
     }
     vector_casts(toks, out);
+    swizzle_named_fields(toks, out);
     multi_index_subscripts(toks, out);
     if (checked_) check_subscripts(toks, out);
     poll_loops(toks, out);
@@ -286,6 +292,68 @@ class Rewriter {
   // become `::alloy_msl::vector_cast<const float4>(row + d)`: accesses through
   // it work at any address the elements may have, as on Apple's GPUs, where
   // CUDA's vector loads need the vector's alignment (metal_vector_cast.h).
+  // A struct's field named like a swizzle (`uint rgba;`, `float2 xy;`) is
+  // reached as `s.rgba`, which member access turns into
+  // `s.template swizzle<0,1,2,3>()` (nothing here knows `s` is no vector):
+  // such a struct, where member templates are allowed (not one local to a
+  // function), gets swizzle<I...>() and swizzle_ref<I...>() that return the
+  // field of those indices (piet-metal's `stroke->rgba`).
+  static void swizzle_named_fields(const std::vector<Token>& toks, Out& out) {
+    std::vector<char> scopes;  // per open brace: 'n' namespace, 's' class, 'o' other
+    std::vector<std::pair<std::size_t, std::vector<std::string>>> classes;  // open classes: brace, fields
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      const Token& t = toks[i];
+      if (t.is_punct("{")) {
+        char kind = opens_namespace(toks, i) ? 'n' : 'o';
+        // `struct Name {`, `struct Name : Base {`, `struct alignas(16) Name {`.
+        for (std::size_t k = i; k-- > 0;) {
+          if (toks[k].is_ident("struct") || toks[k].is_ident("class")) {
+            kind = 's';
+            break;
+          }
+          if (toks[k].is_punct(";") || toks[k].is_punct("{") || toks[k].is_punct("}") || toks[k].is_punct("=") ||
+              toks[k].is_punct("(") || toks[k].kind == TokenKind::Directive)
+            break;
+        }
+        bool allowed = true;  // no enclosing function body or block
+        for (char c : scopes) allowed = allowed && c != 'o';
+        scopes.push_back(kind == 's' && !allowed ? 'o' : kind);
+        if (scopes.back() == 's') classes.push_back({i, {}});
+        continue;
+      }
+      if (t.is_punct("}")) {
+        if (!scopes.empty() && scopes.back() == 's' && !classes.empty()) {
+          const std::vector<std::string>& fields = classes.back().second;
+          if (!fields.empty()) {
+            std::string m =
+                " template <int... alloy_i> ALLOY_FUNC constexpr auto& swizzle() { return alloy_field(::alloy_msl::"
+                "swizzle_tag<alloy_i...>{}); } template <int... alloy_i> ALLOY_FUNC constexpr const auto& swizzle() "
+                "const { return alloy_field(::alloy_msl::swizzle_tag<alloy_i...>{}); } template <int... alloy_i> "
+                "ALLOY_FUNC constexpr auto& swizzle_ref() { return alloy_field(::alloy_msl::swizzle_tag<alloy_i...>{}); }";
+            for (const std::string& f : fields) {
+              const std::string tag = "::alloy_msl::swizzle_tag<" + *swizzle_indices(f) + ">";
+              m += " ALLOY_FUNC constexpr auto& alloy_field(" + tag + ") { return " + f + "; } ALLOY_FUNC constexpr const "
+                   "auto& alloy_field(" + tag + ") const { return " + f + "; }";
+            }
+            out[i] = m + " " + (out[i] ? *out[i] : t.text);
+          }
+          classes.pop_back();
+        }
+        if (!scopes.empty()) scopes.pop_back();
+        continue;
+      }
+      // A field of the innermost open class: a name at its own brace level
+      // ending a declarator.
+      if (t.kind == TokenKind::Identifier && !classes.empty() && !scopes.empty() && scopes.back() == 's' &&
+          i + 1 < toks.size() && swizzle_indices(t.text) && !is_member_access(toks, i) &&
+          (toks[i + 1].is_punct(";") || toks[i + 1].is_punct(",") || toks[i + 1].is_punct("[") ||
+           toks[i + 1].is_punct("=") || toks[i + 1].is_punct(":"))) {
+        std::vector<std::string>& fields = classes.back().second;
+        if (std::find(fields.begin(), fields.end(), t.text) == fields.end()) fields.push_back(t.text);
+      }
+    }
+  }
+
   static void vector_casts(const std::vector<Token>& toks, Out& out) {
     for (std::size_t i = 0; i < toks.size(); ++i) {
       const Token& t = toks[i];
@@ -590,7 +658,7 @@ class Rewriter {
       }
     } else if (t.is("threadgroup")) {
       out[i] = declares_threadgroup_storage(toks, i) ? "ALLOY_THREADGROUP" : "";
-    } else if (!user_names_.count(t.text) && !(i > 0 && toks[i - 1].is_punct("::") && i > 1 &&
+    } else if (conditionals_ == 0 && !user_names_.count(t.text) && !(i > 0 && toks[i - 1].is_punct("::") && i > 1 &&
                                                toks[i - 2].kind == TokenKind::Identifier &&
                                                user_names_.count(toks[i - 2].text))) {
       if (auto why = invalid_vector_type(t.text))
@@ -808,6 +876,10 @@ class Rewriter {
   bool program_;  // a whole program (metal_library): `kernel` functions at program scope
   KernelSpec::ThreadgroupStorage storage_;
   int placed_ = 0;
+  // Open #if/#ifdef/#ifndef blocks at the token being decided: a branch the
+  // preprocessor may drop (`#if HEAD_DIM == 128` on a template parameter is
+  // false in Metal) is not checked for names Metal lacks (`float8`).
+  int conditionals_ = 0;
   std::set<std::string> specializations_;  // seen by drop_repeated_specializations  // kernel-scope threadgroup arrays placed by storage_
   std::string file_;
   const std::set<std::string>& user_names_;

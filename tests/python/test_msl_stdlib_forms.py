@@ -408,3 +408,60 @@ def test_matrix_types(rng):
     tol = np.full(24, 1e-4)
     tol[18:20] = 5e-2  # half
     np.testing.assert_array_less(np.abs(got - want), tol * np.maximum(1, np.abs(want)))
+
+
+FIELDS_NAMED_LIKE_SWIZZLES = """
+// piet-metal's command structs: fields named like swizzles.
+struct CmdStroke { ushort cmd; uint rgba; half halfWidth; };
+struct Vtx { float2 xy; float zw; float4 rgba; };
+"""
+
+
+def test_struct_fields_named_like_swizzles_and_vectors_in_dropped_branches(rng):
+    x = rng.standard_normal(4 * N).astype(np.float32)
+    src = """
+    uint i = thread_position_in_grid.x;
+    CmdStroke s; s.cmd = 1; s.rgba = uint(i) * 3u; s.halfWidth = 0.5h;
+    const thread CmdStroke* p = &s;
+    Vtx v; v.xy = float2(a0[4*i], a0[4*i+1]); v.zw = a0[4*i+2];
+    v.rgba = float4(v.xy, v.zw, 1.0f);
+    v.rgba.yx = v.xy;               // a real swizzle of the field that is a vector
+    #if HEAD_DIM == 128
+    float8 never;                   // HEAD_DIM is a template parameter: no macro, this branch is dropped
+    #endif
+    out[4*i] = float(p->rgba) + v.xy.y;
+    out[4*i+1] = v.rgba.x + v.rgba.w;
+    out[4*i+2] = v.zw + float(s.halfWidth);
+    out[4*i+3] = v.rgba.y;
+    """
+    k = mx.fast.metal_kernel(name="msl_swizzle_named_fields", input_names=["a0"], output_names=["out"], source=src,
+                             header=FIELDS_NAMED_LIKE_SWIZZLES)
+    (got,) = k(inputs=[mx.array(x)], template=[("HEAD_DIM", 128)], grid=(N, 1, 1), threadgroup=(32, 1, 1),
+               output_shapes=[(4 * N,)], output_dtypes=[mx.float32], init_value=float("nan"))
+    r = x.reshape(N, 4).astype(np.float64)
+    want = np.stack([np.arange(N) * 3 + r[:, 1], r[:, 1] + 1, r[:, 2] + 0.5, r[:, 0]], axis=1)
+    np.testing.assert_allclose(np.array(got).reshape(N, 4), want, rtol=1e-6, atol=1e-6)
+
+
+def test_srgb_packing(rng):
+    c = rng.uniform(-0.1, 1.1, (N, 4)).astype(np.float32)
+    src = """
+    uint i = thread_position_in_grid.x;
+    float4 v = float4(a0[4*i], a0[4*i+1], a0[4*i+2], a0[4*i+3]);
+    uint w = pack_float_to_srgb_unorm4x8(v);
+    float4 back = unpack_unorm4x8_srgb_to_float(w);
+    half4 hb = unpack_unorm4x8_srgb_to_half(w);
+    out[6*i] = float(w & 0xffu); out[6*i+1] = float(w >> 24);
+    out[6*i+2] = back.x; out[6*i+3] = back.w; out[6*i+4] = float(hb.y); out[6*i+5] = 0;
+    """
+    got = run("msl_srgb_pack", src, [c.reshape(-1)], (6 * N,)).reshape(N, 6)
+    l = np.clip(c.astype(np.float64), 0, 1)
+    srgb = np.where(l <= 0.0031308, l * 12.92, 1.055 * l ** (1 / 2.4) - 0.055)
+    code = np.rint(srgb * 255)
+    code[:, 3] = np.rint(l[:, 3] * 255)  # alpha stays linear
+    to_linear = lambda u: np.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)  # noqa: E731
+    np.testing.assert_allclose(got[:, 0], code[:, 0], atol=1)  # the rounding of pow may move a code by one
+    np.testing.assert_array_equal(got[:, 1], code[:, 3])
+    np.testing.assert_allclose(got[:, 2], to_linear(got[:, 0] / 255), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[:, 3], got[:, 1] / 255, rtol=1e-6)
+    np.testing.assert_allclose(got[:, 4], to_linear(code[:, 1] / 255), rtol=2e-3, atol=2e-3)

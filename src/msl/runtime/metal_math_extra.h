@@ -310,6 +310,27 @@ template <class E> ALLOY_FUNC vec<E, 4> unpack_10a2(uint w) {
                    E(unpack_norm<2, false>(w, 30)));
 }
 }  // namespace detail
+namespace detail {
+// sRGB's transfer function and its inverse; alpha (the fourth component) stays linear.
+ALLOY_FUNC float srgb_to_linear(float c) {
+  return c <= 0.04045f ? c / 12.92f : ALLOY_FMATH(pow)((c + 0.055f) / 1.055f, 2.4f);
+}
+ALLOY_FUNC float linear_to_srgb(float l) {
+  l = ALLOY_FMATH(fmin)(ALLOY_FMATH(fmax)(l, 0.0f), 1.0f);
+  return l <= 0.0031308f ? l * 12.92f : 1.055f * ALLOY_FMATH(pow)(l, 1.0f / 2.4f) - 0.055f;
+}
+template <class E> ALLOY_FUNC vec<E, 4> unpack_srgb(uint w) {
+  const vec<float, 4> u = unpack_lanes<float, 4, 8, false>(w);
+  return vec<E, 4>(E(srgb_to_linear(u.x)), E(srgb_to_linear(u.y)), E(srgb_to_linear(u.z)), E(u.w));
+}
+}  // namespace detail
+ALLOY_FUNC uint pack_float_to_srgb_unorm4x8(vec<float, 4> v) {
+  return detail::pack_lanes<8, false>(vec<float, 4>(detail::linear_to_srgb(v.x), detail::linear_to_srgb(v.y),
+                                                    detail::linear_to_srgb(v.z), v.w));
+}
+ALLOY_FUNC uint pack_half_to_srgb_unorm4x8(vec<half, 4> v) { return pack_float_to_srgb_unorm4x8(vec<float, 4>(v)); }
+ALLOY_FUNC vec<float, 4> unpack_unorm4x8_srgb_to_float(uint w) { return detail::unpack_srgb<float>(w); }
+ALLOY_FUNC vec<half, 4> unpack_unorm4x8_srgb_to_half(uint w) { return detail::unpack_srgb<half>(w); }
 ALLOY_FUNC uint pack_float_to_unorm4x8(vec<float, 4> v) { return detail::pack_lanes<8, false>(v); }
 ALLOY_FUNC uint pack_float_to_snorm4x8(vec<float, 4> v) { return detail::pack_lanes<8, true>(v); }
 ALLOY_FUNC uint pack_float_to_unorm2x16(vec<float, 2> v) { return detail::pack_lanes<16, false>(v); }

@@ -303,3 +303,9 @@ static_assert(sizeof(packed_float3) == 12 && alignof(packed_float3) == alignof(f
               "packed vectors have no padding and their element's alignment");
 
 }  // namespace metal
+
+namespace alloy_msl {
+// The indices of a swizzle as a type: a struct whose field is named like
+// one is given an overload per such field (msl/rewrite.cpp).
+template <int...> struct swizzle_tag {};
+}  // namespace alloy_msl
