@@ -259,7 +259,7 @@ class Rewriter {
       }
     }
     vector_casts(toks, out);
-    swizzle_named_fields(toks, out);
+    if ((origin_ == Origin::Header || program_) && !in_define) swizzle_named_fields(toks, out);
     multi_index_subscripts(toks, out);
     if (checked_) check_subscripts(toks, out);
     poll_loops(toks, out);
@@ -295,9 +295,10 @@ class Rewriter {
   // A struct's field named like a swizzle (`uint rgba;`, `float2 xy;`) is
   // reached as `s.rgba`, which member access turns into
   // `s.template swizzle<0,1,2,3>()` (nothing here knows `s` is no vector):
-  // such a struct, where member templates are allowed (not one local to a
-  // function), gets swizzle<I...>() and swizzle_ref<I...>() that return the
-  // field of those indices (piet-metal's `stroke->rgba`).
+  // such a struct, where member templates are allowed (the header's or a
+  // whole program's, not one local to a function: the body's structs are
+  // the kernel function's), gets swizzle<I...>() and swizzle_ref<I...>()
+  // that return the field of those indices (piet-metal's `stroke->rgba`).
   static void swizzle_named_fields(const std::vector<Token>& toks, Out& out) {
     std::vector<char> scopes;  // per open brace: 'n' namespace, 's' class, 'o' other
     std::vector<std::pair<std::size_t, std::vector<std::string>>> classes;  // open classes: brace, fields

@@ -421,6 +421,8 @@ def test_struct_fields_named_like_swizzles_and_vectors_in_dropped_branches(rng):
     x = rng.standard_normal(4 * N).astype(np.float32)
     src = """
     uint i = thread_position_in_grid.x;
+    struct Local { float rg; float v; };  // the kernel's own struct: its field is left alone
+    Local loc; loc.v = 0.0f;
     CmdStroke s; s.cmd = 1; s.rgba = uint(i) * 3u; s.halfWidth = 0.5h;
     const thread CmdStroke* p = &s;
     Vtx v; v.xy = float2(a0[4*i], a0[4*i+1]); v.zw = a0[4*i+2];
@@ -431,7 +433,7 @@ def test_struct_fields_named_like_swizzles_and_vectors_in_dropped_branches(rng):
     #endif
     out[4*i] = float(p->rgba) + v.xy.y;
     out[4*i+1] = v.rgba.x + v.rgba.w;
-    out[4*i+2] = v.zw + float(s.halfWidth);
+    out[4*i+2] = v.zw + float(s.halfWidth) + loc.v;
     out[4*i+3] = v.rgba.y;
     """
     k = mx.fast.metal_kernel(name="msl_swizzle_named_fields", input_names=["a0"], output_names=["out"], source=src,
