@@ -41,4 +41,7 @@ def test_kernel_matches_float64_and_the_files_ops(rng, demucs, monkeypatch, name
     check_against_float64(got, inputs, reference)
     monkeypatch.setattr(demucs, "HAS_METAL", False)
     ops = np.array(call(demucs, mx, inputs))
-    np.testing.assert_allclose(got, ops, rtol=RTOL, atol=ATOL * max(1.0, np.abs(ops).max()))
+    # Within the ops' own distance from float64 too: MLX's composed group
+    # norm strays by up to 5e-6 where the kernel stays within 7e-7.
+    own = float(np.max(np.abs(ops.astype(np.float64) - reference(inputs))))
+    np.testing.assert_allclose(got, ops, rtol=RTOL, atol=ATOL * max(1.0, np.abs(ops).max()) + own)

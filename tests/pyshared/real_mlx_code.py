@@ -445,9 +445,9 @@ def run_three(module_name, call, inputs, substitutes=None):
     return results
 
 
-def assert_agree(results, names, rtol=RTOL, atol=ATOL, select=None):
+def assert_agree(results, names, rtol=RTOL, atol=ATOL, select=None, fallbacks=("alloy_ops", "mlx_ops")):
     """The kernel run against each fallback run, output by output."""
-    for fallback in ("alloy_ops", "mlx_ops"):
+    for fallback in fallbacks:
         for name, got, want in zip(names, results["kernel"], results[fallback]):
             if select is not None and name in select:
                 got, want = got[select[name]], want[select[name]]
