@@ -781,15 +781,17 @@ std::optional<RegionsPlan> plan_regions(const KernelSpec& spec, const LexedKerne
       }
       for (const Token& m : text->code) {
         if (m.kind != TokenKind::Identifier) continue;
-        const std::set<int> declared = planner.regions_declaring(m.text);
-        if (declared.empty() && !changed.count(m.text)) continue;
-        for (const Directive& d : directives)
-          if (m.begin >= d.begin && m.begin < d.end &&
-              std::find(d.params.begin(), d.params.end(), m.text) == d.params.end() &&
-              (changed.count(m.text) ||
-               !std::includes(declared.begin(), declared.end(), d.expanded_in.begin(), d.expanded_in.end())))
+        for (const Directive& d : directives) {
+          if (m.begin < d.begin || m.begin >= d.end ||
+              std::find(d.params.begin(), d.params.end(), m.text) != d.params.end())
+            continue;
+          const std::set<int> declared = planner.regions_declaring(m.text);
+          if (changed.count(m.text) || (!declared.empty() && !std::includes(declared.begin(), declared.end(),
+                                                                            d.expanded_in.begin(),
+                                                                            d.expanded_in.end())))
             throw NotRegions{"a macro names `" + m.text + "`, a local of the body, in a region that does not "
                              "declare it"};
+        }
       }
     }
     for (const LexedText* text : {&lexed.source, &lexed.header})

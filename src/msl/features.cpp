@@ -19,7 +19,8 @@ constexpr std::string_view kMathNames[] = {
     "abs",    "acos",     "acosh",     "asin",      "asinh",    "atan",    "atan2",  "atanh",   "cbrt",
     "ceil",   "clamp",    "copysign",  "cos",       "cosh",     "cospi",   "degrees", "divide", "erf",
     "erfc",   "exp",      "exp10",     "exp2",      "expm1",    "fabs",    "fdim",   "floor",   "fma",
-    "fmax",   "fmax3",    "fmedian3",  "fmin3",     "fmin",     "fmod",      "fract",     "hypot",    "lgamma",  "log",    "log10",   "log1p",
+    "fmax",   "fmax3",    "fmedian3",  "fmin",      "fmin3",    "fmod",    "fract",  "hypot",   "lgamma",
+    "log",    "log10",    "log1p",
     "log2",   "mad",      "max",       "max3",      "median3",  "min",     "min3",   "mix",     "nextafter",
     "pow",    "powr",     "radians",   "rint",      "round",    "rsqrt",   "saturate", "sign",  "sin",
     "sinh",   "sinpi",    "smoothstep", "sqrt",     "step",     "tan",     "tanh",   "tanpi",   "tgamma",
@@ -123,8 +124,7 @@ void scan(const LexedText& lexed, RuntimeFeatures& f, bool& everything) {
     if (starts_with(s, "simdgroup_") && s != "simdgroup_barrier" && !find_attribute(s)) f.matrix = true;
     if (s == "make_filled_simdgroup_matrix") f.matrix = true;
     if (names_matrix_type(s) || (s == "matrix" && i + 1 < toks.size() && toks[i + 1].is_punct("<"))) f.matrices = true;
-    // Apple's lane builtin: the CPU's lane lookup lives with the matrix runtime.
-    if (s == "__metal_get_thread_index_in_simdgroup") f.matrix = true;
+    if (s == "__metal_get_thread_index_in_simdgroup") f.simd = true;  // (the CPU's lane lookup)
     if (is_atomic_name(s)) f.atomics = true;
   }
 }

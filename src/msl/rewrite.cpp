@@ -287,11 +287,6 @@ class Rewriter {
     }
   }
 
-  // Casts to a pointer to a vector in device or constant memory,
-  // `(device const float4*)(row + d)` and `reinterpret_cast<device half4*>(p)`,
-  // become `::alloy_msl::vector_cast<const float4>(row + d)`: accesses through
-  // it work at any address the elements may have, as on Apple's GPUs, where
-  // CUDA's vector loads need the vector's alignment (metal_vector_cast.h).
   // A struct's field named like a swizzle (`uint rgba;`, `float2 xy;`) is
   // reached as `s.rgba`, which member access turns into
   // `s.template swizzle<0,1,2,3>()` (nothing here knows `s` is no vector):
@@ -355,6 +350,11 @@ class Rewriter {
     }
   }
 
+  // Casts to a pointer to a vector in device or constant memory,
+  // `(device const float4*)(row + d)` and `reinterpret_cast<device half4*>(p)`,
+  // become `::alloy_msl::vector_cast<const float4>(row + d)`: accesses through
+  // it work at any address the elements may have, as on Apple's GPUs, where
+  // CUDA's vector loads need the vector's alignment (metal_vector_cast.h).
   static void vector_casts(const std::vector<Token>& toks, Out& out) {
     for (std::size_t i = 0; i < toks.size(); ++i) {
       const Token& t = toks[i];

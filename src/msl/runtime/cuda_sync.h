@@ -72,12 +72,6 @@ enum class mem_flags : unsigned {
 ALLOY_FUNC constexpr mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(unsigned(a) | unsigned(b)); }
 ALLOY_FUNC constexpr mem_flags operator&(mem_flags a, mem_flags b) { return mem_flags(unsigned(a) & unsigned(b)); }
 
-enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
-using thread_scope::thread_scope_device;
-using thread_scope::thread_scope_simdgroup;
-using thread_scope::thread_scope_thread;
-using thread_scope::thread_scope_threadgroup;
-
 enum memory_order {
   memory_order_relaxed,
   memory_order_acquire,

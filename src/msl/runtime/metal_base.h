@@ -286,6 +286,13 @@ template <> struct numeric_limits<bfloat>
     : float_limits<bfloat, 0x7f7f0000u, 0x00800000u, 0x3c000000u, 0x7f800000u, 0x7fc00000u, 0x00010000u, 8> {};
 template <class T> struct numeric_limits<const T> : numeric_limits<T> {};
 
+// MSL 3.2's memory scopes (atomic_thread_fence's third argument).
+enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
+using thread_scope::thread_scope_device;
+using thread_scope::thread_scope_simdgroup;
+using thread_scope::thread_scope_thread;
+using thread_scope::thread_scope_threadgroup;
+
 // uniform<T>: a value the same in every thread (a hint to Apple's compiler,
 // which MLX's GEMV and NAX kernels give); here the value itself.
 template <class T> using uniform = T;

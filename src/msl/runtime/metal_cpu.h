@@ -219,6 +219,30 @@ ALLOY_FUNC auto simdgroup_barrier(mem_flags = mem_none, ALLOY_SYNC_SITE) {
 }
 
 #if ALLOY_MSL_USE_SIMD
+}  // namespace metal
+#if ALLOY_MSL_CPU_REGIONS
+namespace alloy_msl::cpu {
+ALLOY_FUNC unsigned region_lane();  // the thread region_for runs (metal_cpu_regions.h)
+}
+#endif
+namespace metal::detail {
+// The calling thread's lane: the running fiber's, or split into regions
+// the thread the region's loop is at.
+#if ALLOY_MSL_CPU_REGIONS
+ALLOY_FUNC unsigned current_lane() { return alloy_msl::cpu::region_lane(); }
+#else
+ALLOY_FUNC unsigned current_lane() { return alloy_msl::cpu::detail::fiber_api()->lane(); }
+#endif
+}  // namespace metal::detail
+
+// Apple's compiler builtin for the lane, which MLX's NAX headers call directly
+// (`__metal_get_thread_index_in_simdgroup(ushort())`); a kernel naming it runs
+// with its threads' lanes known (msl::is_sync_name).
+template <class T> ALLOY_FUNC T __metal_get_thread_index_in_simdgroup(T) {
+  return T(metal::detail::current_lane());
+}
+
+namespace metal {
 // ---- SIMD-group (32 lanes) and quad-group (4 lanes) functions, over the
 // lanes taking part (a partial last group, lanes that returned early).
 namespace detail {
@@ -533,13 +557,8 @@ enum memory_order {
   memory_order_acq_rel = __ATOMIC_ACQ_REL,
   memory_order_seq_cst = __ATOMIC_SEQ_CST,
 };
-// MSL 3.2's scopes; every fence here is one of the host's, which orders
-// the group's threads (one OS thread) and other threadgroups alike.
-enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
-using thread_scope::thread_scope_device;
-using thread_scope::thread_scope_simdgroup;
-using thread_scope::thread_scope_thread;
-using thread_scope::thread_scope_threadgroup;
+// Every fence here is one of the host's, which orders the group's threads
+// (one OS thread) and other threadgroups alike, whatever the scope.
 ALLOY_FUNC void atomic_thread_fence(mem_flags, memory_order order = memory_order_seq_cst,
                                     thread_scope = thread_scope_device) {
   if (order != memory_order_relaxed) __atomic_thread_fence(int(order));
@@ -678,32 +697,6 @@ ALLOY_FUNC frag_coord frag_of(unsigned lane) {
   return {(qid & 4) + (lane / 2) % 4, (qid & 2) * 2 + (lane % 2) * 2};
 }
 }  // namespace detail
-}  // namespace metal
-#if ALLOY_MSL_CPU_REGIONS
-namespace alloy_msl::cpu {
-ALLOY_FUNC unsigned region_lane();  // the thread region_for runs (metal_cpu_regions.h)
-}
-#endif
-namespace metal {
-namespace detail {
-// The calling thread's lane: the running fiber's, or split into regions
-// the thread the region's loop is at.
-#if ALLOY_MSL_CPU_REGIONS
-ALLOY_FUNC unsigned current_lane() { return alloy_msl::cpu::region_lane(); }
-#else
-ALLOY_FUNC unsigned current_lane() { return alloy_msl::cpu::detail::fiber_api()->lane(); }
-#endif
-}  // namespace detail
-}  // namespace metal
-
-// Apple's compiler builtin for the lane, which MLX's NAX headers call directly
-// (`__metal_get_thread_index_in_simdgroup(ushort())`); a kernel naming it runs
-// with its threads' lanes known (msl::is_sync_name).
-template <class T> ALLOY_FUNC T __metal_get_thread_index_in_simdgroup(T) {
-  return T(metal::detail::current_lane());
-}
-
-namespace metal {
 
 template <class T, int Cols, int Rows> struct simdgroup_matrix {
   static_assert(Cols == 8 && Rows == 8, "simdgroup_matrix: only 8x8 exists");

@@ -70,19 +70,25 @@ ALLOY_MATH1(tanh)
 ALLOY_MATH1(tgamma)
 ALLOY_MATH1(trunc)
 namespace detail {
-// sin(pi x) or, with Cos, cos(pi x), without rounding pi x: x = n / 2 + f
-// with |f| <= 1/4 exactly (2x and its nearest integer n are exact in
-// float), then a quarter turn by n mod 4. sinpi(-95.975) was 3e-4 relative
-// off as sin(x * pi); sinpi(1) and cospi(0.5) now give zeros.
-template <bool Cos> ALLOY_FUNC float sin_cos_pi(float x) {
+// sin(pi x) and cos(pi x) without rounding pi x: x = n / 2 + f with
+// |f| <= 1/4 exactly (2x and its nearest integer n are exact in float),
+// then a quarter turn by n mod 4. sinpi(-95.975) was 3e-4 relative off as
+// sin(x * pi); sinpi(1) and cospi(0.5) now give zeros (sinpi's with x's
+// sign, cospi's +0).
+struct sin_cos { float s, c; };
+ALLOY_FUNC sin_cos sin_cos_pi(float x) {
   const float n = ALLOY_FMATH(rint)(2.0f * x);
   const float f = x - 0.5f * n;
-  int q = int(ALLOY_FMATH(fmod)(n, 4.0f));
-  q = ((q + (Cos ? 1 : 0)) % 4 + 4) % 4;
+  const int q = (int(ALLOY_FMATH(fmod)(n, 4.0f)) + 4) % 4;
   const float s = ALLOY_FMATH(sin)(M_PI_F * f), c = ALLOY_FMATH(cos)(M_PI_F * f);
-  const float r = q == 0 ? s : q == 1 ? c : q == 2 ? -s : -c;
-  if (r != 0.0f) return r;
-  return Cos ? 0.0f : ALLOY_FMATH(copysign)(0.0f, x);  // +0 at half-integers; sinpi keeps x's sign
+  sin_cos r{q == 0 ? s : q == 1 ? c : q == 2 ? -s : -c, q == 0 ? c : q == 1 ? -s : q == 2 ? -c : s};
+  if (r.s == 0.0f) r.s = ALLOY_FMATH(copysign)(0.0f, x);
+  if (r.c == 0.0f) r.c = 0.0f;
+  return r;
+}
+ALLOY_FUNC float tan_pi(float x) {
+  const sin_cos r = sin_cos_pi(x);
+  return r.s / r.c;
 }
 // The largest value below one of type F (fract's bound: a float result
 // just below one would round up to 1 in half or bfloat).
@@ -93,9 +99,9 @@ template <class F> inline constexpr float below_one = is_same_v<F, half>     ? 1
 
 ALLOY_MATH1(exp10)
 ALLOY_MATH1_IMPL(rsqrt, 1.0f / ALLOY_FMATH(sqrt)(x))
-ALLOY_MATH1_IMPL(cospi, detail::sin_cos_pi<true>(x))
-ALLOY_MATH1_IMPL(sinpi, detail::sin_cos_pi<false>(x))
-ALLOY_MATH1_IMPL(tanpi, detail::sin_cos_pi<false>(x) / detail::sin_cos_pi<true>(x))
+ALLOY_MATH1_IMPL(cospi, detail::sin_cos_pi(x).c)
+ALLOY_MATH1_IMPL(sinpi, detail::sin_cos_pi(x).s)
+ALLOY_MATH1_IMPL(tanpi, detail::tan_pi(x))
 ALLOY_MATH1_IMPL(fract, ALLOY_FMATH(fmin)(x - ALLOY_FMATH(floor)(x), detail::below_one<detail::fres_t<T>>))
 ALLOY_MATH1_IMPL(saturate, ALLOY_FMATH(fmin)(ALLOY_FMATH(fmax)(x, 0.0f), 1.0f))
 ALLOY_MATH1_IMPL(sign, x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x == x ? x : 0.0f)))

@@ -86,7 +86,7 @@ ALLOY_REL_VEC(signbit)
 #undef ALLOY_REL_VEC
 template <class A, class B, enable_if_t<is_arithmetic_v<A> && is_arithmetic_v<B>, int> = 0>
 ALLOY_FUNC bool isordered(A x, B y) {
-  return float(x) == float(x) && float(y) == float(y);
+  return !isnan(x) && !isnan(y);
 }
 template <class A, class B, enable_if_t<is_arithmetic_v<A> && is_arithmetic_v<B>, int> = 0>
 ALLOY_FUNC bool isunordered(A x, B y) {
@@ -309,8 +309,6 @@ template <class E> ALLOY_FUNC vec<E, 4> unpack_10a2(uint w) {
   return vec<E, 4>(E(unpack_norm<10, false>(w, 0)), E(unpack_norm<10, false>(w, 10)), E(unpack_norm<10, false>(w, 20)),
                    E(unpack_norm<2, false>(w, 30)));
 }
-}  // namespace detail
-namespace detail {
 // sRGB's transfer function and its inverse; alpha (the fourth component) stays linear.
 ALLOY_FUNC float srgb_to_linear(float c) {
   return c <= 0.04045f ? c / 12.92f : ALLOY_FMATH(pow)((c + 0.055f) / 1.055f, 2.4f);
