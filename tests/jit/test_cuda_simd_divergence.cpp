@@ -50,6 +50,9 @@ using std::is_signed_v;
 typedef unsigned int uint;
 template <class T> inline T min(T a, T b) { return b < a ? b : a; }
 template <class T> inline T max(T a, T b) { return a < b ? b : a; }
+// metal_base.h's memory scopes, which cuda_sync.h's atomic_thread_fence takes
+enum class thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
+using thread_scope::thread_scope_device;
 }  // namespace metal
 
 namespace warp_model {
