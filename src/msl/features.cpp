@@ -136,6 +136,12 @@ RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysi
   bool everything = false;
   scan(lexed.source, f, everything);
   scan(lexed.header, f, everything);
+  // An MLX header that includes the tensor header (steel's NAX code) brings
+  // the tensor ops, as it does under MLX.
+  for (const IncludedFile& inc : lexed.includes)
+    for (const Token& t : inc.lexed.tokens)
+      if (t.kind == TokenKind::Directive && directive_name(t) == "include" && includes_tensor_header(t))
+        f.tensor = true;
   if (everything) {
     // Not the tensor header: its names (tensor, array, extents) are seen or
     // absent whatever else is in doubt, and would clash with the user's own.

@@ -210,6 +210,7 @@ class Rewriter {
     Out out(toks.size());
     drop_attributes(toks, out);
     drop_repeated_specializations(toks, out);
+    static_members_of_generic_parameters(toks, out);
     if (program_ && !in_define) drop_explicit_instantiations(toks, out);
     std::vector<bool> namespace_scopes;  // per open brace: is it a namespace's
     int parens = 0;
@@ -754,6 +755,48 @@ class Rewriter {
       if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) return "ALLOY_LOOP_UNROLL_BY(" + n + ")";
     }
     return std::nullopt;
+  }
+
+  // `f<i.value, j.value>()` where i and j are generic lambda parameters
+  // (`[&](auto i) {...}`, MLX's steel const_for_loop), read in a nested
+  // lambda through its reference capture: g++ takes the static member, but
+  // NVRTC's front end refuses a captured reference in a constant expression.
+  // A function parameter is never a constant, so `.value` in a template
+  // argument can only be a static member: `decltype(i)::value` says so.
+  void static_members_of_generic_parameters(const std::vector<Token>& toks, Out& out) {
+    std::set<std::string> generic;
+    for (std::size_t i = 1; i + 2 < toks.size(); ++i)
+      if ((toks[i - 1].is_punct("(") || toks[i - 1].is_punct(",")) && toks[i].is_ident("auto") &&
+          toks[i + 1].kind == TokenKind::Identifier && (toks[i + 2].is_punct(")") || toks[i + 2].is_punct(",")))
+        generic.insert(toks[i + 1].text);
+    if (generic.empty()) return;
+    for (std::size_t i = 1; i + 3 < toks.size(); ++i)
+      if ((toks[i - 1].is_punct("<") || toks[i - 1].is_punct(",")) && toks[i].kind == TokenKind::Identifier &&
+          generic.count(toks[i].text) && toks[i + 1].is_punct(".") && toks[i + 2].is_ident("value") &&
+          (toks[i + 3].is_punct(",") || toks[i + 3].is_punct(">")) && in_template_arguments(toks, i) && !out[i] &&
+          !out[i + 1]) {
+        out[i] = "::metal::remove_reference_t<decltype(" + toks[i].text + ")>";
+        out[i + 1] = "::";
+      }
+  }
+
+  // Whether token i is inside a template argument list: the nearest
+  // bracket open before it is a `<` (nested `<...>` and brackets skipped).
+  static bool in_template_arguments(const std::vector<Token>& toks, std::size_t i) {
+    int depth = 0, angles = 0;
+    while (i-- > 0) {
+      const Token& t = toks[i];
+      if (t.is_punct(")") || t.is_punct("]") || t.is_punct("}")) ++depth;
+      else if (t.is_punct("(") || t.is_punct("[") || t.is_punct("{")) {
+        if (depth == 0) return false;
+        --depth;
+      } else if (depth == 0 && t.is_punct(">")) ++angles;
+      else if (depth == 0 && t.is_punct("<")) {
+        if (angles == 0) return true;
+        --angles;
+      } else if (depth == 0 && t.is_punct(";")) return false;
+    }
+    return false;
   }
 
   // `template <class T> struct pointer_element<threadgroup T*> {...};` after

@@ -66,6 +66,17 @@ TEST(MslTranslate, TensorTypesAndMultiIndexSubscripts) {
             "x[f(a, b)] = 1; auto l = [a, b](int k) { return k; }; auto [p, q] = pair;");
 }
 
+// `.value` of a generic lambda parameter in a template argument (MLX's
+// steel NAX tiles) is the static member, spelled so NVRTC takes it through a
+// reference capture; a call's argument or another object's member stays.
+TEST(MslTranslate, StaticValueOfGenericLambdaParameters) {
+  EXPECT_EQ(header_line("template <class F> void each(F f) { f([&](auto r) { return g<r.value, k.value>() + "
+                        "h(x, r.value, y) + q<(r.value > 1)>(); }); }"),
+            "template <class F> void each(F f) { f([&](auto r) { return "
+            "g<::metal::remove_reference_t<decltype(r)>::value, k.value>() + h(x, r.value, y) + "
+            "q<(r.value > 1)>(); }); }");
+}
+
 TEST(MslTranslate, ThreadgroupStorageVersusThreadgroupTypes) {
   EXPECT_EQ(body_line("threadgroup float buf[32]; threadgroup vec<float, 4> v[2][3];"),
             "ALLOY_THREADGROUP float buf[32]; ALLOY_THREADGROUP vec<float, 4> v[2][3];");

@@ -175,12 +175,18 @@ def test_softmax_through_row_reductions_and_map_iterator(lib, rng, name, threads
     np.testing.assert_allclose(np.array(row_max)[:, 0], s.max(axis=1), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.array(row_sum)[:, 0], e.sum(axis=1), rtol=1e-5)
     np.testing.assert_allclose(np.array(p), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
-    # The layout. CPU: flat element f (column fastest) is held by thread
-    # f % threads. GPU, a 16 x 8-divisible tile of one SIMD group: the tensor
+    # The layout. GPU, a 16 x 8-divisible tile of one SIMD group: the tensor
     # cores' accumulator layout, element (r, c) held by lane 4 (r % 8) + (c % 8) / 2.
+    # CPU, a 16 x 16-divisible one: Apple's (MLX's NAX get_coord), row
+    # r % 8 = 4 b4 + 2 b2 + b1 and column group (c % 16) / 4 = 2 b3 + b0 of
+    # lane b4..b0. Otherwise flat element f (column fastest) is held by
+    # thread f % threads.
     rows, cols = np.meshgrid(np.arange(M), np.arange(N), indexing="ij")
     if DEVICE == "gpu" and threads == 32:
         expected = 4 * (rows % 8) + (cols % 8) // 2
+    elif threads == 32 and M % 16 == 0 and N % 16 == 0:
+        r, g = rows % 8, (cols % 16) // 4
+        expected = 16 * (r >> 2) + 8 * (g >> 1) + 4 * ((r >> 1) & 1) + 2 * (r & 1) + (g & 1)
     else:
         expected = (rows * N + cols) % threads
     np.testing.assert_array_equal(np.array(positions), expected)

@@ -5,6 +5,14 @@
 //  - a destination tile (get_destination_cooperative_tensor): the thread of
 //    scope lane l holds the elements at flat positions l, l + S, l + 2S...
 //    of the tile, dimension 0 (the column) fastest; S threads in the scope;
+//    On the CPU, a tile of one SIMD group whose shape splits into 16 x 16
+//    fragments (destinations, and the left and right inputs) follows Apple's
+//    layout (`apple_`), which MLX's NAX code (steel/gemm/nax.h get_coord)
+//    and the kernels built on it (mtplx's NAX attention) fill by hand:
+//    element i of lane l is element i % 8 of fragment i / 8 (fragments
+//    row-major), at row fm + 8 ((i % 8) / 4) and column fn + i % 4 of the
+//    fragment, where q = l / 4, fm = (q & 4) | ((l / 2) & 3) and
+//    fn = 4 ((q & 2) | (l & 1));
 //    On CUDA, a tile spread over one SIMD group whose shape splits into
 //    16 x 8 fragments is laid out as mma.sync's accumulators instead
 //    (`frag_`): element i of lane l is element i % 4 of fragment i / 4
@@ -64,9 +72,13 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   static constexpr int capacity_ = quad_rows_ ? Rows / 8 : (size_ + stride_ - 1) / stride_;
 #if defined(__CUDACC__)
   static constexpr bool frag_ = spread_ && S == 32 && Rows % 16 == 0 && Cols % 8 == 0;
+  static constexpr bool apple_ = false;
 #else
   static constexpr bool frag_ = false;
+  static constexpr bool apple_ = spread_ && S == 32 && Rows % 16 == 0 && Cols % 16 == 0;
 #endif
+  // Each lane's elements at positions a function of (lane, index) gives.
+  static constexpr bool lane_mapped_ = frag_ || apple_;
 
   E v_[capacity_];
   unsigned lane_ = 0;
@@ -80,7 +92,7 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   ALLOY_FUNC static constexpr int get_capacity() { return capacity_; }
   ALLOY_FUNC int flat(int i) const {
     if constexpr (quad_rows_) return quad_row(i);
-    if constexpr (frag_) {
+    if constexpr (lane_mapped_) {
       const metal::array<int, 2> idx = index_of(i, lane_);
       return idx[1] * Cols + idx[0];
     }
@@ -94,7 +106,7 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
   ALLOY_FUNC void set(int i, E v) { v_[i] = v; }
   // The element's index in dimension order: [0] the column, [1] the row.
   ALLOY_FUNC metal::array<int, 2> get_multidimensional_index(int i) const {
-    if constexpr (frag_) return index_of(i, lane_);
+    if constexpr (lane_mapped_) return index_of(i, lane_);
     if constexpr (quad_rows_) {
       metal::array<int, 2> idx;
       idx[0] = 0;
@@ -106,19 +118,26 @@ template <class E, int Cols, int Rows, int S, detail::tile_kind Kind> struct coo
     idx[1] = flat(i) / Cols;
     return idx;
   }
-  // (column, row) of element i of `lane` in the accumulator layout (frag_).
+  // (column, row) of element i of `lane` in the accumulator layout (frag_)
+  // or Apple's (apple_).
   ALLOY_FUNC static metal::array<int, 2> index_of(int i, unsigned lane) {
-    const int f = i >> 2, e = i & 3;
     metal::array<int, 2> idx;
-    idx[0] = (f % (Cols / 8)) * 8 + 2 * int(lane & 3u) + (e & 1);
-    idx[1] = (f / (Cols / 8)) * 16 + int(lane >> 2) + 8 * (e >> 1);
+    if constexpr (apple_) {
+      const int f = i >> 3, e = i & 7, q = int(lane >> 2);
+      idx[0] = (f % (Cols / 16)) * 16 + ((q & 2) | int(lane & 1u)) * 4 + (e & 3);
+      idx[1] = (f / (Cols / 16)) * 16 + ((q & 4) | int((lane >> 1) & 3u)) + 8 * (e >> 2);
+    } else {
+      const int f = i >> 2, e = i & 3;
+      idx[0] = (f % (Cols / 8)) * 8 + 2 * int(lane & 3u) + (e & 1);
+      idx[1] = (f / (Cols / 8)) * 16 + int(lane >> 2) + 8 * (e >> 1);
+    }
     return idx;
   }
   // The row of element i of a quad_rows tile.
   ALLOY_FUNC int quad_row(int i) const { return (i >> 1) * 16 + int(lane_ >> 2) + 8 * (i & 1); }
   // How many valid elements this thread holds (they come first).
   ALLOY_FUNC int valid_count() const {
-    if constexpr (frag_ || quad_rows_) return capacity_;
+    if constexpr (lane_mapped_ || quad_rows_) return capacity_;
     return int(lane_) < size_ ? (size_ - int(lane_) + stride_ - 1) / stride_ : 0;
   }
   // The element at (column, row) of a tile every thread holds whole.

@@ -518,21 +518,29 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   // out as their A fragments (the accumulator layout of an m x k
   // destination), spread over the SIMD group, rather than held whole by
   // every thread: a Q tile loaded once stays in registers across a loop.
+  // On the CPU, an input tile whose shape splits into 16 x 16 fragments is
+  // spread in Apple's layout (metal_cooperative_tensor.h), as code that
+  // fills it element by element expects; run() gathers it.
+  template <class T, int C, int R>
+  using input_tile = cooperative_tensor<T, C, R, scope_threads,
+                                        cooperative_tensor<T, C, R, scope_threads, detail::tile_kind::spread>::apple_
+                                            ? detail::tile_kind::spread
+                                            : detail::tile_kind::replicated>;
   template <class L, class R, class E> ALLOY_FUNC static auto get_left_input_cooperative_tensor() {
     constexpr int K = static_k();
     if constexpr (left_in_registers<L, R>())
       return cooperative_tensor<L, K, Desc.m, scope_threads, detail::tile_kind::spread>();
     else if constexpr (Desc.transpose_left)
-      return cooperative_tensor<L, Desc.m, K, scope_threads, detail::tile_kind::replicated>();
+      return input_tile<L, Desc.m, K>();
     else
-      return cooperative_tensor<L, K, Desc.m, scope_threads, detail::tile_kind::replicated>();
+      return input_tile<L, K, Desc.m>();
   }
   template <class L, class R, class E> ALLOY_FUNC static auto get_right_input_cooperative_tensor() {
     constexpr int K = static_k();
     if constexpr (Desc.transpose_right)
-      return cooperative_tensor<R, K, Desc.n, scope_threads, detail::tile_kind::replicated>();
+      return input_tile<R, K, Desc.n>();
     else
-      return cooperative_tensor<R, Desc.n, K, scope_threads, detail::tile_kind::replicated>();
+      return input_tile<R, Desc.n, K>();
   }
   // A destination tile (of an op whose m x k matches this op's left operand)
   // as this op's left input: every thread gathers the whole tile from the
@@ -628,11 +636,19 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
 #endif
     constexpr bool spread_left = detail::is_spread_v<LT>;
     if constexpr (spread_left) {
-      // A left tile left in the accumulator layout, where the tensor cores
-      // did not take it: every thread gathers it whole first.
+      // A left tile spread over the SIMD group (in the accumulator layout,
+      // where the tensor cores did not take it, or Apple's): every thread
+      // gathers it whole first; and so for a right tile.
       auto whole = cooperative_tensor<L, LT::cols_, LT::rows_, scope_threads, detail::tile_kind::replicated>();
       gather(left, whole);
       run(whole, right, dest);
+      return;
+    }
+    constexpr bool spread_right = detail::is_spread_v<RT>;
+    if constexpr (spread_right) {
+      auto whole = cooperative_tensor<R, RT::cols_, RT::rows_, scope_threads, detail::tile_kind::replicated>();
+      gather(right, whole);
+      run(left, whole, dest);
       return;
     }
     // Left is (K, M), or (M, K) transposed; right is (N, K), or (K, N) transposed.
@@ -646,7 +662,8 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
         if constexpr (spread_left) a = A(0);  // (gathered above)
         else if constexpr (coop_left) a = Desc.transpose_left ? A(left.at(m, k)) : A(left.at(k, m));
         else a = Desc.transpose_left ? operand<A>(left, m, k) : operand<A>(left, k, m);
-        if constexpr (coop_right) b = Desc.transpose_right ? A(right.at(k, n)) : A(right.at(n, k));
+        if constexpr (spread_right) b = A(0);
+        else if constexpr (coop_right) b = Desc.transpose_right ? A(right.at(k, n)) : A(right.at(n, k));
         else b = Desc.transpose_right ? operand<A>(right, k, n) : operand<A>(right, n, k);
         acc += a * b;
       }
@@ -694,11 +711,18 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   // Every thread gets every element of `src` (spread over the scope's
   // threads): element f is held by lane f % S at its index f / S, which is
   // the same for all lanes, so each step is one SIMD-group shuffle.
+  // An input tile that is itself spread (Apple's layout) keeps only its
+  // own elements of the whole.
   template <class CT, class In> ALLOY_FUNC static void gather(const CT& src, In& in) {
-    if constexpr (CT::scope_ == 1 || !CT::spread_) {
+    if constexpr (In::spread_ && In::scope_ > 1) {
+      auto whole =
+          cooperative_tensor<typename In::value_type, In::cols_, In::rows_, In::scope_, detail::tile_kind::replicated>();
+      gather(src, whole);
+      for (int i = 0; i < in.valid_count(); ++i) in.v_[i] = whole.v_[in.flat(i)];
+    } else if constexpr (CT::scope_ == 1 || !CT::spread_) {
       for (int f = 0; f < CT::size_; ++f) in.v_[f] = typename In::value_type(src.v_[f]);
-    } else if constexpr (CT::frag_) {
-      // The accumulator layout: element i of every lane, one lane at a time.
+    } else if constexpr (CT::lane_mapped_) {
+      // A lane-mapped layout: element i of every lane, one lane at a time.
       for (int i = 0; i < CT::capacity_; ++i)
         for (unsigned l = 0; l < 32; ++l) {
           const typename CT::value_type v = metal::simd_shuffle(src.v_[i], (unsigned short)l);
