@@ -150,10 +150,15 @@ RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysi
     f.tensor = tensor;
     return f;
   }
-  for (const ParamSpec& p : spec.inputs) f.half_ops |= names_half(p.type);
-  for (const ParamSpec& p : spec.outputs) f.half_ops |= names_half(p.type);
+  // complex64_t (mlx_utils.h) as a parameter's or template argument's type.
+  auto type_needs = [&f](const std::string& type) {
+    f.half_ops |= names_half(type);
+    f.mlx_utils |= type.find("complex64_t") != std::string::npos;
+  };
+  for (const ParamSpec& p : spec.inputs) type_needs(p.type);
+  for (const ParamSpec& p : spec.outputs) type_needs(p.type);
   for (const TemplateArg& t : spec.template_args)
-    if (t.kind == TemplateArg::Type) f.half_ops |= names_half(t.value);
+    if (t.kind == TemplateArg::Type) type_needs(t.value);
   if (analysis.uses_atomics) f.atomics = true;
   // Dependencies between the parts (metal_features.h). Cooperative tensors
   // reduce and gather across a SIMD group.

@@ -48,16 +48,42 @@ std::optional<std::string> swizzle_indices(const std::string& name) {
   return std::nullopt;
 }
 
-// `1.0h` -> `half(1.0)`; nullopt for any other number.
+bool is_hex(const std::string& n) { return n.size() > 1 && n[0] == '0' && (n[1] == 'x' || n[1] == 'X'); }
+
+// `1.0h` -> `half(1.0)`, `0x1.8p1h` -> `half(0x1.8p1)` (the literal's value
+// rounded once, to half); nullopt for any other number.
 std::optional<std::string> half_literal(const std::string& n) {
   if (n.size() < 2 || (n.back() != 'h' && n.back() != 'H')) return std::nullopt;
-  if (n.size() > 1 && n[0] == '0' && (n[1] == 'x' || n[1] == 'X')) return std::nullopt;
   std::string value = n.substr(0, n.size() - 1);
+  if (is_hex(n)) {
+    if (value.find_first_of("pP") == std::string::npos) return std::nullopt;  // 0x1h: not a float
+    for (char c : value.substr(2))
+      if (!(std::isxdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'p' || c == 'P' || c == '+' ||
+            c == '-' || c == '\''))
+        return std::nullopt;
+    return "half(" + value + ")";
+  }
   for (char c : value)
     if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' ||
           c == '+' || c == '-' || c == '\''))
       return std::nullopt;
   return "half(" + value + ")";
+}
+
+// `0.5` -> `0.5f`: MSL has no double, an unsuffixed floating literal is a
+// float (C++'s would be a double: `x * 0.3` rounded differently, `x == 0.1`
+// false for the float 0.1f, `f(1.0)` ambiguous between float and half
+// overloads). nullopt for integers and suffixed literals.
+std::optional<std::string> float_literal(const std::string& n) {
+  if (n.empty()) return std::nullopt;
+  const char last = n.back();
+  if (!std::isdigit(static_cast<unsigned char>(last)) && last != '.') return std::nullopt;
+  if (is_hex(n)) {
+    if (n.find_first_of("pP") == std::string::npos) return std::nullopt;
+  } else if (n.find_first_of(".eE") == std::string::npos) {
+    return std::nullopt;
+  }
+  return n + "f";
 }
 
 // The text token `i` is written as so far.
@@ -132,7 +158,9 @@ void wrap_literal_conditionals(const std::vector<Token>& toks, Out& out) {
     std::size_t ab = lit2 ? c + 1 : q + 1, ae = lit2 ? e : c;  // the other arm
     std::string lit;
     for (std::size_t k = lb; k < le; ++k) lit += current(toks, before, k);
-    out[ab] = "::alloy_msl::cond_arm<decltype(" + lit + ")>(" + current(toks, out, ab);
+    // (`c?1:x`: a space keeps `:` and `::` apart)
+    const std::string gap = toks[ab].begin == toks[ab - 1].end ? " " : "";
+    out[ab] = gap + "::alloy_msl::cond_arm<decltype(" + lit + ")>(" + current(toks, out, ab);
     out[ae - 1] = current(toks, out, ae - 1) + ")";
   }
 }
@@ -231,6 +259,7 @@ class Rewriter {
         }
         case TokenKind::Number:
           if (auto h = half_literal(t.text)) out[i] = *h;
+          else if (auto f = float_literal(t.text)) out[i] = *f;
           break;
         case TokenKind::Punct:
           if (t.is("{")) namespace_scopes.push_back(opens_namespace(toks, i));

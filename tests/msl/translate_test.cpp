@@ -66,6 +66,17 @@ TEST(MslTranslate, TensorTypesAndMultiIndexSubscripts) {
             "x[f(a, b)] = 1; auto l = [a, b](int k) { return k; }; auto [p, q] = pair;");
 }
 
+// MSL has no double: an unsuffixed floating literal is a float; integers,
+// suffixed floats and half literals (decimal or hex) are as Metal reads them.
+TEST(MslTranslate, FloatingLiteralsAreFloats) {
+  EXPECT_EQ(body_line("float a = x * 0.3 + 1e-8 + 2. + .5 + 0x1.8p1 + 3 + 0x1f + 0.5f + 1.5h + 0x1.8p1h;"),
+            "float a = x * 0.3f + 1e-8f + 2.f + .5f + 0x1.8p1f + 3 + 0x1f + 0.5f + half(1.5) + half(0x1.8p1);");
+  // `#define` bodies are code; `#if` lines are the preprocessor's.
+  EXPECT_EQ(body_line("#define EPS 1e-6"), "#define EPS 1e-6f");
+  // A conditional's arm written right after its `:`.
+  EXPECT_EQ(body_line("float y = c?1:x;"), "float y = c?1: ::alloy_msl::cond_arm<decltype(1)>(x);");
+}
+
 // `.value` of a generic lambda parameter in a template argument (MLX's
 // steel NAX tiles) is the static member, spelled so NVRTC takes it through a
 // reference capture; a call's argument or another object's member stays.

@@ -298,6 +298,18 @@ using thread_scope::thread_scope_threadgroup;
 template <class T> using uniform = T;
 template <class T> ALLOY_FUNC constexpr T make_uniform(T x) { return x; }
 
+// <metal_array>'s array (also a tensor's strides argument).
+template <class T, size_t N> struct array {
+  T elems_[N];
+  ALLOY_FUNC constexpr T& operator[](size_t i) { return elems_[i]; }
+  ALLOY_FUNC constexpr const T& operator[](size_t i) const { return elems_[i]; }
+  ALLOY_FUNC static constexpr size_t size() { return N; }
+  ALLOY_FUNC constexpr T* begin() { return elems_; }
+  ALLOY_FUNC constexpr T* end() { return elems_ + N; }
+  ALLOY_FUNC constexpr const T* begin() const { return elems_; }
+  ALLOY_FUNC constexpr const T* end() const { return elems_ + N; }
+};
+
 }  // namespace metal
 
 // ---- MSL constants (macros, as in metal_stdlib)

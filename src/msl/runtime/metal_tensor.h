@@ -98,14 +98,6 @@ template <class I, size_t... E> struct all_dynamic<I, 0, E...> { typedef extents
 }  // namespace detail
 template <class IndexType, size_t Rank> using dextents = typename detail::all_dynamic<IndexType, Rank>::type;
 
-// ---- metal::array (the strides argument of a tensor)
-template <class T, size_t N> struct array {
-  T elems_[N];
-  ALLOY_FUNC constexpr T& operator[](size_t i) { return elems_[i]; }
-  ALLOY_FUNC constexpr const T& operator[](size_t i) const { return elems_[i]; }
-  ALLOY_FUNC static constexpr size_t size() { return N; }
-};
-
 // ---- descriptors: where a tensor's data comes from. Ours are all a pointer,
 // extents and strides; the tags only say how the program made the tensor.
 struct tensor_handle {};

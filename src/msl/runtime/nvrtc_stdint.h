@@ -13,3 +13,11 @@ typedef unsigned int uint32_t;
 typedef unsigned long uint64_t;
 typedef long intptr_t;
 typedef unsigned long uintptr_t;
+
+// <stddef.h>'s offsetof, which NVRTC lacks too (Metal kernels use it on
+// their structs), and NVRTC has no __builtin_offsetof: the member's address
+// in an object placed at a nonzero address (not a constant expression).
+#ifndef offsetof
+#define offsetof(type, member) \
+  ((unsigned long)((const char*)&(((const type*)64)->member) - (const char*)64))
+#endif

@@ -6,6 +6,8 @@
 #define ALLOY_MSL_CPU_REGIONS 1
 #include "metal_cpu.h"
 using namespace metal;
+#define __METAL_VERSION__ 310
+#define __HAVE_BFLOAT__ 1
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
     const float* __restrict__ x,
@@ -82,7 +84,7 @@ int b_stride = H * h_stride ;
 
         out[elem] = nw * I_nw + ne * I_ne + sw * I_sw + se * I_se;  } alloy_next_1: ; }); 
     
-#line 86 "generated"
+#line 88 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

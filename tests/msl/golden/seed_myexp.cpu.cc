@@ -4,6 +4,8 @@
 #define ALLOY_MSL_USE_MATH 1
 #include "metal_cpu.h"
 using namespace metal;
+#define __METAL_VERSION__ 310
+#define __HAVE_BFLOAT__ 1
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_myexp_float_float_float(
     const float* __restrict__ inp,
@@ -15,7 +17,7 @@ ALLOY_KERNEL_FN void custom_kernel_myexp_float_float_float(
         T tmp = inp[elem];
         out[elem] = metal::exp(tmp);
     
-#line 19 "generated"
+#line 21 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {
