@@ -1,0 +1,95 @@
+"""MSL language rules where C++ differs, which a sweep of the language found
+broken: floating literals are floats (MSL has no double), hex half literals,
+a conditional's arm right after its `:`, Metal's predefined macros,
+`metal::array`, complex64 parameters, `offsetof`.
+
+Each kernel runs on the test device (and, on a CPU run, is compiled for CUDA
+too), on fresh random inputs against numpy; outputs are poisoned with NaN.
+"""
+import numpy as np
+
+import alloy.core as mx
+
+F32 = np.float32
+
+
+def run(source, inputs, n_out, header="", out_dtype=mx.float32, threads=1):
+    names = [f"a{i}" for i in range(len(inputs))]
+    k = mx.fast.metal_kernel(name="semantics", input_names=names, output_names=["out"], source=source,
+                             header=header)
+    (out,) = k(inputs=[mx.array(x) for x in inputs], grid=(threads, 1, 1), threadgroup=(threads, 1, 1),
+               output_shapes=[(n_out,)], output_dtypes=[out_dtype],
+               init_value=float("nan") if out_dtype == mx.float32 else -7)
+    return np.array(out)
+
+
+def test_floating_literals_are_floats(rng):
+    # The float operations MSL performs: x * 0.3f rounded once in float, a
+    # tiny addend lost in float, the float 0.1f equal to the literal 0.1.
+    x = rng.uniform(0.5, 4, 64).astype(F32)
+    got = run("uint i = thread_position_in_grid.x; float v = a0[i];\n"
+              "out[4*i] = v * 0.3; out[4*i+1] = (1.0 + v * 1e-9) - 1.0;\n"
+              "out[4*i+2] = (float(0.1f) == 0.1); out[4*i+3] = sizeof(0.5);", [x], 256, threads=64)
+    got = got.reshape(64, 4)
+    np.testing.assert_array_equal(got[:, 0].view(np.uint32), (x * F32(0.3)).view(np.uint32))
+    np.testing.assert_array_equal(got[:, 1], (F32(1) + x * F32(1e-9)) - F32(1))
+    np.testing.assert_array_equal(got[:, 2:], [[1, 4]] * 64)
+
+
+def test_literals_in_overloads_and_deduction(rng):
+    # f(1.0) picks the float overload (not ambiguous with half); g(x, 2.0)
+    # deduces T = float; select(x, 0.0, c) takes two floats.
+    header = """
+METAL_FUNC float f(float x) { return 1 + x; }
+METAL_FUNC half f(half x) { return 100; }
+template <typename T> METAL_FUNC T g(T a, T b) { return a + b; }
+"""
+    x = F32(rng.uniform(0.3, 1))
+    got = run("float x = a0[0]; out[0] = f(1.0); out[1] = g(x, 2.0); out[2] = select(x, 0.0, x > 0.2f);",
+              [np.array([x])], 3, header=header)
+    np.testing.assert_array_equal(got, np.array([2, x + F32(2), 0], dtype=F32))
+
+
+def test_half_literals_and_conditional_arms(rng):
+    n = int(rng.integers(2, 9))
+    got = run("int n = int(a0[0]);\n"
+              "out[0] = float(0x1.8p1h) + float(0x1p-2H); out[1] = n<=1?1:n*2; out[2] = (n>1)?(0.5):(n);",
+              [np.array([n], dtype=F32)], 3)
+    np.testing.assert_array_equal(got, [3.25, 2 * n, 0.5])
+
+
+def test_metal_predefined_macros():
+    # Metal's compiler defines __METAL_VERSION__ (MSL 3.1 here: bfloat) and
+    # __HAVE_BFLOAT__; code picks its branches by them.
+    got = run("""
+#if defined(__METAL_VERSION__) && __METAL_VERSION__ >= 310
+    out[0] = __METAL_VERSION__;
+#else
+    out[0] = -1;
+#endif
+#ifdef __HAVE_BFLOAT__
+    out[1] = float(bfloat(1.5f));
+#else
+    out[1] = -1;
+#endif
+""", [np.zeros(1, F32)], 2)
+    np.testing.assert_array_equal(got, [310, 1.5])
+
+
+def test_metal_array_and_offsetof(rng):
+    x = rng.standard_normal(4).astype(F32)
+    got = run("metal::array<float, 4> a; for (uint k = 0; k < a.size(); ++k) a[k] = a0[k];\n"
+              "float s = 0; for (float v : a) s += v;\n"
+              "out[0] = s; out[1] = offsetof(S, c); out[2] = sizeof(S);",
+              [x], 3, header="struct S { float a; float3 b; float c; };")
+    np.testing.assert_allclose(got[0], x.astype(np.float64).sum(), rtol=1e-6)
+    np.testing.assert_array_equal(got[1:], [32, 48])  # float3 is 16 bytes, 16-aligned
+
+
+def test_complex64_parameters_need_no_other_name(rng):
+    z = (rng.standard_normal(8) + 1j * rng.standard_normal(8)).astype(np.complex64)
+    k = mx.fast.metal_kernel(name="complex_copy", input_names=["z"], output_names=["out"],
+                             source="uint i = thread_position_in_grid.x; out[i] = z[i] * z[i];")
+    (out,) = k(inputs=[mx.array(z)], grid=(8, 1, 1), threadgroup=(8, 1, 1), output_shapes=[(8,)],
+               output_dtypes=[mx.complex64])
+    np.testing.assert_allclose(np.array(out), z.astype(np.complex128) ** 2, rtol=1e-5)
