@@ -41,13 +41,14 @@ bool uniform_tokens(const std::vector<Token>& t, std::size_t b, std::size_t e, c
         if (x.is("[") && !names.indexing) return false;
         continue;
       case TokenKind::Identifier: {
-        if (is_member_access(t, k)) continue;          // `v.x`: the value's own uniformity decides
-        if (k > b && t[k - 1].is_punct("::")) continue;  // a qualified name's tail
-        if (x.text == counter || x.is("true") || x.is("false")) continue;
+        if (is_member_access(t, k)) continue;  // `v.x`: the value's own uniformity decides
+        // A call, qualified or not (`metal::simd_is_first()` differs by lane).
         if (k + 1 < e && t[k + 1].is_punct("(")) {
           if (!is_pure_call(x.text)) return false;
           continue;
         }
+        if (k > b && t[k - 1].is_punct("::")) continue;  // a qualified name's tail
+        if (x.text == counter || x.is("true") || x.is("false")) continue;
         if (names.body_locals.count(x.text) || names.thread_values.count(x.text) || names.macros.count(x.text))
           return false;
         continue;

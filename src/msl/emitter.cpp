@@ -5,6 +5,7 @@
 #include "msl/features.h"
 #include "msl/private_adds.h"
 #include "msl/rewrite.h"
+#include "msl/storage_rules.h"
 #include "msl/writer.h"
 
 namespace alloy::msl {
@@ -158,6 +159,8 @@ void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget&
               const std::vector<KernelParam>& params, TranslatedKernel& k) {
   check_brackets(lexed.header);
   check_brackets(lexed.source);
+  check_storage_rules(lexed.header, /*at_program_scope=*/true);
+  check_storage_rules(lexed.source, /*at_program_scope=*/false);
   const std::set<std::string> user_names = all_user_names(lexed);
   const std::set<std::string> macros = macros_naming_anything(lexed);
 

@@ -39,6 +39,35 @@ TEST(MslErrors, InvalidVectorWidthQuotesTheLine) {
             "       |   ^\n");
 }
 
+// Variables Metal keeps constant: mutable ones at program scope, `static`
+// ones in a function and thread_local ones are errors naming the variable;
+// constant, constexpr and const ones, struct members, functions, macros
+// and what an `#if` may drop are not.
+TEST(MslErrors, MutableStorageOutsideThreads) {
+  CompileError g = error_of(spec("out[0] = g;", "struct S { int n; };\nfloat g = 1;"));
+  EXPECT_EQ(g.file(), "header");
+  EXPECT_EQ(g.line(), 2);
+  EXPECT_EQ(g.column(), 7);
+  EXPECT_NE(std::string(g.what()).find("program-scope variable 'g' must be declared in the constant address space"),
+            std::string::npos);
+  CompileError st = error_of(spec("static int calls = 0; calls += 1; out[0] = calls;"));
+  EXPECT_EQ(st.column(), 12);
+  EXPECT_NE(std::string(st.what()).find("static variable 'calls' must be constant"), std::string::npos);
+  CompileError tl = error_of(spec("out[0] = 1;", "inline float f() { thread_local float t = 0; return t; }"));
+  EXPECT_NE(std::string(tl.what()).find("no thread_local"), std::string::npos);
+  CompileError sv = error_of(spec("out[0] = 1;", "struct S { float v; } s;"));
+  EXPECT_NE(std::string(sv.what()).find("variable 's'"), std::string::npos);
+  for (const char* ok : {"constant float g = 1; constexpr int n = 2; const int m = 3; static constant float h[2] = {1, 2};",
+                         "struct S { float a; static constexpr int k = 4; float f() const { return a; } };",
+                         "namespace q { constant int z = 1; inline int f(int x) { static constexpr int c = 2; "
+                         "int y = x; return y + c; } }",
+                         "template <class T> struct W { T v; }; using I = int; typedef float F; enum E { A, B };",
+                         "#if 0\nfloat dropped = 0;\n#endif\nDEFINE_THING int x;",
+                         "inline float g(float x) { auto l = [&](float y) { float t = y; return t; }; return l(x); }"}) {
+    EXPECT_NO_THROW(translate(spec("out[0] = 1;", ok), Target::Cpp)) << ok;
+  }
+}
+
 TEST(MslErrors, InvalidWidthsInEveryForm) {
   struct Case {
     std::string code;

@@ -93,3 +93,24 @@ def test_complex64_parameters_need_no_other_name(rng):
     (out,) = k(inputs=[mx.array(z)], grid=(8, 1, 1), threadgroup=(8, 1, 1), output_shapes=[(8,)],
                output_dtypes=[mx.complex64])
     np.testing.assert_allclose(np.array(out), z.astype(np.complex128) ** 2, rtol=1e-5)
+
+
+def test_qualified_simd_calls_in_conditions(rng):
+    # elome's VJP kernels: `if (metal::simd_is_first())` after a metal::simd_sum
+    # (the qualified call differs by lane: the branch is not the group's).
+    x = rng.standard_normal(128).astype(F32)
+    k = mx.fast.metal_kernel(name="qualified_simd", input_names=["inp"], output_names=["out"], source="""
+    uint i = thread_position_in_grid.x;
+    float v = metal::simd_sum(inp[i]);
+    if (metal::simd_is_first()) {
+        out[i / 32u] = v;
+    }
+    if (metal::simd_shuffle(inp[i], 3) > 0 && metal::simd_is_first()) {
+        out[4 + i / 32u] = 1;
+    }
+""")
+    (out,) = k(inputs=[mx.array(x)], grid=(128, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(8,)],
+               output_dtypes=[mx.float32], init_value=0)
+    groups = x.astype(np.float64).reshape(4, 32)
+    np.testing.assert_allclose(np.array(out)[:4], groups.sum(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(np.array(out)[4:], (groups[:, 3] > 0).astype(F32))
