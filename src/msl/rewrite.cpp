@@ -671,7 +671,9 @@ class Rewriter {
   void identifier(const std::vector<Token>& toks, std::size_t i, Out& out, bool program_scope) {
     const Token& t = toks[i];
     if (is_member_access(toks, i)) {
-      if (auto idx = swizzle_indices(t.text)) {
+      // (`s.xy()` calls a struct's member function: a swizzle is no function)
+      const bool called = i + 1 < toks.size() && toks[i + 1].is_punct("(");
+      if (auto idx = called ? std::nullopt : swizzle_indices(t.text)) {
         bool assigned = i + 1 < toks.size() && is_assignment(toks[i + 1]);
         out[i] = std::string("template ") + (assigned ? "swizzle_ref<" : "swizzle<") + *idx + ">()";
       }

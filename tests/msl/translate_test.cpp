@@ -211,6 +211,9 @@ TEST(MslTranslate, Swizzles) {
   // Repeated components read fine; mixed sets, long names, free names are not swizzles.
   EXPECT_EQ(body_line("float2 a = v.xx; float b = s.xg + s.xyzwx; float xy = 0;"),
             "float2 a = v.template swizzle<0,0>(); float b = s.xg + s.xyzwx; float xy = 0;");
+  // A member function named like one is called.
+  EXPECT_EQ(body_line("float a = s.xy() + p->rgb(1) + v.xy.x;"),
+            "float a = s.xy() + p->rgb(1) + v.template swizzle<0,1>().x;");
 }
 
 TEST(MslTranslate, IncludesAttributesAndUsing) {

@@ -1,0 +1,67 @@
+"""Scientific packages' Metal kernels, unchanged on Alloy (files from PyPI,
+tests/real_mlx_code_requirements.txt):
+
+- elome 0.22.1: exoplanet transit light curves. Its float32 path runs fused
+  Metal kernels (forward, and VJPs that end in `if (metal::simd_is_first())`
+  after a `metal::simd_sum`) under `mx.grad`; its float64 path is the same
+  model as MLX ops, the reference here.
+- mlx-nufft 0.3.3: non-uniform FFTs (types 1 and 3) whose kernels spread,
+  pad and gather complex64 values in double-float arithmetic, against the
+  direct sums in numpy complex128.
+"""
+import numpy as np
+
+import alloy.core as mx
+from real_mlx_code import load
+
+
+def as64(x):
+    return np.array(x).astype(np.float64)
+
+
+def test_elome_transit_flux_and_its_gradients(rng):
+    kernel = load("elome.metal", "alloy", kernels=True)
+    ops = load("elome.metal", "alloy", kernels=False)
+    n, m = 3, 257
+    z = rng.uniform(0.0, 1.3, (n, m))
+    r, u1, u2 = rng.uniform(0.05, 0.15, n), rng.uniform(0.1, 0.5, n), rng.uniform(0.0, 0.3, n)
+    tau = rng.uniform(-0.15, 0.15, (n, m))
+    f32 = lambda a: mx.array(a.astype(np.float32))  # noqa: E731
+    P, a, b = 3.0, 10.0, 0.3
+
+    got = kernel.flux_dev_metal(f32(z), f32(r), f32(u1), f32(u2))
+    with mx.stream(mx.cpu):
+        want = ops.flux_dev_metal(z, mx.array(r), mx.array(u1), mx.array(u2))
+    np.testing.assert_allclose(as64(got), as64(want), rtol=0, atol=2e-6)
+
+    def loss(module, dtype, **kw):
+        u = (mx.array(u1.astype(dtype)), mx.array(u2.astype(dtype)))
+        return lambda t, rr: mx.sum(module.flux_dev_from_tau(t, P, a, b, rr, *u, **kw) ** 2)
+
+    for kw in [{}, {"secosw": 0.2, "sesinw": -0.1}]:  # circular and eccentric orbits
+        got = mx.grad(loss(kernel, np.float32, **kw), argnums=(0, 1))(f32(tau), f32(r))
+        with mx.stream(mx.cpu):
+            want = mx.grad(loss(ops, np.float64, **kw), argnums=(0, 1))(mx.array(tau), mx.array(r))
+        for g, w in zip(got, want):
+            w = as64(w)
+            np.testing.assert_allclose(as64(g), w, rtol=0, atol=2e-5 * np.abs(w).max())
+    launched = kernel.__port_loader__.kernels_launched()
+    assert {"mp_flux_fwd", "mp_tau_g_vjp_circ", "mp_tau_g_vjp_ecc"} <= launched, launched
+
+
+def test_mlx_nufft_types_1_and_3(rng):
+    nf = load("mlx_nufft", "alloy", kernels=True)
+    M, N = 200, 32
+    x = rng.uniform(-np.pi, np.pi, M)
+    c = rng.standard_normal(M) + 1j * rng.standard_normal(M)
+    k = np.arange(-N // 2, N // 2)
+    want = (c[None, :] * np.exp(1j * k[:, None] * x[None, :])).sum(1)
+    got = np.asarray(nf.nufft1d1(x, c, N, eps=1e-6))
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
+
+    x3, s = rng.uniform(-3, 3, M), rng.uniform(-20, 20, 50)
+    want = (c[None, :] * np.exp(1j * s[:, None] * x3[None, :])).sum(1)
+    got = np.asarray(nf.nufft1d3(x3, c, s, eps=1e-6))
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
+    launched = nf.__port_loader__.kernels_launched()
+    assert {"t1spread1d", "t3spread", "t3gather_xyz"} <= launched and any(n.startswith("nufft_dft") for n in launched)
