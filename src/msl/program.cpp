@@ -342,6 +342,7 @@ class Parser {
     }
     p.type = join(type, 0, type.size());
     if (p.type.rfind("metal::", 0) == 0) p.type = p.type.substr(7);
+    if (p.type == "char" && space != "constant") p.type = "int8_t";  // as the translated code has it (rewrite.cpp)
     if (types_only) return p;
 
     const Token& at = toks_[b];

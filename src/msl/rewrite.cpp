@@ -679,7 +679,9 @@ class Rewriter {
       }
       return;
     }
-    if (t.is("device") || t.is("thread")) {
+    if (t.is("char") && names_data_char(toks, i)) {
+      out[i] = "int8_t";
+    } else if (t.is("device") || t.is("thread")) {
       out[i] = "";
     } else if (t.is("constant")) {
       if (program_scope) {
@@ -786,6 +788,18 @@ class Rewriter {
       if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) return "ALLOY_LOOP_UNROLL_BY(" + n + ")";
     }
     return std::nullopt;
+  }
+
+  // Metal's `char` is one type with int8_t (an int8 input is `int8_t*`);
+  // C++'s `char` is a third type beside signed and unsigned char. A plain
+  // `char` becomes `int8_t` (one word: `char(x)` is a cast), except in the
+  // constant address space,
+  // where MSL keeps its strings (`constant char*`: MLX's os_log("mlx", ...)).
+  static bool names_data_char(const std::vector<Token>& toks, std::size_t i) {
+    if (i > 0 && (toks[i - 1].is_ident("signed") || toks[i - 1].is_ident("unsigned"))) return false;
+    for (std::size_t k = i; k-- > 0 && (toks[k].is_ident("const") || toks[k].is_ident("constant"));)
+      if (toks[k].is_ident("constant")) return false;
+    return true;
   }
 
   // `f<i.value, j.value>()` where i and j are generic lambda parameters

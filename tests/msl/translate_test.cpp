@@ -77,6 +77,15 @@ TEST(MslTranslate, FloatingLiteralsAreFloats) {
   EXPECT_EQ(body_line("float y = c?1:x;"), "float y = c?1: ::alloy_msl::cond_arm<decltype(1)>(x);");
 }
 
+// Metal's char is int8_t; a string (`constant char*`) stays char.
+TEST(MslTranslate, CharIsSignedChar) {
+  EXPECT_EQ(header_line("inline int f(const device char* p, char c, unsigned char u, signed char s, "
+                        "constant char* name) { return p[0] + c; }"),
+            "inline int f(const int8_t* p, int8_t c, unsigned char u, signed char s, "
+            "const char* name) { return p[0] + c; }");
+  EXPECT_EQ(body_line("char c = char(x);"), "int8_t c = int8_t(x);");
+}
+
 // `.value` of a generic lambda parameter in a template argument (MLX's
 // steel NAX tiles) is the static member, spelled so NVRTC takes it through a
 // reference capture; a call's argument or another object's member stays.

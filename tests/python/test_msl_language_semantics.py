@@ -114,3 +114,20 @@ def test_qualified_simd_calls_in_conditions(rng):
     groups = x.astype(np.float64).reshape(4, 32)
     np.testing.assert_allclose(np.array(out)[:4], groups.sum(axis=1), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(np.array(out)[4:], (groups[:, 3] > 0).astype(F32))
+
+
+def test_char_is_int8(rng):
+    # Metal's char is int8_t: an int8 input reaches a helper taking
+    # `const device char*`, and a whole program's `device char*` parameter
+    # takes an int8 array.
+    x = rng.integers(-128, 128, 64).astype(np.int8)
+    k = mx.fast.metal_kernel(name="char_input", input_names=["p"], output_names=["out"],
+                             header="inline float twice(const device char* q, uint i) { char c = q[i]; return c * 2; }",
+                             source="uint i = thread_position_in_grid.x; out[i] = twice(p, i);")
+    (out,) = k(inputs=[mx.array(x)], grid=(64, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(64,)],
+               output_dtypes=[mx.float32], init_value=float("nan"))
+    np.testing.assert_array_equal(np.array(out), 2 * x.astype(F32))
+    lib = mx.fast.metal_library("kernel void neg(device const char* p [[buffer(0)]], device char* q [[buffer(1)]], "
+                                "uint i [[thread_position_in_grid]]) { q[i] = char(-p[i] / 2); }")
+    outs = lib.kernel("neg")(args={"p": mx.array(x), "q": ((64,), mx.int8)}, grid=(64, 1, 1), threadgroup=(32, 1, 1))
+    np.testing.assert_array_equal(np.array(outs[-1]), np.trunc(-x.astype(np.int32) / 2).astype(np.int8))
