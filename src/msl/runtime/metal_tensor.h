@@ -626,21 +626,16 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
         if (detail::tc::run_cooperative<Desc, Desc.k>(left, right, dest)) return;
     }
 #endif
-    constexpr bool spread_left = detail::is_spread_v<LT>;
+    // A tile spread over the SIMD group (in the accumulator layout, where
+    // the tensor cores did not take it, or Apple's): every thread gathers
+    // it whole first.
+    constexpr bool spread_left = detail::is_spread_v<LT>, spread_right = detail::is_spread_v<RT>;
     if constexpr (spread_left) {
-      // A left tile spread over the SIMD group (in the accumulator layout,
-      // where the tensor cores did not take it, or Apple's): every thread
-      // gathers it whole first; and so for a right tile.
-      auto whole = cooperative_tensor<L, LT::cols_, LT::rows_, scope_threads, detail::tile_kind::replicated>();
-      gather(left, whole);
-      run(whole, right, dest);
+      run(gathered<L>(left), right, dest);
       return;
     }
-    constexpr bool spread_right = detail::is_spread_v<RT>;
     if constexpr (spread_right) {
-      auto whole = cooperative_tensor<R, RT::cols_, RT::rows_, scope_threads, detail::tile_kind::replicated>();
-      gather(right, whole);
-      run(left, whole, dest);
+      run(left, gathered<R>(right), dest);
       return;
     }
     // Left is (K, M), or (M, K) transposed; right is (N, K), or (K, N) transposed.
@@ -705,11 +700,14 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   // the same for all lanes, so each step is one SIMD-group shuffle.
   // An input tile that is itself spread (Apple's layout) keeps only its
   // own elements of the whole.
+  template <class T, class CT> ALLOY_FUNC static auto gathered(const CT& src) {
+    auto whole = cooperative_tensor<T, CT::cols_, CT::rows_, CT::scope_, detail::tile_kind::replicated>();
+    gather(src, whole);
+    return whole;
+  }
   template <class CT, class In> ALLOY_FUNC static void gather(const CT& src, In& in) {
     if constexpr (In::spread_ && In::scope_ > 1) {
-      auto whole =
-          cooperative_tensor<typename In::value_type, In::cols_, In::rows_, In::scope_, detail::tile_kind::replicated>();
-      gather(src, whole);
+      const auto whole = gathered<typename In::value_type>(src);
       for (int i = 0; i < in.valid_count(); ++i) in.v_[i] = whole.v_[in.flat(i)];
     } else if constexpr (CT::scope_ == 1 || !CT::spread_) {
       for (int f = 0; f < CT::size_; ++f) in.v_[f] = typename In::value_type(src.v_[f]);
