@@ -77,10 +77,11 @@ struct half {
   __device__ __forceinline__ constexpr operator T() const {
     return T(to_float(bits));
   }
-  // Implicit, as MSL converts between scalar types (`int i = h;`): a call
-  // that could take a float or an int is ambiguous there too.
+  // Explicit: MSL converts a half to an integer implicitly (`int i = h;`),
+  // but an implicit one here would make `c ? h : 0` ambiguous (half and int
+  // converting both ways), which Metal types as half.
   template <class T, typename half_detail::enable<half_detail::is_int<T>>::type = 0>
-  __device__ __forceinline__ constexpr operator T() const {
+  __device__ __forceinline__ constexpr explicit operator T() const {
     return T(to_float(bits));
   }
 
