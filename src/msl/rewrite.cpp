@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "msl/address_space_overloads.h"
 #include "msl/builtins.h"
 #include "msl/converged_calls.h"
 #include "msl/includes.h"
@@ -238,6 +239,9 @@ class Rewriter {
     Out out(toks.size());
     drop_attributes(toks, out);
     drop_repeated_specializations(toks, out);
+    if (!in_define)
+      for (const auto& [first, last] : address_space_repeats(lexed_, toks))
+        for (std::size_t k = first; k <= last; ++k) out[k] = "";
     static_members_of_generic_parameters(toks, out);
     if (program_ && !in_define) drop_explicit_instantiations(toks, out);
     std::vector<bool> namespace_scopes;  // per open brace: is it a namespace's

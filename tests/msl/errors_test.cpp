@@ -68,6 +68,36 @@ TEST(MslErrors, MutableStorageOutsideThreads) {
   }
 }
 
+// Overloads on address spaces alone are one C++ function: identical
+// bodies are kept once, different ones are an error at the repeat's name.
+TEST(MslErrors, OverloadsOnAddressSpacesAlone) {
+  CompileError e = error_of(spec("out[0] = 1;", "inline float ld(const device float* p) { return p[0]; }\n"
+                                                "inline float ld(const threadgroup float* p) { return p[1]; }"));
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.column(), 14);
+  EXPECT_NE(std::string(e.what()).find("'ld' is defined again for another address space"), std::string::npos);
+  for (const char* ok : {"inline float ld(const device float* p) { return p[0]; }\n"
+                         "inline float ld(const threadgroup float* p) { return p[0]; }",
+                         "#if A\ninline float f(device float* p) { return 1; }\n#else\n"
+                         "inline float f(threadgroup float* p) { return 2; }\n#endif"}) {
+    EXPECT_NO_THROW(translate(spec("out[0] = 1;", ok), Target::Cpp)) << ok;
+  }
+  // MLX's _NoMask: operator bool() for thread, and const for three spaces.
+  const std::string src =
+      translate(spec("out[0] = 1;", "struct M { bool operator bool() thread { return true; } bool operator bool() "
+                                    "const device { return true; } bool operator bool() const constant { return "
+                                    "true; } };"),
+                Target::Cpp)
+          .source;
+  auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("operator bool() const"), 1u);
+  EXPECT_EQ(count("operator bool()"), 2u);
+}
+
 TEST(MslErrors, InvalidWidthsInEveryForm) {
   struct Case {
     std::string code;

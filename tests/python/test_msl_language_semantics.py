@@ -7,6 +7,7 @@ Each kernel runs on the test device (and, on a CPU run, is compiled for CUDA
 too), on fresh random inputs against numpy; outputs are poisoned with NaN.
 """
 import numpy as np
+import pytest
 
 import alloy.core as mx
 
@@ -131,3 +132,25 @@ def test_char_is_int8(rng):
                                 "uint i [[thread_position_in_grid]]) { q[i] = char(-p[i] / 2); }")
     outs = lib.kernel("neg")(args={"p": mx.array(x), "q": ((64,), mx.int8)}, grid=(64, 1, 1), threadgroup=(32, 1, 1))
     np.testing.assert_array_equal(np.array(outs[-1]), np.trunc(-x.astype(np.int32) / 2).astype(np.int8))
+
+
+def test_overloads_on_address_space_only(rng):
+    # Identical bodies for device and threadgroup pointers (and MLX's
+    # gemv_masked.h _NoMask, whose operator bool() is defined for four
+    # address spaces) are one function here; different bodies are refused.
+    x = rng.standard_normal(32).astype(F32)
+    header = """
+#include "mlx/backend/metal/kernels/gemv_masked.h"
+inline float twice(const device float* p, uint i) { return 2 * p[i]; }
+inline float twice(const threadgroup float* p, uint i) { return 2 * p[i]; }
+"""
+    got = run("uint i = thread_position_in_grid.x; threadgroup float t[32]; t[i] = a0[i] + 1;\n"
+              "threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+              "nomask_t m; out[i] = bool(m) ? twice(a0, i) + twice(t, i) : -1.0f;", [x], 32, header=header, threads=32)
+    np.testing.assert_allclose(got, 4 * x.astype(np.float64) + 2, rtol=1e-6)
+    k = mx.fast.metal_kernel(name="space_overloads", input_names=["a"], output_names=["out"],
+                             header="inline float ld(const device float* p) { return p[0]; }\n"
+                                    "inline float ld(const threadgroup float* p) { return p[0] + 100; }",
+                             source="out[0] = ld(a);")
+    with pytest.raises(RuntimeError, match=r"header:2:14: error: 'ld' is defined again for another address space"):
+        k(inputs=[mx.array(x)], grid=(1, 1, 1), threadgroup=(1, 1, 1), output_shapes=[(1,)], output_dtypes=[mx.float32])
