@@ -73,10 +73,12 @@ void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const Transla
   if (races) w.generated("#include \"metal_race.h\"\n");
   if (features.mlx_utils) w.generated("#include \"mlx_utils.h\"\n");
   w.generated("using namespace metal;\n");
-  // What Metal's compiler predefines, as code tests it (`#if defined(__HAVE_BFLOAT__)`):
-  // MSL 3.1, the version with bfloat; not 3.2, whose <metal_logging>
-  // (MLX's logging.h takes it from 3.2) is not provided.
-  w.generated("#define __METAL_VERSION__ 310\n#define __HAVE_BFLOAT__ 1\n");
+  // What Metal's compiler predefines (spec 1.6.2: __METAL_VERSION__ as
+  // MajorMinorPatch, __METAL__ from metal3.0), and <metal_config>'s
+  // __HAVE_BFLOAT__, as code tests them: MSL 3.1, the version with bfloat;
+  // not 3.2, whose <metal_logging> (MLX's logging.h takes it from 3.2) is
+  // not provided.
+  w.generated("#define __METAL_VERSION__ 310\n#define __METAL__ 1\n#define __HAVE_BFLOAT__ 1\n");
   if (spec.math_mode == "fast") {
     // Metal defines __FAST_MATH__ for fast math; bodies may test it. After
     // the runtime headers, so system headers are not affected.

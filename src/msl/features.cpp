@@ -41,7 +41,8 @@ constexpr std::string_view kMathExtraNames[] = {
     "unpack_snorm2x16_to_float", "unpack_unorm10a2_to_float", "unpack_unorm4x8_to_half",
     "unpack_snorm4x8_to_half", "unpack_unorm2x16_to_half", "unpack_snorm2x16_to_half",
     "unpack_unorm10a2_to_half", "pack_float_to_srgb_unorm4x8", "pack_half_to_srgb_unorm4x8",
-    "unpack_unorm4x8_srgb_to_float", "unpack_unorm4x8_srgb_to_half"};
+    "unpack_unorm4x8_srgb_to_float", "unpack_unorm4x8_srgb_to_half", "pack_float_to_unorm565", "pack_half_to_unorm565",
+    "unpack_unorm565_to_float", "unpack_unorm565_to_half"};
 
 // metal_tensor.h: Metal 4 tensors and the MPP tensor ops (also `tensor<`, and
 // `#include <metal_tensor>` or MPP's header). Not `tensor`, `extents` or

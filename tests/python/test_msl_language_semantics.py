@@ -154,3 +154,20 @@ inline float twice(const threadgroup float* p, uint i) { return 2 * p[i]; }
                              source="out[0] = ld(a);")
     with pytest.raises(RuntimeError, match=r"header:2:14: error: 'ld' is defined again for another address space"):
         k(inputs=[mx.array(x)], grid=(1, 1, 1), threadgroup=(1, 1, 1), output_shapes=[(1,)], output_dtypes=[mx.float32])
+
+
+def test_unorm565_packing(rng):
+    # MSL 6.14 / 8.7: x in bits 0-4, y in 5-10, z in 11-15; clamped to
+    # [0, 1], scaled by 31, 63, 31 and rounded to nearest even; unpacking
+    # divides by the same.
+    c = rng.uniform(-0.2, 1.2, (64, 3)).astype(F32)
+    got = run("uint i = thread_position_in_grid.x; float3 c = float3(a0[3*i], a0[3*i+1], a0[3*i+2]);\n"
+              "ushort p = pack_float_to_unorm565(c); float3 u = unpack_unorm565_to_float(p);\n"
+              "half3 h = unpack_unorm565_to_half(pack_half_to_unorm565(half3(c)));\n"
+              "out[5*i] = p; out[5*i+1] = u.x; out[5*i+2] = u.y; out[5*i+3] = u.z; out[5*i+4] = float(h.y);",
+              [c.reshape(-1)], 5 * 64, threads=64).reshape(64, 5)
+    codes = np.rint(np.clip(c.astype(np.float64), 0, 1) * [31, 63, 31]).astype(np.int64)
+    np.testing.assert_array_equal(got[:, 0], (codes[:, 0] | codes[:, 1] << 5 | codes[:, 2] << 11).astype(F32))
+    np.testing.assert_allclose(got[:, 1:4], codes / [31, 63, 31], rtol=1e-6)
+    hy = np.rint(np.clip(c[:, 1].astype(np.float16).astype(np.float64), 0, 1) * 63) / 63
+    np.testing.assert_allclose(got[:, 4], hy.astype(np.float16), rtol=1e-3)

@@ -309,6 +309,15 @@ template <class E> ALLOY_FUNC vec<E, 4> unpack_10a2(uint w) {
   return vec<E, 4>(E(unpack_norm<10, false>(w, 0)), E(unpack_norm<10, false>(w, 10)), E(unpack_norm<10, false>(w, 20)),
                    E(unpack_norm<2, false>(w, 30)));
 }
+// 565: x in bits 0-4, y in bits 5-10, z in bits 11-15 (the spec gives the
+// signatures and the rounding, not the order; MoltenVK's BC1 decoder and
+// umbra's golden tests read Apple's as this, B5G6R5 with x the blue field).
+ALLOY_FUNC ushort pack_565(const vec<float, 3>& v) {
+  return ushort(pack_norm<5, false>(v.x) | (pack_norm<6, false>(v.y) << 5) | (pack_norm<5, false>(v.z) << 11));
+}
+template <class E> ALLOY_FUNC vec<E, 3> unpack_565(uint w) {
+  return vec<E, 3>(E(unpack_norm<5, false>(w, 0)), E(unpack_norm<6, false>(w, 5)), E(unpack_norm<5, false>(w, 11)));
+}
 // sRGB's transfer function and its inverse; alpha (the fourth component) stays linear.
 ALLOY_FUNC float srgb_to_linear(float c) {
   return c <= 0.04045f ? c / 12.92f : ALLOY_FMATH(pow)((c + 0.055f) / 1.055f, 2.4f);
@@ -334,6 +343,10 @@ ALLOY_FUNC uint pack_float_to_snorm4x8(vec<float, 4> v) { return detail::pack_la
 ALLOY_FUNC uint pack_float_to_unorm2x16(vec<float, 2> v) { return detail::pack_lanes<16, false>(v); }
 ALLOY_FUNC uint pack_float_to_snorm2x16(vec<float, 2> v) { return detail::pack_lanes<16, true>(v); }
 ALLOY_FUNC uint pack_float_to_unorm10a2(vec<float, 4> v) { return detail::pack_10a2(v); }
+ALLOY_FUNC ushort pack_float_to_unorm565(vec<float, 3> v) { return detail::pack_565(v); }
+ALLOY_FUNC ushort pack_half_to_unorm565(vec<half, 3> v) { return detail::pack_565(vec<float, 3>(v)); }
+ALLOY_FUNC vec<float, 3> unpack_unorm565_to_float(ushort w) { return detail::unpack_565<float>(w); }
+ALLOY_FUNC vec<half, 3> unpack_unorm565_to_half(ushort w) { return detail::unpack_565<half>(w); }
 ALLOY_FUNC uint pack_half_to_unorm4x8(vec<half, 4> v) { return detail::pack_lanes<8, false>(v); }
 ALLOY_FUNC uint pack_half_to_snorm4x8(vec<half, 4> v) { return detail::pack_lanes<8, true>(v); }
 ALLOY_FUNC uint pack_half_to_unorm2x16(vec<half, 2> v) { return detail::pack_lanes<16, false>(v); }

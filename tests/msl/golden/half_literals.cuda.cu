@@ -5,6 +5,7 @@
 #include "metal_cuda.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 ALLOY_KERNEL_FN void custom_kernel_half_literals_float16_t_float16_t(
     const float16_t* inp,
@@ -17,7 +18,7 @@ ALLOY_KERNEL_FN void custom_kernel_half_literals_float16_t_float16_t(
     half b = half(0.5) * inp[i] + half(.25) - half(1e-2);
     half2 v = half2(half(2.0), -half(3.5));
     out[i] = a + b + v.x * v.y + 1.0f;
-#line 21 "generated"
+#line 22 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(

@@ -5,6 +5,7 @@
 #include "metal_cuda.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 #line 1 "header"
 
@@ -39,7 +40,7 @@ inline float tg_sum(float* buf, uint n) {
     (v) += (b);          \
   } while (0)
 #define SQ(x) square(x)
-#line 43 "generated"
+#line 44 "generated"
 template <typename T, int K, bool USE_BIAS>
 ALLOY_KERNEL_FN void custom_kernel_header_helpers_float_n3_1_float_floats_floatc_float(
     const float* inp,
@@ -54,7 +55,7 @@ ALLOY_KERNEL_FN void custom_kernel_header_helpers_float_n3_1_float_floats_floatc
     v = SQ(v) * T(helpers::kHalf) + K;
     if (USE_BIAS) { APPLY_BIAS(v, bias[i % 3]); }
     out[i] = v * kTaps[i % 3];
-#line 58 "generated"
+#line 59 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(

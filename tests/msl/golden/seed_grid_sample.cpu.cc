@@ -7,6 +7,7 @@
 #include "metal_cpu.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
@@ -84,7 +85,7 @@ int b_stride = H * h_stride ;
 
         out[elem] = nw * I_nw + ne * I_ne + sw * I_sw + se * I_se;  } alloy_next_1: ; }); 
     
-#line 88 "generated"
+#line 89 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

@@ -5,6 +5,7 @@
 #include "metal_cuda.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
@@ -64,7 +65,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_float_float_float_float(
 
         out[elem] = nw * I_nw + ne * I_ne + sw * I_sw + se * I_se;
     
-#line 68 "generated"
+#line 69 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(

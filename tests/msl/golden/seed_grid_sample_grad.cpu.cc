@@ -13,6 +13,7 @@
 #include "mlx_utils.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_float_float(
@@ -142,7 +143,7 @@ struct alloy_frame_t { uint grid_idx[::alloy_msl::cpu::kRegionMaxThreads]; T gix
             ::alloy_msl::cpu::fetch_add_private(alloy_plain_adds, &grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
         }  } alloy_next_2: ; alloy_fv.gix[alloy_tid] = gix; alloy_fv.giy[alloy_tid] = giy; alloy_fv.grid_idx[alloy_tid] = grid_idx; }); 
     
-#line 146 "generated"
+#line 147 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

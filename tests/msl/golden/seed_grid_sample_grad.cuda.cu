@@ -11,6 +11,7 @@
 #include "mlx_utils.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_float_float(
@@ -117,7 +118,7 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
             atomic_fetch_add_explicit(&grid_grad[grid_idx + 1], giy * giy_mult, memory_order_relaxed);
         }
     
-#line 121 "generated"
+#line 122 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(

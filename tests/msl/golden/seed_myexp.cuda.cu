@@ -5,6 +5,7 @@
 #include "metal_cuda.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_myexp_float_float_float(
@@ -17,7 +18,7 @@ ALLOY_KERNEL_FN void custom_kernel_myexp_float_float_float(
         T tmp = inp[elem];
         out[elem] = metal::exp(tmp);
     
-#line 21 "generated"
+#line 22 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(

@@ -7,6 +7,7 @@
 #include "mlx_utils.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_myexp_strided_float_float_float(
@@ -25,7 +26,7 @@ ALLOY_KERNEL_FN void custom_kernel_myexp_strided_float_float_float(
         // Output arrays are always row contiguous
         out[elem] = metal::exp(tmp);
     
-#line 29 "generated"
+#line 30 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

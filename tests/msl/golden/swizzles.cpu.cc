@@ -4,6 +4,7 @@
 #include "metal_cpu.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 ALLOY_KERNEL_FN void custom_kernel_swizzles_float_float(
     const float* __restrict__ inp,
@@ -22,7 +23,7 @@ ALLOY_KERNEL_FN void custom_kernel_swizzles_float_float(
     v.x = t.z + c.a;
     ::alloy_msl::vector_cast_ptr<float4> o = ::alloy_msl::vector_cast<float4>(out);
     o[i] = v.template swizzle<3,2,1,0>();
-#line 26 "generated"
+#line 27 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

@@ -6,6 +6,7 @@
 #include "metal_cpu.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 template <typename T, int N>
 ALLOY_KERNEL_FN void custom_kernel_tg_reduce_float_256_float_float(
@@ -30,7 +31,7 @@ ALLOY_KERNEL_FN void custom_kernel_tg_reduce_float_256_float_float(
     ::alloy_msl::cpu::region_for(alloy_g, [&](unsigned long alloy_tid, ::metal::uint3 alloy_lid) __attribute__((always_inline)) { [[maybe_unused]] const auto thread_position_in_grid = ::alloy_msl::cpu::region_thread_position_in_grid(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto thread_position_in_threadgroup = ::alloy_msl::cpu::region_thread_position_in_threadgroup(alloy_g, alloy_tid, alloy_lid); [[maybe_unused]] const auto threadgroup_position_in_grid = alloy_g.base.threadgroup_position_in_grid; [[maybe_unused]] const auto threads_per_threadgroup = alloy_g.base.threads_per_threadgroup; uint lid = alloy_fv.lid[alloy_tid]; { if (lid == 0) {
         out[threadgroup_position_in_grid.x] = ((T*)partial)[0];
     }  } alloy_next_4: ; }); 
-#line 34 "generated"
+#line 35 "generated"
 }
 
 extern "C" ALLOY_EXPORT void alloy_kernel_main(const alloy_msl::cpu::Launch* L) {

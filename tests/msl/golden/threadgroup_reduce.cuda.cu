@@ -4,6 +4,7 @@
 #include "metal_cuda.h"
 using namespace metal;
 #define __METAL_VERSION__ 310
+#define __METAL__ 1
 #define __HAVE_BFLOAT__ 1
 template <typename T, int N>
 ALLOY_KERNEL_FN void custom_kernel_tg_reduce_float_256_float_float(
@@ -31,7 +32,7 @@ ALLOY_KERNEL_FN void custom_kernel_tg_reduce_float_256_float_float(
     if (lid == 0) {
         out[threadgroup_position_in_grid.x] = ((T*)partial)[0];
     }
-#line 35 "generated"
+#line 36 "generated"
 }
 
 extern "C" __global__ void alloy_kernel_main(
