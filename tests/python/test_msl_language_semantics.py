@@ -171,3 +171,14 @@ def test_unorm565_packing(rng):
     np.testing.assert_allclose(got[:, 1:4], codes / [31, 63, 31], rtol=1e-6)
     hy = np.rint(np.clip(c[:, 1].astype(np.float16).astype(np.float64), 0, 1) * 63) / 63
     np.testing.assert_allclose(got[:, 4], hy.astype(np.float16), rtol=1e-3)
+
+
+def test_votes_on_a_partial_simd_group():
+    # MSL 6.9.2: simd_all looks at the active threads only; simd_ballot's
+    # bits of absent threads are 0, so simd_ballot(expr).all() is false in a
+    # group of 8 (threads 32..39 of a threadgroup of 40).
+    got = run("uint i = thread_position_in_grid.x; bool t = a0[i] > 0;\n"
+              "out[3*i] = simd_all(t); out[3*i+1] = simd_ballot(t).all(); out[3*i+2] = simd_any(!t);",
+              [np.ones(40, F32)], 120, threads=40).reshape(40, 3)
+    np.testing.assert_array_equal(got[:32], [[1, 1, 0]] * 32)
+    np.testing.assert_array_equal(got[32:], [[1, 0, 0]] * 8)
