@@ -1,5 +1,6 @@
 #include "msl/address_space_overloads.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -49,10 +50,7 @@ std::size_t matching(const std::vector<Token>& t, std::size_t open, const char* 
 
 std::vector<std::pair<std::size_t, std::size_t>> address_space_repeats(const LexedText& text,
                                                                       const std::vector<Token>& t) {
-  struct Seen {
-    std::string body;
-  };
-  std::map<std::pair<std::size_t, std::string>, Seen> seen;  // (scope, declaration) -> its first body
+  std::map<std::pair<std::size_t, std::string>, std::string> seen;  // (scope, declaration) -> its first body
   std::vector<std::pair<std::size_t, std::size_t>> repeats;
   std::vector<std::size_t> scopes{t.size()};  // the `{` of each open scope; size(): the file's
   std::size_t start = 0;                      // of the current declaration
@@ -60,9 +58,7 @@ std::vector<std::pair<std::size_t, std::size_t>> address_space_repeats(const Lex
   for (std::size_t i = 0; i < t.size(); ++i) {
     const Token& x = t[i];
     if (x.kind == TokenKind::Directive) {
-      const std::string word = directive_name(x);
-      if (word == "if" || word == "ifdef" || word == "ifndef") ++conditionals;
-      if (word == "endif" && conditionals > 0) --conditionals;
+      conditionals = std::max(0, conditionals + conditional_nesting(x));
       start = i + 1;
       continue;
     }
@@ -90,9 +86,9 @@ std::vector<std::pair<std::size_t, std::size_t>> address_space_repeats(const Lex
     if (conditionals == 0) {
       const auto key = std::make_pair(scopes.back(), without_spaces(t, decl_begin, open));
       const std::string body = without_spaces(t, open, end + 1);
-      auto [it, first] = seen.emplace(key, Seen{body});
+      auto [it, first] = seen.emplace(key, body);
       if (!first) {
-        if (it->second.body != body) {
+        if (it->second != body) {
           const Token& name = t[i - 1];
           throw_compile_error(kWhere, text.file, text.text, name.line, name.col,
                               "'" + name.text +

@@ -54,8 +54,10 @@ constexpr std::string_view kTensorNames[] = {"dextents", "tensor_inline", "tenso
                                              "tensor_plane_scales", "metal_fp8_e4m3_format", "metal_fp8_e5m2_format",
                                              "metal_fp8_ue8m0_format", "metal_fp4_e2m1_format"};
 
-bool includes_tensor_header(const Token& directive) {
-  const std::string& d = directive.text;
+// `#include <metal_tensor>` or MPP's header.
+bool includes_tensor_header(const Token& t) {
+  if (t.kind != TokenKind::Directive || directive_name(t) != "include") return false;
+  const std::string& d = t.text;
   return d.find("<metal_tensor>") != std::string::npos || d.find("MetalPerformancePrimitives/") != std::string::npos;
 }
 
@@ -99,8 +101,7 @@ void scan(const LexedText& lexed, RuntimeFeatures& f, bool& everything) {
     // Another header may use anything of the runtime.
     if (t.kind == TokenKind::Directive && directive_name(t) == "include" && !is_metal_include(t.text))
       everything = true;
-    if (t.kind == TokenKind::Directive && directive_name(t) == "include" && includes_tensor_header(t))
-      f.tensor = true;
+    if (includes_tensor_header(t)) f.tensor = true;
   }
   const std::vector<Token>& toks = lexed.code;
   for (std::size_t i = 0; i < toks.size(); ++i) {
@@ -140,9 +141,7 @@ RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysi
   // An MLX header that includes the tensor header (steel's NAX code) brings
   // the tensor ops, as it does under MLX.
   for (const IncludedFile& inc : lexed.includes)
-    for (const Token& t : inc.lexed.tokens)
-      if (t.kind == TokenKind::Directive && directive_name(t) == "include" && includes_tensor_header(t))
-        f.tensor = true;
+    for (const Token& t : inc.lexed.tokens) f.tensor = f.tensor || includes_tensor_header(t);
   if (everything) {
     // Not the tensor header: its names (tensor, array, extents) are seen or
     // absent whatever else is in doubt, and would clash with the user's own.

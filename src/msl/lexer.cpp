@@ -306,6 +306,13 @@ std::string directive_name(const Token& directive) {
   return t.substr(b, i - b);
 }
 
+int conditional_nesting(const Token& token) {
+  if (token.kind != TokenKind::Directive) return 0;
+  const std::string word = directive_name(token);
+  if (word == "if" || word == "ifdef" || word == "ifndef") return 1;
+  return word == "endif" ? -1 : 0;
+}
+
 bool define_body(std::string_view text, const Token& directive, TextRange& body, std::string* name) {
   if (directive.kind != TokenKind::Directive || directive_name(directive) != "define") return false;
   // Lex the directive's own text after '#' (no directives inside) to find the name.

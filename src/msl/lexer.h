@@ -54,6 +54,10 @@ std::vector<Token> lex_range(std::string_view text, std::size_t begin, std::size
 // A preprocessor directive's name: "define" for "#  define X 1"; "" for a null directive.
 std::string directive_name(const Token& directive);
 
+// How a token changes the nesting of conditional blocks: +1 for #if,
+// #ifdef and #ifndef, -1 for #endif, 0 for anything else.
+int conditional_nesting(const Token& token);
+
 // The part of a #define directive after its name and parameter list, as
 // [begin, end) offsets with the position of `begin`. For `#define SQ(x) ((x)*(x))`
 // it is `((x)*(x))`. Returns false for other directives.

@@ -252,9 +252,7 @@ class Rewriter {
       const Token& t = toks[i];
       switch (t.kind) {
         case TokenKind::Directive: {
-          const std::string word = directive_name(t);
-          if (word == "if" || word == "ifdef" || word == "ifndef") ++conditionals_;
-          if (word == "endif" && conditionals_ > 0) --conditionals_;
+          conditionals_ = std::max(0, conditionals_ + conditional_nesting(t));
           // MLX's headers are emitted before the header (msl/includes.h);
           // `#pragma once` and Metal's internal pragmas mean nothing here.
           if (is_metal_include(t.text) || mlx_include_path(t) || is_dropped_pragma(t)) out[i] = "";

@@ -1,5 +1,6 @@
 #include "msl/storage_rules.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -62,9 +63,7 @@ class Checker {
     int conditionals = 0;
     for (const Token& t : text_.tokens) {
       if (t.kind == TokenKind::Directive) {
-        const std::string word = directive_name(t);
-        if (word == "if" || word == "ifdef" || word == "ifndef") ++conditionals;
-        if (word == "endif" && conditionals > 0) --conditionals;
+        conditionals = std::max(0, conditionals + conditional_nesting(t));
         continue;
       }
       toks_.push_back(&t);

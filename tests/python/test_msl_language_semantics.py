@@ -61,7 +61,7 @@ def test_half_literals_and_conditional_arms(rng):
 
 def test_metal_predefined_macros():
     # Metal's compiler defines __METAL_VERSION__ (MSL 3.1 here: bfloat) and
-    # __HAVE_BFLOAT__; code picks its branches by them.
+    # __METAL__, <metal_config> __HAVE_BFLOAT__; code picks its branches by them.
     got = run("""
 #if defined(__METAL_VERSION__) && __METAL_VERSION__ >= 310
     out[0] = __METAL_VERSION__;
@@ -73,8 +73,13 @@ def test_metal_predefined_macros():
 #else
     out[1] = -1;
 #endif
-""", [np.zeros(1, F32)], 2)
-    np.testing.assert_array_equal(got, [310, 1.5])
+#ifdef __METAL__
+    out[2] = 1;
+#else
+    out[2] = -1;
+#endif
+""", [np.zeros(1, F32)], 3)
+    np.testing.assert_array_equal(got, [310, 1.5, 1])
 
 
 def test_metal_array_and_offsetof(rng):

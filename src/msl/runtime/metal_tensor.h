@@ -619,7 +619,6 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
                       "its 32-element scale blocks run along K): set transpose_right in matmul2d_descriptor");
     }
     if constexpr (!coop_dest) static_assert(!Dest::scaled_, "matmul2d::run: the destination cannot have a scales plane");
-    typedef detail::acc_t<D> A;
 #if defined(__CUDACC__)
     if constexpr (coop_dest && !coop_right) {
       if constexpr (Dest::frag_)
@@ -629,15 +628,20 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
     // A tile spread over the SIMD group (in the accumulator layout, where
     // the tensor cores did not take it, or Apple's): every thread gathers
     // it whole first.
-    constexpr bool spread_left = detail::is_spread_v<LT>, spread_right = detail::is_spread_v<RT>;
-    if constexpr (spread_left) {
-      run(gathered<L>(left), right, dest);
-      return;
-    }
-    if constexpr (spread_right) {
-      run(left, gathered<R>(right), dest);
-      return;
-    }
+    if constexpr (detail::is_spread_v<LT>) run(gathered<L>(left), right, dest);
+    else if constexpr (detail::is_spread_v<RT>) run(left, gathered<R>(right), dest);
+    else multiply(left, right, dest);
+  }
+
+ private:
+  // run() on operands every thread reads whole: each thread computes the
+  // destination elements it holds (or, of a tensor, its rows).
+  template <class LT, class RT, class DT> ALLOY_FUNC void multiply(const LT& left, const RT& right, DT& dest) const {
+    typedef metal::remove_cv_t<DT> Dest;
+    constexpr bool coop_left = detail::is_cooperative_v<LT>, coop_right = detail::is_cooperative_v<RT>;
+    constexpr bool coop_dest = detail::is_cooperative_v<Dest>;
+    typedef typename Dest::value_type D;
+    typedef detail::acc_t<D> A;
     // Left is (K, M), or (M, K) transposed; right is (N, K), or (K, N) transposed.
     long K = Desc.k;
     if constexpr (coop_left) K = Desc.transpose_left ? LT::rows_ : LT::cols_;
@@ -646,11 +650,9 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
       A acc = 0;
       for (long k = 0; k < K; ++k) {
         A a, b;
-        if constexpr (spread_left) a = A(0);  // (gathered above)
-        else if constexpr (coop_left) a = Desc.transpose_left ? A(left.at(m, k)) : A(left.at(k, m));
+        if constexpr (coop_left) a = Desc.transpose_left ? A(left.at(m, k)) : A(left.at(k, m));
         else a = Desc.transpose_left ? operand<A>(left, m, k) : operand<A>(left, k, m);
-        if constexpr (spread_right) b = A(0);
-        else if constexpr (coop_right) b = Desc.transpose_right ? A(right.at(k, n)) : A(right.at(n, k));
+        if constexpr (coop_right) b = Desc.transpose_right ? A(right.at(k, n)) : A(right.at(n, k));
         else b = Desc.transpose_right ? operand<A>(right, k, n) : operand<A>(right, n, k);
         acc += a * b;
       }
@@ -687,7 +689,6 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
     }
   }
 
- private:
   // An operand's element as the accumulator's type: 0 outside the tensor,
   // times its block's scale for a quantized tensor.
   template <class A, class T> ALLOY_FUNC static A operand(const T& t, long i0, long i1) {
@@ -695,16 +696,17 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
     else return A(t.load(i0, i1));
   }
 
-  // Every thread gets every element of `src` (spread over the scope's
-  // threads): element f is held by lane f % S at its index f / S, which is
-  // the same for all lanes, so each step is one SIMD-group shuffle.
-  // An input tile that is itself spread (Apple's layout) keeps only its
-  // own elements of the whole.
+  // `src` (spread over the scope's threads) whole, as elements of type T.
   template <class T, class CT> ALLOY_FUNC static auto gathered(const CT& src) {
     auto whole = cooperative_tensor<T, CT::cols_, CT::rows_, CT::scope_, detail::tile_kind::replicated>();
     gather(src, whole);
     return whole;
   }
+  // Every thread gets every element of `src` (spread over the scope's
+  // threads): element f is held by lane f % S at its index f / S, which is
+  // the same for all lanes, so each step is one SIMD-group shuffle. An
+  // input tile that is itself spread (Apple's layout) keeps only its own
+  // elements of the whole.
   template <class CT, class In> ALLOY_FUNC static void gather(const CT& src, In& in) {
     if constexpr (In::spread_ && In::scope_ > 1) {
       const auto whole = gathered<typename In::value_type>(src);
