@@ -310,12 +310,23 @@ class Rewriter {
   // statement gets `::alloy_msl::simd_reconverge();` first, a warp barrier
   // over the lanes present on the GPU (nothing on the CPU), since CUDA does
   // not promise that lanes which left a loop or a branch at different times
-  // are together again there.
+  // are together again there; it also marks the lane, so the statement's
+  // calls name every lane present, until `simd_converged_end();` after it
+  // (runtime/cuda_sync.h). A statement whose calls may sit in a branch of
+  // its own (`?:`, `&&`, `||`) gets the barrier alone. The CPU's threads
+  // (threads_: regions or coroutines, which rewrote the statements) need
+  // neither: its prefix is a no-op kept for one translation shape.
   void reconverge_before_simd_calls(const std::vector<Token>& toks, Out& out) const {
     for (const ConvergedStatement& s : converged_simd_statements(toks, macros_)) {
-      out[s.begin] = std::string(s.lone_loop_body ? "{ " : "") + "::alloy_msl::simd_reconverge(); " +
+      bool branches = false;
+      for (std::size_t k = s.begin; k < s.end && !branches; ++k)
+        branches = toks[k].is_punct("?") || toks[k].is_punct("&&") || toks[k].is_punct("||");
+      const bool mark = !threads_ && !branches;
+      out[s.begin] = std::string(s.lone_loop_body ? "{ " : "") +
+                     (mark || threads_ ? "::alloy_msl::simd_reconverge(); " : "::alloy_msl::simd_reconverge_only(); ") +
                      current(toks, out, s.begin);
-      if (s.lone_loop_body) out[s.end - 1] = current(toks, out, s.end - 1) + " }";
+      out[s.end - 1] = current(toks, out, s.end - 1) + (mark ? " ::alloy_msl::simd_converged_end();" : "") +
+                       (s.lone_loop_body ? " }" : "");
     }
   }
 

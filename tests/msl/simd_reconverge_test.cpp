@@ -15,6 +15,11 @@ namespace alloy::msl {
 namespace {
 
 constexpr const char* kReconverge = "::alloy_msl::simd_reconverge(); ";
+constexpr const char* kEnd = " ::alloy_msl::simd_converged_end();";
+
+// The end of a marked statement: on CUDA the lane unmarks itself after it
+// (runtime/cuda_sync.h); the CPU's threads need no mark.
+std::string ended(const std::string& statement, Target t) { return statement + (t == Target::Cuda ? kEnd : ""); }
 
 std::string translated(const std::string& body, Target target, const std::string& header = "",
                        const std::vector<TemplateArg>& templates = {}) {
@@ -107,7 +112,7 @@ TEST(MslSimdReconverge, CallsInLoopsEveryThreadRunsTheSameTripsOfAreReconverged)
     EXPECT_NE(src.find("{ " + std::string(kReconverge) + "acc[j] += " + call("simd_shuffle_xor(acc[j], r)")),
               std::string::npos)
         << src;
-    EXPECT_NE(src.find("{ " + std::string(kReconverge) + "acc[j] = " + call("simd_max(acc[j])") + "; }"),
+    EXPECT_NE(src.find("{ " + std::string(kReconverge) + ended("acc[j] = " + call("simd_max(acc[j])") + ";", t) + " }"),
               std::string::npos)
         << src;
   }
@@ -132,7 +137,7 @@ TEST(MslSimdReconverge, CallsUnderABranchEveryThreadTakesAlikeAreReconverged) {
   // own) and the last `else`'s block; not the lanes' own branch.
   EXPECT_EQ(count(src, kReconverge), 3u) << src;
   EXPECT_NE(src.find(std::string(kReconverge) + "acc = simd_sum(acc);"), std::string::npos) << src;
-  EXPECT_NE(src.find("{ " + std::string(kReconverge) + "acc = simd_max(acc); }"), std::string::npos) << src;
+  EXPECT_NE(src.find("{ " + std::string(kReconverge) + "acc = simd_max(acc);" + kEnd + " }"), std::string::npos) << src;
   EXPECT_NE(src.find(std::string(kReconverge) + "acc = simd_min(acc);"), std::string::npos) << src;
 }
 
@@ -151,9 +156,31 @@ TEST(MslSimdReconverge, LoopsBoundedByAHeadersConstantsAreFollowedButNotByItsMac
         translated(body, t, "constant constexpr int ROWS = 4;\n#define LANE_BOUND (thread_index_in_simdgroup + 1)\n");
     EXPECT_EQ(count(src, kReconverge), 1u) << src;
     auto call = [&](const std::string& c) { return t == Target::Cpp ? "(co_await " + c + ")" : c; };
-    EXPECT_NE(src.find("{ " + std::string(kReconverge) + "acc = " + call("simd_sum(acc)") + "; }"), std::string::npos)
+    EXPECT_NE(src.find("{ " + std::string(kReconverge) + ended("acc = " + call("simd_sum(acc)") + ";", t) + " }"), std::string::npos)
         << src;
   }
+}
+
+// On CUDA a reconverged statement marks its lanes until it ends, so its
+// calls name every lane present (an H100 summed BitLinear's rows in two
+// parts after the barrier alone); a statement whose calls may sit in a
+// branch of its own gets the barrier without the mark.
+TEST(MslSimdReconverge, StatementsAreMarkedUntilTheyEndUnlessTheyBranch) {
+  const std::string body =
+      "uint i = thread_position_in_grid.x;\n"
+      "float v = a[i];\n"
+      "for (int k = 0; k < cnt[i]; ++k) v += a[k];\n"
+      "float s = simd_sum(v);\n"
+      "float m = v > 0.0f ? simd_max(v) : 0.0f;\n"
+      "bool b = v > 1.0f && simd_any(v > 2.0f);\n"
+      "out[i] = s + m + b;\n";
+  const std::string src = translated(body, Target::Cuda);
+  EXPECT_NE(src.find(std::string(kReconverge) + "float s = simd_sum(v);" + kEnd), std::string::npos) << src;
+  EXPECT_NE(src.find("::alloy_msl::simd_reconverge_only(); float m = "), std::string::npos) << src;
+  EXPECT_NE(src.find("::alloy_msl::simd_reconverge_only(); bool b = "), std::string::npos) << src;
+  EXPECT_EQ(count(src, kEnd), 1u) << src;
+  // The CPU's threads take neither the mark nor its end.
+  EXPECT_EQ(count(translated(body, Target::Cpp), kEnd), 0u);
 }
 
 // A body the statement parser declines (a for header without its second

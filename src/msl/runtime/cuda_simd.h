@@ -75,8 +75,10 @@ template <class T> ALLOY_FUNC T shfl_xor(unsigned mask, const T& v, int m, int w
 
 // ---- lane sets
 
-// The lanes of this warp executing this call (see the top of this file).
-ALLOY_FUNC unsigned active_mask() { return __activemask(); }
+// The lanes of this warp executing this call (see the top of this file):
+// every lane present inside a statement the translator found they all run
+// together (cuda_sync.h's simd_reconverge), else __activemask().
+ALLOY_FUNC unsigned active_mask() { return in_converged_statement() ? present_mask() : __activemask(); }
 
 // Bits of the W-lane segment (SIMD group or quad) that holds `lane`.
 template <int W> ALLOY_FUNC unsigned segment_bits(unsigned lane) {
@@ -283,14 +285,15 @@ ALLOY_FUNC unsigned quad_bits(unsigned warp_bits) { return (warp_bits >> (lane_i
 
 namespace metal {
 
-// A ballot: bit i for lane i. Metal's simd_vote / quad_vote. all() tests the
-// bits of the lanes present (a partial last SIMD group has fewer).
+// A ballot: bit i for lane i. Metal's simd_vote / quad_vote. all() tests every
+// bit of the SIMD group (quad): absent and inactive lanes' bits are 0, so it is
+// false in a partial last SIMD group (MSL 6.9.2), as on the CPU (metal_cpu.h).
 struct simd_vote {
   typedef uint64_t vote_t;
   vote_t v;
   ALLOY_FUNC constexpr explicit simd_vote(vote_t bits = 0) : v(bits) {}
   ALLOY_FUNC constexpr explicit operator vote_t() const { return v; }
-  ALLOY_FUNC bool all() const { return v == vote_t(::alloy_msl::cuda::present_mask()); }
+  ALLOY_FUNC constexpr bool all() const { return v == vote_t(0xffffffffu); }
   ALLOY_FUNC constexpr bool any() const { return v != 0; }
 };
 struct quad_vote {
@@ -298,7 +301,7 @@ struct quad_vote {
   vote_t v;
   ALLOY_FUNC constexpr explicit quad_vote(vote_t bits = 0) : v(bits) {}
   ALLOY_FUNC constexpr explicit operator vote_t() const { return v; }
-  ALLOY_FUNC bool all() const { return v == vote_t(::alloy_msl::cuda::simd_detail::quad_bits(::alloy_msl::cuda::present_mask())); }
+  ALLOY_FUNC constexpr bool all() const { return v == vote_t(0xfu); }
   ALLOY_FUNC constexpr bool any() const { return v != 0; }
 };
 

@@ -23,6 +23,7 @@ ALLOY_FUNC unsigned lane_id() { return threadIdx.x & 31u; }
 struct SimdGroupState {
   unsigned present;              // bit i: lane i exists
   unsigned threadgroup_threads;  // threads of the threadgroup that exist
+  unsigned converged;            // bit i: lane i is inside a statement every lane present runs together
 };
 __shared__ SimdGroupState simd_group_state[32];
 
@@ -35,7 +36,7 @@ ALLOY_FUNC unsigned threads_present_in_threadgroup() { return simd_group_state[t
 ALLOY_FUNC void set_simd_group_state(unsigned tid, unsigned n) {
   const unsigned left = n - (tid & ~31u);
   const unsigned present = left >= 32u ? 0xffffffffu : ((1u << left) - 1u);
-  if ((tid & 31u) == 0u) simd_group_state[tid >> 5] = SimdGroupState{present, n};
+  if ((tid & 31u) == 0u) simd_group_state[tid >> 5] = SimdGroupState{present, n, 0u};
   __syncwarp(present);
 }
 #else
@@ -46,12 +47,29 @@ ALLOY_FUNC void set_simd_group_state(unsigned, unsigned) {}
 
 }  // namespace cuda
 
-// Before a SIMD-group call at the kernel's own scope, before any return
-// (msl/rewrite.cpp): every lane present waits for the others, so lanes that
-// left a loop or a branch at different trips make the call together, as
-// Metal's threads do.
+// Around a statement whose SIMD-group calls every lane present makes
+// (msl/converged_calls.h, msl/rewrite.cpp): each lane waits for the others,
+// then marks itself as inside the statement, and unmarks itself after it.
+// A marked lane's calls take the lanes present as their set
+// (cuda_simd.h's active_mask), not __activemask(): the barrier does not
+// promise that the lanes are still together at the call (on an H100, lanes
+// that left a loop at different trips summed in two parts after it), while
+// a *_sync intrinsic named with every lane present waits for them all.
+// simd_reconverge_only() is the barrier without the mark, for a statement
+// whose calls may sit in a branch of its own (`c ? simd_sum(x) : 0`).
 #if ALLOY_MSL_USE_LANE_STATE
-ALLOY_FUNC void simd_reconverge() { __syncwarp(cuda::present_mask()); }
+ALLOY_FUNC void simd_reconverge_only() { __syncwarp(cuda::present_mask()); }
+ALLOY_FUNC void simd_reconverge() {
+  __syncwarp(cuda::present_mask());
+  atomicOr(&cuda::simd_group_state[threadIdx.x >> 5].converged, 1u << cuda::lane_id());
+}
+ALLOY_FUNC void simd_converged_end() {
+  atomicAnd(&cuda::simd_group_state[threadIdx.x >> 5].converged, ~(1u << cuda::lane_id()));
+}
+namespace cuda {
+// Whether this lane is inside a statement every lane present runs together.
+ALLOY_FUNC bool in_converged_statement() { return ((simd_group_state[threadIdx.x >> 5].converged >> lane_id()) & 1u) != 0u; }
+}  // namespace cuda
 #endif
 
 }  // namespace alloy_msl

@@ -58,6 +58,8 @@ constexpr bool keep_going() { return true; }
 // Lanes that took different paths meet again before a SIMD-group call at
 // the kernel's own scope (CUDA target: cuda_sync.h); fibers need nothing.
 constexpr void simd_reconverge() {}
+constexpr void simd_reconverge_only() {}
+constexpr void simd_converged_end() {}
 }  // namespace alloy_msl
 #define ALLOY_EXPORT __attribute__((visibility("default")))
 
