@@ -10,8 +10,17 @@
 
 #if defined(__CUDACC__)
 #define ALLOY_FMATH(name) ::name##f
+#define ALLOY_EXP10F ::exp10f
 #else
 #define ALLOY_FMATH(name) __builtin_##name##f
+#if __has_builtin(__builtin_exp10f)
+#define ALLOY_EXP10F __builtin_exp10f
+#else
+// clang before 18 has no __builtin_exp10f: the C library's exp10f (a GNU
+// extension), the function GCC's builtin calls.
+extern "C" float exp10f(float) noexcept;
+#define ALLOY_EXP10F ::exp10f
+#endif
 #endif
 
 namespace metal {
@@ -97,7 +106,7 @@ template <class F> inline constexpr float below_one = is_same_v<F, half>     ? 1
                                                                              : 0x1.fffffep-1f;
 }  // namespace detail
 
-ALLOY_MATH1(exp10)
+ALLOY_MATH1_IMPL(exp10, ALLOY_EXP10F(x))
 ALLOY_MATH1_IMPL(rsqrt, 1.0f / ALLOY_FMATH(sqrt)(x))
 ALLOY_MATH1_IMPL(cospi, detail::sin_cos_pi(x).c)
 ALLOY_MATH1_IMPL(sinpi, detail::sin_cos_pi(x).s)
