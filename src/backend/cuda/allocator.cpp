@@ -53,8 +53,8 @@ class CudaAllocator final : public Allocator {
     forget_old_context_locked();
     void* p = nullptr;
     auto it = free_.find(b);
-    if (it != free_.end() && !it->second.empty()) {
-      p = take_locked(it->second, asker);
+    if (it != free_.end() && !it->second.empty()) p = take_locked(it->second, asker);
+    if (p) {
       cached_ -= b;
     } else {
       cuda::ensure_context();
@@ -119,6 +119,7 @@ class CudaAllocator final : public Allocator {
   // the work of other streams that may still use it. With one stream this
   // is the last block freed, as before; with several, a recent block of the
   // same stream (or of none) is preferred, and taking another's queues a wait.
+  // Null when none may be taken.
   static void* take_locked(std::vector<FreeBlock>& blocks, const Stream* asker) {
     size_t pick = blocks.size() - 1;
     if (cuda::several_streams()) {
@@ -134,6 +135,11 @@ class CudaAllocator final : public Allocator {
       }
       const int last_user = blocks[pick].stream;
       if (!ordered(last_user)) {
+        // A tape being recorded on this thread (graph_eval.cpp) cannot wait
+        // for another stream's work queued since its recording began (its
+        // launch would overwrite a block that work still reads: three
+        // threads' deep chains under load, on an H100): a new block.
+        if (cuda::t_capture_stream) return nullptr;
         // Without a stream to queue the wait on, the host waits.
         if (asker) {
           cuda::order_after(*asker, last_user);
