@@ -305,27 +305,42 @@ class Rewriter {
     return out;
   }
 
-  // Metal runs a SIMD-group function over the threads active at the call:
-  // where every lane present reaches it together (converged_calls.h), the
-  // statement gets `::alloy_msl::simd_reconverge();` first, a warp barrier
-  // over the lanes present on the GPU (nothing on the CPU), since CUDA does
-  // not promise that lanes which left a loop or a branch at different times
-  // are together again there; it also marks the lane, so the statement's
-  // calls name every lane present, until `simd_converged_end();` after it
-  // (runtime/cuda_sync.h). A statement whose calls may sit in a branch of
-  // its own (`?:`, `&&`, `||`) gets the barrier alone. The CPU's threads
-  // (threads_: regions or coroutines, which rewrote the statements) need
-  // neither: its prefix is a no-op kept for one translation shape.
+  // Metal runs a SIMD-group function over the threads active at the call.
+  // Where every lane present reaches it together (converged_calls.h), CUDA
+  // does not promise that lanes which left a loop or a branch at different
+  // times are together again, so the statement gets
+  // `::alloy_msl::simd_reconverge();` first, a warp barrier over the lanes
+  // present that also marks the lane until `::alloy_msl::simd_converged_end();`
+  // after it: a marked lane's calls name every lane present, and a *_sync
+  // intrinsic so named waits for them all (runtime/cuda_sync.h). A run of
+  // such statements, one after another, shares one barrier and mark. A
+  // statement whose calls may sit in a branch of its own (`?:`, `&&`, `||`)
+  // gets the barrier alone (`simd_reconverge_only();`), which brings the
+  // lanes together in practice, not by contract. The CPU's threads (threads_: regions or
+  // coroutines, which rewrote the statements) need neither: their prefix is
+  // a no-op kept for one translation shape.
   void reconverge_before_simd_calls(const std::vector<Token>& toks, Out& out) const {
-    for (const ConvergedStatement& s : converged_simd_statements(toks, macros_)) {
+    const std::vector<ConvergedStatement> stmts = converged_simd_statements(toks, macros_);
+    std::vector<char> marked(stmts.size());
+    for (std::size_t i = 0; i < stmts.size(); ++i) {
       bool branches = false;
-      for (std::size_t k = s.begin; k < s.end && !branches; ++k)
+      for (std::size_t k = stmts[i].begin; k < stmts[i].end && !branches; ++k)
         branches = toks[k].is_punct("?") || toks[k].is_punct("&&") || toks[k].is_punct("||");
-      const bool mark = !threads_ && !branches;
-      out[s.begin] = std::string(s.lone_loop_body ? "{ " : "") +
-                     (mark || threads_ ? "::alloy_msl::simd_reconverge(); " : "::alloy_msl::simd_reconverge_only(); ") +
-                     current(toks, out, s.begin);
-      out[s.end - 1] = current(toks, out, s.end - 1) + (mark ? " ::alloy_msl::simd_converged_end();" : "") +
+      marked[i] = !threads_ && !branches;
+    }
+    // Whether statement i goes on the run of marks of the one before it.
+    auto continues = [&](std::size_t i) {
+      return i > 0 && i < stmts.size() && marked[i] && marked[i - 1] && !stmts[i].lone_loop_body &&
+             !stmts[i - 1].lone_loop_body && stmts[i - 1].end == stmts[i].begin;
+    };
+    for (std::size_t i = 0; i < stmts.size(); ++i) {
+      const ConvergedStatement& s = stmts[i];
+      if (!continues(i))
+        out[s.begin] = std::string(s.lone_loop_body ? "{ " : "") +
+                       (marked[i] || threads_ ? "::alloy_msl::simd_reconverge(); " : "::alloy_msl::simd_reconverge_only(); ") +
+                       current(toks, out, s.begin);
+      out[s.end - 1] = current(toks, out, s.end - 1) +
+                       (marked[i] && !continues(i + 1) ? " ::alloy_msl::simd_converged_end();" : "") +
                        (s.lone_loop_body ? " }" : "");
     }
   }

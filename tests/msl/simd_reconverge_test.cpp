@@ -163,19 +163,23 @@ TEST(MslSimdReconverge, LoopsBoundedByAHeadersConstantsAreFollowedButNotByItsMac
 
 // On CUDA a reconverged statement marks its lanes until it ends, so its
 // calls name every lane present (an H100 summed BitLinear's rows in two
-// parts after the barrier alone); a statement whose calls may sit in a
-// branch of its own gets the barrier without the mark.
+// parts after the barrier alone); statements one after another share one
+// mark; a statement whose calls may sit in a branch of its own gets the
+// barrier without the mark.
 TEST(MslSimdReconverge, StatementsAreMarkedUntilTheyEndUnlessTheyBranch) {
   const std::string body =
       "uint i = thread_position_in_grid.x;\n"
       "float v = a[i];\n"
       "for (int k = 0; k < cnt[i]; ++k) v += a[k];\n"
       "float s = simd_sum(v);\n"
+      "float s2 = simd_max(v);\n"  // goes on the run of marks of the statement before
       "float m = v > 0.0f ? simd_max(v) : 0.0f;\n"
       "bool b = v > 1.0f && simd_any(v > 2.0f);\n"
-      "out[i] = s + m + b;\n";
+      "out[i] = s + s2 + m + b;\n";
   const std::string src = translated(body, Target::Cuda);
-  EXPECT_NE(src.find(std::string(kReconverge) + "float s = simd_sum(v);" + kEnd), std::string::npos) << src;
+  EXPECT_NE(src.find(std::string(kReconverge) + "float s = simd_sum(v);\nfloat s2 = simd_max(v);" + kEnd),
+            std::string::npos)
+      << src;
   EXPECT_NE(src.find("::alloy_msl::simd_reconverge_only(); float m = "), std::string::npos) << src;
   EXPECT_NE(src.find("::alloy_msl::simd_reconverge_only(); bool b = "), std::string::npos) << src;
   EXPECT_EQ(count(src, kEnd), 1u) << src;

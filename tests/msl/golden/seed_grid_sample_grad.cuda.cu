@@ -110,8 +110,8 @@ ALLOY_KERNEL_FN void custom_kernel_grid_sample_grad_float_float_float_float_floa
 
         // Reduce across each simdgroup first.
         // This is much faster than relying purely on atomics.
-        ::alloy_msl::simd_reconverge(); gix = simd_sum(gix); ::alloy_msl::simd_converged_end();
-        ::alloy_msl::simd_reconverge(); giy = simd_sum(giy); ::alloy_msl::simd_converged_end();
+        ::alloy_msl::simd_reconverge(); gix = simd_sum(gix);
+        giy = simd_sum(giy); ::alloy_msl::simd_converged_end();
 
         if (thread_index_in_simdgroup == 0) {
             atomic_fetch_add_explicit(&grid_grad[grid_idx], gix * gix_mult, memory_order_relaxed);
