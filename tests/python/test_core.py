@@ -172,6 +172,43 @@ def test_repeated_deep_chains_from_several_threads(rng):
     assert not errors, errors
 
 
+def test_results_read_right_after_eval_by_several_threads(rng):
+    # Each thread reads its result as soon as its eval returns, while the
+    # others' work keeps the GPU busy: a thread whose wait another thread's
+    # wait had covered returned before that wait was over, and read values
+    # the GPU had not written yet (an H100 under an 8-process load).
+    import threading
+
+    n = 256
+    w = (rng.standard_normal((n, n)) * 0.5 / np.sqrt(n))
+    inputs = [[rng.standard_normal((n, n)) for _ in range(6)] for _ in range(4)]
+    errors = []
+
+    def chain(lib, x, wm):
+        y = x
+        for _ in range(12):
+            y = y @ wm + x
+        return y
+
+    def worker(xs):
+        try:
+            wm = mx.array(w.astype(np.float32))
+            for x in xs:
+                got = chain(mx, mx.array(x.astype(np.float32)), wm)
+                mx.eval(got)
+                want = chain(np, x, w)
+                np.testing.assert_allclose(np.array(got), want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(xs,)) for xs in inputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
 def test_dtype_objects():
     assert mx.float32.size == 4 and mx.bfloat16.size == 2 and mx.complex64.size == 8
     assert mx.bool_ == mx.bool_ and mx.int32 != mx.int64

@@ -73,16 +73,36 @@ void synchronize(StreamOrDevice s) {
 
 namespace cuda {
 namespace {
-// One slot per Alloy GPU stream; created under the mutex, then read without
-// it. `pending` marks streams that ran work since the last synchronisation.
+// Work queued and work waited for, as counts: `queued` grows after each
+// enqueue (note_pending); `waited` becomes the count a wait read before it
+// began, once that wait is over. A thread may skip its wait only when
+// `waited` covers what it saw queued: a flag cleared when a wait *begins*
+// let a second thread return while the first still waited for its work,
+// and read a result the GPU had not written (three threads' deep chains
+// under an 8-process load on an H100).
+struct WorkCounts {
+  std::atomic<uint64_t> queued{0}, waited{0};
+  void note() { queued.fetch_add(1, std::memory_order_acq_rel); }
+  // The count to wait for, or 0 when everything queued was waited for.
+  uint64_t outstanding() const {
+    const uint64_t q = queued.load(std::memory_order_acquire);
+    return waited.load(std::memory_order_acquire) >= q ? 0 : q;
+  }
+  void done(uint64_t count) {
+    uint64_t w = waited.load(std::memory_order_acquire);
+    while (w < count && !waited.compare_exchange_weak(w, count, std::memory_order_acq_rel)) {
+    }
+  }
+};
+// One slot per Alloy GPU stream; created under the mutex, then read without it.
 struct StreamSlot {
   CUstream stream = nullptr;
-  std::atomic<bool> pending{false};
+  WorkCounts work;
 };
 std::mutex mutex;
 std::unordered_map<int, std::unique_ptr<StreamSlot>> slots;
 unsigned slots_generation = 0;  // the context the streams belong to
-std::atomic<bool> any_pending{false};
+WorkCounts all_work;            // over every stream: synchronize_all's early out
 std::atomic<bool> several{false};  // a second stream was made (several_streams)
 
 // After a GPU fault rebuilt the context its streams are gone: the slots are
@@ -134,8 +154,8 @@ CUstream stream_for(const Stream& s) {
 }
 
 void note_pending(const Stream& s) {
-  slot_for(s).pending.store(true, std::memory_order_relaxed);
-  any_pending.store(true, std::memory_order_release);
+  slot_for(s).work.note();
+  all_work.note();
 }
 
 bool several_streams() { return several.load(std::memory_order_acquire); }
@@ -170,7 +190,8 @@ void order_after(const Stream& waiting, int producer) {
 }
 
 void synchronize_all() {
-  if (!any_pending.exchange(false, std::memory_order_acq_rel)) return;
+  const uint64_t all_target = all_work.outstanding();
+  if (all_target == 0) return;
   // The work pending there died with a context the driver would not let us
   // rebuild; what needs it fails on its own, and CPU evals go on.
   if (gpu_unusable()) return;
@@ -179,31 +200,41 @@ void synchronize_all() {
   // Waited on outside the lock. The list is kept per thread, so the wait
   // after every eval allocates nothing.
   thread_local std::vector<CUstream> todo;
+  thread_local std::vector<std::pair<StreamSlot*, uint64_t>> targets;
   todo.clear();
+  targets.clear();
   {
     std::lock_guard<std::mutex> lock(mutex);
     forget_old_streams_locked();
     for (auto& [index, slot] : slots) {
-      if (slot->pending.exchange(false)) todo.push_back(slot->stream);
+      if (const uint64_t target = slot->work.outstanding()) {
+        todo.push_back(slot->stream);
+        targets.emplace_back(slot.get(), target);
+      }
     }
   }
   // Every stream is waited for even when one wait throws (a stopped kernel):
   // the others' work may still be running.
   std::exception_ptr first;
-  for (auto s : todo) {
+  for (size_t i = 0; i < todo.size(); ++i) {
     try {
-      wait_stoppable(s, 0, "gpu");
+      wait_stoppable(todo[i], 0, "gpu");
+      targets[i].first->work.done(targets[i].second);
     } catch (...) {
       if (!first) first = std::current_exception();
     }
   }
   if (first) std::rethrow_exception(first);
+  all_work.done(all_target);
   end_batch(mark, todo);
 }
 
 void synchronize(const Stream& s) {
   StreamSlot& slot = slot_for(s);
-  if (slot.pending.exchange(false)) wait_stoppable(slot.stream, 0, "synchronize");
+  if (const uint64_t target = slot.work.outstanding()) {
+    wait_stoppable(slot.stream, 0, "synchronize");
+    slot.work.done(target);
+  }
 }
 
 void upload(void* dst, const void* src, size_t bytes, const Stream& s, const char* where) {
