@@ -64,7 +64,8 @@ std::optional<Dtype> msl_scalar(const std::string& s) {
       {"atomic_int", Dtype::int32},    {"atomic_uint", Dtype::uint32}, {"atomic_float", Dtype::float32},
       {"atomic_bool", Dtype::bool_},   {"metal_fp8_e4m3_format", Dtype::uint8},
       {"metal_fp8_e5m2_format", Dtype::uint8}, {"metal_fp8_ue8m0_format", Dtype::uint8},
-      {"metal_fp4_e2m1_format", Dtype::uint8}};
+      {"metal_fp4_e2m1_format", Dtype::uint8}, {"int4b_format", Dtype::uint8},
+      {"uint4b_format", Dtype::uint8}};
   if (auto it = aliases.find(s); it != aliases.end()) return it->second;
   if (s.rfind("atomic<", 0) == 0 && s.back() == '>') return msl_scalar(s.substr(7, s.size() - 8));
   try {
@@ -105,17 +106,22 @@ std::string declared(const msl::ProgramParam& p) {
 
 std::string dtype_text(Dtype d) { return std::string("mx.") + dtype_info(d).name; }
 
-// FP4 (metal_fp4.h) packs two codes a byte, low nibble first: a tensor of it
-// takes uint8 arrays, or the uint32 words of mx.quantize(mode="mxfp4"), and
-// counts 2 (8) codes per array element along its last axis. 0: not FP4.
+// The 4-bit formats (metal_fp4.h: FP4, int4b, uint4b) pack two codes a byte,
+// low nibble first: a tensor of one takes uint8 arrays, or uint32 words (of
+// mx.quantize(mode="mxfp4"), or 4-bit affine quantization), and counts 2 (8)
+// codes per array element along its last axis. 0: not a 4-bit format.
 int codes_per_element(const msl::ProgramParam& p, Dtype d) {
-  if (p.type != "metal_fp4_e2m1_format") return 0;
+  if (p.type != "metal_fp4_e2m1_format" && p.type != "int4b_format" && p.type != "uint4b_format") return 0;
   return d == Dtype::uint32 ? 8 : 2;
 }
+// What a 4-bit format's codes are called in errors.
+std::string codes_name(const msl::ProgramParam& p) {
+  return p.type == "metal_fp4_e2m1_format" ? "FP4" : "4-bit integer";
+}
 
-// What the kernel gets for an FP4 tensor: its bytes (words viewed as the
+// What the kernel gets for a 4-bit tensor: its bytes (words viewed as the
 // four bytes each holds, in memory order: the same codes in the same order).
-array fp4_bytes(const array& a, const Stream& s) {
+array packed_bytes(const array& a, const Stream& s) {
   return a.dtype() == Dtype::uint32 ? view(contiguous(a, false, s), Dtype::uint8, s) : a;
 }
 
@@ -391,9 +397,10 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
   auto check_dtype = [&](const msl::ProgramParam& p, const ElementType& e, Dtype d) {
     if (codes_per_element(p, d)) {
       if (d != Dtype::uint8 && d != Dtype::uint32)
-        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes packed FP4 codes, two a byte (low "
-                         "nibble first): mx.uint8 elements, or the mx.uint32 words of mx.quantize(mode=\"mxfp4\"); "
-                         "got " + dtype_text(d) + ".");
+        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes packed " + codes_name(p) +
+                         " codes, two a byte (low nibble first): mx.uint8 elements, or mx.uint32 words (as "
+                         "mx.quantize(mode=\"mxfp4\") and 4-bit affine quantization pack them); got " +
+                         dtype_text(d) + ".");
       return;
     }
     if (d != e.dtype)
@@ -434,11 +441,13 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
       if (q->scales.shape() != want)
         throw bad("parameter '" + p.name + "': the scales plane must have shape " + shape_to_string(want) +
                   " (one scale per 32 elements along the data's last axis, Metal's dimension 0" +
-                  (per ? ", " + std::to_string(per) + " FP4 codes to an array element" : std::string()) + "); got " +
+                  (per ? ", " + std::to_string(per) + " " + codes_name(p) + " codes to an array element"
+                       : std::string()) +
+                  "); got " +
                   shape_to_string(q->scales.shape()) + ".");
-      const array data = per ? fp4_bytes(q->data, stream) : q->data;
+      const array data = per ? packed_bytes(q->data, stream) : q->data;
       inputs.push_back(data);
-      strided_inputs.push_back(!per);  // packed FP4 codes: made row-contiguous
+      strided_inputs.push_back(!per);  // packed 4-bit codes: made row-contiguous
       in_specs.push_back(spec_of(p, data.dtype(), false, i));
       inputs.push_back(q->scales);
       strided_inputs.push_back(false);  // the plane is packed (row-contiguous)
@@ -453,10 +462,10 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
         check_size(p, *e, arr->size());
       }
       check_rank(p, arr->ndim());
-      const bool fp4 = codes_per_element(p, arr->dtype());
-      const array data = fp4 ? fp4_bytes(*arr, stream) : *arr;
+      const bool packed = codes_per_element(p, arr->dtype());
+      const array data = packed ? packed_bytes(*arr, stream) : *arr;
       inputs.push_back(data);
-      strided_inputs.push_back(p.tensor_rank > 0 && !fp4);
+      strided_inputs.push_back(p.tensor_rank > 0 && !packed);
       in_specs.push_back(spec_of(p, data.dtype(), false, i));
     } else if (p.role == Role::ConstantValue) {
       if (const array* arr = std::get_if<array>(&a)) {

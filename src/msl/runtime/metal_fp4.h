@@ -1,21 +1,26 @@
-// Metal's 4-bit floating-point format (metal_tensor, OS 27), shared by both
+// Metal's 4-bit tensor element formats (metal_tensor), shared by both
 // targets:
 //
-//   metal_fp4_e2m1_format  OCP MX FP4 E2M1: bias 1, one mantissa bit, no
-//                          infinities or NaN; 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+//   metal_fp4_e2m1_format  OCP MX FP4 E2M1 (OS 27): bias 1, one mantissa bit,
+//                          no infinities or NaN; 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+//   int4b_format           a 4-bit two's-complement integer, -8..7 (MPP's
+//                          quantized right operands, __HAVE_INT4B_FORMAT_TYPE__)
+//   uint4b_format          a 4-bit unsigned integer, 0..15
 //
-// A value of the type holds its code in the low four bits of a byte (as_type
+// A value of each type holds its code in the low four bits of a byte (as_type
 // from a uchar takes the byte's low nibble). In memory, and so in a tensor,
 // two codes share a byte: the element at offset 2j is byte j's low nibble,
 // 2j + 1 its high nibble (OCP MX, NVIDIA's __nv_fp4x2 and MLX's
-// mx.quantize(mode="mxfp4") pack the same way). Apple does not document the
-// packing of MTLTensor's metalFloat4e2m1 elements; this is the one every
-// producer of such data on Linux uses.
+// mx.quantize(mode="mxfp4") and 4-bit affine quantization pack the same
+// way). Apple does not document the packing of MTLTensor's 4-bit elements;
+// this is the one every producer of such data on Linux uses.
 //
-// Converting a float rounds to nearest even and saturates to +-6 (NVIDIA's
-// cvt.rn.satfinite.e2m1x2, ml_dtypes' float4_e2m1fn); NaN, which the format
-// cannot hold, becomes +6 as the saturating conversions do for infinities'
-// magnitude; -0 keeps its sign.
+// Converting a float to FP4 rounds to nearest even and saturates to +-6
+// (NVIDIA's cvt.rn.satfinite.e2m1x2, ml_dtypes' float4_e2m1fn); NaN, which
+// the format cannot hold, becomes +6 as the saturating conversions do for
+// infinities' magnitude; -0 keeps its sign. Converting a number to int4b or
+// uint4b rounds to nearest even and saturates to the range (NaN: 0); Apple
+// does not say, and a saturating conversion never wraps a weight's sign.
 #pragma once
 
 #include "metal_fp8.h"
@@ -57,29 +62,75 @@ struct metal_fp4_e2m1_format {
 };
 
 namespace detail_fp4 {
+// A number rounded to nearest even and saturated to [lo, hi]; NaN: 0.
+template <int lo, int hi, class U> ALLOY_FUNC constexpr uint8_t saturated_code(U v) {
+  if constexpr (is_integral_v<U>) {
+    const long long x = static_cast<long long>(v);
+    return uint8_t((x < lo ? lo : x > hi ? hi : int(x)) & 0xf);
+  } else {
+    const float f = static_cast<float>(v);
+    if (!(f == f)) return 0u;
+    if (f <= float(lo)) return uint8_t(lo & 0xf);
+    if (f >= float(hi)) return uint8_t(hi & 0xf);
+#if defined(__CUDACC__)
+    const float r = ::rintf(f);  // to nearest even
+#else
+    const float r = __builtin_rintf(f);  // the default rounding mode: to nearest even
+#endif
+    return uint8_t(int(r) & 0xf);
+  }
+}
+}  // namespace detail_fp4
+
+// A 4-bit integer format: Signed, two's complement -8..7; else 0..15.
+template <bool Signed> struct integer4_format {
+  uint8_t bits;  // the code in bits 0-3
+
+  integer4_format() = default;
+  template <class U, class = enable_if_t<!detail_fp4::is_ref_v<U>>, class = decltype(static_cast<float>(U()))>
+  ALLOY_FUNC constexpr integer4_format(U v) : bits(detail_fp4::saturated_code<(Signed ? -8 : 0), (Signed ? 7 : 15)>(v)) {}
+  // (as_type from a uchar keeps the high nibble, which the value ignores.)
+  ALLOY_FUNC constexpr int value() const {
+    const int code = int(bits & 0xfu);
+    return Signed && code >= 8 ? code - 16 : code;
+  }
+  ALLOY_FUNC constexpr operator float() const { return float(value()); }
+  ALLOY_FUNC explicit constexpr operator int() const { return value(); }
+  ALLOY_FUNC static constexpr integer4_format from_bits(uint8_t b) {
+    integer4_format r{};
+    r.bits = uint8_t(b & 0xfu);
+    return r;
+  }
+};
+typedef integer4_format<true> int4b_format;
+typedef integer4_format<false> uint4b_format;
+
+namespace detail_fp4 {
 template <class T> inline constexpr bool is_packed_v = false;
 template <> inline constexpr bool is_packed_v<metal_fp4_e2m1_format> = true;
+template <bool S> inline constexpr bool is_packed_v<integer4_format<S>> = true;
+template <class T> inline constexpr bool is_int4_v = false;
+template <bool S> inline constexpr bool is_int4_v<integer4_format<S>> = true;
 
-// Element `o` of packed FP4 storage starting at `base`: a reference to half a
-// byte. Storing is a read-modify-write of the byte; the nibble is cleared and
-// set with atomic operations so two threads storing the two halves of one
+// Element `o` of packed 4-bit storage starting at `base`: a reference to half
+// a byte. Storing is a read-modify-write of the byte; the nibble is cleared
+// and set with atomic operations so two threads storing the two halves of one
 // byte do not undo each other's write.
 template <class Element> struct nibble_ref {
+  typedef remove_cv_t<Element> V;
   Element* base;
   long o;
 
   ALLOY_FUNC unsigned char* byte() const {
-    return reinterpret_cast<unsigned char*>(const_cast<metal_fp4_e2m1_format*>(base)) + (o >> 1);
+    return reinterpret_cast<unsigned char*>(const_cast<V*>(base)) + (o >> 1);
   }
   ALLOY_FUNC int shift() const { return int(o & 1) * 4; }
-  ALLOY_FUNC metal_fp4_e2m1_format value() const {
-    return metal_fp4_e2m1_format::from_bits(uint8_t(*byte() >> shift()));
-  }
-  ALLOY_FUNC operator metal_fp4_e2m1_format() const { return value(); }
+  ALLOY_FUNC V value() const { return V::from_bits(uint8_t(*byte() >> shift())); }
+  ALLOY_FUNC operator V() const { return value(); }
   // (Two user conversions do not chain: float(t[i, j]) needs its own.)
   ALLOY_FUNC operator float() const { return float(value()); }
-  ALLOY_FUNC const nibble_ref& operator=(const metal_fp4_e2m1_format& v) const {
-    static_assert(!is_same_v<Element, const metal_fp4_e2m1_format>, "tensor: the tensor's elements are const");
+  ALLOY_FUNC const nibble_ref& operator=(const V& v) const {
+    static_assert(!is_same_v<Element, const V>, "tensor: the tensor's elements are const");
     unsigned char* b = byte();
 #if defined(__CUDACC__)
     // 32-bit atomics on the aligned word that holds the byte.
@@ -99,7 +150,7 @@ template <class Element> struct nibble_ref {
   }
   template <class U, class = decltype(static_cast<float>(U()))>
   ALLOY_FUNC const nibble_ref& operator=(const U& v) const {
-    return *this = metal_fp4_e2m1_format(v);
+    return *this = V(v);
   }
 };
 }  // namespace detail_fp4

@@ -431,10 +431,18 @@ inline constexpr bool is_int8_v = is_same_v<T, char> || is_same_v<T, signed char
 template <class T> inline constexpr bool is_float_v = is_same_v<T, half> || is_same_v<T, bfloat> || is_same_v<T, float>;
 template <class T> inline constexpr bool is_fp8_v = detail_fp8::is_format_v<T>;
 // The OCP formats of OS 27: FP8 (E4M3, E5M2) and FP4 (E2M1).
-template <class T> inline constexpr bool is_ocp_float_v = is_fp8_v<T> || detail_fp4::is_packed_v<T>;
+template <class T> inline constexpr bool is_ocp_float_v = is_fp8_v<T> || is_same_v<T, metal_fp4_e2m1_format>;
 // Apple's table (OS 26.1, and uint8 and the fp8/fp4 formats of OS 27): left
 // x right -> destination.
 template <class L, class R, class D> constexpr bool supported() {
+  // 4-bit integers (MPP's quantized weights) only as the right operand.
+  if constexpr (detail_fp4::is_int4_v<L>) return false;
+  if constexpr (detail_fp4::is_int4_v<R>) {
+    if (is_same_v<L, half> || is_same_v<L, bfloat>) return is_same_v<D, L> || is_same_v<D, float>;
+    if (is_same_v<L, signed char> || is_same_v<L, char>) return is_same_v<R, int4b_format> && is_same_v<D, int>;
+    if (is_same_v<L, unsigned char>) return is_same_v<R, uint4b_format> && is_same_v<D, int>;
+    return false;
+  }
   if (is_ocp_float_v<L> || is_ocp_float_v<R>) {
     const bool pair = is_same_v<L, R> || (is_same_v<L, half> && is_ocp_float_v<R>) ||
                       (is_ocp_float_v<L> && is_same_v<R, half>);
@@ -604,7 +612,8 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
                   "matmul2d::run: this combination of left, right and destination types is not supported "
                   "(half x half -> half|float, bfloat x bfloat -> bfloat|float, float x float -> float, "
                   "mixed half/bfloat/float -> float, int8 x int8 -> int32, float types x int8 -> that type|float, "
-                  "fp8 or fp4 x the same format or half -> half|float)");
+                  "fp8 or fp4 x the same format or half -> half|float, half|bfloat x int4b|uint4b -> that "
+                  "type|float, int8 x int4b and uint8 x uint4b -> int32)");
     // MX operands (OCP MX, K-major): the scale blocks run along K.
     if constexpr (!coop_left) {
       if constexpr (LT::scaled_)
