@@ -171,6 +171,8 @@ RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysi
   return f;
 }
 
+bool is_math_function_name(std::string_view name) { return in(kMathNames, name) || in(kMathExtraNames, name); }
+
 std::string feature_defines(const RuntimeFeatures& f) {
   std::string s = "#define ALLOY_MSL_SELECT 1\n";
   auto use = [&](bool on, const char* part) {

@@ -39,6 +39,10 @@ struct RuntimeFeatures {
 
 RuntimeFeatures runtime_features(const KernelSpec& spec, const Analysis& analysis, const LexedKernel& lexed);
 
+// Whether `name` is a function of the runtime's math headers (metal_math.h,
+// metal_math_extra.h): a builtin, not a function of the kernel's own.
+bool is_math_function_name(std::string_view name);
+
 // The `#define ALLOY_MSL_SELECT 1` / `#define ALLOY_MSL_USE_<PART> 1` lines that
 // go before the runtime header.
 std::string feature_defines(const RuntimeFeatures& f);

@@ -10,6 +10,7 @@
 #include "msl/address_space_overloads.h"
 #include "msl/builtins.h"
 #include "msl/converged_calls.h"
+#include "msl/features.h"
 #include "msl/includes.h"
 #include "msl/private_adds.h"
 #include "msl/lexer.h"
@@ -316,9 +317,44 @@ class Rewriter {
   // such statements, one after another, shares one barrier and mark. A
   // statement whose calls may sit in a branch of its own (`?:`, `&&`, `||`)
   // gets the barrier alone (`simd_reconverge_only();`), which brings the
-  // lanes together in practice, not by contract. The CPU's threads (threads_: regions or
+  // lanes together in practice, not by contract; so does one that calls a
+  // function other than a builtin (calls_builtins_only). The CPU's threads (threads_: regions or
   // coroutines, which rewrote the statements) need neither: their prefix is
   // a no-op kept for one translation shape.
+  // Whether every call in toks[b, e) is of a builtin: a SIMD-group function,
+  // a math function, a scalar or vector type, a cast. A function of the
+  // kernel's own (or a call through an expression) may make SIMD-group calls
+  // under a branch of its own, which a marked lane would make with every
+  // lane present, waiting for lanes that never come.
+  static bool calls_builtins_only(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
+    auto builtin = [](const std::string& name) {
+      return is_sync_function(name) || is_math_function_name(name) || find_scalar_type(name) ||
+             is_vector_type_name(name) || name == "static_cast" || name == "as_type" || name == "sizeof" ||
+             name == "reinterpret_cast" || name == "const_cast" || name == "bit_cast";
+    };
+    for (std::size_t k = b; k < e; ++k) {
+      if (!toks[k].is_punct("(") || k == b) continue;
+      std::size_t callee = k - 1;
+      if (toks[callee].is_punct(">")) {  // f<T>(...): the name before the matching `<`
+        int depth = 0;
+        for (;; --callee) {
+          if (toks[callee].is_punct(">")) ++depth;
+          else if (toks[callee].is_punct("<") && --depth == 0) break;
+          if (callee == b) return false;
+        }
+        if (callee == b) return false;
+        --callee;
+      }
+      const Token& t = toks[callee];
+      if (t.kind == TokenKind::Identifier) {
+        if (!builtin(t.text)) return false;
+      } else if (t.is_punct(")") || t.is_punct("]")) {
+        return false;  // a call through an expression
+      }
+    }
+    return true;
+  }
+
   void reconverge_before_simd_calls(const std::vector<Token>& toks, Out& out) const {
     const std::vector<ConvergedStatement> stmts = converged_simd_statements(toks, macros_);
     std::vector<char> marked(stmts.size());
@@ -326,7 +362,7 @@ class Rewriter {
       bool branches = false;
       for (std::size_t k = stmts[i].begin; k < stmts[i].end && !branches; ++k)
         branches = toks[k].is_punct("?") || toks[k].is_punct("&&") || toks[k].is_punct("||");
-      marked[i] = !threads_ && !branches;
+      marked[i] = !threads_ && !branches && calls_builtins_only(toks, stmts[i].begin, stmts[i].end);
     }
     // Whether statement i goes on the run of marks of the one before it.
     auto continues = [&](std::size_t i) {
