@@ -148,19 +148,15 @@ def test_repeated_chain_through_unchecked_metal_kernels(rng):
         np.testing.assert_allclose(np.array(got), step(np, x, a), rtol=1e-4, atol=1e-5)
 
 
-def test_repeated_deep_chains_from_several_threads(rng):
+def _on_threads(work, inputs):
+    """work(xs) on a thread for each xs of `inputs`; what any raised fails the test."""
     import threading
 
-    w = rng.uniform(-0.9, 0.9, (16, 32))
-    inputs = [[rng.standard_normal((16, 32)) for _ in range(3)] for _ in range(3)]
     errors = []
 
     def worker(xs):
         try:
-            for x in xs:
-                got = _deep_chain(mx, mx.array(x.astype(np.float32)), mx.array(w.astype(np.float32)), 300)
-                mx.eval(got)
-                np.testing.assert_allclose(np.array(got), _deep_chain(np, x, w, 300), rtol=1e-4, atol=1e-4)
+            work(xs)
         except Exception as e:  # noqa: BLE001 - reported by the main thread
             errors.append(e)
 
@@ -170,6 +166,18 @@ def test_repeated_deep_chains_from_several_threads(rng):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_repeated_deep_chains_from_several_threads(rng):
+    w = rng.uniform(-0.9, 0.9, (16, 32))
+
+    def work(xs):
+        for x in xs:
+            got = _deep_chain(mx, mx.array(x.astype(np.float32)), mx.array(w.astype(np.float32)), 300)
+            mx.eval(got)
+            np.testing.assert_allclose(np.array(got), _deep_chain(np, x, w, 300), rtol=1e-4, atol=1e-4)
+
+    _on_threads(work, [[rng.standard_normal((16, 32)) for _ in range(3)] for _ in range(3)])
 
 
 def test_results_read_right_after_eval_by_several_threads(rng):
@@ -177,36 +185,24 @@ def test_results_read_right_after_eval_by_several_threads(rng):
     # others' work keeps the GPU busy: a thread whose wait another thread's
     # wait had covered returned before that wait was over, and read values
     # the GPU had not written yet (an H100 under an 8-process load).
-    import threading
-
     n = 256
-    w = (rng.standard_normal((n, n)) * 0.5 / np.sqrt(n))
-    inputs = [[rng.standard_normal((n, n)) for _ in range(6)] for _ in range(4)]
-    errors = []
+    w = rng.standard_normal((n, n)) * 0.5 / np.sqrt(n)
 
-    def chain(lib, x, wm):
+    def chain(x, wm):
         y = x
         for _ in range(12):
             y = y @ wm + x
         return y
 
-    def worker(xs):
-        try:
-            wm = mx.array(w.astype(np.float32))
-            for x in xs:
-                got = chain(mx, mx.array(x.astype(np.float32)), wm)
-                mx.eval(got)
-                want = chain(np, x, w)
-                np.testing.assert_allclose(np.array(got), want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
-        except Exception as e:  # noqa: BLE001 - reported by the main thread
-            errors.append(e)
+    def work(xs):
+        wm = mx.array(w.astype(np.float32))
+        for x in xs:
+            got = chain(mx.array(x.astype(np.float32)), wm)
+            mx.eval(got)
+            want = chain(x, w)
+            np.testing.assert_allclose(np.array(got), want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
 
-    threads = [threading.Thread(target=worker, args=(xs,)) for xs in inputs]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    _on_threads(work, [[rng.standard_normal((n, n)) for _ in range(6)] for _ in range(4)])
 
 
 def test_dtype_objects():

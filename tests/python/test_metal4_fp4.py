@@ -6,8 +6,6 @@ mx.quantize(mode="mxfp4") words fed straight to a kernel (Alloy's and real
 MLX's quantizer), and the errors for what the table refuses. Every launch runs
 on the test device (ALLOY_TEST_DEVICE); references are float64 numpy on
 ml_dtypes' decoding, on fresh random inputs (the seed is printed)."""
-import functools
-
 import ml_dtypes
 import numpy as np
 import pytest
@@ -15,16 +13,11 @@ import pytest
 import alloy.core as mx
 
 from conftest import DEVICE
+from metal4_programs import PRELUDE, Program, pack_nibbles
 from shared_fixtures import assert_compile_error_on_line
 
 STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
 
-PRELUDE = r"""#include <metal_stdlib>
-#include <metal_tensor>
-#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
-using namespace metal;
-using namespace mpp::tensor_ops;
-"""
 
 PROGRAM = r"""
 using scales_plane = tensor_blockwise<tensor_plane_scales, device metal_fp8_ue8m0_format, 32, 1>;
@@ -97,13 +90,7 @@ kernel void mixed(tensor<device const half, dextents<int, 2>> A [[buffer(0)]],
 """
 
 
-@functools.lru_cache(maxsize=None)
-def lib():
-    return mx.fast.metal_library(PROGRAM, header=PRELUDE)
-
-
-def run(name, args, grid, threadgroup, dispatch="threads"):
-    return lib().kernel(name)(args=args, grid=grid, threadgroup=threadgroup, dispatch=dispatch, stream=STREAM)
+run = Program(PROGRAM, STREAM).run
 
 
 def decode(codes):
@@ -111,17 +98,11 @@ def decode(codes):
     return (np.asarray(codes, np.uint8) & 0xF).view(ml_dtypes.float4_e2m1fn).astype(np.float64)
 
 
-def pack(codes):
-    """Codes (..., 2n) packed two a byte, the even element in the low nibble."""
-    codes = np.asarray(codes, np.uint8)
-    return (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
-
-
 def random_mxfp4(rng, rows, k, scale_lo=118, scale_hi=130):
     """(codes, packed bytes, scales) of a rows x k MXFP4 matrix."""
     codes = rng.integers(0, 16, size=(rows, k), dtype=np.uint8)
     scales = rng.integers(scale_lo, scale_hi + 1, size=(rows, -(-k // 32)), dtype=np.uint8)
-    return codes, pack(codes), scales
+    return codes, pack_nibbles(codes), scales
 
 
 def dequantize(codes, scales):
@@ -158,7 +139,7 @@ def test_packed_tensor_elements_and_odd_slices(rng, c0):
     R, C = 5, 70
     codes = rng.integers(0, 16, size=(R, C), dtype=np.uint8)
     W = C - c0 + 1
-    (out,) = run("unpack", {"A": mx.array(pack(codes)), "out": ((R, W), mx.float32), "c0": c0},
+    (out,) = run("unpack", {"A": mx.array(pack_nibbles(codes)), "out": ((R, W), mx.float32), "c0": c0},
                  (W, R, 1), (8, 4, 1))
     out = np.array(out)
     np.testing.assert_array_equal(out[:, :-1], decode(codes)[:, c0:].astype(np.float32))
@@ -172,7 +153,7 @@ def test_neighbouring_threads_store_both_halves_of_a_byte(rng):
     # read-modify-write of its byte would show as 0x5 or 0xA.
     poison = mx.array(np.full((R, C // 2), 0x5A, np.uint8))
     (q,) = run("pack", {"x": mx.array(x), "Q": poison}, (C, R, 1), (32, 4, 1))
-    want = pack(x.astype(ml_dtypes.float4_e2m1fn).view(np.uint8))
+    want = pack_nibbles(x.astype(ml_dtypes.float4_e2m1fn).view(np.uint8))
     np.testing.assert_array_equal(np.array(q), want)
 
 
@@ -203,7 +184,8 @@ def test_unscaled_fp4_with_half(rng):
     a = rng.standard_normal((M, K)).astype(np.float16)
     b_codes = rng.integers(0, 16, size=(N, K), dtype=np.uint8)
     a4_codes = rng.integers(0, 16, size=(M, K), dtype=np.uint8)
-    (c, c4) = run("mixed", {"A": mx.array(a), "B": mx.array(pack(b_codes)), "A4": mx.array(pack(a4_codes)),
+    (c, c4) = run("mixed", {"A": mx.array(a), "B": mx.array(pack_nibbles(b_codes)),
+                            "A4": mx.array(pack_nibbles(a4_codes)),
                             "C": mx.array(np.full((M, N), np.nan, np.float32)),
                             "C4": mx.array(np.full((M, N), np.nan, np.float16))},
                   (N // 16, M // 16, 1), (32, 1, 1), "threadgroups")

@@ -6,8 +6,6 @@ matmul2d's right operand: half and bfloat x int4b/uint4b -> that type or
 float, int8 x int4b and uint8 x uint4b -> int32. References are float64 (or
 exact integer) numpy on fresh random inputs (the seed is printed); every
 launch runs on the test device."""
-import functools
-
 import ml_dtypes
 import numpy as np
 import pytest
@@ -15,16 +13,11 @@ import pytest
 import alloy.core as mx
 
 from conftest import DEVICE
+from metal4_programs import PRELUDE, Program, pack_nibbles
 from shared_fixtures import assert_compile_error_on_line
 
 STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
 
-PRELUDE = r"""#include <metal_stdlib>
-#include <metal_tensor>
-#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>
-using namespace metal;
-using namespace mpp::tensor_ops;
-"""
 
 PROGRAM = r"""
 #if !__HAVE_INT4B_FORMAT_TYPE__
@@ -85,19 +78,7 @@ kernel void mm_int(tensor<device const char, dextents<int, 2>> A [[buffer(0)]],
 """
 
 
-@functools.lru_cache(maxsize=None)
-def lib():
-    return mx.fast.metal_library(PROGRAM, header=PRELUDE)
-
-
-def run(name, args, grid, threadgroup, dispatch="threads"):
-    return lib().kernel(name)(args=args, grid=grid, threadgroup=threadgroup, dispatch=dispatch, stream=STREAM)
-
-
-def pack(codes):
-    """4-bit codes (..., 2n) packed two a byte, the even element in the low nibble."""
-    codes = np.asarray(codes).astype(np.uint8) & 0xF
-    return (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+run = Program(PROGRAM, STREAM).run
 
 
 def signed(codes):
@@ -132,7 +113,7 @@ def test_neighbouring_threads_store_both_halves_of_a_byte(rng):
     x = rng.integers(-8, 8, size=(R, C)).astype(np.int32)
     poison = mx.array(np.full((R, C // 2), 0x5A, np.uint8))
     (q,) = run("pack", {"x": mx.array(x), "Q": poison}, (C, R, 1), (32, 4, 1))
-    np.testing.assert_array_equal(np.array(q), pack(x))
+    np.testing.assert_array_equal(np.array(q), pack_nibbles(x))
 
 
 @pytest.mark.parametrize("M,N,K", [(32, 48, 64), (16, 16, 96), (40, 24, 70)])
@@ -140,7 +121,7 @@ def test_half_times_int4b_and_bfloat_times_uint4b(rng, M, N, K):
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.integers(-8, 8, size=(N, K))
     grid = (-(-N // 16), -(-M // 16), 1)
-    (c,) = run("mm_half", {"A": mx.array(a), "B": mx.array(pack(b)), "C": mx.array(np.full((M, N), np.nan, np.float32))},
+    (c,) = run("mm_half", {"A": mx.array(a), "B": mx.array(pack_nibbles(b)), "C": mx.array(np.full((M, N), np.nan, np.float32))},
                grid, (32, 1, 1), "threadgroups")
     ref = a.astype(np.float64) @ b.T.astype(np.float64)
     np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
@@ -148,7 +129,7 @@ def test_half_times_int4b_and_bfloat_times_uint4b(rng, M, N, K):
     ab = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     ub = rng.integers(0, 16, size=(N, K))
     poison = mx.array(np.full((M, N), np.nan, np.float32)).astype(mx.bfloat16)
-    (cb,) = run("mm_bfloat", {"A": mx.array(ab.astype(np.float32)).astype(mx.bfloat16), "B": mx.array(pack(ub)),
+    (cb,) = run("mm_bfloat", {"A": mx.array(ab.astype(np.float32)).astype(mx.bfloat16), "B": mx.array(pack_nibbles(ub)),
                               "C": poison}, grid, (32, 1, 1), "threadgroups")
     ref = ab.astype(np.float64) @ ub.T.astype(np.float64)
     # One rounding to bfloat of a float32 sum.
@@ -163,7 +144,7 @@ def test_int8_times_int4b_and_uint8_times_uint4b_are_exact(rng):
     ua = rng.integers(0, 256, size=(8, K)).astype(np.uint8)
     ub = rng.integers(0, 16, size=(8, K))
     poison = np.full((8, 8), -12345, np.int32)
-    c, uc = run("mm_int", {"A": mx.array(a), "B": mx.array(pack(b)), "UA": mx.array(ua), "UB": mx.array(pack(ub)),
+    c, uc = run("mm_int", {"A": mx.array(a), "B": mx.array(pack_nibbles(b)), "UA": mx.array(ua), "UB": mx.array(pack_nibbles(ub)),
                            "C": mx.array(poison), "UC": mx.array(poison)}, (1, 1, 1), (1, 1, 1))
     np.testing.assert_array_equal(np.array(c), a.astype(np.int64) @ b.T)
     np.testing.assert_array_equal(np.array(uc), ua.astype(np.int64) @ ub.T)
@@ -174,7 +155,7 @@ def test_uint32_words_hold_eight_codes(rng):
     M, N, K = 16, 16, 64
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.integers(-8, 8, size=(N, K))
-    words = pack(b).view(np.uint32)
+    words = pack_nibbles(b).view(np.uint32)
     (c,) = run("mm_half", {"A": mx.array(a), "B": mx.array(words), "C": mx.array(np.full((M, N), np.nan, np.float32))},
                (1, 1, 1), (32, 1, 1), "threadgroups")
     ref = a.astype(np.float64) @ b.T.astype(np.float64)
