@@ -65,7 +65,7 @@ std::optional<Dtype> msl_scalar(const std::string& s) {
       {"atomic_bool", Dtype::bool_},   {"metal_fp8_e4m3_format", Dtype::uint8},
       {"metal_fp8_e5m2_format", Dtype::uint8}, {"metal_fp8_ue8m0_format", Dtype::uint8},
       {"metal_fp4_e2m1_format", Dtype::uint8}, {"int4b_format", Dtype::uint8},
-      {"uint4b_format", Dtype::uint8}};
+      {"uint4b_format", Dtype::uint8}, {"int2b_format", Dtype::uint8}, {"uint2b_format", Dtype::uint8}};
   if (auto it = aliases.find(s); it != aliases.end()) return it->second;
   if (s.rfind("atomic<", 0) == 0 && s.back() == '>') return msl_scalar(s.substr(7, s.size() - 8));
   try {
@@ -106,17 +106,21 @@ std::string declared(const msl::ProgramParam& p) {
 
 std::string dtype_text(Dtype d) { return std::string("mx.") + dtype_info(d).name; }
 
-// The 4-bit formats (metal_fp4.h: FP4, int4b, uint4b) pack two codes a byte,
-// low nibble first: a tensor of one takes uint8 arrays, or uint32 words (of
-// mx.quantize(mode="mxfp4"), or 4-bit affine quantization), and counts 2 (8)
-// codes per array element along its last axis. 0: not a 4-bit format.
+// The packed formats (metal_fp4.h: FP4, int4b, uint4b two codes a byte;
+// int2b, uint2b four), lowest bits first: a tensor of one takes uint8 arrays,
+// or uint32 words (of mx.quantize(mode="mxfp4"), or affine quantization of
+// as many bits), and counts that many codes per byte along its last axis.
+// 0: not a packed format.
 int codes_per_element(const msl::ProgramParam& p, Dtype d) {
-  if (p.type != "metal_fp4_e2m1_format" && p.type != "int4b_format" && p.type != "uint4b_format") return 0;
-  return d == Dtype::uint32 ? 8 : 2;
+  int per_byte = 0;
+  if (p.type == "metal_fp4_e2m1_format" || p.type == "int4b_format" || p.type == "uint4b_format") per_byte = 2;
+  if (p.type == "int2b_format" || p.type == "uint2b_format") per_byte = 4;
+  return d == Dtype::uint32 ? 4 * per_byte : per_byte;
 }
-// What a 4-bit format's codes are called in errors.
+// What a packed format's codes are called in errors.
 std::string codes_name(const msl::ProgramParam& p) {
-  return p.type == "metal_fp4_e2m1_format" ? "FP4" : "4-bit integer";
+  if (p.type == "metal_fp4_e2m1_format") return "FP4";
+  return p.type.find("2b_") != std::string::npos ? "2-bit integer" : "4-bit integer";
 }
 
 // What the kernel gets for a 4-bit tensor: its bytes (words viewed as the
@@ -397,9 +401,10 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
   auto check_dtype = [&](const msl::ProgramParam& p, const ElementType& e, Dtype d) {
     if (codes_per_element(p, d)) {
       if (d != Dtype::uint8 && d != Dtype::uint32)
-        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes packed " + codes_name(p) +
-                         " codes, two a byte (low nibble first): mx.uint8 elements, or mx.uint32 words (as "
-                         "mx.quantize(mode=\"mxfp4\") and 4-bit affine quantization pack them); got " +
+        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes packed " + codes_name(p) + " codes, " +
+                         (codes_per_element(p, Dtype::uint8) == 4 ? "four" : "two") +
+                         " a byte (lowest bits first): mx.uint8 elements, or mx.uint32 words (as "
+                         "mx.quantize(mode=\"mxfp4\") and affine quantization pack them); got " +
                          dtype_text(d) + ".");
       return;
     }

@@ -79,9 +79,8 @@ void emit_prelude(const KernelSpec& spec, const CxxTarget& target, const Transla
   // not 3.2, whose <metal_logging> (MLX's logging.h takes it from 3.2) is
   // not provided.
   w.generated("#define __METAL_VERSION__ 310\n#define __METAL__ 1\n#define __HAVE_BFLOAT__ 1\n");
-  // <metal_tensor>'s 4-bit integer formats (metal_fp4.h); not its 2-bit
-  // ones (__HAVE_INT2B_FORMAT_TYPE__, Metal 4.1), which are not provided.
-  if (features.tensor) w.generated("#define __HAVE_INT4B_FORMAT_TYPE__ 1\n");
+  // <metal_tensor>'s 4-bit and 2-bit integer formats (metal_fp4.h).
+  if (features.tensor) w.generated("#define __HAVE_INT4B_FORMAT_TYPE__ 1\n#define __HAVE_INT2B_FORMAT_TYPE__ 1\n");
   if (spec.math_mode == "fast") {
     // Metal defines __FAST_MATH__ for fast math; bodies may test it. After
     // the runtime headers, so system headers are not affected.

@@ -53,7 +53,7 @@ constexpr std::string_view kTensorNames[] = {"dextents", "tensor_inline", "tenso
                                              "dynamic_extent", "dynamic_length_v", "tensor_blockwise",
                                              "tensor_plane_scales", "metal_fp8_e4m3_format", "metal_fp8_e5m2_format",
                                              "metal_fp8_ue8m0_format", "metal_fp4_e2m1_format",
-                                             "int4b_format", "uint4b_format"};
+                                             "int4b_format", "uint4b_format", "int2b_format", "uint2b_format"};
 
 // `#include <metal_tensor>` or MPP's header.
 bool includes_tensor_header(const Token& t) {

@@ -24,10 +24,11 @@
 // layout of MLX's mx.quantize(..., mode="mxfp8")). A slice keeps its
 // parent's plane. matmul2d dequantizes such operands per block.
 //
-// FP4 tensors (metal_fp4_e2m1_format, MXFP4 with a scales plane) pack two
-// elements a byte (metal_fp4.h): data_ stays at the storage's first byte,
-// element offsets (extents and strides count elements) start at nibble0_,
-// and an element is a reference to half a byte.
+// FP4 tensors (metal_fp4_e2m1_format, MXFP4 with a scales plane) and the
+// 4-bit and 2-bit integer ones pack two or four elements a byte
+// (metal_fp4.h): data_ stays at the storage's first byte, element offsets
+// (extents and strides count elements) start at nibble0_, and an element is
+// a reference to its bits of a byte.
 #pragma once
 
 #include "metal_fp4.h"
@@ -232,9 +233,11 @@ template <class ElementType, class Extents, class Descriptor, class... Tags> str
     // (A quantized tensor is bound for reading whatever its elements'
     // constness: metal_library passes its data as an input.)
     static_assert(packed_ || sizeof(U) == sizeof(ElementType), "tensor: the array's elements are not the tensor's size");
-    // Packed FP4: each array element holds 2 * sizeof(U) codes (metal_library
-    // passes bytes, its last axis contiguous); extents and strides count codes.
-    constexpr index_type per = packed_ ? index_type(2 * sizeof(U)) : index_type(1);
+    // Packed codes (FP4, the sub-byte integers): each array element holds
+    // 8 / code bits * sizeof(U) codes (metal_library passes bytes or words, its
+    // last axis contiguous); extents and strides count codes.
+    constexpr index_type per =
+        packed_ ? index_type((8 / detail_fp4::code_bits_v<value_type>) * sizeof(U)) : index_type(1);
     for (size_t r = 0; r < rank_; ++r) {
       extents_.e_[r] = index_type(b.shape[rank_ - 1 - r]) * per;
       strides_[r] = r == 0 && packed_ ? index_type(1) : index_type(b.strides[rank_ - 1 - r]) * per;
@@ -435,11 +438,15 @@ template <class T> inline constexpr bool is_ocp_float_v = is_fp8_v<T> || is_same
 // Apple's table (OS 26.1, and uint8 and the fp8/fp4 formats of OS 27): left
 // x right -> destination.
 template <class L, class R, class D> constexpr bool supported() {
-  // 4-bit integers (MPP's quantized weights) only as the right operand.
-  if constexpr (detail_fp4::is_int4_v<L>) return false;
-  if constexpr (detail_fp4::is_int4_v<R>) {
-    if (is_same_v<L, half> || is_same_v<L, bfloat>) return is_same_v<D, L> || is_same_v<D, float>;
-    if (is_same_v<L, signed char> || is_same_v<L, char>) return is_same_v<R, int4b_format> && is_same_v<D, int>;
+  // 4-bit and 2-bit integers (MPP's quantized weights) only as the right
+  // operand: half x any, bfloat x the 4-bit ones -> that type or float;
+  // int8 x int4b or int2b, uint8 x uint4b -> int32.
+  if constexpr (detail_fp4::is_packed_integer_v<L>) return false;
+  if constexpr (detail_fp4::is_packed_integer_v<R>) {
+    constexpr bool four = detail_fp4::code_bits_v<R> == 4;
+    if (is_same_v<L, half> || (four && is_same_v<L, bfloat>)) return is_same_v<D, L> || is_same_v<D, float>;
+    if (is_same_v<L, signed char> || is_same_v<L, char>)
+      return (is_same_v<R, int4b_format> || is_same_v<R, int2b_format>) && is_same_v<D, int>;
     if (is_same_v<L, unsigned char>) return is_same_v<R, uint4b_format> && is_same_v<D, int>;
     return false;
   }
@@ -612,8 +619,8 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
                   "matmul2d::run: this combination of left, right and destination types is not supported "
                   "(half x half -> half|float, bfloat x bfloat -> bfloat|float, float x float -> float, "
                   "mixed half/bfloat/float -> float, int8 x int8 -> int32, float types x int8 -> that type|float, "
-                  "fp8 or fp4 x the same format or half -> half|float, half|bfloat x int4b|uint4b -> that "
-                  "type|float, int8 x int4b and uint8 x uint4b -> int32)");
+                  "fp8 or fp4 x the same format or half -> half|float, half|bfloat x int4b|uint4b and half x "
+                  "int2b|uint2b -> that type|float, int8 x int4b|int2b and uint8 x uint4b -> int32)");
     // MX operands (OCP MX, K-major): the scale blocks run along K.
     if constexpr (!coop_left) {
       if constexpr (LT::scaled_)

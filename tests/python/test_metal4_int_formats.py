@@ -1,9 +1,11 @@
-"""Metal 4's 4-bit integer tensor formats (issue 15: the type combinations
-Apple lists): int4b_format (-8..7) and uint4b_format (0..15), packed two a
-byte, low nibble first, as FP4 is (metal_fp4.h); decoded, encoded (rounded
-to nearest even and saturated), stored by neighbouring threads, and as
-matmul2d's right operand: half and bfloat x int4b/uint4b -> that type or
-float, int8 x int4b and uint8 x uint4b -> int32. References are float64 (or
+"""Metal 4's 4-bit and 2-bit integer tensor formats (issue 15: the type
+combinations Apple lists): int4b_format (-8..7) and uint4b_format (0..15),
+packed two a byte, low nibble first, as FP4 is (metal_fp4.h), and
+int2b_format (-2..1) and uint2b_format (0..3), four a byte, lowest bits
+first; decoded, encoded (rounded to nearest even and saturated), stored by
+neighbouring threads, and as matmul2d's right operand: half and bfloat x
+int4b/uint4b and half x int2b/uint2b -> that type or float, int8 x
+int4b/int2b and uint8 x uint4b -> int32. References are float64 (or
 exact integer) numpy on fresh random inputs (the seed is printed); every
 launch runs on the test device."""
 import ml_dtypes
@@ -20,8 +22,8 @@ STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
 
 
 PROGRAM = r"""
-#if !__HAVE_INT4B_FORMAT_TYPE__
-#error "no 4-bit integer formats"
+#if !__HAVE_INT4B_FORMAT_TYPE__ || !__HAVE_INT2B_FORMAT_TYPE__
+#error "no 4-bit or 2-bit integer formats"
 #endif
 kernel void decode(device const uchar* codes [[buffer(0)]],
                    device int* out [[buffer(1)]],
@@ -75,10 +77,52 @@ kernel void mm_int(tensor<device const char, dextents<int, 2>> A [[buffer(0)]],
   op.run(A, B, C);
   op.run(UA, UB, UC);
 }
+
+kernel void decode2(device const uchar* codes [[buffer(0)]],
+                    device int* out [[buffer(1)]],
+                    uint i [[thread_position_in_grid]]) {
+  out[2 * i] = int(as_type<int2b_format>(codes[i]));
+  out[2 * i + 1] = int(float(as_type<uint2b_format>(codes[i])));
+}
+
+// One thread per element: four neighbours store the four codes of each byte.
+kernel void pack2(device const int* x [[buffer(0)]],
+                  tensor<device int2b_format, dextents<int, 2>> Q [[buffer(1)]],
+                  uint2 gid [[thread_position_in_grid]]) {
+  Q[gid.x, gid.y] = x[gid.y * Q.get_extent(0) + gid.x];
+}
+
+// half x int2b -> float over 16 x 16 tiles; half x uint2b -> half and
+// int8 x int2b -> int32 in one thread.
+kernel void mm2_half(tensor<device const half, dextents<int, 2>> A [[buffer(0)]],
+                     tensor<device const int2b_format, dextents<int, 2>> B [[buffer(1)]],
+                     tensor<device float, dextents<int, 2>> C [[buffer(2)]],
+                     uint2 tgid [[threadgroup_position_in_grid]]) {
+  constexpr auto desc = matmul2d_descriptor(16, 16, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_simdgroup> op;
+  op.run(A.slice(0, tgid.y * 16), B.slice(0, tgid.x * 16), C.slice(tgid.x * 16, tgid.y * 16));
+}
+kernel void mm2_small(tensor<device const half, dextents<int, 2>> A [[buffer(0)]],
+                      tensor<device const uint2b_format, dextents<int, 2>> UB [[buffer(1)]],
+                      tensor<device half, dextents<int, 2>> C [[buffer(2)]],
+                      tensor<device const char, dextents<int, 2>> IA [[buffer(3)]],
+                      tensor<device const int2b_format, dextents<int, 2>> IB [[buffer(4)]],
+                      tensor<device int, dextents<int, 2>> IC [[buffer(5)]]) {
+  constexpr auto desc = matmul2d_descriptor(8, 8, dynamic_length_v<int>, false, true);
+  matmul2d<desc, execution_thread> op;
+  op.run(A, UB, C);
+  op.run(IA, IB, IC);
+}
 """
 
 
 run = Program(PROGRAM, STREAM).run
+
+
+def pack_crumbs(codes):
+    """2-bit codes (..., 4n) packed four a byte, element 4j + i in bits 2i..2i+1."""
+    c = np.asarray(codes).astype(np.uint8) & 0x3
+    return (c[..., 0::4] | (c[..., 1::4] << 2) | (c[..., 2::4] << 4) | (c[..., 3::4] << 6)).astype(np.uint8)
 
 
 def signed(codes):
@@ -162,12 +206,15 @@ def test_uint32_words_hold_eight_codes(rng):
     np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
 
 
-ARRAY_OF = {"int4b_format": (mx.uint8, 16), "uint4b_format": (mx.uint8, 16), "half": (mx.float16, 32),
-            "char": (mx.int8, 32), "float": (mx.float32, 32), "int": (mx.int32, 8)}
+ARRAY_OF = {"int4b_format": (mx.uint8, 16), "uint4b_format": (mx.uint8, 16), "int2b_format": (mx.uint8, 8),
+            "uint2b_format": (mx.uint8, 8), "half": (mx.float16, 32), "bfloat": (mx.bfloat16, 32),
+            "char": (mx.int8, 32), "uchar": (mx.uint8, 32), "float": (mx.float32, 32), "int": (mx.int32, 8)}
 
 
 @pytest.mark.parametrize("left,right,dest", [("int4b_format", "half", "float"), ("half", "int4b_format", "int"),
-                                             ("char", "uint4b_format", "int"), ("float", "int4b_format", "float")])
+                                             ("char", "uint4b_format", "int"), ("float", "int4b_format", "float"),
+                                             ("bfloat", "int2b_format", "float"),
+                                             ("uchar", "uint2b_format", "int")])
 def test_combinations_apple_does_not_list_are_compile_errors_on_the_users_line(left, right, dest):
     source = f"""
 kernel void k(tensor<device const {left}, dextents<int, 2>> A [[buffer(0)]],
@@ -191,3 +238,51 @@ def test_an_array_of_another_dtype_is_a_type_error_naming_the_parameter(rng):
     with pytest.raises(TypeError, match="parameter 'B' .* takes packed 4-bit integer codes, two a byte .*got mx.float32"):
         run("mm_half", {"A": a, "B": mx.zeros((16, 64), dtype=mx.float32), "C": ((16, 16), mx.float32)}, (1, 1, 1),
             (32, 1, 1), "threadgroups")
+
+
+def signed2(codes):
+    codes = np.asarray(codes, np.int64) & 0x3
+    return np.where(codes >= 2, codes - 4, codes)
+
+
+def test_every_2bit_code_decodes(rng):
+    codes = (np.arange(256) % 4).astype(np.uint8) | (rng.integers(0, 64, 256, dtype=np.uint8) << 2)
+    (got,) = run("decode2", {"codes": mx.array(codes), "out": ((512,), mx.int32)}, (256, 1, 1), (64, 1, 1))
+    got = np.array(got).reshape(256, 2)
+    np.testing.assert_array_equal(got[:, 0], signed2(codes))
+    np.testing.assert_array_equal(got[:, 1], codes & 0x3)
+
+
+def test_four_neighbouring_threads_store_the_codes_of_a_byte(rng):
+    R, C = 9, 68
+    x = rng.integers(-2, 2, size=(R, C)).astype(np.int32)
+    poison = mx.array(np.full((R, C // 4), 0x5A, np.uint8))
+    (q,) = run("pack2", {"x": mx.array(x), "Q": poison}, (C, R, 1), (32, 4, 1))
+    np.testing.assert_array_equal(np.array(q), pack_crumbs(x))
+
+
+@pytest.mark.parametrize("M,N,K", [(32, 16, 64), (24, 40, 72)])
+def test_half_times_int2b(rng, M, N, K):
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.integers(-2, 2, size=(N, K))
+    (c,) = run("mm2_half", {"A": mx.array(a), "B": mx.array(pack_crumbs(b)),
+                            "C": mx.array(np.full((M, N), np.nan, np.float32))},
+               (-(-N // 16), -(-M // 16), 1), (32, 1, 1), "threadgroups")
+    ref = a.astype(np.float64) @ b.T.astype(np.float64)
+    np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
+def test_half_times_uint2b_and_int8_times_int2b(rng):
+    K = 36  # 2-bit words: 16 codes each, so 32-bit words would not divide K
+    a = rng.standard_normal((8, K)).astype(np.float16)
+    ub = rng.integers(0, 4, size=(8, K))
+    ia = rng.integers(-128, 128, size=(8, K)).astype(np.int8)
+    ib = rng.integers(-2, 2, size=(8, K))
+    c, ic = run("mm2_small", {"A": mx.array(a), "UB": mx.array(pack_crumbs(ub)),
+                              "C": mx.array(np.full((8, 8), np.nan, np.float16)), "IA": mx.array(ia),
+                              "IB": mx.array(pack_crumbs(ib)), "IC": mx.array(np.full((8, 8), -12345, np.int32))},
+                (1, 1, 1), (1, 1, 1))
+    ref = a.astype(np.float64) @ ub.T.astype(np.float64)
+    # One rounding to half of a float32 sum.
+    np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=2 ** -10, atol=2 ** -10 * np.abs(ref).max())
+    np.testing.assert_array_equal(np.array(ic), ia.astype(np.int64) @ ib.T)
