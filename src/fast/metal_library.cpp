@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <cstdio>
 
@@ -106,21 +107,28 @@ std::string declared(const msl::ProgramParam& p) {
 
 std::string dtype_text(Dtype d) { return std::string("mx.") + dtype_info(d).name; }
 
-// The packed formats (metal_fp4.h: FP4, int4b, uint4b two codes a byte;
-// int2b, uint2b four), lowest bits first: a tensor of one takes uint8 arrays,
-// or uint32 words (of mx.quantize(mode="mxfp4"), or affine quantization of
-// as many bits), and counts that many codes per byte along its last axis.
-// 0: not a packed format.
-int codes_per_element(const msl::ProgramParam& p, Dtype d) {
-  int per_byte = 0;
-  if (p.type == "metal_fp4_e2m1_format" || p.type == "int4b_format" || p.type == "uint4b_format") per_byte = 2;
-  if (p.type == "int2b_format" || p.type == "uint2b_format") per_byte = 4;
-  return d == Dtype::uint32 ? 4 * per_byte : per_byte;
+// The packed formats (metal_fp4.h), lowest bits first: a tensor of one takes
+// uint8 arrays, or uint32 words (of mx.quantize(mode="mxfp4"), or affine
+// quantization of as many bits), and counts `per_byte` codes a byte along
+// its last axis.
+struct PackedFormat {
+  std::string_view type, codes;  // the MSL type; what its codes are called in errors
+  int per_byte;
+};
+constexpr PackedFormat kPackedFormats[] = {{"metal_fp4_e2m1_format", "FP4", 2},
+                                           {"int4b_format", "4-bit integer", 2},
+                                           {"uint4b_format", "4-bit integer", 2},
+                                           {"int2b_format", "2-bit integer", 4},
+                                           {"uint2b_format", "2-bit integer", 4}};
+const PackedFormat* packed_format(const msl::ProgramParam& p) {
+  for (const PackedFormat& f : kPackedFormats)
+    if (p.type == f.type) return &f;
+  return nullptr;
 }
-// What a packed format's codes are called in errors.
-std::string codes_name(const msl::ProgramParam& p) {
-  if (p.type == "metal_fp4_e2m1_format") return "FP4";
-  return p.type.find("2b_") != std::string::npos ? "2-bit integer" : "4-bit integer";
+// Codes per array element of dtype `d`; 0: not a packed format.
+int codes_per_element(const msl::ProgramParam& p, Dtype d) {
+  const PackedFormat* f = packed_format(p);
+  return !f ? 0 : d == Dtype::uint32 ? 4 * f->per_byte : f->per_byte;
 }
 
 // What the kernel gets for a 4-bit tensor: its bytes (words viewed as the
@@ -401,8 +409,9 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
   auto check_dtype = [&](const msl::ProgramParam& p, const ElementType& e, Dtype d) {
     if (codes_per_element(p, d)) {
       if (d != Dtype::uint8 && d != Dtype::uint32)
-        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes packed " + codes_name(p) + " codes, " +
-                         (codes_per_element(p, Dtype::uint8) == 4 ? "four" : "two") +
+        throw wrong_type("parameter '" + p.name + "' (" + declared(p) + ") takes packed " +
+                         std::string(packed_format(p)->codes) + " codes, " +
+                         (packed_format(p)->per_byte == 4 ? "four" : "two") +
                          " a byte (lowest bits first): mx.uint8 elements, or mx.uint32 words (as "
                          "mx.quantize(mode=\"mxfp4\") and affine quantization pack them); got " +
                          dtype_text(d) + ".");
@@ -446,7 +455,7 @@ std::vector<array> LibraryKernel::operator()(const LibraryCall& call) const {
       if (q->scales.shape() != want)
         throw bad("parameter '" + p.name + "': the scales plane must have shape " + shape_to_string(want) +
                   " (one scale per 32 elements along the data's last axis, Metal's dimension 0" +
-                  (per ? ", " + std::to_string(per) + " " + codes_name(p) + " codes to an array element"
+                  (per ? ", " + std::to_string(per) + " " + std::string(packed_format(p)->codes) + " codes to an array element"
                        : std::string()) +
                   "); got " +
                   shape_to_string(q->scales.shape()) + ".");

@@ -306,33 +306,21 @@ class Rewriter {
     return out;
   }
 
-  // Metal runs a SIMD-group function over the threads active at the call.
-  // Where every lane present reaches it together (converged_calls.h), CUDA
-  // does not promise that lanes which left a loop or a branch at different
-  // times are together again, so the statement gets
-  // `::alloy_msl::simd_reconverge();` first, a warp barrier over the lanes
-  // present that also marks the lane until `::alloy_msl::simd_converged_end();`
-  // after it: a marked lane's calls name every lane present, and a *_sync
-  // intrinsic so named waits for them all (runtime/cuda_sync.h). A run of
-  // such statements, one after another, shares one barrier and mark. A
-  // statement whose calls may sit in a branch of its own (`?:`, `&&`, `||`)
-  // gets the barrier alone (`simd_reconverge_only();`), which brings the
-  // lanes together in practice, not by contract; so does one that calls a
-  // function other than a builtin (calls_builtins_only). The CPU's threads (threads_: regions or
-  // coroutines, which rewrote the statements) need neither: their prefix is
-  // a no-op kept for one translation shape.
-  // Whether every call in toks[b, e) is of a builtin: a SIMD-group function,
-  // a math function, a scalar or vector type, a cast. A function of the
-  // kernel's own (or a call through an expression) may make SIMD-group calls
-  // under a branch of its own, which a marked lane would make with every
-  // lane present, waiting for lanes that never come.
-  static bool calls_builtins_only(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
+  // Whether a reconverged statement toks[b, e) may mark its lanes: no `?:`,
+  // `&&` or `||` that could put its calls in a branch of its own, and every
+  // call of a builtin (a SIMD-group or math function, a scalar or vector
+  // type, a cast). A function or macro of the kernel's own (or a call
+  // through an expression) may make SIMD-group calls under a branch of its
+  // own, which a marked lane would make with every lane present, waiting for
+  // lanes that never come.
+  static bool may_mark(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
     auto builtin = [](const std::string& name) {
       return is_sync_function(name) || is_math_function_name(name) || find_scalar_type(name) ||
              is_vector_type_name(name) || name == "static_cast" || name == "as_type" || name == "sizeof" ||
              name == "reinterpret_cast" || name == "const_cast" || name == "bit_cast";
     };
     for (std::size_t k = b; k < e; ++k) {
+      if (toks[k].is_punct("?") || toks[k].is_punct("&&") || toks[k].is_punct("||")) return false;
       if (!toks[k].is_punct("(") || k == b) continue;
       std::size_t callee = k - 1;
       if (toks[callee].is_punct(">")) {  // f<T>(...): the name before the matching `<`
@@ -355,15 +343,24 @@ class Rewriter {
     return true;
   }
 
+  // Metal runs a SIMD-group function over the threads active at the call.
+  // Where every lane present reaches it together (converged_calls.h), CUDA
+  // does not promise that lanes which left a loop or a branch at different
+  // times are together again, so the statement gets
+  // `::alloy_msl::simd_reconverge();` first, a warp barrier over the lanes
+  // present that also marks the lane until `::alloy_msl::simd_converged_end();`
+  // after it: a marked lane's calls name every lane present, and a *_sync
+  // intrinsic so named waits for them all (runtime/cuda_sync.h). A run of
+  // such statements, one after another, shares one barrier and mark. A
+  // statement that may not mark (may_mark) gets the barrier alone
+  // (`simd_reconverge_only();`), which brings the lanes together in
+  // practice, not by contract. The CPU's threads (threads_: regions or
+  // coroutines, which rewrote the statements) need neither: their prefix is
+  // a no-op kept for one translation shape.
   void reconverge_before_simd_calls(const std::vector<Token>& toks, Out& out) const {
     const std::vector<ConvergedStatement> stmts = converged_simd_statements(toks, macros_);
     std::vector<char> marked(stmts.size());
-    for (std::size_t i = 0; i < stmts.size(); ++i) {
-      bool branches = false;
-      for (std::size_t k = stmts[i].begin; k < stmts[i].end && !branches; ++k)
-        branches = toks[k].is_punct("?") || toks[k].is_punct("&&") || toks[k].is_punct("||");
-      marked[i] = !threads_ && !branches && calls_builtins_only(toks, stmts[i].begin, stmts[i].end);
-    }
+    for (std::size_t i = 0; i < stmts.size(); ++i) marked[i] = !threads_ && may_mark(toks, stmts[i].begin, stmts[i].end);
     // Whether statement i goes on the run of marks of the one before it.
     auto continues = [&](std::size_t i) {
       return i > 0 && i < stmts.size() && marked[i] && marked[i - 1] && !stmts[i].lone_loop_body &&
@@ -371,15 +368,15 @@ class Rewriter {
     };
     for (std::size_t i = 0; i < stmts.size(); ++i) {
       const ConvergedStatement& s = stmts[i];
-      if (!continues(i))
-        out[s.begin] = std::string(s.lone_loop_body ? "{ " : "") +
-                       (marked[i] || threads_ ? "::alloy_msl::simd_reconverge(); " : "::alloy_msl::simd_reconverge_only(); ") +
-                       current(toks, out, s.begin);
+      const char* barrier = marked[i] || threads_ ? "::alloy_msl::simd_reconverge(); "
+                                                  : "::alloy_msl::simd_reconverge_only(); ";
+      if (!continues(i)) out[s.begin] = std::string(s.lone_loop_body ? "{ " : "") + barrier + current(toks, out, s.begin);
       out[s.end - 1] = current(toks, out, s.end - 1) +
                        (marked[i] && !continues(i + 1) ? " ::alloy_msl::simd_converged_end();" : "") +
                        (s.lone_loop_body ? " }" : "");
     }
   }
+
 
   // A struct's field named like a swizzle (`uint rgba;`, `float2 xy;`) is
   // reached as `s.rgba`, which member access turns into

@@ -214,25 +214,31 @@ void synchronize_all() {
     }
   }
   // Every stream is waited for even when one wait throws (a stopped kernel):
-  // the others' work may still be running.
+  // the others' work may still be running. A wait that threw is over too
+  // (a stopped kernel's stream was drained; a failed one's work is lost).
   std::exception_ptr first;
   for (size_t i = 0; i < todo.size(); ++i) {
     try {
       wait_stoppable(todo[i], 0, "gpu");
-      targets[i].first->work.done(targets[i].second);
     } catch (...) {
       if (!first) first = std::current_exception();
     }
+    targets[i].first->work.done(targets[i].second);
   }
-  if (first) std::rethrow_exception(first);
   all_work.done(all_target);
+  if (first) std::rethrow_exception(first);
   end_batch(mark, todo);
 }
 
 void synchronize(const Stream& s) {
   StreamSlot& slot = slot_for(s);
   if (const uint64_t target = slot.work.outstanding()) {
-    wait_stoppable(slot.stream, 0, "synchronize");
+    try {
+      wait_stoppable(slot.stream, 0, "synchronize");
+    } catch (...) {
+      slot.work.done(target);  // over even when it throws, as in synchronize_all
+      throw;
+    }
     slot.work.done(target);
   }
 }

@@ -254,7 +254,8 @@ template <unsigned W> struct segment {
   unsigned base, mask, width;
   template <class T> ALLOY_FUNC segment(const exchanged<T>& e) {
     base = W == 32 ? 0u : (e.v.lane & ~(W - 1));
-    unsigned seg_bits = W == 32 ? 0xffffffffu : (((1u << (W & 31u)) - 1u) << base);  // (W & 31: no shift by 32 in the branch not taken)
+    // (W & 31: no shift by 32 in the branch not taken, which clang warns of.)
+    unsigned seg_bits = W == 32 ? 0xffffffffu : (((1u << (W & 31u)) - 1u) << base);
     mask = e.v.mask & seg_bits;
     unsigned end = base + W < e.v.width ? base + W : e.v.width;
     width = end > base ? end - base : 0;
