@@ -1,6 +1,6 @@
 """What the Metal 4 tensor tests share: the includes their programs start
 with, a launcher for one program's kernels, and 4-bit codes packed as the
-runtime reads them (two a byte, the even element in the low nibble)."""
+runtime reads them (the lowest bits first)."""
 import functools
 
 import numpy as np
@@ -31,7 +31,9 @@ class Program:
                                          stream=self.stream)
 
 
-def pack_nibbles(codes):
-    """4-bit codes (..., 2n) packed two a byte, the even element in the low nibble."""
-    codes = np.asarray(codes).astype(np.uint8) & 0xF
-    return (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+def pack_codes(codes, bits=4):
+    """`bits`-bit codes (..., n) packed 8 / bits a byte, element j of a byte's
+    group in its bits j*bits and up (the lowest first)."""
+    per = 8 // bits
+    c = np.asarray(codes).astype(np.uint8) & ((1 << bits) - 1)
+    return np.bitwise_or.reduce([c[..., j::per] << (j * bits) for j in range(per)], axis=0).astype(np.uint8)

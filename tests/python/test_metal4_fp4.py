@@ -13,7 +13,7 @@ import pytest
 import alloy.core as mx
 
 from conftest import DEVICE
-from metal4_programs import PRELUDE, Program, pack_nibbles
+from metal4_programs import PRELUDE, Program, pack_codes
 from shared_fixtures import assert_compile_error_on_line
 
 STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
@@ -102,7 +102,7 @@ def random_mxfp4(rng, rows, k, scale_lo=118, scale_hi=130):
     """(codes, packed bytes, scales) of a rows x k MXFP4 matrix."""
     codes = rng.integers(0, 16, size=(rows, k), dtype=np.uint8)
     scales = rng.integers(scale_lo, scale_hi + 1, size=(rows, -(-k // 32)), dtype=np.uint8)
-    return codes, pack_nibbles(codes), scales
+    return codes, pack_codes(codes), scales
 
 
 def dequantize(codes, scales):
@@ -139,7 +139,7 @@ def test_packed_tensor_elements_and_odd_slices(rng, c0):
     R, C = 5, 70
     codes = rng.integers(0, 16, size=(R, C), dtype=np.uint8)
     W = C - c0 + 1
-    (out,) = run("unpack", {"A": mx.array(pack_nibbles(codes)), "out": ((R, W), mx.float32), "c0": c0},
+    (out,) = run("unpack", {"A": mx.array(pack_codes(codes)), "out": ((R, W), mx.float32), "c0": c0},
                  (W, R, 1), (8, 4, 1))
     out = np.array(out)
     np.testing.assert_array_equal(out[:, :-1], decode(codes)[:, c0:].astype(np.float32))
@@ -153,7 +153,7 @@ def test_neighbouring_threads_store_both_halves_of_a_byte(rng):
     # read-modify-write of its byte would show as 0x5 or 0xA.
     poison = mx.array(np.full((R, C // 2), 0x5A, np.uint8))
     (q,) = run("pack", {"x": mx.array(x), "Q": poison}, (C, R, 1), (32, 4, 1))
-    want = pack_nibbles(x.astype(ml_dtypes.float4_e2m1fn).view(np.uint8))
+    want = pack_codes(x.astype(ml_dtypes.float4_e2m1fn).view(np.uint8))
     np.testing.assert_array_equal(np.array(q), want)
 
 
@@ -184,8 +184,8 @@ def test_unscaled_fp4_with_half(rng):
     a = rng.standard_normal((M, K)).astype(np.float16)
     b_codes = rng.integers(0, 16, size=(N, K), dtype=np.uint8)
     a4_codes = rng.integers(0, 16, size=(M, K), dtype=np.uint8)
-    (c, c4) = run("mixed", {"A": mx.array(a), "B": mx.array(pack_nibbles(b_codes)),
-                            "A4": mx.array(pack_nibbles(a4_codes)),
+    (c, c4) = run("mixed", {"A": mx.array(a), "B": mx.array(pack_codes(b_codes)),
+                            "A4": mx.array(pack_codes(a4_codes)),
                             "C": mx.array(np.full((M, N), np.nan, np.float32)),
                             "C4": mx.array(np.full((M, N), np.nan, np.float16))},
                   (N // 16, M // 16, 1), (32, 1, 1), "threadgroups")

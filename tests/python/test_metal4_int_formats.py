@@ -15,7 +15,7 @@ import pytest
 import alloy.core as mx
 
 from conftest import DEVICE
-from metal4_programs import PRELUDE, Program, pack_nibbles
+from metal4_programs import PRELUDE, Program, pack_codes
 from shared_fixtures import assert_compile_error_on_line
 
 STREAM = mx.gpu if DEVICE == "gpu" else mx.cpu
@@ -119,24 +119,20 @@ kernel void mm2_small(tensor<device const half, dextents<int, 2>> A [[buffer(0)]
 run = Program(PROGRAM, STREAM).run
 
 
-def pack_crumbs(codes):
-    """2-bit codes (..., 4n) packed four a byte, element 4j + i in bits 2i..2i+1."""
-    c = np.asarray(codes).astype(np.uint8) & 0x3
-    return (c[..., 0::4] | (c[..., 1::4] << 2) | (c[..., 2::4] << 4) | (c[..., 3::4] << 6)).astype(np.uint8)
+def signed(codes, bits=4):
+    codes = np.asarray(codes, np.int64) & ((1 << bits) - 1)
+    return np.where(codes >= 1 << (bits - 1), codes - (1 << bits), codes)
 
 
-def signed(codes):
-    codes = np.asarray(codes, np.int64) & 0xF
-    return np.where(codes >= 8, codes - 16, codes)
-
-
-def test_every_code_decodes(rng):
-    # Every code, under random high nibbles (which a value ignores).
-    codes = (np.arange(256) % 16).astype(np.uint8) | (rng.integers(0, 16, 256, dtype=np.uint8) << 4)
-    (got,) = run("decode", {"codes": mx.array(codes), "out": ((512,), mx.int32)}, (256, 1, 1), (64, 1, 1))
+@pytest.mark.parametrize("bits,kernel", [(4, "decode"), (2, "decode2")])
+def test_every_code_decodes(rng, bits, kernel):
+    # Every code, under random high bits (which a value ignores).
+    n = 1 << bits
+    codes = (np.arange(256) % n).astype(np.uint8) | (rng.integers(0, 256 // n, 256, dtype=np.uint8) << bits)
+    (got,) = run(kernel, {"codes": mx.array(codes), "out": ((512,), mx.int32)}, (256, 1, 1), (64, 1, 1))
     got = np.array(got).reshape(256, 2)
-    np.testing.assert_array_equal(got[:, 0], signed(codes))
-    np.testing.assert_array_equal(got[:, 1], codes & 0xF)
+    np.testing.assert_array_equal(got[:, 0], signed(codes, bits))
+    np.testing.assert_array_equal(got[:, 1], codes & (n - 1))
 
 
 def test_numbers_round_to_nearest_even_and_saturate(rng):
@@ -152,12 +148,15 @@ def test_numbers_round_to_nearest_even_and_saturate(rng):
     assert (got[:, 0] >> 4 == 0).all()  # a fresh value's high nibble is 0
 
 
-def test_neighbouring_threads_store_both_halves_of_a_byte(rng):
-    R, C = 17, 66
-    x = rng.integers(-8, 8, size=(R, C)).astype(np.int32)
-    poison = mx.array(np.full((R, C // 2), 0x5A, np.uint8))
-    (q,) = run("pack", {"x": mx.array(x), "Q": poison}, (C, R, 1), (32, 4, 1))
-    np.testing.assert_array_equal(np.array(q), pack_nibbles(x))
+@pytest.mark.parametrize("bits,kernel,R,C", [(4, "pack", 17, 66), (2, "pack2", 9, 68)])
+def test_neighbouring_threads_store_the_codes_of_a_byte(rng, bits, kernel, R, C):
+    # Two (four) threads store the codes of one byte: a code lost to another's
+    # read-modify-write of the byte would show the poison's bits.
+    half = 1 << (bits - 1)
+    x = rng.integers(-half, half, size=(R, C)).astype(np.int32)
+    poison = mx.array(np.full((R, C * bits // 8), 0x5A, np.uint8))
+    (q,) = run(kernel, {"x": mx.array(x), "Q": poison}, (C, R, 1), (32, 4, 1))
+    np.testing.assert_array_equal(np.array(q), pack_codes(x, bits))
 
 
 @pytest.mark.parametrize("M,N,K", [(32, 48, 64), (16, 16, 96), (40, 24, 70)])
@@ -165,7 +164,7 @@ def test_half_times_int4b_and_bfloat_times_uint4b(rng, M, N, K):
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.integers(-8, 8, size=(N, K))
     grid = (-(-N // 16), -(-M // 16), 1)
-    (c,) = run("mm_half", {"A": mx.array(a), "B": mx.array(pack_nibbles(b)), "C": mx.array(np.full((M, N), np.nan, np.float32))},
+    (c,) = run("mm_half", {"A": mx.array(a), "B": mx.array(pack_codes(b)), "C": mx.array(np.full((M, N), np.nan, np.float32))},
                grid, (32, 1, 1), "threadgroups")
     ref = a.astype(np.float64) @ b.T.astype(np.float64)
     np.testing.assert_allclose(np.array(c).astype(np.float64), ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
@@ -173,7 +172,7 @@ def test_half_times_int4b_and_bfloat_times_uint4b(rng, M, N, K):
     ab = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
     ub = rng.integers(0, 16, size=(N, K))
     poison = mx.array(np.full((M, N), np.nan, np.float32)).astype(mx.bfloat16)
-    (cb,) = run("mm_bfloat", {"A": mx.array(ab.astype(np.float32)).astype(mx.bfloat16), "B": mx.array(pack_nibbles(ub)),
+    (cb,) = run("mm_bfloat", {"A": mx.array(ab.astype(np.float32)).astype(mx.bfloat16), "B": mx.array(pack_codes(ub)),
                               "C": poison}, grid, (32, 1, 1), "threadgroups")
     ref = ab.astype(np.float64) @ ub.T.astype(np.float64)
     # One rounding to bfloat of a float32 sum.
@@ -188,7 +187,7 @@ def test_int8_times_int4b_and_uint8_times_uint4b_are_exact(rng):
     ua = rng.integers(0, 256, size=(8, K)).astype(np.uint8)
     ub = rng.integers(0, 16, size=(8, K))
     poison = np.full((8, 8), -12345, np.int32)
-    c, uc = run("mm_int", {"A": mx.array(a), "B": mx.array(pack_nibbles(b)), "UA": mx.array(ua), "UB": mx.array(pack_nibbles(ub)),
+    c, uc = run("mm_int", {"A": mx.array(a), "B": mx.array(pack_codes(b)), "UA": mx.array(ua), "UB": mx.array(pack_codes(ub)),
                            "C": mx.array(poison), "UC": mx.array(poison)}, (1, 1, 1), (1, 1, 1))
     np.testing.assert_array_equal(np.array(c), a.astype(np.int64) @ b.T)
     np.testing.assert_array_equal(np.array(uc), ua.astype(np.int64) @ ub.T)
@@ -199,7 +198,7 @@ def test_uint32_words_hold_eight_codes(rng):
     M, N, K = 16, 16, 64
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.integers(-8, 8, size=(N, K))
-    words = pack_nibbles(b).view(np.uint32)
+    words = pack_codes(b).view(np.uint32)
     (c,) = run("mm_half", {"A": mx.array(a), "B": mx.array(words), "C": mx.array(np.full((M, N), np.nan, np.float32))},
                (1, 1, 1), (32, 1, 1), "threadgroups")
     ref = a.astype(np.float64) @ b.T.astype(np.float64)
@@ -240,32 +239,11 @@ def test_an_array_of_another_dtype_is_a_type_error_naming_the_parameter(rng):
             (32, 1, 1), "threadgroups")
 
 
-def signed2(codes):
-    codes = np.asarray(codes, np.int64) & 0x3
-    return np.where(codes >= 2, codes - 4, codes)
-
-
-def test_every_2bit_code_decodes(rng):
-    codes = (np.arange(256) % 4).astype(np.uint8) | (rng.integers(0, 64, 256, dtype=np.uint8) << 2)
-    (got,) = run("decode2", {"codes": mx.array(codes), "out": ((512,), mx.int32)}, (256, 1, 1), (64, 1, 1))
-    got = np.array(got).reshape(256, 2)
-    np.testing.assert_array_equal(got[:, 0], signed2(codes))
-    np.testing.assert_array_equal(got[:, 1], codes & 0x3)
-
-
-def test_four_neighbouring_threads_store_the_codes_of_a_byte(rng):
-    R, C = 9, 68
-    x = rng.integers(-2, 2, size=(R, C)).astype(np.int32)
-    poison = mx.array(np.full((R, C // 4), 0x5A, np.uint8))
-    (q,) = run("pack2", {"x": mx.array(x), "Q": poison}, (C, R, 1), (32, 4, 1))
-    np.testing.assert_array_equal(np.array(q), pack_crumbs(x))
-
-
 @pytest.mark.parametrize("M,N,K", [(32, 16, 64), (24, 40, 72)])
 def test_half_times_int2b(rng, M, N, K):
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.integers(-2, 2, size=(N, K))
-    (c,) = run("mm2_half", {"A": mx.array(a), "B": mx.array(pack_crumbs(b)),
+    (c,) = run("mm2_half", {"A": mx.array(a), "B": mx.array(pack_codes(b, 2)),
                             "C": mx.array(np.full((M, N), np.nan, np.float32))},
                (-(-N // 16), -(-M // 16), 1), (32, 1, 1), "threadgroups")
     ref = a.astype(np.float64) @ b.T.astype(np.float64)
@@ -278,9 +256,9 @@ def test_half_times_uint2b_and_int8_times_int2b(rng):
     ub = rng.integers(0, 4, size=(8, K))
     ia = rng.integers(-128, 128, size=(8, K)).astype(np.int8)
     ib = rng.integers(-2, 2, size=(8, K))
-    c, ic = run("mm2_small", {"A": mx.array(a), "UB": mx.array(pack_crumbs(ub)),
+    c, ic = run("mm2_small", {"A": mx.array(a), "UB": mx.array(pack_codes(ub, 2)),
                               "C": mx.array(np.full((8, 8), np.nan, np.float16)), "IA": mx.array(ia),
-                              "IB": mx.array(pack_crumbs(ib)), "IC": mx.array(np.full((8, 8), -12345, np.int32))},
+                              "IB": mx.array(pack_codes(ib, 2)), "IC": mx.array(np.full((8, 8), -12345, np.int32))},
                 (1, 1, 1), (1, 1, 1))
     ref = a.astype(np.float64) @ ub.T.astype(np.float64)
     # One rounding to half of a float32 sum.
