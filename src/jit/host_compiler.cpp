@@ -191,7 +191,9 @@ std::vector<std::string> requested_compile_flags(const CompileOptions& options) 
   }
   std::vector<std::string> flags = {"-std=c++20", "-O" + std::to_string(options.optimization), "-fvect-cost-model=cheap", "-fPIC", "-shared", "-fvisibility=hidden",
                                     "-fno-exceptions", "-fno-rtti", "-fno-math-errno", "-fno-plt",
-                                    "-fdiagnostics-color=never", "-Wno-unused-parameter", "-Wno-unused-variable"};
+                                    "-fdiagnostics-color=never", "-Wno-unused-parameter", "-Wno-unused-variable",
+                                    // Metal and CUDA have no variable-length arrays; g++ would take one.
+                                    "-Werror=vla"};
   if (options.native) flags.push_back("-march=native");
   if (options.math_mode == "fast") {
     flags.push_back("-ffast-math");

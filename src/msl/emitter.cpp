@@ -5,7 +5,7 @@
 #include "msl/features.h"
 #include "msl/private_adds.h"
 #include "msl/rewrite.h"
-#include "msl/storage_rules.h"
+#include "msl/language_rules.h"
 #include "msl/writer.h"
 
 namespace alloy::msl {
@@ -161,10 +161,7 @@ std::string pointee_type(const KernelSpec& spec, const KernelParam& p) {
 
 void emit_cxx(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target,
               const std::vector<KernelParam>& params, TranslatedKernel& k) {
-  check_brackets(lexed.header);
-  check_brackets(lexed.source);
-  check_storage_rules(lexed.header, /*at_program_scope=*/true);
-  check_storage_rules(lexed.source, /*at_program_scope=*/false);
+  check_user_texts(lexed, /*source_at_program_scope=*/false);
   const std::set<std::string> user_names = all_user_names(lexed);
   const std::set<std::string> macros = macros_naming_anything(lexed);
 

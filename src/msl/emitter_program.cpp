@@ -9,7 +9,7 @@
 #include "msl/analysis.h"
 #include "msl/emitter.h"
 #include "msl/rewrite.h"
-#include "msl/storage_rules.h"
+#include "msl/language_rules.h"
 #include "msl/writer.h"
 
 #include <stdexcept>
@@ -49,10 +49,7 @@ std::string tensor_argument(const GlueContext& c, const CxxTarget& target, const
 }  // namespace
 
 void emit_program(const KernelSpec& spec, const LexedKernel& lexed, const CxxTarget& target, TranslatedKernel& k) {
-  check_brackets(lexed.header);
-  check_brackets(lexed.source);
-  check_storage_rules(lexed.header, /*at_program_scope=*/true);
-  check_storage_rules(lexed.source, /*at_program_scope=*/true);
+  check_user_texts(lexed, /*source_at_program_scope=*/true);
   const ProgramInfo info = parse_program(spec.source, spec.header);
   const ProgramKernel& entry = find_entry(info, spec.program_entry);
   const std::set<std::string> user_names = all_user_names(lexed);

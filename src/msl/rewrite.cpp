@@ -265,6 +265,14 @@ class Rewriter {
           else if (auto f = float_literal(t.text)) out[i] = *f;
           break;
         case TokenKind::Punct:
+          // `x##h` in a macro pastes a half literal (`H(1.5)` is `1.5h`),
+          // which C++ has not: `(half(x))` has its value (the argument is a
+          // float literal by then, `1.5f`, exact or within a tie of it).
+          if (in_define && t.is("##") && i > 0 && toks[i - 1].kind == TokenKind::Identifier && !out[i - 1] &&
+              i + 1 < toks.size() && (toks[i + 1].is_ident("h") || toks[i + 1].is_ident("H"))) {
+            out[i - 1] = "(::metal::half(" + toks[i - 1].text + "))";
+            out[i] = out[i + 1] = "";
+          }
           if (t.is("{")) namespace_scopes.push_back(opens_namespace(toks, i));
           if (t.is("}") && !namespace_scopes.empty()) namespace_scopes.pop_back();
           if (t.is("{")) ++braces;

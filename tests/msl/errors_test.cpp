@@ -68,6 +68,39 @@ TEST(MslErrors, MutableStorageOutsideThreads) {
   }
 }
 
+// C++ that Metal leaves out is refused at its word, in the body and the
+// header, on both targets; `= delete`, `operator new`, names that only
+// contain the words, strings and what an `#if` may drop are not.
+TEST(MslErrors, CppFeaturesMetalLacks) {
+  struct Case {
+    std::string source, header;
+    int line, col;
+    std::string what;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"float x = 1;\n  double d = x;\n  out[0] = d;", "", 2, 3, "no 'double' type"},
+           {"out[0] = 1;", "inline long double f(float x) { return x; }", 1, 13, "no 'double' type"},
+           {"uint i = thread_position_in_grid.x;\nif (i > 0) goto done;\nout[i] = 1;\ndone:;", "", 2, 12, "no 'goto'"},
+           {"out[0] = 1;", "struct B {\n  virtual float f() { return 1; }\n};", 2, 3, "no virtual functions"},
+           {"out[0] = 1;", "struct B { float f() { return dynamic_cast<B*>(this) ? 1 : 0; } };", 1, 31, "dynamic_cast"},
+           {"auto p = new float[4];\nout[0] = p[0];", "", 1, 10, "no 'new'"},
+           {"float* p = nullptr; delete p; out[0] = 1;", "", 1, 21, "no 'delete'"},
+           {"out[0] = 1;", "inline float f(float x) { if (x < 0) throw 1; return x; }", 1, 38, "no exceptions ('throw')"},
+       }) {
+    CompileError e = error_of(spec(c.source, c.header));
+    EXPECT_EQ(e.file(), c.header.empty() ? "source" : "header") << c.source << c.header;
+    EXPECT_EQ(e.line(), c.line) << c.source << c.header;
+    EXPECT_EQ(e.column(), c.col) << c.source << c.header;
+    EXPECT_NE(std::string(e.what()).find(c.what), std::string::npos) << e.what();
+  }
+  for (const char* ok : {"struct N { N(const thread N&) = delete; float doubled; };",
+                         "constant char* label = \"double goto new\";",
+                         "#if 0\ninline double f() { return 0; }\n#endif",
+                         "#define TWICE(x) (2 * (x))\ninline float renew(float try_again) { return TWICE(try_again); }"}) {
+    EXPECT_NO_THROW(translate(spec("out[0] = 1;", ok), Target::Cpp)) << ok;
+  }
+}
+
 // Overloads on address spaces alone are one C++ function: identical
 // bodies are kept once, different ones are an error at the repeat's name.
 TEST(MslErrors, OverloadsOnAddressSpacesAlone) {

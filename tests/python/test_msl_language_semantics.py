@@ -59,6 +59,16 @@ def test_half_literals_and_conditional_arms(rng):
     np.testing.assert_array_equal(got, [3.25, 2 * n, 0.5])
 
 
+
+def test_half_literals_pasted_by_a_macro(rng):
+    # `#define H(x) x##h` makes `H(0.1)` the half literal 0.1h: the value
+    # rounded to half (as numpy's float16 rounds it), in any expression.
+    v = float(rng.choice([0.1, 0.3, 1.7, 3.14159, 1e-5, 65519.0]))
+    header = "#define H(x) x##h\n#define HALF_OF(x) (x ## H * 0.5h)\n"
+    got = run(f"half a = H({v!r}); half b = HALF_OF(3); out[0] = a; out[1] = b; out[2] = sizeof(H(2));",
+              [np.zeros(1, F32)], 3, header=header)
+    np.testing.assert_array_equal(got, [np.float16(v), 1.5, 2])
+
 def test_metal_predefined_macros():
     # Metal's compiler defines __METAL_VERSION__ (MSL 3.1 here: bfloat) and
     # __METAL__, <metal_config> __HAVE_BFLOAT__; code picks its branches by them.
@@ -187,3 +197,21 @@ def test_votes_on_a_partial_simd_group():
               [np.ones(40, F32)], 120, threads=40).reshape(40, 3)
     np.testing.assert_array_equal(got[:32], [[1, 1, 0]] * 32)
     np.testing.assert_array_equal(got[32:], [[1, 0, 0]] * 8)
+
+
+@pytest.mark.parametrize("source,line,message", [
+    ("float x = a0[0];\ndouble d = x;\nout[0] = d;", 2, "no 'double' type"),
+    ("uint i = thread_position_in_grid.x;\nif (i > 0) goto done;\nout[i] = a0[i];\ndone:;", 2, "no 'goto'"),
+    # g++ takes a variable-length array as an extension; Metal and CUDA do not.
+    ("int n = int(a0[0]);\nfloat t[n];\nt[0] = a0[1];\nout[0] = t[0];", 2,
+     "variable length array|expression must have a constant value"),
+])
+def test_cpp_that_metal_lacks_is_refused_at_its_line(rng, source, line, message):
+    # A kernel written on Linux fails here as it would under Apple's compiler,
+    # naming the line, instead of computing in double or jumping; the
+    # process goes on and a valid kernel still runs after it.
+    x = rng.uniform(1, 4, 4).astype(F32)
+    with pytest.raises(RuntimeError, match=rf"source:{line}:\d+: error: .*({message})") as e:
+        run(source, [x], 1)
+    assert source.splitlines()[line - 1] in str(e.value)
+    np.testing.assert_array_equal(run("out[0] = a0[1] * 2;", [x], 1), [x[1] * 2])
