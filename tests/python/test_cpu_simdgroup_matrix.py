@@ -32,7 +32,7 @@ GEMM = """
     uint row0 = threadgroup_position_in_grid.y * 8;
     uint col0 = threadgroup_position_in_grid.x * 16 + sg * 8;
     threadgroup half tile_b[8 * 16];
-    simdgroup_matrix<float, 8, 8> acc = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+    simdgroup_matrix<float, 8, 8> acc = make_filled_simdgroup_matrix<float, 8>(0.0f);  // Rows defaults to Cols
     for (uint k = 0; k < K; k += 8) {
         for (uint e = thread_index_in_threadgroup; e < 128; e += 64)
             tile_b[e] = B[(k + e / 16) * N + threadgroup_position_in_grid.x * 16 + e % 16];

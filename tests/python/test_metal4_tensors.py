@@ -363,7 +363,7 @@ INLINE_BODY = r"""
     auto tA = tensor<device T, dextents<int, 2>, tensor_inline>((device T*)A, dextents<int, 2>(K, M));
     auto tB = tensor<device T, dextents<int, 2>, tensor_inline>((device T*)B, dextents<int, 2>(K, N));
     auto tC = tensor<device float, dextents<int, 2>, tensor_inline>(C, dextents<int, 2>(N, M));
-    constexpr auto desc = matmul2d_descriptor(M, N, dynamic_length_v<int>, false, true);
+    constexpr auto desc = matmul2d_descriptor(M, N, DYNAMIC_K, false, true);
     matmul2d<desc, execution_simdgroups<1>> op;
     op.run(tA, tB, tC);
     // Then each lane adds A's first column by indexing the inline tensor.
@@ -373,15 +373,18 @@ INLINE_BODY = r"""
 """
 
 
+# K from the operands, in the descriptor's three spellings: its default, the
+# one Apple's header documents (jang's TurboQuant GEMM writes it), and 0.
+@pytest.mark.parametrize("dynamic_k", ["dynamic_length_v<int>", "static_cast<int>(dynamic_extent)", "0"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_metal_kernel_bodies_wrap_their_buffers_in_inline_tensors(rng, dtype):
+def test_metal_kernel_bodies_wrap_their_buffers_in_inline_tensors(rng, dtype, dynamic_k):
     M, N, K = 32, 16, 64
     a = rng.standard_normal((M, K)).astype(np.float32)
     b = rng.standard_normal((N, K)).astype(np.float32)
     xa, xb = (mx.array(v).astype(getattr(mx, dtype)) for v in (a, b))
     a16, b16 = (np.array(v.astype(mx.float32)).astype(np.float64) for v in (xa, xb))
     k = mx.fast.metal_kernel(name=f"inline_mm_{dtype}", input_names=["A", "B"], output_names=["C"],
-                             source=INLINE_BODY, header=HEADER)
+                             source=INLINE_BODY.replace("DYNAMIC_K", dynamic_k), header=HEADER)
     (out,) = k(inputs=[xa, xb], template=[("T", getattr(mx, dtype)), ("M", M), ("N", N), ("K", K)],
                grid=(32, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(M, N)], output_dtypes=[mx.float32],
                init_value=-99.0, stream=STREAM)

@@ -480,7 +480,7 @@ ALLOY_FUNC bool run(const LT& left, const RT& right, DT& dest) {
     const operand_view<R, metal::conditional_t<kind == 7, float, R>, kind == 7 && RT::scaled_> B(right, Desc.transpose_right);
     constexpr bool converted = decltype(A)::converts || decltype(B)::converts;
     long K = Desc.k;
-    if constexpr (Desc.k == 0 || Desc.k == dynamic_length_v<int>)
+    if constexpr (Desc.k_from_operands())
       K = long(left.get_extent(Desc.transpose_left ? 1 : 0));
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     // Tiles the warpgroups take never reach staged() (whose condition is
@@ -675,7 +675,7 @@ ALLOY_FUNC bool run_cooperative(const LT& left, const RT& right, DT& dest) {
     const operand_view<half> B(right, Desc.transpose_right);
     long K;
     if constexpr (coop_left) K = LT::cols_;
-    else K = (Desc.k == 0 || Desc.k == dynamic_length_v<int>) ? long(left.get_extent(0)) : long(Desc.k);
+    else K = (Desc.k_from_operands()) ? long(left.get_extent(0)) : long(Desc.k);
     const bool cols_in = B.words && FN * 8 <= B.valid_o;
     const bool b_by_rows = !B.words && B.rows_contiguous();
     // A left tensor, as the MMA reads it (unused for a cooperative left tile).

@@ -718,7 +718,7 @@ typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
 typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
 typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
 
-template <class T, int C, int R> ALLOY_FUNC simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T v) {
+template <class T, int C, int R = C> ALLOY_FUNC simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T v) {
   simdgroup_matrix<T, C, R> m;
   m.e_ = vec<T, 2>(v);
   return m;

@@ -425,6 +425,10 @@ struct matmul2d_descriptor {
                                 mode matmul_mode_ = mode::multiply)
       : m(m_), n(n_), k(k_), transpose_left(transpose_left_), transpose_right(transpose_right_),
         relaxed_precision(relaxed_precision_), matmul_mode(matmul_mode_) {}
+  // K read from the operands: dynamic_length_v<int> (the default),
+  // static_cast<int>(dynamic_extent) (-1, as Apple's header documents it and
+  // jang's TurboQuant GEMM writes it), or 0 (as some of Apple's examples do).
+  constexpr bool k_from_operands() const { return k == dynamic_length_v<int> || k == -1 || k == 0; }
 };
 
 namespace detail {
@@ -491,10 +495,10 @@ template <matmul2d_descriptor Desc, class Scope, class... Options> struct matmul
   static_assert(detail::scope_info<Scope>::valid,
                 "matmul2d: the scope must be execution_thread, execution_simdgroup or execution_simdgroups<N>");
   static_assert(Desc.m > 0 && Desc.n > 0, "matmul2d_descriptor: m and n must be positive");
-  static_assert(Desc.k >= 0,
-                "matmul2d_descriptor: k must be positive, or dynamic_length_v<int> (or 0) for K from the operands");
-  // K from the operands: dynamic_length_v<int>, or 0 as some of Apple's examples write it.
-  static constexpr bool dynamic_k = Desc.k == 0 || Desc.k == dynamic_length_v<int>;
+  static_assert(Desc.k >= 0 || Desc.k_from_operands(),
+                "matmul2d_descriptor: k must be positive, or dynamic_length_v<int> (or dynamic_extent, or 0) for K "
+                "from the operands");
+  static constexpr bool dynamic_k = Desc.k_from_operands();
 
   static constexpr int scope_threads = detail::scope_info<Scope>::threads;
   // The K extent of an input tile: the descriptor's (a cooperative input
