@@ -61,6 +61,8 @@ _INSTALL_HINT = {
     "f5_tts_mlx": "f5-tts-mlx==0.2.6",
     "mlxim": "mlx-image==0.1.10",
     "diffusionkit": "diffusionkit==0.5.2",
+    "rapid_mlx": "rapid-mlx==0.16.10",
+    "jang_tools": "jang==2.5.50",
 }
 
 
