@@ -13,6 +13,7 @@
 #include <alloy/detail/thread_pool.h>
 
 #include <atomic>
+#include <cfenv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -57,7 +58,15 @@ void* load_shared_object(const std::string& bytes, const std::string& key) {
   if (!write_file_atomically(path, bytes)) {
     throw std::runtime_error("[alloy::jit::compile_cpu] cannot write kernel " + key + " to " + path.string());
   }
+  // A kernel linked with -ffast-math (math_mode "fast") carries GCC's
+  // crtfastmath, whose constructor sets flush-to-zero and denormals-are-zero
+  // in the loading thread's floating-point control (MXCSR, FPCR) for good:
+  // every later kernel and numpy call on that thread would flush subnormals
+  // (sigmoid(-88) became 0). The thread's environment is put back.
+  std::fenv_t fp_env;
+  std::fegetenv(&fp_env);
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::fesetenv(&fp_env);
   std::string why = handle ? "" : std::string(::dlerror());
   ::unlink(path.c_str());
   if (!handle) throw std::runtime_error("[alloy::jit::compile_cpu] cannot load kernel " + key + ": " + why);

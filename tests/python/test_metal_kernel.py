@@ -693,6 +693,28 @@ def test_fast_math_mode_defines_fast_math():
         assert np.array(o).tolist() == [want], mode
 
 
+
+def test_fast_math_kernel_leaves_subnormals_to_later_code(rng):
+    # g++ links a -ffast-math shared object with crtfastmath, whose
+    # constructor sets flush-to-zero in the loading thread for good: later
+    # safe kernels (and numpy) then gave 0 for sigmoid(-88) = 6.05e-39. A
+    # new source each run, so this process really loads the fast kernel.
+    tag = int(rng.integers(1 << 30))
+    src = f"uint i = thread_position_in_grid.x; out[i] = 1.0f / (1.0f + metal::precise::exp(-a[i])) + {tag} * 0.0f;"
+    x = mx.array(np.array([-88.0, -87.5], np.float32))
+    want = (1 / (1 + np.exp(-np.array([-88.0, -87.5])))).astype(np.float32)
+    assert 0 < want[0] < np.finfo(np.float32).tiny  # subnormal in float32
+
+    def sigmoid(mode):
+        k = mx.fast.metal_kernel(name=f"sigmoid_{mode}", input_names=["a"], output_names=["out"], source=src,
+                                 compile_options={"math_mode": mode})
+        return np.array(k(inputs=[x], grid=(2, 1, 1), threadgroup=(2, 1, 1), output_shapes=[(2,)],
+                          output_dtypes=[mx.float32], init_value=float("nan"))[0])
+
+    sigmoid("fast")
+    np.testing.assert_allclose(sigmoid("safe"), want, rtol=4e-7, atol=0)
+    assert np.float32(want[0]) * np.float32(0.5) > 0  # numpy on this thread too
+
 def test_metal_kernel_without_vjp_names_the_kernel_when_differentiated():
     k = mx.fast.metal_kernel(name="nograd", input_names=["a"], output_names=["out"],
                              source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2;")
