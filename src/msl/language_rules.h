@@ -12,8 +12,8 @@ namespace alloy::msl {
 // Throws CompileError quoting the first use in `text` of a C++ feature
 // Metal does not have (MSL specification, "Metal and C++"). Code inside
 // `#if` blocks is not checked (a branch the preprocessor drops may hold
-// anything), nor are macro definitions (checked where they are used, when
-// written out in the text).
+// anything), nor are macro definitions or what they expand to (`#define
+// REAL double` then `REAL x;` passes: the host compiler expands it).
 void check_language_rules(const LexedText& text);
 
 // Every check on the user's own texts that needs no translation: brackets,
