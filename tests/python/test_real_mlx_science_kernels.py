@@ -62,6 +62,10 @@ def test_mlx_nufft_types_1_and_3(rng):
     x3, s = rng.uniform(-3, 3, M), rng.uniform(-20, 20, 50)
     want = (c[None, :] * np.exp(1j * s[:, None] * x3[None, :])).sum(1)
     got = np.asarray(nf.nufft1d3(x3, c, s, eps=1e-6))
-    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-5
+    # Type 3 runs the package's fp32 pipeline at its floor (eps below 1e-6
+    # is clamped) with upsampling 1.25: over 100 seeds the relative error
+    # reached 1.2e-5 on both devices (seed 7: 1.02e-5), so 1e-5 failed about
+    # one seed in thirty. A mistranslated kernel is off by 1e-2 or more.
+    assert np.linalg.norm(got - want) / np.linalg.norm(want) < 4e-5
     launched = nf.__port_loader__.kernels_launched()
     assert {"t1spread1d", "t3spread", "t3gather_xyz"} <= launched and any(n.startswith("nufft_dft") for n in launched)
