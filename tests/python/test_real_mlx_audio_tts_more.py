@@ -152,6 +152,20 @@ def stft_on_the_cpu(core):
         core.fft.rfft = rfft
 
 
+# Output 2, the generator on the given pitch curve, feeds the phases of its
+# harmonic source's STFT, atan2(imag, real), to convolutions. Where a bin's
+# magnitude is near zero its phase is ill-conditioned: an error e in the
+# source moves it by about e / magnitude. The sources differ by an ulp
+# (MLX's CPU sin is off by up to 1.46 ulp, Alloy's by 0.56: see the top of
+# this file), so seed 1570921271, whose smallest bin is 1.6e-5 of 0.92,
+# gets a phase 9.4e-4 rad from MLX's and an output 4.3e-4 of its largest
+# from MLX's; over seeds 100-160 one more exceeded 1e-4 (1.4e-4). Such
+# errors fall off as 1 / size, so 5e-3 leaves about one seed in 2,000; a
+# mistranslated operation moves the output by a large fraction. The other
+# outputs, the audio with the predicted pitch included, keep 1e-4.
+KITTEN_VOICED_TOLERANCE = 5e-3
+
+
 def kitten_forward(model, core, ref_s, ids, aln, noise_seed, hz):
     with stft_on_the_cpu(core):
         return kitten_forward_on(model, core, ref_s, ids, aln, noise_seed, hz)
@@ -1005,7 +1019,7 @@ MODELS = {
     "kitten_tts": dict(folder="kitten_tts", make=kitten_make,
                        inputs=[features(1, 256, scale=0.5), tokens(0, 40, 1, 5), alignment(5), seed,
                                lambda rng: rng.uniform(-40, 250, (1, 30)).astype(np.float32)],
-                       forward=kitten_forward),
+                       forward=kitten_forward, tolerances={2: KITTEN_VOICED_TOLERANCE}),
     "melotts": dict(folder="melotts", make=melotts_make,
                     inputs=[features(1, 1024, 6), tokens(0, 30, 1, 6), tokens(0, 16, 1, 6), tokens(0, 10, 1, 6),
                             lambda rng: rng.uniform(1, 4, (1, 1, 6)).astype(np.float32), seed],
