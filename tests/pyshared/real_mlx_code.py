@@ -63,6 +63,7 @@ _INSTALL_HINT = {
     "diffusionkit": "diffusionkit==0.5.2",
     "rapid_mlx": "rapid-mlx==0.16.10",
     "jang_tools": "jang==2.5.50",
+    "llguidance": "llguidance==1.9.1",
 }
 
 
