@@ -42,10 +42,6 @@ bool in_ranges(const CpuThreadsPlan& plan, const Token& t) {
   return false;
 }
 
-std::string current(const std::vector<Token>& toks, const std::vector<std::optional<std::string>>& out,
-                    std::size_t i) {
-  return out[i] ? *out[i] : toks[i].text;
-}
 
 }  // namespace
 
@@ -158,7 +154,7 @@ void await_sync_calls(const CpuThreadsPlan& plan, const std::vector<Token>& toks
     }
     if (plan.whole_program && t.is_punct("}")) {
       for (const auto& [b, e] : plan.bodies)
-        if (t.end == e) out[i] = "co_return; " + current(toks, out, i);
+        if (t.end == e) out[i] = "co_return; " + written(toks, out, i);
       continue;
     }
     if (t.kind != TokenKind::Identifier || is_member_access(toks, i) || !is_awaitable_sync_function(t.text) ||
@@ -171,8 +167,8 @@ void await_sync_calls(const CpuThreadsPlan& plan, const std::vector<Token>& toks
     }
     const std::size_t close = matching_paren(toks, i + 1);
     if (close >= toks.size()) continue;  // unbalanced: check_brackets reports it
-    out[start] = "(co_await " + current(toks, out, start);
-    out[close] = current(toks, out, close) + ")";
+    out[start] = "(co_await " + written(toks, out, start);
+    out[close] = written(toks, out, close) + ")";
   }
 }
 

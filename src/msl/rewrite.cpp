@@ -9,6 +9,7 @@
 
 #include "msl/address_space_overloads.h"
 #include "msl/builtins.h"
+#include "msl/conditionals.h"
 #include "msl/converged_calls.h"
 #include "msl/features.h"
 #include "msl/includes.h"
@@ -24,11 +25,6 @@ constexpr std::string_view kWhere = "msl::translate";
 
 using Out = std::vector<std::optional<std::string>>;  // nullopt: the token as written
 
-bool is_assignment(const Token& t) {
-  static const std::set<std::string> ops = {"=",  "+=", "-=", "*=", "/=",  "%=",
-                                            "&=", "|=", "^=", "<<=", ">>="};
-  return t.kind == TokenKind::Punct && ops.count(t.text);
-}
 
 // `xy` -> "0,1"; nullopt unless 2-4 letters all from xyzw or all from rgba.
 std::optional<std::string> swizzle_indices(const std::string& name) {
@@ -88,84 +84,9 @@ std::optional<std::string> float_literal(const std::string& n) {
   return n + "f";
 }
 
-// The text token `i` is written as so far.
-std::string current(const std::vector<Token>& toks, const Out& out, std::size_t i) {
-  return out[i] ? *out[i] : toks[i].text;
-}
-
-// Whether toks[b, e) is one numeric literal, signed or not: `0`, `-1`, `0.5f`.
-bool is_literal_arm(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
-  if (e == b + 2 && (toks[b].is_punct("-") || toks[b].is_punct("+"))) ++b;
-  return e == b + 1 && toks[b].kind == TokenKind::Number;
-}
 
 bool opens(const Token& t) { return opens_bracket(t); }
 bool closes(const Token& t) { return closes_bracket(t); }
-
-// The `:` of the conditional whose `?` is at q; 0 when not found.
-std::size_t colon_of(const std::vector<Token>& toks, std::size_t q) {
-  int depth = 0, nested = 0;
-  for (std::size_t k = q + 1; k < toks.size(); ++k) {
-    const Token& t = toks[k];
-    if (t.kind == TokenKind::Directive) return 0;
-    if (opens(t)) ++depth;
-    else if (closes(t) && --depth < 0) return 0;
-    else if (depth == 0 && t.is_punct(";")) return 0;
-    else if (depth == 0 && t.is_punct("?")) ++nested;
-    else if (depth == 0 && t.is_punct(":") && nested-- == 0) return k;
-  }
-  return 0;
-}
-
-// One past the last token of the third arm starting at `b`; 0 when its end
-// cannot be told from tokens (a `>` that may close a template argument list,
-// an assignment).
-std::size_t third_arm_end(const std::vector<Token>& toks, std::size_t b) {
-  int depth = 0, nested = 0, angles = 0;
-  for (std::size_t k = b; k < toks.size(); ++k) {
-    const Token& t = toks[k];
-    if (t.kind == TokenKind::Directive) return k;
-    if (opens(t)) { ++depth; continue; }
-    if (closes(t)) {
-      if (--depth < 0) return k;
-      continue;
-    }
-    if (depth > 0) continue;
-    if (t.is_punct(";") || t.is_punct(",")) return k;
-    if (t.is_punct("?")) ++nested;
-    if (t.is_punct(":") && nested-- == 0) return k;
-    if (t.is_punct("<")) ++angles;
-    if (t.is_punct(">") && angles-- == 0) return 0;
-    if (t.is_punct(">>") || is_assignment(t)) return 0;
-  }
-  return toks.size();
-}
-
-// `c ? a : 0.0f` -> `c ? ::alloy_msl::cond_arm<decltype(0.0f)>(a) : 0.0f`
-// (and `c ? 0 : a` alike): the arm that is not a literal is converted to the
-// conditional's type by Metal's rules (metal_base.h), which C++ cannot find
-// by itself when `a` is a bfloat. Conditionals with no literal arm, or two,
-// are left alone.
-void wrap_literal_conditionals(const std::vector<Token>& toks, Out& out) {
-  const Out before = out;  // literals as translated, before any wrapping here
-  for (std::size_t q = 0; q < toks.size(); ++q) {
-    if (!toks[q].is_punct("?") || out[q]) continue;
-    std::size_t c = colon_of(toks, q);
-    if (c == 0 || c == q + 1) continue;
-    std::size_t e = third_arm_end(toks, c + 1);
-    if (e <= c + 1) continue;
-    bool lit2 = is_literal_arm(toks, q + 1, c), lit3 = is_literal_arm(toks, c + 1, e);
-    if (lit2 == lit3) continue;
-    std::size_t lb = lit2 ? q + 1 : c + 1, le = lit2 ? c : e;  // the literal
-    std::size_t ab = lit2 ? c + 1 : q + 1, ae = lit2 ? e : c;  // the other arm
-    std::string lit;
-    for (std::size_t k = lb; k < le; ++k) lit += current(toks, before, k);
-    // (`c?1:x`: a space keeps `:` and `::` apart)
-    const std::string gap = toks[ab].begin == toks[ab - 1].end ? " " : "";
-    out[ab] = gap + "::alloy_msl::cond_arm<decltype(" + lit + ")>(" + current(toks, out, ab);
-    out[ae - 1] = current(toks, out, ae - 1) + ")";
-  }
-}
 
 bool is_keyword_before_expression(const std::string& s) {
   static const std::set<std::string> kw = {"return", "else", "case",  "do",     "throw",
@@ -310,7 +231,7 @@ class Rewriter {
       else await_sync_calls(*threads_, toks, out);
     }
     if (origin_ == Origin::Source && !program_ && !in_define) reconverge_before_simd_calls(toks, out);
-    wrap_literal_conditionals(toks, out);
+    wrap_conditionals(toks, out);
     return out;
   }
 
@@ -378,8 +299,8 @@ class Rewriter {
       const ConvergedStatement& s = stmts[i];
       const char* barrier = marked[i] || threads_ ? "::alloy_msl::simd_reconverge(); "
                                                   : "::alloy_msl::simd_reconverge_only(); ";
-      if (!continues(i)) out[s.begin] = std::string(s.lone_loop_body ? "{ " : "") + barrier + current(toks, out, s.begin);
-      out[s.end - 1] = current(toks, out, s.end - 1) +
+      if (!continues(i)) out[s.begin] = std::string(s.lone_loop_body ? "{ " : "") + barrier + written(toks, out, s.begin);
+      out[s.end - 1] = written(toks, out, s.end - 1) +
                        (marked[i] && !continues(i + 1) ? " ::alloy_msl::simd_converged_end();" : "") +
                        (s.lone_loop_body ? " }" : "");
     }
@@ -469,7 +390,7 @@ class Rewriter {
         if (end == 0) continue;
         out[i] = "::alloy_msl::vector_cast<" + *pointee + ">(";
         for (std::size_t k = i + 1; k <= close; ++k) out[k] = "";
-        out[end - 1] = current(toks, out, end - 1) + ")";
+        out[end - 1] = written(toks, out, end - 1) + ")";
       } else if ((t.is_ident("reinterpret_cast") || t.is_ident("static_cast")) && i + 1 < toks.size() &&
                  toks[i + 1].is_punct("<")) {
         const std::size_t close = closing_angle(toks, i + 1);
@@ -542,10 +463,10 @@ class Rewriter {
       } else if (!(t.is_ident("const") || t.is_ident("volatile") || t.is_ident("metal") || t.is_punct("::"))) {
         return std::nullopt;
       }
-      const std::string written = current(toks, out, k);
-      if (written.empty()) continue;
+      const std::string as_written = written(toks, out, k);
+      if (as_written.empty()) continue;
       if (!text.empty() && !t.is_punct("::") && !toks[k - 1].is_punct("::")) text += " ";
-      text += written;
+      text += as_written;
     }
     if (!memory || !vector) return std::nullopt;
     return text;
@@ -619,8 +540,8 @@ class Rewriter {
         several = depth == 0 && toks[k].is_punct(",");
       }
       if (!several) continue;
-      out[i] = current(toks, out, i) + " ::alloy_msl::subscript(";
-      out[close] = ")" + current(toks, out, close);
+      out[i] = written(toks, out, i) + " ::alloy_msl::subscript(";
+      out[close] = ")" + written(toks, out, close);
     }
   }
 
@@ -652,18 +573,18 @@ class Rewriter {
       for (std::size_t d = 0; d < subscripts.size(); ++d) {
         auto [open, close] = subscripts[d];
         // The template-id in parentheses: its comma must not split a macro argument.
-        out[open] = current(toks, out, open) + "(::alloy_msl::bounds_index<decltype(" + t.text + "), " +
+        out[open] = written(toks, out, open) + "(::alloy_msl::bounds_index<decltype(" + t.text + "), " +
                     std::to_string(d) + ">)(alloy_bc, " + std::to_string(slot->second) + ", " +
                     std::to_string(t.line) + ", " + (write ? "1" : "0") + ", (";
-        out[close] = "))" + current(toks, out, close);
+        out[close] = "))" + written(toks, out, close);
       }
       // A threadgroup array's element, whole: `(*race_access(..., &(a[i][j]), a))`,
       // the same lvalue, seen by the race check on its way.
       if (races_ && slot->second >= buffer_slots_ && !subscripts.empty()) {
         const std::size_t last = subscripts.back().second;
         out[i] = "(*::alloy_msl::race_access(alloy_bc, " + std::to_string(slot->second) + ", " +
-                 std::to_string(t.line) + ", " + (write ? "1" : "0") + ", &(" + current(toks, out, i);
-        out[last] = current(toks, out, last) + "), (const void*)(" + t.text + ")))";
+                 std::to_string(t.line) + ", " + (write ? "1" : "0") + ", &(" + written(toks, out, i);
+        out[last] = written(toks, out, last) + "), (const void*)(" + t.text + ")))";
       }
     }
   }
@@ -684,8 +605,8 @@ class Rewriter {
       // `do { ... } while (0)` (macro bodies) runs once.
       if (is_while && close == i + 3 && (toks[i + 2].is("0") || toks[i + 2].is_ident("false"))) continue;
       if (is_while) {
-        out[i + 1] = current(toks, out, i + 1) + "(";
-        out[close] = ") && " + std::string(kPoll) + current(toks, out, close);
+        out[i + 1] = written(toks, out, i + 1) + "(";
+        out[close] = ") && " + std::string(kPoll) + written(toks, out, close);
         continue;
       }
       std::size_t semis[2] = {0, 0};
@@ -700,10 +621,10 @@ class Rewriter {
       }
       if (n != 2) continue;  // a range-for, or not a loop header we know
       if (semis[1] == semis[0] + 1) {
-        out[semis[0]] = current(toks, out, semis[0]) + " " + kPoll;
+        out[semis[0]] = written(toks, out, semis[0]) + " " + kPoll;
       } else if (close == semis[1] + 1) {
-        out[semis[0]] = current(toks, out, semis[0]) + " (";
-        out[semis[1]] = ") && " + std::string(kPoll) + current(toks, out, semis[1]);
+        out[semis[0]] = written(toks, out, semis[0]) + " (";
+        out[semis[1]] = ") && " + std::string(kPoll) + written(toks, out, semis[1]);
       }
     }
   }

@@ -1,6 +1,15 @@
 #include "msl/token_rules.h"
 
+#include <set>
+#include <string>
+
 namespace alloy::msl {
+
+bool is_assignment(const Token& t) {
+  static const std::set<std::string> ops = {"=",  "+=", "-=", "*=", "/=",  "%=",
+                                            "&=", "|=", "^=", "<<=", ">>="};
+  return t.kind == TokenKind::Punct && ops.count(t.text);
+}
 
 bool is_member_access(const std::vector<Token>& toks, std::size_t i) {
   return i > 0 && (toks[i - 1].is_punct(".") || toks[i - 1].is_punct("->"));

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,9 @@ bool declares_pointer(const std::vector<Token>& toks, std::size_t i);
 // a type in a parameter or cast).
 bool declares_threadgroup_storage(const std::vector<Token>& toks, std::size_t i);
 
+// `=` or a compound assignment (`+=`, `<<=`, ...).
+bool is_assignment(const Token& t);
+
 // `(`, `[`, `{`, `[[` / their closers.
 bool opens_bracket(const Token& t);
 bool closes_bracket(const Token& t);
@@ -44,5 +49,12 @@ std::size_t matching_paren(const std::vector<Token>& toks, std::size_t open);
 // The index of the `>` closing the `<` at `open` (parentheses skipped); 0
 // when there is none before a `;` or `{`.
 std::size_t closing_angle(const std::vector<Token>& toks, std::size_t open);
+
+// Token `i` as a rewrite has written it so far: out[i], or the token's own
+// text where the rewrite left it (nullopt).
+inline std::string written(const std::vector<Token>& toks, const std::vector<std::optional<std::string>>& out,
+                           std::size_t i) {
+  return out[i] ? *out[i] : toks[i].text;
+}
 
 }  // namespace alloy::msl

@@ -4,11 +4,32 @@
 // bodies come from examples/seeds, between a hand-written signature and glue.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "../common/seed_sources.h"
+#include "msl/conditionals.h"
+#include "msl/lexer.h"
 
 namespace alloy_test {
+
+// A seed's body with its conditionals as the translator writes them
+// (msl/conditionals.h): half and bfloat convert to and from the integers
+// implicitly, so `c ? I_nw : 0` needs Metal's typing spelled out.
+inline std::string with_translated_conditionals(const std::string& body) {
+  const alloy::msl::LexedText lexed = alloy::msl::lex_text(body, "source");
+  std::vector<std::optional<std::string>> out(lexed.tokens.size());
+  alloy::msl::wrap_conditionals(lexed.tokens, out);
+  std::string text;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < lexed.tokens.size(); ++i) {
+    const alloy::msl::Token& t = lexed.tokens[i];
+    text += body.substr(at, t.begin - at) + (out[i] ? *out[i] : t.text);
+    at = t.end;
+  }
+  return text + body.substr(at);
+}
 
 // The seed's exp, inputs float16, T = float.
 inline std::string exp_kernel() {
@@ -37,7 +58,7 @@ using namespace metal;
 template <typename T>
 ALLOY_KERNEL_FN void custom_kernel_grid_sample(const ELEM* x, const int* x_shape, const ELEM* grid,
                                                const int* grid_shape, ELEM* out, uint3 thread_position_in_grid) {
-)CUDA" + seed_source("grid_sample.py", 0) + R"CUDA(
+)CUDA" + with_translated_conditionals(seed_source("grid_sample.py", 0)) + R"CUDA(
 }
 extern "C" __global__ void alloy_kernel_main(const ELEM* __restrict__ x, const int* __restrict__ x_shape,
                                              const ELEM* __restrict__ grid, const int* __restrict__ grid_shape,
@@ -358,7 +379,7 @@ ALLOY_KERNEL_FN void custom_kernel_vec(const float* x, const half* h, const bflo
   auto hf = hh * 2.0f;    // half * float -> float
   auto hi = hh + 1;       // half + int -> half
   auto bi = bb * 3;       // bfloat * int -> bfloat
-  half sel = g % 2 == 0 ? hh : 0;
+  half sel = g % 2 == 0 ? ::alloy_msl::cond_arm<decltype(0)>(hh) : ::alloy_msl::cond_lit<decltype((hh))>(0);
   half4 hv = half4(hh) * half(0.5f);
   float* o = out + 16 * g;
   o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w;

@@ -106,7 +106,16 @@ static_assert(same<decltype(half() * half()), half>, "half * half is half");
 static_assert(same<decltype(half() * bfloat()), float>, "half * bfloat is float");
 static_assert(same<decltype(bfloat() * 2), bfloat>, "bfloat * int is bfloat");
 static_assert(same<decltype(bfloat() * 2.0f), float>, "bfloat * float is float");
-static_assert(same<decltype(true ? half() : 0), half>, "cond ? half : 0 is half");
+static_assert(same<decltype(true ? ::alloy_msl::cond_arm<int>(half()) : ::alloy_msl::cond_lit<half>(0)), half>,
+              "cond ? half : 0, as translated, is half");
+static_assert(same<decltype(true ? static_cast<::alloy_msl::cond_t<half&, float&>>(::alloy_msl::cond_value<half&>())
+                                 : static_cast<::alloy_msl::cond_t<float&, half&>>(::alloy_msl::cond_value<float&>())),
+                   float>,
+              "cond ? h : f, as translated, is float");
+static_assert(same<::alloy_msl::cond_t<float&, float&>, float&>, "same-typed arms keep their value category");
+static_assert(same<::alloy_msl::cond_lit_result_t<const float*&, int>, const float*>, "pointer ? : 0 is a pointer");
+constexpr int kTruncated = half(-2.75f);  // implicit, as in Metal
+static_assert(kTruncated == -2, "half converts to int toward zero");
 static_assert(same<decltype(half() < 1), bool>, "comparison");
 static_assert(sizeof(half) == 2 && alignof(half) == 2, "half layout");
 static_assert(sizeof(half4) == 8 && sizeof(float3) == 16 && sizeof(packed_float3) == 12, "vector sizes");

@@ -74,7 +74,8 @@ TEST(MslTranslate, FloatingLiteralsAreFloats) {
   // `#define` bodies are code; `#if` lines are the preprocessor's.
   EXPECT_EQ(body_line("#define EPS 1e-6"), "#define EPS 1e-6f");
   // A conditional's arm written right after its `:`.
-  EXPECT_EQ(body_line("float y = c?1:x;"), "float y = c?1: ::alloy_msl::cond_arm<decltype(1)>(x);");
+  EXPECT_EQ(body_line("float y = c?1:x;"),
+            "float y = c? ::alloy_msl::cond_lit<decltype((x))>(1): ::alloy_msl::cond_arm<decltype(1)>(x);");
 }
 
 // Metal's char is int8_t; a string (`constant char*`) stays char.
@@ -158,20 +159,47 @@ TEST(MslTranslate, CudaLaunchBoundOnTheEntryPoint) {
 }
 
 TEST(MslTranslate, ConditionalsWithOneLiteralArm) {
-  // The other arm is converted by Metal's rules (a bfloat arm has no C++
-  // common type with a float literal).
+  // Both arms get the type Metal's rules give: the other arm converted, the
+  // literal through cond_lit (a half or bfloat arm converts to and from an
+  // integer implicitly; a pointer arm keeps a null pointer).
   EXPECT_EQ(body_line("float y = c ? x : 0.5f;"),
-            "float y = c ? ::alloy_msl::cond_arm<decltype(0.5f)>(x) : 0.5f;");
+            "float y = c ? ::alloy_msl::cond_arm<decltype(0.5f)>(x) : "
+            "::alloy_msl::cond_lit<decltype((x))>(0.5f);");
   EXPECT_EQ(body_line("float y = c ? -1 : v.xy.x;"),
-            "float y = c ? -1 : ::alloy_msl::cond_arm<decltype(-1)>(v.template swizzle<0,1>().x);");
+            "float y = c ? ::alloy_msl::cond_lit<decltype((v . template swizzle<0,1>() . x))>(-1) : "
+            "::alloy_msl::cond_arm<decltype(-1)>(v.template swizzle<0,1>().x);");
   EXPECT_EQ(body_line("y = f(c ? 1.0h : a[i], 2);"),
-            "y = f(c ? half(1.0) : ::alloy_msl::cond_arm<decltype(half(1.0))>(a[i]), 2);");
-  // Nested: the inner conditional is the outer one's third arm.
+            "y = f(c ? ::alloy_msl::cond_lit<decltype((a [ i ]))>(half(1.0)) : "
+            "::alloy_msl::cond_arm<decltype(half(1.0))>(a[i]), 2);");
+  // Nested: the inner conditional is the outer one's third arm; the outer
+  // one's copy of it for decltype is a stand-in of its type.
   EXPECT_EQ(body_line("y = a ? 0 : b ? x : 1;"),
-            "y = a ? 0 : ::alloy_msl::cond_arm<decltype(0)>(b ? ::alloy_msl::cond_arm<decltype(1)>(x) : 1);");
-  // No literal arm, two literal arms, or an end that tokens cannot tell: as written.
-  EXPECT_EQ(body_line("y = c ? x : z; w = c ? 1 : 2;"), "y = c ? x : z; w = c ? 1 : 2;");
+            "y = a ? ::alloy_msl::cond_lit<decltype((::alloy_msl::cond_value<::alloy_msl::cond_lit_result_t<"
+            "decltype((x)), decltype(1)>>()))>(0) : ::alloy_msl::cond_arm<decltype(0)>(b ? "
+            "::alloy_msl::cond_arm<decltype(1)>(x) : ::alloy_msl::cond_lit<decltype((x))>(1));");
+  // An arm a copy would not repeat (a lambda): the literal as written.
+  EXPECT_EQ(body_line("y = c ? [&] { return x; }() : 0;"),
+            "y = c ? ::alloy_msl::cond_arm<decltype(0)>([&] { return x; }()) : 0;");
+  // Two literal arms, or an end that tokens cannot tell: as written.
+  EXPECT_EQ(body_line("w = c ? 1 : 2;"), "w = c ? 1 : 2;");
   EXPECT_EQ(body_line("V<c ? 0 : N> v;"), "V<c ? 0 : N> v;");
+}
+
+TEST(MslTranslate, ConditionalsWithNoLiteralArm) {
+  // Each arm cast to cond_t of both arms' types: Metal's common type where
+  // both are scalars of two types, else the arm's own (lvalues kept).
+  EXPECT_EQ(body_line("y = c ? x : z;"),
+            "y = c ? static_cast< ::alloy_msl::cond_t<decltype((x)), decltype((z))>>(x) : "
+            "static_cast< ::alloy_msl::cond_t<decltype((z)), decltype((x))>>(z);");
+  // Nested in the third arm, behind a condition of several tokens: the
+  // stand-in replaces the whole inner conditional, its condition included.
+  EXPECT_EQ(body_line("y = c ? x : p + 1 < q ? u : w;"),
+            "y = c ? static_cast< ::alloy_msl::cond_t<decltype((x)), decltype((::alloy_msl::cond_value<"
+            "::alloy_msl::cond_result_t<decltype((u)), decltype((w))>>()))>>(x) : "
+            "static_cast< ::alloy_msl::cond_t<decltype((::alloy_msl::cond_value<::alloy_msl::cond_result_t<"
+            "decltype((u)), decltype((w))>>())), decltype((x))>>(p + 1 < q ? "
+            "static_cast< ::alloy_msl::cond_t<decltype((u)), decltype((w))>>(u) : "
+            "static_cast< ::alloy_msl::cond_t<decltype((w)), decltype((u))>>(w));");
 }
 
 TEST(MslTranslate, SpecializationsThatDifferOnlyByAddressSpace) {

@@ -1,6 +1,8 @@
 """MSL language rules where C++ differs, which a sweep of the language found
 broken: floating literals are floats (MSL has no double), hex half literals,
-a conditional's arm right after its `:`, Metal's predefined macros,
+a conditional's arm right after its `:`, half and bfloat converting
+implicitly to integers, conditionals mixing scalar types, Metal's
+predefined macros,
 `metal::array`, complex64 parameters, `offsetof`.
 
 Each kernel runs on the test device (and, on a CPU run, is compiled for CUDA
@@ -58,6 +60,59 @@ def test_half_literals_and_conditional_arms(rng):
               [np.array([n], dtype=F32)], 3)
     np.testing.assert_array_equal(got, [3.25, 2 * n, 0.5])
 
+
+
+def bf16(a):
+    """float32 values rounded to bfloat16 (nearest, ties to even), as float32."""
+    bits = np.asarray(a, F32).view(np.uint32).astype(np.uint64)
+    return (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(F32)
+
+
+def test_scalar_conversions_and_mixed_conditionals(rng):
+    # Metal converts half and bfloat to and from every scalar type implicitly
+    # (`int j = h;`, an int buffer given a half), and a conditional whose arms
+    # are scalars of two types has their common type: half or bfloat with an
+    # integer is half or bfloat (the integer rounded), with a float is float
+    # (the float not rounded). Integers past 2048 (half) and 256 (bfloat)
+    # show the rounding; odd threads take the first arm.
+    n_threads = 64
+    x = rng.uniform(-300, 300, n_threads).astype(F32)
+    m = (2 * rng.integers(1025, 2047, n_threads) + 1).astype(F32)  # odd, 2051..4095: not halves
+    k = (2 * rng.integers(129, 255, n_threads) + 1).astype(F32)    # odd, 259..511: not bfloats
+    source = """
+    uint i = thread_position_in_grid.x;
+    float f = a0[i];
+    half h = half(f);
+    bfloat b = bfloat(f);
+    int m = int(a1[i]), k = int(a2[i]);
+    int j = h;
+    int jb = b;
+    bool t = h;
+    bool odd = i & 1;
+    float p = 0, q = 0;
+    (odd ? p : q) = f;
+    device const float* src = odd ? a0 : 0;
+    out[8*i] = j; out[8*i+1] = jb; out[8*i+2] = t;
+    out[8*i+3] = odd ? h : f;
+    out[8*i+4] = float(odd ? h : m) + 0.25f * sizeof(odd ? h : m);
+    out[8*i+5] = float(odd ? b : k) + 0.25f * sizeof(odd ? b : k);
+    out[8*i+6] = odd ? b : f;
+    out[8*i+7] = p - q + (src ? 1000.0f : 0.0f);
+    """
+    got = run(source, [x, m, k], 8 * n_threads, threads=n_threads).reshape(n_threads, 8)
+    odd = (np.arange(n_threads) & 1).astype(bool)
+    h, b = x.astype(np.float16).astype(F32), bf16(x)
+    want = np.stack([np.trunc(h), np.trunc(b), (h != 0).astype(F32),
+                     np.where(odd, h, x),
+                     np.where(odd, h, m.astype(np.float16).astype(F32)) + 0.5,
+                     np.where(odd, b, bf16(k)) + 0.5,
+                     np.where(odd, b, x),
+                     np.where(odd, x + 1000, -x)], axis=1)
+    np.testing.assert_array_equal(got, want)
+    # An int buffer given a half and a bfloat: converted toward zero.
+    got = run("uint i = thread_position_in_grid.x; half h = half(a0[i]); bfloat b = bfloat(a0[i]);"
+              "out[2*i] = h; out[2*i+1] = b;", [x], 2 * n_threads, out_dtype=mx.int32, threads=n_threads)
+    np.testing.assert_array_equal(got.reshape(n_threads, 2), np.stack([np.trunc(h), np.trunc(b)], 1).astype(np.int32))
 
 
 def test_half_literals_pasted_by_a_macro(rng):

@@ -2,12 +2,12 @@
 // float type, and cuda_fp16.h costs ~25 ms of parse time per compile and has
 // mixed-type operators that are ambiguous with Metal's rules).
 //
-// Conversions: from any arithmetic type implicitly (Metal converts scalars
-// implicitly). To float/double implicitly; to integers and bool only
-// explicitly, so that `cond ? h : 0` is a half, as in Metal (with both
-// directions implicit the conditional would be ambiguous). Known limit:
-// `cond ? h : 1.0f` is ambiguous (write `float(h)` or `half(1.0f)`), and
-// `int i = h;` needs a cast.
+// Conversions: from any arithmetic type, and to float, double, the integers
+// and bool, all implicitly, as Metal converts scalars (`int i = h;`). With
+// both directions implicit C++ finds a conditional such as `cond ? h : 0` or
+// `cond ? h : f` ambiguous; the translator gives every conditional whose
+// arms are scalars of two types Metal's common type (alloy_msl::cond_arm
+// and cond_t, metal_base.h).
 //
 // Arithmetic (cuda_half_ops.h) computes in float and rounds once; for + - * /
 // that is the correctly rounded half result.
@@ -77,11 +77,8 @@ struct half {
   __device__ __forceinline__ constexpr operator T() const {
     return T(to_float(bits));
   }
-  // Explicit: MSL converts a half to an integer implicitly (`int i = h;`),
-  // but an implicit one here would make `c ? h : 0` ambiguous (half and int
-  // converting both ways), which Metal types as half.
   template <class T, typename half_detail::enable<half_detail::is_int<T>>::type = 0>
-  __device__ __forceinline__ constexpr explicit operator T() const {
+  __device__ __forceinline__ constexpr operator T() const {
     return T(to_float(bits));
   }
 

@@ -26,6 +26,24 @@ typedef unsigned long ulong;
 typedef _Float16 half;
 #endif
 
+// The integer types (bool included), for bfloat's conversions below and the
+// traits further down.
+template <class T> inline constexpr bool is_integral_impl = false;
+#define ALLOY_INTEGRAL(T) template <> inline constexpr bool is_integral_impl<T> = true;
+ALLOY_INTEGRAL(bool)
+ALLOY_INTEGRAL(char)
+ALLOY_INTEGRAL(signed char)
+ALLOY_INTEGRAL(unsigned char)
+ALLOY_INTEGRAL(short)
+ALLOY_INTEGRAL(unsigned short)
+ALLOY_INTEGRAL(int)
+ALLOY_INTEGRAL(unsigned int)
+ALLOY_INTEGRAL(long)
+ALLOY_INTEGRAL(unsigned long)
+ALLOY_INTEGRAL(long long)
+ALLOY_INTEGRAL(unsigned long long)
+#undef ALLOY_INTEGRAL
+
 // bfloat: 16-bit storage, arithmetic through float, round to nearest even.
 // bfloat op bfloat / integer -> bfloat; bfloat op float -> float (Metal's rule).
 struct bfloat {
@@ -34,22 +52,27 @@ struct bfloat {
   bfloat() = default;
   template <class U, class = decltype(static_cast<float>(U()))>
   ALLOY_FUNC constexpr bfloat(U v) : bits(round_bits(static_cast<float>(v))) {}
-  // Implicit only to float/double, explicit to other types: with an
-  // implicit conversion to int, `cond ? bf : 0` is ambiguous (int converts
-  // to bfloat and bfloat to int); Metal makes it a bfloat, and so does this.
-  // (`cond ? bf : 0.0f` is ambiguous either way in C++: the translator
-  // converts the arms of a conditional with a literal arm, see
-  // alloy_msl::cond_arm below.)
+  // Implicit to float/double and to the integer types, as Metal converts
+  // scalars (`int i = bf;`, `idx[i] = bf;`); explicit to anything else
+  // (half, vectors). With both directions implicit, `cond ? bf : 0` would be
+  // ambiguous in C++ (int converts to bfloat and bfloat to int): the
+  // translator gives every conditional whose arms are scalars of two types
+  // Metal's common type (alloy_msl::cond_arm and cond_t below).
   template <class F>
     requires(requires(F* p) { static_cast<float*>(p); } || requires(F* p) { static_cast<double*>(p); })
   ALLOY_FUNC constexpr operator F() const {
     return F(__builtin_bit_cast(float, static_cast<uint32_t>(bits) << 16));
   }
   template <class I>
-    requires(!requires(I* p) { static_cast<float*>(p); } && !requires(I* p) { static_cast<double*>(p); } &&
-             requires { static_cast<I>(0.0f); })
-  ALLOY_FUNC constexpr explicit operator I() const {
+    requires(is_integral_impl<I>)
+  ALLOY_FUNC constexpr operator I() const {
     return static_cast<I>(__builtin_bit_cast(float, static_cast<uint32_t>(bits) << 16));
+  }
+  template <class O>
+    requires(!requires(O* p) { static_cast<float*>(p); } && !requires(O* p) { static_cast<double*>(p); } &&
+             !is_integral_impl<O> && requires { static_cast<O>(0.0f); })
+  ALLOY_FUNC constexpr explicit operator O() const {
+    return static_cast<O>(__builtin_bit_cast(float, static_cast<uint32_t>(bits) << 16));
   }
   ALLOY_FUNC static constexpr bfloat from_bits(uint16_t b) {
     bfloat r{};
@@ -102,21 +125,6 @@ typedef bool_constant<false> false_type;
 template <class T> struct remove_addrspace { typedef T type; };
 template <class T> using remove_addrspace_t = typename remove_addrspace<T>::type;
 
-template <class T> inline constexpr bool is_integral_impl = false;
-#define ALLOY_INTEGRAL(T) template <> inline constexpr bool is_integral_impl<T> = true;
-ALLOY_INTEGRAL(bool)
-ALLOY_INTEGRAL(char)
-ALLOY_INTEGRAL(signed char)
-ALLOY_INTEGRAL(unsigned char)
-ALLOY_INTEGRAL(short)
-ALLOY_INTEGRAL(unsigned short)
-ALLOY_INTEGRAL(int)
-ALLOY_INTEGRAL(unsigned int)
-ALLOY_INTEGRAL(long)
-ALLOY_INTEGRAL(unsigned long)
-ALLOY_INTEGRAL(long long)
-ALLOY_INTEGRAL(unsigned long long)
-#undef ALLOY_INTEGRAL
 template <class T> inline constexpr bool is_floating_impl = false;
 template <> inline constexpr bool is_floating_impl<half> = true;
 template <> inline constexpr bool is_floating_impl<bfloat> = true;
@@ -179,6 +187,63 @@ ALLOY_FUNC constexpr decltype(auto) cond_arm(A&& a) {
   else
     return static_cast<A&&>(a);
 }
+
+// An arm of a conditional with no literal arm, `c ? a : b`, is written
+// `static_cast<cond_t<decltype((a)), decltype((b))>>(a)` (and b alike): where
+// both arms are scalars of two types, Metal's common type (which C++ cannot
+// find when half or bfloat converts to and from the other type implicitly);
+// otherwise the arm's own type, its value category kept (`(c ? x : y) = v`).
+// A cast rather than a call: `c ? f() : g()` may be void.
+// (Member typedefs and a bool argument: NVRTC 13 crashed, SIGSEGV, on a
+// form with defaulted template arguments testing is_arithmetic_v of a
+// dependent Metal 4 tensor slice's type.)
+template <bool Mixed, class X, class DX, class DY> struct cond_pick {
+  typedef X type;
+};
+template <class X, class DX, class DY> struct cond_pick<true, X, DX, DY> {
+  typedef ::metal::metal_common_t<DX, DY> type;
+};
+template <class X, class Y> struct cond_type {
+  typedef ::metal::decay_scalar_t<X> DX;
+  typedef ::metal::decay_scalar_t<Y> DY;
+  typedef typename cond_pick<::metal::is_arithmetic_v<DX> && ::metal::is_arithmetic_v<DY> &&
+                                 !::metal::is_same_v<DX, DY>,
+                             X, DX, DY>::type type;
+};
+template <class X, class Y> using cond_t = typename cond_type<X, Y>::type;
+// Declared only: a value of type T in the translator's copies of arms,
+// which are operands of decltype (msl/conditionals.h).
+template <class T> ALLOY_FUNC T cond_value();
+// The type of `c ? a : b` as rewritten, X and Y its arms' decltype((...)).
+template <class X, class Y>
+using cond_result_t = decltype(true ? static_cast<cond_t<X, Y>>(cond_value<X>())
+                                    : static_cast<cond_t<Y, X>>(cond_value<Y>()));
+
+// The literal arm `l` of a conditional whose other arm `a` is not one
+// (`c ? a : 0`), written `::alloy_msl::cond_lit<decltype((a))>(l)`: Metal's
+// common type where `a` is a scalar (with the other arm's cond_arm, both
+// arms have it); where `a` is a pointer or an array, or a class that takes a
+// null pointer and not the literal, nullptr (the literal, which can only be
+// 0 there, was a null pointer constant); otherwise the literal as it is.
+// (Pointers with any qualifiers, g++'s __restrict__ too, and arrays.)
+template <class T>
+inline constexpr bool is_pointer_like = requires(T p) { static_cast<const volatile void*>(p); };
+template <class Other, class L>
+ALLOY_FUNC constexpr auto cond_lit(L v) {
+  typedef ::metal::decay_scalar_t<Other> O;
+  if constexpr (::metal::is_arithmetic_v<O>)
+    return static_cast<::metal::metal_common_t<O, L>>(v);
+  else if constexpr (is_pointer_like<O>)
+    return nullptr;
+  else if constexpr (requires { O(nullptr); } && !requires { O(v); })
+    return nullptr;
+  else
+    return v;
+}
+// The type of `c ? a : l` (or `c ? l : a`) as rewritten, X being
+// decltype((a)) and L the literal's type.
+template <class X, class L>
+using cond_lit_result_t = decltype(true ? cond_arm<L>(cond_value<X>()) : cond_lit<X>(cond_value<L>()));
 }  // namespace alloy_msl
 
 namespace metal {

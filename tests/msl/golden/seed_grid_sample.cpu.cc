@@ -78,10 +78,10 @@ int b_stride = H * h_stride ;
         T I_sw = x[base_idx + iy_sw * h_stride + ix_sw * w_stride];
         T I_se = x[base_idx + iy_se * h_stride + ix_se * w_stride];
 
-        I_nw = iy_nw >= 0 && iy_nw <= H - 1 && ix_nw >= 0 && ix_nw <= W - 1 ? ::alloy_msl::cond_arm<decltype(0)>(I_nw) : 0;
-        I_ne = iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1 ? ::alloy_msl::cond_arm<decltype(0)>(I_ne) : 0;
-        I_sw = iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1 ? ::alloy_msl::cond_arm<decltype(0)>(I_sw) : 0;
-        I_se = iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1 ? ::alloy_msl::cond_arm<decltype(0)>(I_se) : 0;
+        I_nw = iy_nw >= 0 && iy_nw <= H - 1 && ix_nw >= 0 && ix_nw <= W - 1 ? ::alloy_msl::cond_arm<decltype(0)>(I_nw) : ::alloy_msl::cond_lit<decltype((I_nw))>(0);
+        I_ne = iy_ne >= 0 && iy_ne <= H - 1 && ix_ne >= 0 && ix_ne <= W - 1 ? ::alloy_msl::cond_arm<decltype(0)>(I_ne) : ::alloy_msl::cond_lit<decltype((I_ne))>(0);
+        I_sw = iy_sw >= 0 && iy_sw <= H - 1 && ix_sw >= 0 && ix_sw <= W - 1 ? ::alloy_msl::cond_arm<decltype(0)>(I_sw) : ::alloy_msl::cond_lit<decltype((I_sw))>(0);
+        I_se = iy_se >= 0 && iy_se <= H - 1 && ix_se >= 0 && ix_se <= W - 1 ? ::alloy_msl::cond_arm<decltype(0)>(I_se) : ::alloy_msl::cond_lit<decltype((I_se))>(0);
 
         out[elem] = nw * I_nw + ne * I_ne + sw * I_sw + se * I_se;  } alloy_next_1: ; }); 
     
