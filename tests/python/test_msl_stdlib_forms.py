@@ -338,18 +338,23 @@ def test_geometric_reflections_and_normalized_packing(rng):
     rr = np.where(k < 0, 0.0, 0.7 * In - (0.7 * d + np.sqrt(np.maximum(k, 0))) * n)
     np.testing.assert_allclose(got[:, 3:6], rr, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got[:, 6:9], np.where((nref * I).sum(1, keepdims=True) < 0, n, -n), rtol=1e-6, atol=1e-6)
+    # The packing scales in float, as Metal does (round(clamp(c) * 65535.0f),
+    # ties to even): seed 2649720515's 0.34284735f * 65535 is 22468.5 in
+    # float (so 22468) and 22468.5009 in float64.
     c = q.astype(np.float64)
-    un = np.rint(np.clip(c, 0, 1) * 255).astype(np.int64)
-    sn = np.rint(np.clip(c, -1, 1) * 127).astype(np.int64) & 0xff
+    F32 = np.float32
+    q32 = q.astype(F32)
+    un = np.rint(np.clip(q32, 0, 1) * F32(255)).astype(np.int64)
+    sn = np.rint(np.clip(q32, -1, 1) * F32(127)).astype(np.int64) & 0xff
     np.testing.assert_array_equal(got[:, 9], (un * (256 ** np.arange(4))).sum(1).astype(np.float32))
     np.testing.assert_array_equal(got[:, 10], (sn[:, 0] + 256 * sn[:, 1]).astype(np.float32))
-    np.testing.assert_array_equal(got[:, 11], np.rint(np.clip(c[:, 1], 0, 1) * 65535).astype(np.float32))
-    snv = np.maximum(np.rint(np.clip(c, -1, 1) * 127) / 127, -1)
+    np.testing.assert_array_equal(got[:, 11], np.rint(np.clip(q32[:, 1], 0, 1) * F32(65535)).astype(np.float32))
+    snv = np.maximum(np.rint(np.clip(q32, -1, 1) * F32(127)) / 127, -1)
     np.testing.assert_allclose(got[:, 12], snv[:, 0], rtol=1e-6)
     np.testing.assert_allclose(got[:, 13], snv[:, 3], rtol=1e-6)
     hw = np.clip(c[:, 3].astype(np.float16).astype(np.float64), 0, 1)
     np.testing.assert_allclose(got[:, 14], (np.rint(hw * 65535) / 65535).astype(np.float16), rtol=1e-3)
-    b10 = np.rint(np.clip(c[:, 2], 0, 1) * 1023) + 1024 * np.rint(np.clip(c[:, 3], 0, 1) * 3)
+    b10 = np.rint(np.clip(q32[:, 2], 0, 1) * F32(1023)) + 1024 * np.rint(np.clip(q32[:, 3], 0, 1) * F32(3))
     np.testing.assert_array_equal(got[:, 15], b10.astype(np.float32))
 
 
