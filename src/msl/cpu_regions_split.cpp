@@ -24,7 +24,7 @@ std::string text(const std::vector<Token>& t, const Out& out, std::size_t b, std
   std::string s;
   for (std::size_t k = b; k < e; ++k) {
     if (!s.empty()) s += ' ';
-    s += out[k] ? *out[k] : t[k].text;
+    s += written(t, out, k);
   }
   return s;
 }

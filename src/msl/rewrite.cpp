@@ -25,7 +25,6 @@ constexpr std::string_view kWhere = "msl::translate";
 
 using Out = std::vector<std::optional<std::string>>;  // nullopt: the token as written
 
-
 // `xy` -> "0,1"; nullopt unless 2-4 letters all from xyzw or all from rgba.
 std::optional<std::string> swizzle_indices(const std::string& name) {
   if (name.size() < 2 || name.size() > 4) return std::nullopt;
@@ -83,7 +82,6 @@ std::optional<std::string> float_literal(const std::string& n) {
   }
   return n + "f";
 }
-
 
 bool opens(const Token& t) { return opens_bracket(t); }
 bool closes(const Token& t) { return closes_bracket(t); }
@@ -306,7 +304,6 @@ class Rewriter {
     }
   }
 
-
   // A struct's field named like a swizzle (`uint rgba;`, `float2 xy;`) is
   // reached as `s.rgba`, which member access turns into
   // `s.template swizzle<0,1,2,3>()` (nothing here knows `s` is no vector):
@@ -351,7 +348,7 @@ class Rewriter {
               m += " ALLOY_FUNC constexpr auto& alloy_field(" + tag + ") { return " + f + "; } ALLOY_FUNC constexpr const "
                    "auto& alloy_field(" + tag + ") const { return " + f + "; }";
             }
-            out[i] = m + " " + (out[i] ? *out[i] : t.text);
+            out[i] = m + " " + written(toks, out, i);
           }
           classes.pop_back();
         }
