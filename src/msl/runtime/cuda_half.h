@@ -13,26 +13,13 @@
 // that is the correctly rounded half result.
 #pragma once
 
+#include "metal_integral.h"
+
 namespace metal {
 namespace half_detail {
 template <class T> inline constexpr bool is_fp = false;
 template <> inline constexpr bool is_fp<float> = true;
 template <> inline constexpr bool is_fp<double> = true;
-template <class T> inline constexpr bool is_int = false;
-#define ALLOY_HALF_INT(T) template <> inline constexpr bool is_int<T> = true;
-ALLOY_HALF_INT(bool)
-ALLOY_HALF_INT(char)
-ALLOY_HALF_INT(signed char)
-ALLOY_HALF_INT(unsigned char)
-ALLOY_HALF_INT(short)
-ALLOY_HALF_INT(unsigned short)
-ALLOY_HALF_INT(int)
-ALLOY_HALF_INT(unsigned int)
-ALLOY_HALF_INT(long)
-ALLOY_HALF_INT(unsigned long)
-ALLOY_HALF_INT(long long)
-ALLOY_HALF_INT(unsigned long long)
-#undef ALLOY_HALF_INT
 template <bool B> struct enable {};
 template <> struct enable<true> { typedef int type; };
 
@@ -77,7 +64,7 @@ struct half {
   __device__ __forceinline__ constexpr operator T() const {
     return T(to_float(bits));
   }
-  template <class T, typename half_detail::enable<half_detail::is_int<T>>::type = 0>
+  template <class T, typename half_detail::enable<is_integral_impl<T>>::type = 0>
   __device__ __forceinline__ constexpr operator T() const {
     return T(to_float(bits));
   }

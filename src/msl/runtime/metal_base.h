@@ -15,6 +15,8 @@
 #include <stdint.h>
 #endif
 
+#include "metal_integral.h"
+
 namespace metal {
 
 // ---- scalar type names MSL has and C++ lacks
@@ -26,23 +28,7 @@ typedef unsigned long ulong;
 typedef _Float16 half;
 #endif
 
-// The integer types (bool included), for bfloat's conversions below and the
-// traits further down.
-template <class T> inline constexpr bool is_integral_impl = false;
-#define ALLOY_INTEGRAL(T) template <> inline constexpr bool is_integral_impl<T> = true;
-ALLOY_INTEGRAL(bool)
-ALLOY_INTEGRAL(char)
-ALLOY_INTEGRAL(signed char)
-ALLOY_INTEGRAL(unsigned char)
-ALLOY_INTEGRAL(short)
-ALLOY_INTEGRAL(unsigned short)
-ALLOY_INTEGRAL(int)
-ALLOY_INTEGRAL(unsigned int)
-ALLOY_INTEGRAL(long)
-ALLOY_INTEGRAL(unsigned long)
-ALLOY_INTEGRAL(long long)
-ALLOY_INTEGRAL(unsigned long long)
-#undef ALLOY_INTEGRAL
+// is_integral_impl: the integer types (bool included), metal_integral.h.
 
 // bfloat: 16-bit storage, arithmetic through float, round to nearest even.
 // bfloat op bfloat / integer -> bfloat; bfloat op float -> float (Metal's rule).
