@@ -83,9 +83,6 @@ std::optional<std::string> float_literal(const std::string& n) {
   return n + "f";
 }
 
-bool opens(const Token& t) { return opens_bracket(t); }
-bool closes(const Token& t) { return closes_bracket(t); }
-
 bool is_keyword_before_expression(const std::string& s) {
   static const std::set<std::string> kw = {"return", "else", "case",  "do",     "throw",
                                            "sizeof", "new",  "delete", "co_return", "goto"};
@@ -434,8 +431,8 @@ class Rewriter {
   static bool single_declarator(const std::vector<Token>& toks, std::size_t k) {
     int depth = 0;
     for (; k < toks.size(); ++k) {
-      if (opens(toks[k])) ++depth;
-      if (closes(toks[k])) --depth;
+      if (opens_bracket(toks[k])) ++depth;
+      if (closes_bracket(toks[k])) --depth;
       if (depth < 0) return false;
       if (depth == 0 && toks[k].is_punct(",")) return false;
       if (depth == 0 && toks[k].is_punct(";")) return true;
@@ -532,8 +529,8 @@ class Rewriter {
       bool several = false;
       int depth = 0;
       for (std::size_t k = i + 1; k < close && !several; ++k) {
-        if (opens(toks[k])) ++depth;
-        if (closes(toks[k])) --depth;
+        if (opens_bracket(toks[k])) ++depth;
+        if (closes_bracket(toks[k])) --depth;
         several = depth == 0 && toks[k].is_punct(",");
       }
       if (!several) continue;
@@ -609,8 +606,8 @@ class Rewriter {
       std::size_t semis[2] = {0, 0};
       int n = 0, depth = 0;
       for (std::size_t k = i + 2; k < close && n < 3; ++k) {
-        if (opens(toks[k])) ++depth;
-        if (closes(toks[k])) --depth;
+        if (opens_bracket(toks[k])) ++depth;
+        if (closes_bracket(toks[k])) --depth;
         if (depth == 0 && toks[k].is_punct(";")) {
           if (n < 2) semis[n] = k;
           ++n;
@@ -630,8 +627,8 @@ class Rewriter {
   static std::size_t closing(const std::vector<Token>& toks, std::size_t open, const char* closer) {
     int depth = 0;
     for (std::size_t k = open; k < toks.size(); ++k) {
-      if (opens(toks[k])) ++depth;
-      if (closes(toks[k]) && --depth == 0) return toks[k].is_punct(closer) ? k : 0;
+      if (opens_bracket(toks[k])) ++depth;
+      if (closes_bracket(toks[k]) && --depth == 0) return toks[k].is_punct(closer) ? k : 0;
     }
     return 0;
   }
@@ -643,8 +640,8 @@ class Rewriter {
     std::size_t k = i + 1;
     for (; k < toks.size(); ++k) {
       const Token& t = toks[k];
-      if (opens(t) || t.is_punct("<")) ++depth;
-      if (closes(t) || t.is_punct(">")) --depth;
+      if (opens_bracket(t) || t.is_punct("<")) ++depth;
+      if (closes_bracket(t) || t.is_punct(">")) --depth;
       if (depth == 0 && t.is_punct(";")) break;
       if (depth == 0 && t.kind == TokenKind::Identifier && k + 1 < toks.size() && toks[k + 1].is_punct("[") &&
           !slots_.count(t.text)) {
@@ -878,8 +875,8 @@ class Rewriter {
       std::size_t e = i;
       int depth = 0;
       for (; e < toks.size(); ++e) {
-        if (opens(toks[e])) ++depth;
-        if (closes(toks[e])) --depth;
+        if (opens_bracket(toks[e])) ++depth;
+        if (closes_bracket(toks[e])) --depth;
         if (depth == 0 && toks[e].is_punct(";")) break;
       }
       if (e >= toks.size()) return;
