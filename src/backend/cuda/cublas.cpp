@@ -59,23 +59,75 @@ const Loaded& loaded() {
 bool available() { return loaded().ok; }
 const std::string& unavailable_reason() { return loaded().reason; }
 
+namespace {
+
+std::mutex handle_mutex;
+Handle made_handle = nullptr;
+unsigned made_in = 0;  // a GPU fault's rebuilt context needs a new handle (the old one is leaked)
+
+// The handle of the current context, made on first use. Under handle_mutex.
+Handle handle_locked(const Loaded& L) {
+  if (!made_handle || made_in != context_generation()) {
+    ensure_context();
+    Handle h = nullptr;
+    if (L.api.create(&h) != 0) throw std::runtime_error("[matmul] cublasCreate failed.");
+    L.api.set_math_mode(h, 0);  // CUBLAS_DEFAULT_MATH: full fp32, no TF32
+    made_handle = h;
+    made_in = context_generation();
+  }
+  return made_handle;
+}
+
+// One 64^3 float GEMM on a stream of its own: cuBLAS sets up its heuristics
+// and loads its first kernel lazily, on the first GEMM, not in cublasCreate.
+// ALLOY_CUBLAS_WARMUP=0 leaves that to the program's first matmul.
+bool warm_up_enabled() {
+  const char* v = std::getenv("ALLOY_CUBLAS_WARMUP");
+  return !(v && std::string(v) == "0");
+}
+
+void warm_up_locked(const Loaded& L, Handle handle) {
+  const auto& api = cuda_driver::api();
+  constexpr int n = 64;
+  CUstream stream = nullptr;
+  if (api.cuStreamCreate(&stream, cuda_driver::kStreamNonBlocking) != 0) return;
+  cuda_driver::CUdeviceptr buffer = 0;
+  if (api.cuMemAlloc(&buffer, 3 * n * n * sizeof(float)) == 0) {
+    const auto* a = reinterpret_cast<const void*>(buffer);
+    const auto* b = reinterpret_cast<const void*>(buffer + n * n * sizeof(float));
+    auto* c = reinterpret_cast<void*>(buffer + 2 * n * n * sizeof(float));
+    const float one = 1.0f, zero = 0.0f;
+    if (L.api.set_stream(handle, stream) == 0) {
+      L.api.gemm(handle, 0, 0, n, n, n, &one, a, R_32F, n, 0, b, R_32F, n, 0, &zero, c, R_32F, n, 0, 1, COMPUTE_32F,
+                 -1);
+      api.cuStreamSynchronize(stream);
+    }
+    api.cuMemFree(buffer);
+  }
+  L.api.set_stream(handle, nullptr);
+  api.cuStreamDestroy(stream);
+}
+
+}  // namespace
+
+void prepare_handle() noexcept {
+  try {
+    const Loaded& L = loaded();
+    if (!L.ok) return;
+    std::lock_guard<std::mutex> lock(handle_mutex);
+    Handle handle = handle_locked(L);
+    if (warm_up_enabled()) warm_up_locked(L, handle);
+  } catch (...) {
+  }
+}
+
 void gemm_strided_batched(CUstream stream, bool trans_a, bool trans_b, int m, int n, int k, const void* A,
                           int lda, long long stride_a, const void* B, int ldb, long long stride_b, void* C, int ldc,
                           long long stride_c, int batch, DataType type, ComputeType compute) {
   const Loaded& L = loaded();
   if (!L.ok) throw std::runtime_error("[matmul] cuBLAS is not available: " + L.reason);
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
-  static Handle handle = nullptr;
-  static unsigned made_in = 0;  // a GPU fault's rebuilt context needs a new handle (the old one is leaked)
-  if (!handle || made_in != context_generation()) {
-    ensure_context();
-    Handle h = nullptr;
-    if (L.api.create(&h) != 0) throw std::runtime_error("[matmul] cublasCreate failed.");
-    L.api.set_math_mode(h, 0);  // CUBLAS_DEFAULT_MATH: full fp32, no TF32
-    handle = h;
-    made_in = context_generation();
-  }
+  std::lock_guard<std::mutex> lock(handle_mutex);
+  Handle handle = handle_locked(L);
   if (L.api.set_stream(handle, stream) != 0) throw std::runtime_error("[matmul] cublasSetStream failed.");
   const double one_d = 1.0, zero_d = 0.0;
   const float one_f[2] = {1.0f, 0.0f}, zero_f[2] = {0.0f, 0.0f};

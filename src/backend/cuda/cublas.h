@@ -16,6 +16,13 @@ enum ComputeType : int { COMPUTE_32F = 68, COMPUTE_64F = 70, COMPUTE_32F_FAST_TF
 bool available();
 const std::string& unavailable_reason();
 
+// Creates the handle for the current context ahead of the first matmul (the
+// prefetch thread, once the context exists), and runs one small GEMM on a
+// stream of its own (cuBLAS's first-GEMM setup): together tens of ms a cold
+// process would otherwise spend in its first matmul. Never throws; a
+// failure is left for the matmul to report.
+void prepare_handle() noexcept;
+
 // C (col-major, m x n, ldc) = op(A) op(B) for `batch` matrices at fixed
 // element strides, on `stream`. alpha = 1, beta = 0 in the compute type.
 void gemm_strided_batched(CUstream stream, bool trans_a, bool trans_b, int m, int n, int k, const void* A,
