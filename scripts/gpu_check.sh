@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (through the device tool), from the repo root, after
-# scripts/gpu_prepare.sh filled .gpu/ and .whl/ here; carry [".gpu", ".whl"]:
+# scripts/gpu_prepare.sh filled .gpu/, .whl/ and .whl-extra/ here (and a
+# first call staged .whl-extra/ in /tmp/whl-extra); carry [".gpu", ".whl"]:
 #   builds the Python extension against the prebuilt liballoy, runs the C++
 #   tests, the whole pytest suite on mx.gpu, and the GPU benchmarks, then
 #   prints a short table. Logs go to $OUT when set. STEPS="cpp_jit pytest_gpu ..."
@@ -16,7 +17,9 @@ export PYTHONUNBUFFERED=1
 export ALLOY_CACHE_DIR=/tmp/alloy-cache
 export LD_LIBRARY_PATH="$root/.gpu/lib:${LD_LIBRARY_PATH:-}"
 
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >/dev/null 2>&1
+# .whl-extra/'s real-code wheels, staged by an earlier call (gpu_prepare.sh), or carried.
+extra=$(ls /tmp/whl-extra/*.whl 2>/dev/null || ls .whl-extra/*.whl 2>/dev/null || true)
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl $extra >/dev/null 2>&1
 [ -d .whl/src ] && cp -r .whl/src/. /tmp/site/  # source-only packages (gpu_prepare.sh)
 export PYTHONPATH=/tmp/site
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On the development machine: build liballoy and the C++ test binaries, and
 # gather them with the shared libraries the GPU machine lacks into .gpu/, and
-# the Python wheels it lacks into .whl/ (both git-ignored). Then run
-# scripts/gpu_check.sh on the GPU machine with carry [".gpu", ".whl"].
+# the Python wheels it lacks into .whl/ and .whl-extra/ (all git-ignored).
+# Then, on the GPU machine, a call that stages .whl-extra/ and one that runs
+# scripts/gpu_check.sh with carry [".gpu", ".whl"] (printed at the end).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -39,10 +40,24 @@ $py -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --imp
 $py -m pip download -q --no-deps -d .whl -r tests/real_mlx_code_requirements.txt
 # mlx-mfa's Python files (an sdist that builds only on macOS): gpu_check copies them.
 rm -rf .whl/src && mkdir -p .whl/src && scripts/install_mlx_mfa_sources.sh .whl/src
-du -sh .gpu .whl
-# The device tool refuses more than 64 MiB (these, the tracked files and the
-# untracked ones git does not ignore): past that, move the wheels a run does
-# not need (and their tests with them) out of .whl, or the test binaries a
-# run does not use out of .gpu.
-total=$(( $(du -cb .gpu .whl | tail -1 | cut -f1) + $(git ls-files -z | du -cb --files0-from=- | tail -1 | cut -f1) ))
-echo "carry: $(( total / 1048576 )) MiB of the 64 MiB the device tool takes"
+# The device tool refuses more than 64 MiB in one call (these, the tracked
+# files and the untracked ones git does not ignore). The real-code wheels
+# (tests/real_mlx_code_requirements.txt, all of Pillow's and rapid-mlx's
+# size) go to .whl-extra/: a first call copies them to /tmp/whl-extra on the
+# device machine, where gpu_check.sh installs them too. The machine keeps
+# /tmp only while it stays warm (30 s idle), so make the second call at once.
+rm -rf .whl-extra && mkdir -p .whl-extra
+for w in .whl/*.whl; do
+  case "$(basename "$w")" in
+    nanobind-*|pytest*|execnet-*|pluggy-*|iniconfig-*|packaging-*|einops-*|ml_dtypes-*|mlx-*|mlx_cpu-*|safetensors-*) ;;
+    *) mv "$w" .whl-extra/ ;;
+  esac
+done
+du -sh .gpu .whl .whl-extra
+mib() { echo $(( ($(du -cb "$@" | tail -1 | cut -f1) + $(git ls-files -z | du -cb --files0-from=- | tail -1 | cut -f1)) / 1048576 )); }
+cat <<TXT
+carry: .gpu + .whl $(mib .gpu .whl) MiB, .whl-extra $(mib .whl-extra) MiB (the device tool takes 64 MiB a call)
+Device call 1 (carry [".whl-extra"]):  mkdir -p /tmp/whl-extra && cp .whl-extra/*.whl /tmp/whl-extra/
+Device call 2, right after (carry [".gpu", ".whl"]):  STEPS="..." OUT=\$OUT bash scripts/gpu_check.sh
+A run that needs no real-code wheels makes call 2 alone (their tests then fail as "not installed").
+TXT
