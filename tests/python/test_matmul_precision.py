@@ -69,3 +69,39 @@ def test_tf32_on_the_gpu_stays_within_its_bound(rng, restore_precision):
     assert err_tf32 <= 2 * 2.0**-10 + 1024 * 2.0**-24, err_tf32
     # And TF32 really ran: its error is far above float32's.
     assert err_tf32 > 8 * err_f32, (err_tf32, err_f32)
+
+
+FIRST_USE = r"""
+import sys
+import numpy as np
+import alloy.core as mx
+device = mx.gpu if sys.argv[1] == "gpu" else mx.cpu
+mx.set_default_device(device)
+rng = np.random.default_rng(int(sys.argv[2]))
+mx.eval(mx.ones((4,)))  # the first GPU op: the cuBLAS thread starts here
+if sys.argv[3] == "matmul":
+    for m, n, k, dtype in ((64, 48, 80, np.float32), (33, 65, 17, np.float16), (128, 96, 256, np.float32)):
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        got = np.array(mx.array(a) @ mx.array(b)).astype(np.float64)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        tol = 2e-2 if dtype == np.float16 else 1e-4
+        err = np.abs(got - want).max() / np.abs(want).max()
+        assert err < tol, (m, n, k, dtype, err)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("warmup", ["1", "0"])
+@pytest.mark.parametrize("program", ["matmul", "exit"])
+def test_first_matmul_and_exit_around_the_cublas_thread(rng, warmup, program):
+    # On the GPU the first op starts a thread that makes cuBLAS's handle and
+    # runs a small GEMM (ALLOY_CUBLAS_WARMUP=0: the handle only). A fresh
+    # process's first matmuls, issued while that thread may still run, give
+    # float64's numbers; one that exits at once (the thread still working)
+    # exits cleanly. On the CPU no thread starts and both hold trivially.
+    seed = int(rng.integers(1 << 31))
+    r = subprocess.run([sys.executable, "-c", FIRST_USE, DEVICE, str(seed), program], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, ALLOY_CUBLAS_WARMUP=warmup))
+    assert r.returncode == 0, f"seed {seed}: {r.stderr}{r.stdout}"
+    assert r.stdout.strip() == "ok", r.stdout + r.stderr
