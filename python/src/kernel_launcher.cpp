@@ -11,79 +11,17 @@
 #include <optional>
 
 #include "convert.h"
+#include "keyword_call.h"
 #include "raw_call.h"
 #include "stream_or_device.h"
 
 using namespace alloy;
+using alloy::py::for_each_item;
+using alloy::py::to_int64;
 
 namespace {
 
 // ---- converting arguments ---------------------------------------------
-
-// A Python int (the common case) without the generic conversion; numpy
-// integers (the seeds pass np.prod(shape)) go through __index__.
-int64_t to_int64(const char* api, PyObject* x) {
-  if (PyLong_CheckExact(x)) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(x, &overflow);
-    if (!overflow) return v;
-  }
-  PyObject* index = PyNumber_Index(x);
-  if (!index) throw nb::python_error();
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
-  Py_DECREF(index);
-  if (overflow) throw std::invalid_argument(std::string("[") + api + "] an integer argument is out of range.");
-  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
-  return v;
-}
-
-// The arguments that hold several values take a list or a tuple; anything
-// else is a TypeError naming the argument.
-void require_list(const char* api, PyObject* seq, const char* what) {
-  if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
-    throw nb::type_error((std::string("[") + api + "] " + what + " must be a list, not " +
-                          Py_TYPE(seq)->tp_name + ".").c_str());
-  }
-}
-
-// The items of a list or tuple, without an iterator object. A list is read
-// afresh at each step and its item held, since converting an item can run
-// Python code (__index__) that changes the list.
-template <class F>
-void for_each_item(const char* api, PyObject* seq, const char* what, F&& f) {
-  require_list(api, seq, what);
-  if (PyTuple_Check(seq)) {
-    for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(seq); i < n; ++i) f(PyTuple_GET_ITEM(seq, i));
-    return;
-  }
-  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(seq); ++i) {
-    nb::object item = nb::borrow(PyList_GET_ITEM(seq, i));
-    f(item.ptr());
-  }
-}
-
-fast::Dims3 to_dims(const char* api, PyObject* h, const char* what) {
-  if (!PyTuple_Check(h) && !PyList_Check(h)) {
-    throw nb::type_error((std::string("[") + api + "] " + what + " must be a tuple of 3 integers.").c_str());
-  }
-  int dims[3];
-  Py_ssize_t n = 0;
-  for_each_item(api, h, what, [&](PyObject* item) {
-    int64_t v = to_int64(api, item);
-    if (v > INT32_MAX || v < INT32_MIN) {
-      throw std::invalid_argument(std::string("[") + api + "] " + what + " dimension " + std::to_string(n) +
-                                  " is too large (" + std::to_string(v) + ").");
-    }
-    if (n < 3) dims[n] = static_cast<int>(v);
-    ++n;
-  });
-  if (n != 3) {
-    throw std::invalid_argument(std::string("[") + api + "] " + what + " must have 3 dimensions, got " +
-                                std::to_string(n) + ".");
-  }
-  return {dims[0], dims[1], dims[2]};
-}
 
 // mx.float32 and friends are the enum's own members: comparing identities
 // answers without the enum's reverse lookup.
@@ -114,16 +52,12 @@ enum Keyword { kInputs, kOutputShapes, kOutputDtypes, kGrid, kThreadgroup, kTemp
 constexpr const char* kKeywordNames[kKeywordCount] = {
     "inputs", "output_shapes", "output_dtypes", "grid", "threadgroup",
     "template", "init_value", "verbose", "ensure_row_contiguous", "stream", "timeout"};
-constexpr int kRequired = kThreadgroup + 1;  // the first five must be given
-PyObject* interned_names[kKeywordCount];
+// The first five must be given; made once the module imports (init_kernel_launcher).
+const py::KeywordOnly<kKeywordCount>* keywords = nullptr;
 
-int keyword_index(PyObject* name) {
-  for (int i = 0; i < kKeywordCount; ++i)
-    if (interned_names[i] == name) return i;
-  // Names built at run time (a dict's keys) may not be interned.
-  for (int i = 0; i < kKeywordCount; ++i)
-    if (PyUnicode_CompareWithASCIIString(name, kKeywordNames[i]) == 0) return i;
-  return -1;
+fast::Dims3 to_dims(const char* api, PyObject* h, const char* what) {
+  const std::array<int, 3> d = py::to_dims(api, h, what);
+  return {d[0], d[1], d[2]};
 }
 
 // ---- the type -----------------------------------------------------------
@@ -157,29 +91,9 @@ void reset(fast::KernelCall& call) {
 
 nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   const char* api = self.api;
-  if (PyVectorcall_NARGS(nargsf) != 0) {
-    throw nb::type_error((nb::cast<std::string>(nb::handle(self.name)) +
-                          "() takes keyword arguments only: inputs=, output_shapes=, output_dtypes=, grid=, "
-                          "threadgroup= (and template=, init_value=, verbose=, ensure_row_contiguous=, stream=, timeout=).")
-                             .c_str());
-  }
-  PyObject* given[kKeywordCount] = {};
-  const Py_ssize_t n_kw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  for (Py_ssize_t i = 0; i < n_kw; ++i) {
-    PyObject* name = PyTuple_GET_ITEM(kwnames, i);
-    int k = keyword_index(name);
-    if (k < 0) {
-      throw nb::type_error((nb::cast<std::string>(nb::handle(self.name)) + "() got an unexpected keyword argument '" +
-                            nb::cast<std::string>(nb::handle(name)) + "'.").c_str());
-    }
-    given[k] = args[i];
-  }
-  for (int k = 0; k < kRequired; ++k) {
-    if (!given[k]) {
-      throw nb::type_error((nb::cast<std::string>(nb::handle(self.name)) + "() missing required keyword argument '" +
-                            kKeywordNames[k] + "'.").c_str());
-    }
-  }
+  PyObject* given[kKeywordCount];
+  keywords->match(self.name, "inputs=, output_shapes=, output_dtypes=, grid=, threadgroup= (and template=, "
+                  "init_value=, verbose=, ensure_row_contiguous=, stream=, timeout=)", args, nargsf, kwnames, given);
   auto given_or_none = [&](int k) { return given[k] && given[k] != Py_None ? given[k] : nullptr; };
 
   thread_local CallStorage reused;
@@ -325,7 +239,7 @@ nb::object make_kernel_launcher(const char* api, fast::CustomKernelFunction fn, 
 }
 
 void init_kernel_launcher(nb::module_& m) {
-  for (int i = 0; i < kKeywordCount; ++i) interned_names[i] = PyUnicode_InternFromString(kKeywordNames[i]);
+  keywords = new py::KeywordOnly<kKeywordCount>(kKeywordNames, kThreadgroup + 1);  // never freed
   launcher_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&launcher_spec));
   if (!launcher_type) throw nb::python_error();
   m.attr("KernelLauncher") = nb::handle(reinterpret_cast<PyObject*>(launcher_type));

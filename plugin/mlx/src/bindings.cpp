@@ -7,25 +7,24 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <structmember.h>
+
 #include <stdexcept>
 #include <string>
 
 #include "alloy/mlx/metal_kernel.h"
 #include "definition_cache.h"
+#include "keyword_call.h"
 #include "launch.h"
 #include "mlx/array.h"
 #include "mlx/stream.h"
+#include "raw_call.h"
 
 namespace nb = nanobind;
 namespace mxc = ::mlx::core;
 using namespace nb::literals;
 
 namespace {
-
-struct Kernel {
-  std::string name;
-  alloy::fast::CustomKernelFunction fn;
-};
 
 [[noreturn]] void type_error(const std::string& what) { throw nb::type_error(("[metal_kernel] " + what).c_str()); }
 
@@ -39,39 +38,6 @@ std::vector<std::string> to_names(nb::handle seq, const char* what) {
     names.push_back(nb::cast<std::string>(h));
   }
   return names;
-}
-
-// Calls fn on each item of a list or tuple, in place (a call's arguments
-// are walked on every launch: no copy of the sequence).
-template <class F> void for_each_item(nb::handle seq, const char* what, F&& fn) {
-  if (!PyList_Check(seq.ptr()) && !PyTuple_Check(seq.ptr())) {
-    type_error(std::string(what) + " must be a list, not " + nb::type_name(seq.type()).c_str() + ".");
-  }
-  PyObject* fast = seq.ptr();  // a list or tuple is its own PySequence_Fast
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-  PyObject** items = PySequence_Fast_ITEMS(fast);
-  for (Py_ssize_t i = 0; i < n; ++i) fn(nb::handle(items[i]));
-}
-
-int to_int(nb::handle h, const char* what) {
-  try {
-    return nb::cast<int>(h);
-  } catch (const nb::cast_error&) {
-    type_error(std::string(what) + " must hold integers, not " + nb::type_name(h.type()).c_str() + ".");
-  }
-}
-
-std::tuple<int, int, int> to_dims(nb::handle h, const char* what) {
-  if (!PyTuple_Check(h.ptr()) && !PyList_Check(h.ptr())) {
-    type_error(std::string(what) + " must be a tuple of 3 integers.");
-  }
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(h.ptr());
-  if (n != 3) {
-    throw std::invalid_argument("[metal_kernel] " + std::string(what) + " must have 3 dimensions, got " +
-                                std::to_string(n) + ".");
-  }
-  PyObject** items = PySequence_Fast_ITEMS(h.ptr());
-  return {to_int(items[0], what), to_int(items[1], what), to_int(items[2], what)};
 }
 
 mxc::array to_array(nb::handle h) {
@@ -93,35 +59,64 @@ mxc::StreamOrDevice to_stream(nb::handle h) {
   type_error(std::string("stream must be a Stream, a Device or None, not ") + nb::type_name(h.type()).c_str() + ".");
 }
 
-nb::list call(Kernel& k, nb::handle inputs, nb::handle output_shapes, nb::handle output_dtypes, nb::handle grid,
-              nb::handle threadgroup, nb::handle template_args, nb::handle init_value, bool verbose,
-              nb::handle stream, std::optional<bool> ensure_row_contiguous) {
+constexpr const char* kApi = "metal_kernel";
+
+// ---- the kernel object: a Python type called through vectorcall ---------
+// mlx.core.fast.metal_kernel's kernel takes keywords only; the generic
+// binding spent about as long on them (a dict built and unpacked per call)
+// as on building the node (keyword_call.h, as Alloy's own launcher).
+
+enum Keyword { kInputs, kOutputShapes, kOutputDtypes, kGrid, kThreadgroup, kTemplate, kInitValue, kVerbose,
+               kStream, kEnsureRowContiguous, kKeywordCount };
+constexpr const char* kKeywordNames[kKeywordCount] = {"inputs", "output_shapes", "output_dtypes", "grid",
+                                                      "threadgroup", "template", "init_value", "verbose",
+                                                      "stream", "ensure_row_contiguous"};
+const alloy::py::KeywordOnly<kKeywordCount>* keywords = nullptr;  // made by the module's init
+
+struct KernelObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  alloy::fast::CustomKernelFunction* fn;  // owned
+  PyObject* name;                         // str
+};
+
+nb::object launch(KernelObject& self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  PyObject* given[kKeywordCount];
+  keywords->match(self.name, "inputs=, output_shapes=, output_dtypes=, grid=, threadgroup= (and template=, "
+                  "init_value=, verbose=, stream=, ensure_row_contiguous=)", args, nargsf, kwnames, given);
+  auto given_or_none = [&](int k) { return given[k] && given[k] != Py_None ? given[k] : nullptr; };
   std::vector<mxc::array> ins;
-  for_each_item(inputs, "inputs", [&](nb::handle h) { ins.push_back(to_array(h)); });
+  alloy::py::for_each_item(kApi, given[kInputs], "inputs", [&](PyObject* h) { ins.push_back(to_array(h)); });
   std::vector<mxc::Shape> shapes;
-  for_each_item(output_shapes, "output_shapes", [&](nb::handle s) {
+  alloy::py::for_each_item(kApi, given[kOutputShapes], "output_shapes", [&](PyObject* s) {
     mxc::Shape shape;
-    for_each_item(s, "each output shape", [&](nb::handle d) { shape.push_back(to_int(d, "output_shapes")); });
+    alloy::py::for_each_item(kApi, s, "each output shape", [&](PyObject* d) {
+      const int64_t v = alloy::py::to_int64(kApi, d);
+      if (v > INT32_MAX || v < INT32_MIN) {
+        throw std::invalid_argument("[metal_kernel] output_shapes holds " + std::to_string(v) +
+                                    ", which does not fit MLX's 32-bit dimensions.");
+      }
+      shape.push_back(static_cast<int>(v));
+    });
     shapes.push_back(std::move(shape));
   });
   std::vector<mxc::Dtype> dtypes;
-  for_each_item(output_dtypes, "output_dtypes", [&](nb::handle d) {
+  alloy::py::for_each_item(kApi, given[kOutputDtypes], "output_dtypes", [&](PyObject* d) {
     mxc::Dtype* dt = nullptr;
-    if (!nb::try_cast<mxc::Dtype*>(d, dt) || !dt) type_error("output_dtypes must hold Dtypes.");
+    if (!nb::try_cast<mxc::Dtype*>(nb::handle(d), dt) || !dt) type_error("output_dtypes must hold Dtypes.");
     dtypes.push_back(*dt);
   });
   std::vector<std::pair<std::string, mxc::fast::TemplateArg>> targs;
-  if (!template_args.is_none()) {
-    for_each_item(template_args, "template", [&](nb::handle item) {
-      if (!PyTuple_Check(item.ptr()) || PyTuple_GET_SIZE(item.ptr()) != 2 ||
-          !PyUnicode_Check(PyTuple_GET_ITEM(item.ptr(), 0))) {
+  if (PyObject* t = given_or_none(kTemplate)) {
+    alloy::py::for_each_item(kApi, t, "template", [&](PyObject* item) {
+      if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || !PyUnicode_Check(PyTuple_GET_ITEM(item, 0))) {
         type_error("template entries must be (name, value) tuples.");
       }
       Py_ssize_t length = 0;
-      const char* chars = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(item.ptr(), 0), &length);
+      const char* chars = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(item, 0), &length);
       if (!chars) throw nb::python_error();
       std::string name(chars, static_cast<size_t>(length));
-      nb::handle v = PyTuple_GET_ITEM(item.ptr(), 1);
+      nb::handle v = PyTuple_GET_ITEM(item, 1);
       mxc::Dtype* dt = nullptr;
       if (nb::try_cast<mxc::Dtype*>(v, dt) && dt) {
         targs.emplace_back(name, *dt);
@@ -136,12 +131,86 @@ nb::list call(Kernel& k, nb::handle inputs, nb::handle output_shapes, nb::handle
     });
   }
   std::optional<float> init;
-  if (!init_value.is_none()) init = nb::cast<float>(init_value);
-  std::vector<mxc::array> outs =
-      alloy::mlx::launch(k.fn, ins, shapes, dtypes, to_dims(grid, "grid"), to_dims(threadgroup, "threadgroup"), targs,
-                         init, verbose, ensure_row_contiguous, to_stream(stream));
-  nb::list result;
-  for (auto& o : outs) result.append(nb::cast(std::move(o)));
+  if (PyObject* v = given_or_none(kInitValue)) init = nb::cast<float>(nb::handle(v));
+  bool verbose = false;
+  if (PyObject* v = given_or_none(kVerbose)) {
+    const int truth = PyObject_IsTrue(v);
+    if (truth < 0) throw nb::python_error();
+    verbose = truth != 0;
+  }
+  std::optional<bool> ensure_row_contiguous;
+  if (PyObject* v = given_or_none(kEnsureRowContiguous)) {
+    const int truth = PyObject_IsTrue(v);
+    if (truth < 0) throw nb::python_error();
+    ensure_row_contiguous = truth != 0;
+  }
+  const std::array<int, 3> grid = alloy::py::to_dims(kApi, given[kGrid], "grid");
+  const std::array<int, 3> group = alloy::py::to_dims(kApi, given[kThreadgroup], "threadgroup");
+  std::vector<mxc::array> outs = alloy::mlx::launch(
+      *self.fn, ins, shapes, dtypes, {grid[0], grid[1], grid[2]}, {group[0], group[1], group[2]}, targs, init,
+      verbose, ensure_row_contiguous, to_stream(given[kStream] ? nb::handle(given[kStream]) : nb::none()));
+  nb::list result = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(outs.size())));
+  if (!result.is_valid()) throw nb::python_error();
+  for (size_t k = 0; k < outs.size(); ++k) {
+    PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(k), nb::cast(std::move(outs[k])).release().ptr());
+  }
+  return result;
+}
+
+PyObject* kernel_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  return alloy::py::call_translating_exceptions(
+      [&] { return launch(*reinterpret_cast<KernelObject*>(self), args, nargsf, kwnames); });
+}
+
+void kernel_dealloc(PyObject* self) {
+  auto* k = reinterpret_cast<KernelObject*>(self);
+  delete k->fn;
+  Py_XDECREF(k->name);
+  PyTypeObject* type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* kernel_name(PyObject* self, void*) {
+  PyObject* name = reinterpret_cast<KernelObject*>(self)->name;
+  Py_INCREF(name);
+  return name;
+}
+
+PyObject* kernel_repr(PyObject* self) {
+  return PyUnicode_FromFormat("<alloy.mlx metal_kernel '%U'>", reinterpret_cast<KernelObject*>(self)->name);
+}
+
+PyMemberDef kernel_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(KernelObject, vectorcall), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+PyGetSetDef kernel_getset[] = {{"name", kernel_name, nullptr, nullptr, nullptr},
+                               {"__name__", kernel_name, nullptr, nullptr, nullptr},
+                               {nullptr, nullptr, nullptr, nullptr, nullptr}};
+PyType_Slot kernel_slots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(kernel_dealloc)},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_repr, reinterpret_cast<void*>(kernel_repr)},
+    {Py_tp_members, kernel_members},
+    {Py_tp_getset, kernel_getset},
+    {Py_tp_doc, const_cast<char*>("k(*, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, "
+                                  "init_value=None, verbose=False, stream=None, ensure_row_contiguous=None): "
+                                  "launches the kernel; returns the list of its lazy MLX output arrays.")},
+    {0, nullptr}};
+PyType_Spec kernel_spec = {"alloy.mlx._ext.MetalKernel", sizeof(KernelObject), 0,
+                           Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                           kernel_slots};
+PyTypeObject* kernel_type = nullptr;
+
+nb::object make_kernel_object(alloy::fast::CustomKernelFunction fn, const std::string& name) {
+  PyObject* obj = kernel_type->tp_alloc(kernel_type, 0);
+  if (!obj) throw nb::python_error();
+  auto* k = reinterpret_cast<KernelObject*>(obj);
+  k->vectorcall = kernel_vectorcall;
+  k->fn = new alloy::fast::CustomKernelFunction(std::move(fn));
+  k->name = PyUnicode_FromStringAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
+  nb::object result = nb::steal(obj);
+  if (!k->name) throw nb::python_error();
   return result;
 }
 
@@ -152,13 +221,10 @@ NB_MODULE(_ext, m) {
   nb::module_::import_("mlx.core");
   m.def("built_for_mlx_version", [] { return std::string(alloy::mlx::built_for_mlx_version()); });
 
-  nb::class_<Kernel>(m, "MetalKernel")
-      .def_ro("name", &Kernel::name)
-      .def("__call__", &call, nb::kw_only(), "inputs"_a, "output_shapes"_a, "output_dtypes"_a, "grid"_a,
-           "threadgroup"_a, "template"_a = nb::none(), "init_value"_a = nb::none(), "verbose"_a = false,
-           "stream"_a = nb::none(), "ensure_row_contiguous"_a = nb::none(),
-           "Launches the kernel; returns the list of its lazy MLX output arrays.")
-      .def("__repr__", [](const Kernel& k) { return "<alloy.mlx metal_kernel '" + k.name + "'>"; });
+  keywords = new alloy::py::KeywordOnly<kKeywordCount>(kKeywordNames, kThreadgroup + 1);  // never freed
+  kernel_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kernel_spec));
+  if (!kernel_type) throw nb::python_error();
+  m.attr("MetalKernel") = nb::handle(reinterpret_cast<PyObject*>(kernel_type));
 
   m.def(
       "metal_kernel",
@@ -190,9 +256,10 @@ NB_MODULE(_ext, m) {
                                        alloy::fast::default_bounds_check(), alloy::fast::default_race_check());
         return alloy_python::cached_definition(key, [&] {
           std::string n = nb::cast<std::string>(name);
-          return nb::cast(Kernel{n, alloy::mlx::make_kernel(n, inputs, outputs, nb::cast<std::string>(source),
+          return make_kernel_object(alloy::mlx::make_kernel(n, inputs, outputs, nb::cast<std::string>(source),
                                                             nb::cast<std::string>(header), ensure_row_contiguous,
-                                                            atomic_outputs, options)});
+                                                            atomic_outputs, options),
+                                    n);
         });
       },
       "name"_a, "input_names"_a, "output_names"_a, "source"_a, "header"_a = "", "ensure_row_contiguous"_a = true,
