@@ -5,11 +5,10 @@
 // binding spent about as long converting arguments as building the node.
 #include "kernel_launcher.h"
 
-#include <structmember.h>
-
 #include <array>
 #include <optional>
 
+#include "callable_object.h"
 #include "convert.h"
 #include "keyword_call.h"
 #include "raw_call.h"
@@ -62,13 +61,7 @@ fast::Dims3 to_dims(const char* api, PyObject* h, const char* what) {
 
 // ---- the type -----------------------------------------------------------
 
-struct Launcher {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
-  const char* api;
-  fast::CustomKernelFunction* fn;  // owned
-  PyObject* name;                  // str
-};
+using Launcher = py::CallableObject<fast::CustomKernelFunction>;
 
 // A call's vectors, kept per thread so steady launches reuse their storage.
 // A conversion can run Python code (a size's __index__) that launches
@@ -177,70 +170,20 @@ nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject
   return result;
 }
 
-PyObject* launcher_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  return py::call_translating_exceptions(
-      [&] { return launch(*reinterpret_cast<Launcher*>(self), args, nargsf, kwnames); });
-}
-
-void launcher_dealloc(PyObject* self) {
-  auto* l = reinterpret_cast<Launcher*>(self);
-  delete l->fn;
-  Py_XDECREF(l->name);
-  PyTypeObject* type = Py_TYPE(self);
-  type->tp_free(self);
-  Py_DECREF(type);
-}
-
-PyObject* launcher_name(PyObject* self, void*) {
-  PyObject* name = reinterpret_cast<Launcher*>(self)->name;
-  Py_INCREF(name);
-  return name;
-}
-
-PyObject* launcher_repr(PyObject* self) {
-  auto* l = reinterpret_cast<Launcher*>(self);
-  return PyUnicode_FromFormat("<%s launcher '%U'>", l->api, l->name);
-}
-
-PyMemberDef launcher_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Launcher, vectorcall), READONLY, nullptr},
-    {nullptr, 0, 0, 0, nullptr}};
-PyGetSetDef launcher_getset[] = {{"__name__", launcher_name, nullptr, nullptr, nullptr},
-                                 {nullptr, nullptr, nullptr, nullptr, nullptr}};
-PyType_Slot launcher_slots[] = {
-    {Py_tp_dealloc, reinterpret_cast<void*>(launcher_dealloc)},
-    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
-    {Py_tp_repr, reinterpret_cast<void*>(launcher_repr)},
-    {Py_tp_members, launcher_members},
-    {Py_tp_getset, launcher_getset},
-    {Py_tp_doc, const_cast<char*>("k(*, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, "
-                                  "init_value=None, verbose=False, ensure_row_contiguous=None, stream=None, timeout=None): "
-                                  "launches the kernel and returns a list of lazy output arrays; a launch on the "
-                                  "CPU running longer than timeout seconds is stopped (TimeoutError).")},
-    {0, nullptr}};
-PyType_Spec launcher_spec = {"alloy.core.fast.KernelLauncher", sizeof(Launcher), 0,
-                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-                             launcher_slots};
-PyTypeObject* launcher_type = nullptr;
+using LauncherType = py::CallableType<fast::CustomKernelFunction, launch>;
 
 }  // namespace
 
 nb::object make_kernel_launcher(const char* api, fast::CustomKernelFunction fn, const std::string& name) {
-  PyObject* obj = launcher_type->tp_alloc(launcher_type, 0);
-  if (!obj) throw nb::python_error();
-  auto* l = reinterpret_cast<Launcher*>(obj);
-  l->vectorcall = launcher_vectorcall;
-  l->api = api;
-  l->fn = new fast::CustomKernelFunction(std::move(fn));
-  l->name = PyUnicode_FromStringAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
-  nb::object result = nb::steal(obj);
-  if (!l->name) throw nb::python_error();
-  return result;
+  return LauncherType::make(api, std::move(fn), name);
 }
 
 void init_kernel_launcher(nb::module_& m) {
   keywords = new py::KeywordOnly<kKeywordCount>(kKeywordNames, kThreadgroup + 1);  // never freed
-  launcher_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&launcher_spec));
-  if (!launcher_type) throw nb::python_error();
+  PyTypeObject* launcher_type = LauncherType::create(
+      "alloy.core.fast.KernelLauncher", "<%s launcher '%U'>",
+      "k(*, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None, verbose=False, "
+      "ensure_row_contiguous=None, stream=None, timeout=None): launches the kernel and returns a list of lazy output "
+      "arrays; a launch on the CPU running longer than timeout seconds is stopped (TimeoutError).");
   m.attr("KernelLauncher") = nb::handle(reinterpret_cast<PyObject*>(launcher_type));
 }

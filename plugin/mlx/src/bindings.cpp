@@ -7,18 +7,16 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <structmember.h>
-
 #include <stdexcept>
 #include <string>
 
 #include "alloy/mlx/metal_kernel.h"
 #include "definition_cache.h"
+#include "callable_object.h"
 #include "keyword_call.h"
 #include "launch.h"
 #include "mlx/array.h"
 #include "mlx/stream.h"
-#include "raw_call.h"
 
 namespace nb = nanobind;
 namespace mxc = ::mlx::core;
@@ -73,12 +71,7 @@ constexpr const char* kKeywordNames[kKeywordCount] = {"inputs", "output_shapes",
                                                       "stream", "ensure_row_contiguous"};
 const alloy::py::KeywordOnly<kKeywordCount>* keywords = nullptr;  // made by the module's init
 
-struct KernelObject {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
-  alloy::fast::CustomKernelFunction* fn;  // owned
-  PyObject* name;                         // str
-};
+using KernelObject = alloy::py::CallableObject<alloy::fast::CustomKernelFunction>;
 
 nb::object launch(KernelObject& self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   PyObject* given[kKeywordCount];
@@ -157,62 +150,7 @@ nb::object launch(KernelObject& self, PyObject* const* args, size_t nargsf, PyOb
   return result;
 }
 
-PyObject* kernel_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  return alloy::py::call_translating_exceptions(
-      [&] { return launch(*reinterpret_cast<KernelObject*>(self), args, nargsf, kwnames); });
-}
-
-void kernel_dealloc(PyObject* self) {
-  auto* k = reinterpret_cast<KernelObject*>(self);
-  delete k->fn;
-  Py_XDECREF(k->name);
-  PyTypeObject* type = Py_TYPE(self);
-  type->tp_free(self);
-  Py_DECREF(type);
-}
-
-PyObject* kernel_name(PyObject* self, void*) {
-  PyObject* name = reinterpret_cast<KernelObject*>(self)->name;
-  Py_INCREF(name);
-  return name;
-}
-
-PyObject* kernel_repr(PyObject* self) {
-  return PyUnicode_FromFormat("<alloy.mlx metal_kernel '%U'>", reinterpret_cast<KernelObject*>(self)->name);
-}
-
-PyMemberDef kernel_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(KernelObject, vectorcall), READONLY, nullptr},
-    {nullptr, 0, 0, 0, nullptr}};
-PyGetSetDef kernel_getset[] = {{"name", kernel_name, nullptr, nullptr, nullptr},
-                               {"__name__", kernel_name, nullptr, nullptr, nullptr},
-                               {nullptr, nullptr, nullptr, nullptr, nullptr}};
-PyType_Slot kernel_slots[] = {
-    {Py_tp_dealloc, reinterpret_cast<void*>(kernel_dealloc)},
-    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
-    {Py_tp_repr, reinterpret_cast<void*>(kernel_repr)},
-    {Py_tp_members, kernel_members},
-    {Py_tp_getset, kernel_getset},
-    {Py_tp_doc, const_cast<char*>("k(*, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, "
-                                  "init_value=None, verbose=False, stream=None, ensure_row_contiguous=None): "
-                                  "launches the kernel; returns the list of its lazy MLX output arrays.")},
-    {0, nullptr}};
-PyType_Spec kernel_spec = {"alloy.mlx._ext.MetalKernel", sizeof(KernelObject), 0,
-                           Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-                           kernel_slots};
-PyTypeObject* kernel_type = nullptr;
-
-nb::object make_kernel_object(alloy::fast::CustomKernelFunction fn, const std::string& name) {
-  PyObject* obj = kernel_type->tp_alloc(kernel_type, 0);
-  if (!obj) throw nb::python_error();
-  auto* k = reinterpret_cast<KernelObject*>(obj);
-  k->vectorcall = kernel_vectorcall;
-  k->fn = new alloy::fast::CustomKernelFunction(std::move(fn));
-  k->name = PyUnicode_FromStringAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
-  nb::object result = nb::steal(obj);
-  if (!k->name) throw nb::python_error();
-  return result;
-}
+using KernelType = alloy::py::CallableType<alloy::fast::CustomKernelFunction, launch>;
 
 }  // namespace
 
@@ -222,8 +160,10 @@ NB_MODULE(_ext, m) {
   m.def("built_for_mlx_version", [] { return std::string(alloy::mlx::built_for_mlx_version()); });
 
   keywords = new alloy::py::KeywordOnly<kKeywordCount>(kKeywordNames, kThreadgroup + 1);  // never freed
-  kernel_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kernel_spec));
-  if (!kernel_type) throw nb::python_error();
+  PyTypeObject* kernel_type = KernelType::create(
+      "alloy.mlx._ext.MetalKernel", "<alloy.mlx %s '%U'>",
+      "k(*, inputs, output_shapes, output_dtypes, grid, threadgroup, template=None, init_value=None, verbose=False, "
+      "stream=None, ensure_row_contiguous=None): launches the kernel; returns the list of its lazy MLX output arrays.");
   m.attr("MetalKernel") = nb::handle(reinterpret_cast<PyObject*>(kernel_type));
 
   m.def(
@@ -256,10 +196,10 @@ NB_MODULE(_ext, m) {
                                        alloy::fast::default_bounds_check(), alloy::fast::default_race_check());
         return alloy_python::cached_definition(key, [&] {
           std::string n = nb::cast<std::string>(name);
-          return make_kernel_object(alloy::mlx::make_kernel(n, inputs, outputs, nb::cast<std::string>(source),
+          return KernelType::make(kApi, alloy::mlx::make_kernel(n, inputs, outputs, nb::cast<std::string>(source),
                                                             nb::cast<std::string>(header), ensure_row_contiguous,
                                                             atomic_outputs, options),
-                                    n);
+                                  n);
         });
       },
       "name"_a, "input_names"_a, "output_names"_a, "source"_a, "header"_a = "", "ensure_row_contiguous"_a = true,
