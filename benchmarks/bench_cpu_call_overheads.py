@@ -7,6 +7,9 @@ Rows, median of 9 rounds:
   custom_function with a two-op body, built, not evaluated (us per call)
   mx.zeros((2, 256, 256, 64)) evaluated (ms)
   mx.full((2, 256, 256, 64), 1.5) evaluated (ms)
+  a tiny metal_kernel call, built, not evaluated (us per call): in MLX's
+    process through alloy.mlx (MLX has no Metal kernels off macOS), so the
+    row compares alloy.mlx's call with Alloy's own
 
   python benchmarks/bench_cpu_call_overheads.py
 """
@@ -22,6 +25,7 @@ def measure(framework):
 
     if framework == "mlx":
         import mlx.core as mx
+        import alloy.mlx  # noqa: F401  (mx.fast.metal_kernel runs through Alloy)
     else:
         import alloy.core as mx
     mx.set_default_device(mx.cpu)
@@ -31,6 +35,14 @@ def measure(framework):
     identity = mx.custom_function(lambda a, b: a)
     two_ops = mx.custom_function(lambda a, b: a * 2 + mx.sum(b))
     mx.eval(identity(x, g), two_ops(x, g))
+    kernel = mx.fast.metal_kernel(name="twice", input_names=["inp"], output_names=["out"],
+                                  source="uint i = thread_position_in_grid.x; out[i] = inp[i] * 2.0f;")
+    small = mx.ones((1024,))
+    mx.eval(small)
+
+    def kernel_call():
+        return kernel(inputs=[small], output_shapes=[(1024,)], output_dtypes=[mx.float32], grid=(1024, 1, 1),
+                      threadgroup=(256, 1, 1))
 
     def per_call_us(fn, n=2000):
         rounds = []
@@ -53,6 +65,7 @@ def measure(framework):
     return {
         "custom_function call (us)": per_call_us(lambda: identity(x, g)),
         "custom_function, two-op body, built (us)": per_call_us(lambda: two_ops(x, g)),
+        "metal_kernel call, built (us)": per_call_us(kernel_call),
         "zeros 8M float32 (ms)": eval_ms(lambda: mx.zeros((2, 256, 256, 64))),
         "full 8M float32 (ms)": eval_ms(lambda: mx.full((2, 256, 256, 64), 1.5)),
     }
