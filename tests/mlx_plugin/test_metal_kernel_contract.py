@@ -229,6 +229,22 @@ def test_bad_input_is_rejected_like_alloy_and_leaves_mlx_intact(rng):
         k(inputs=one, template=[["T", mx.float32]], **ok)
     with pytest.raises(TypeError, match="template value for 'T' must be a Dtype, int or bool, not float"):
         k(inputs=one, template=[("T", 1.5)], **ok)
+    # Keyword-only, as MLX's kernel: positional, unknown, missing and
+    # non-integer arguments are TypeErrors naming them.
+    with pytest.raises(TypeError, match="strict\\(\\) takes keyword arguments only"):
+        k(one, **ok)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        k(inputs=one, colour="red", **ok)
+    with pytest.raises(TypeError, match="missing required keyword argument 'grid'"):
+        k(inputs=one, **{key: v for key, v in ok.items() if key != "grid"})
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        k(inputs=one, **{**ok, "output_shapes": [(4.0,)]})
+    with pytest.raises(TypeError, match="stream must be a Stream, a Device or None"):
+        k(inputs=one, stream="gpu", **ok)
+    # Keywords spelled by strings built at run time (not interned) still match.
+    spelled = {"".join(["thread", "group"]) if key == "threadgroup" else key: v for key, v in ok.items()}
+    assert k(inputs=[mx.arange(4, dtype=mx.float32)], **spelled)[0].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert repr(k) == "<alloy.mlx metal_kernel 'strict'>" and k.__name__ == k.name == "strict"
     (as_tuples,) = k(inputs=(mx.arange(4, dtype=mx.float32),), output_shapes=((4,),), output_dtypes=(mx.float32,),
                      grid=[4, 1, 1], threadgroup=[4, 1, 1], template=(("T", mx.float32),))
     assert as_tuples.tolist() == [0.0, 1.0, 2.0, 3.0]
