@@ -1,7 +1,7 @@
-// The kernel launcher: a Python type of its own whose instances Python calls
-// through vectorcall. Keywords arrive as a tuple of (interned) names and are
-// matched by identity, and the call's vectors are reused between calls on a
-// thread: a tiny launch pays for its arrays and little else. A generic
+// The kernel launcher: instances of a vectorcall type (callable_object.h)
+// whose keywords are matched by identity (keyword_call.h, both shared with
+// alloy.mlx's kernel), and whose call's vectors are reused between calls on
+// a thread: a tiny launch pays for its arrays and little else. A generic
 // binding spent about as long converting arguments as building the node.
 #include "kernel_launcher.h"
 
@@ -11,7 +11,6 @@
 #include "callable_object.h"
 #include "convert.h"
 #include "keyword_call.h"
-#include "raw_call.h"
 #include "stream_or_device.h"
 
 using namespace alloy;

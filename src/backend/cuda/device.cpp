@@ -23,10 +23,10 @@ namespace {
 // cuBLAS (and the cuBLASLt it pulls in) takes about 60 ms to load; on a
 // thread of its own, started by the first use of the GPU, it overlaps the
 // context's creation, which takes longer, so a program's first matmul does
-// not wait for it. Once the context exists (make_current waits for the
-// main thread's creation) the thread also makes cuBLAS's handle, another
-// 30-70 ms a cold process would otherwise spend in its first matmul; no
-// GPU work is queued. CPU-only programs never start it. The thread is
+// not wait for it. Once the context exists the thread also makes cuBLAS's
+// handle and runs one small GEMM on a stream of its own (cublas.cpp's
+// prepare_handle): the 70-120 ms a cold process otherwise spent in its
+// first matmul. CPU-only programs never start it. The thread is
 // joined before the process tears anything down (Python's atexit, else this
 // static's destructor): a program that ended while cuBLASLt's initialisers
 // still ran inside dlopen crashed (SIGSEGV after its last line, H200).
@@ -35,14 +35,10 @@ class CublasPrefetch {
   void start() {
     std::call_once(started_, [this] {
       std::lock_guard<std::mutex> lock(mutex_);
+      // prepare_handle's ensure_context waits for the main thread's context
+      // (make_current holds its mutex while creating it).
       thread_ = std::thread([] {
-        if (!cuda::cublas::available()) return;
-        try {
-          cuda_driver::make_current(0);
-        } catch (...) {
-          return;  // the main thread reports a context that cannot be made
-        }
-        cuda::cublas::prepare_handle();
+        if (cuda::cublas::available()) cuda::cublas::prepare_handle();
       });
     });
   }
