@@ -161,12 +161,7 @@ nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject
   }
 
   std::vector<array> outs = (*self.fn)(call);
-  nb::list result = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(outs.size())));
-  if (!result.is_valid()) throw nb::python_error();
-  for (size_t k = 0; k < outs.size(); ++k) {
-    PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(k), nb::cast(std::move(outs[k])).release().ptr());
-  }
-  return result;
+  return alloy::py::list_of(std::move(outs));
 }
 
 using LauncherType = py::CallableType<fast::CustomKernelFunction, launch>;

@@ -1,5 +1,5 @@
 // What a custom-kernel launcher called through vectorcall needs from its
-// arguments, shared by Alloy's launcher (kernel_launcher.cpp) and alloy.mlx's
+// arguments (and its list of outputs), shared by Alloy's launcher (kernel_launcher.cpp) and alloy.mlx's
 // (plugin/mlx/src/bindings.cpp): keyword-only arguments matched against
 // interned names by identity, and integers, lists and 3-tuples read without
 // the generic conversions. Header-only: each module keeps its own copy.
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace alloy::py {
 
@@ -81,6 +82,17 @@ inline std::array<int, 3> to_dims(const char* api, PyObject* h, const char* what
                                 std::to_string(n) + ".");
   }
   return dims;
+}
+
+// A launch's outputs (arrays, moved) as the Python list it returns.
+template <class T>
+nb::list list_of(std::vector<T>&& items) {
+  nb::list result = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(items.size())));
+  if (!result.is_valid()) throw nb::python_error();
+  for (size_t k = 0; k < items.size(); ++k) {
+    PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(k), nb::cast(std::move(items[k])).release().ptr());
+  }
+  return result;
 }
 
 // A callable's keyword-only arguments: `names`, the first `required` of

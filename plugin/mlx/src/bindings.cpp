@@ -143,12 +143,7 @@ nb::object launch(KernelObject& self, PyObject* const* args, size_t nargsf, PyOb
   std::vector<mxc::array> outs = alloy::mlx::launch(
       *self.fn, ins, shapes, dtypes, {grid[0], grid[1], grid[2]}, {group[0], group[1], group[2]}, targs, init,
       verbose, ensure_row_contiguous, to_stream(given[kStream] ? nb::handle(given[kStream]) : nb::none()));
-  nb::list result = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(outs.size())));
-  if (!result.is_valid()) throw nb::python_error();
-  for (size_t k = 0; k < outs.size(); ++k) {
-    PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(k), nb::cast(std::move(outs[k])).release().ptr());
-  }
-  return result;
+  return alloy::py::list_of(std::move(outs));
 }
 
 using KernelType = alloy::py::CallableType<alloy::fast::CustomKernelFunction, launch>;
