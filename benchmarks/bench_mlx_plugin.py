@@ -7,7 +7,14 @@
   `mx.fast.cuda_kernel` doing the same work: amortised (many calls, one eval)
   and with an eval per call.
 
-Usage: python3 benchmarks/bench_mlx_plugin.py [--out table.md]
+Each pair is timed in alternating rounds (alloy.mlx first in odd rounds,
+its peer first in even ones), a median of repeats per round; a row gives
+each side's median over the rounds and the median, lowest and highest of
+the rounds' ratios, so a clock or load change during the run moves both
+sides of a ratio rather than one (earlier runs timed one side, then the
+other, and their forward ratio moved 1.12-1.46x between runs).
+
+Usage: python3 benchmarks/bench_mlx_plugin.py [--out table.md] [--rounds N]
 (run by scripts/gpu_check.sh; needs MLX with CUDA). Also runs on MLX's CPU
 backend (mlx[cpu]) for the grid_sample rows, with --cpu.
 """
@@ -30,15 +37,18 @@ import alloy.mlx  # noqa: E402,F401
 from seeds import load  # noqa: E402  (the seed files with MLX's import line)
 
 rows = []
+ROUNDS = 7
 
 
 def fmt(v):
     return f"{v * 1e3:.3f} ms" if v >= 1e-4 else f"{v * 1e6:.2f} us"
 
 
-def row(what, plugin_s, peer, peer_s):
-    rows.append((what, plugin_s, peer, peer_s, plugin_s / peer_s))
-    print(f"{what:48s} plugin {fmt(plugin_s)}  {peer} {fmt(peer_s)}  ratio {plugin_s / peer_s:.2f}x", flush=True)
+def row(what, plugin_s, peer, peer_s, ratios=None):
+    ratio = statistics.median(ratios) if ratios else plugin_s / peer_s
+    spread = f"{min(ratios):.2f}-{max(ratios):.2f}x" if ratios else ""
+    rows.append((what, plugin_s, peer, peer_s, ratio, spread))
+    print(f"{what:48s} plugin {fmt(plugin_s)}  {peer} {fmt(peer_s)}  ratio {ratio:.2f}x {spread}", flush=True)
 
 
 def best(fn, repeat=20, inner=1):
@@ -50,6 +60,24 @@ def best(fn, repeat=20, inner=1):
             fn()
         times.append((time.perf_counter() - t0) / inner)
     return statistics.median(times)
+
+
+def paired(what, plugin_fn, peer, peer_fn, repeat=20, per=1):
+    """Times plugin_fn and peer_fn (each doing `per` units of work) in
+    ROUNDS alternating rounds and adds the row."""
+    plugin_t, peer_t, ratios = [], [], []
+    for r in range(ROUNDS):
+        if r % 2 == 0:
+            p = best(plugin_fn, repeat) / per
+            q = best(peer_fn, repeat) / per
+        else:
+            q = best(peer_fn, repeat) / per
+            p = best(plugin_fn, repeat) / per
+        plugin_t.append(p)
+        peer_t.append(q)
+        ratios.append(p / q)
+    row(what, statistics.median(plugin_t), peer, statistics.median(peer_t), ratios)
+    return statistics.median(plugin_t), statistics.median(peer_t)
 
 
 # benchmarks/cuda/grid_sample.cu's forward as an MLX cuda_kernel body.
@@ -86,14 +114,14 @@ def bench_grid_sample(gpu):
         xa, ga, ca = (ax.array(v) for v in (x, g, cot))
     mx.eval(xm, gm, cm)
     ax.eval(xa, ga, ca)
-    fwd_p = best(lambda: mx.eval(seed_mlx.grid_sample(xm, gm)))
-    fwd_a = best(lambda: ax.eval(seed_alloy.grid_sample(xa, ga)))
-    row("grid_sample forward (seed)", fwd_p, "alloy own", fwd_a)
+    fwd = lambda: mx.eval(seed_mlx.grid_sample(xm, gm))  # noqa: E731
+    fwd_own = lambda: ax.eval(seed_alloy.grid_sample(xa, ga))  # noqa: E731
+    _, fwd_a = paired("grid_sample forward (seed)", fwd, "alloy own", fwd_own)
     # Ten launches per eval: the kernels' cost, with MLX's per-eval work
     # (graph instantiation, synchronisation) spread over them.
-    fwd10_p = best(lambda: mx.eval([seed_mlx.grid_sample(xm, gm) for _ in range(10)]), repeat=10) / 10
-    fwd10_a = best(lambda: ax.eval([seed_alloy.grid_sample(xa, ga) for _ in range(10)]), repeat=10) / 10
-    row("grid_sample forward, 10 per eval", fwd10_p, "alloy own", fwd10_a)
+    _, fwd10_a = paired("grid_sample forward, 10 per eval",
+                        lambda: mx.eval([seed_mlx.grid_sample(xm, gm) for _ in range(10)]), "alloy own",
+                        lambda: ax.eval([seed_alloy.grid_sample(xa, ga) for _ in range(10)]), repeat=10, per=10)
     if gpu:
         # The same forward through MLX's own cuda_kernel, the algorithm as
         # hand-written CUDA (benchmarks/cuda/grid_sample.cu): what MLX's
@@ -108,17 +136,26 @@ def bench_grid_sample(gpu):
 
         np.testing.assert_allclose(np.array(mlx_hand()), np.array(seed_mlx.grid_sample(xm, gm)), rtol=1e-5,
                                    atol=1e-5)
-        hand10 = best(lambda: mx.eval([mlx_hand() for _ in range(10)]), repeat=10) / 10
-        row("info: grid_sample forward, 10 per eval: MLX cuda_kernel (hand CUDA)", hand10, "alloy own", fwd10_a)
-        row("info: grid_sample forward, 10 per eval: plugin", fwd10_p, "MLX cuda_kernel (hand CUDA)", hand10)
-        hand1 = best(lambda: mx.eval(mlx_hand()))
-        row("info: grid_sample forward: MLX cuda_kernel (hand CUDA)", hand1, "alloy own", fwd_a)
-    vjp_p = best(lambda: mx.eval(mx.vjp(seed_mlx.grid_sample, [xm, gm], [cm])[1]))
-    vjp_a = best(lambda: ax.eval(ax.vjp(seed_alloy.grid_sample, [xa, ga], [ca])[1]))
-    row("grid_sample VJP (seed)", vjp_p, "alloy own", vjp_a)
-    vjp10_p = best(lambda: mx.eval([mx.vjp(seed_mlx.grid_sample, [xm, gm], [cm])[1] for _ in range(10)]), repeat=10) / 10
-    vjp10_a = best(lambda: ax.eval([ax.vjp(seed_alloy.grid_sample, [xa, ga], [ca])[1] for _ in range(10)]), repeat=10) / 10
-    row("grid_sample VJP, 10 per eval", vjp10_p, "alloy own", vjp10_a)
+        hand10 = lambda: mx.eval([mlx_hand() for _ in range(10)])  # noqa: E731
+        paired("info: grid_sample forward, 10 per eval: MLX cuda_kernel (hand CUDA)", hand10, "alloy own",
+               lambda: ax.eval([seed_alloy.grid_sample(xa, ga) for _ in range(10)]), repeat=10, per=10)
+        paired("info: grid_sample forward, 10 per eval: plugin",
+               lambda: mx.eval([seed_mlx.grid_sample(xm, gm) for _ in range(10)]), "MLX cuda_kernel (hand CUDA)",
+               hand10, repeat=10, per=10)
+        paired("info: grid_sample forward: MLX cuda_kernel (hand CUDA)", lambda: mx.eval(mlx_hand()), "alloy own",
+               fwd_own)
+    if not gpu:
+        # MLX's CPU allocator keeps at most 32 MB of freed buffers by default,
+        # so each 64 MB output takes fresh pages (16384 page faults an eval),
+        # as MLX's own ops' outputs of that size do; Alloy's keeps large blocks.
+        limit = mx.set_cache_limit(1 << 30)
+        paired("info: grid_sample forward, mx.set_cache_limit(1 GB)", fwd, "alloy own", fwd_own)
+        mx.set_cache_limit(limit)
+    paired("grid_sample VJP (seed)", lambda: mx.eval(mx.vjp(seed_mlx.grid_sample, [xm, gm], [cm])[1]), "alloy own",
+           lambda: ax.eval(ax.vjp(seed_alloy.grid_sample, [xa, ga], [ca])[1]))
+    paired("grid_sample VJP, 10 per eval",
+           lambda: mx.eval([mx.vjp(seed_mlx.grid_sample, [xm, gm], [cm])[1] for _ in range(10)]), "alloy own",
+           lambda: ax.eval([ax.vjp(seed_alloy.grid_sample, [xa, ga], [ca])[1] for _ in range(10)]), repeat=10, per=10)
 
 
 def bench_tiny_call():
@@ -137,11 +174,12 @@ def bench_tiny_call():
         def run():
             outs = [k(**kw)[0] for _ in range(n)]
             mx.eval(outs)
-        return best(run, repeat=10) / n
+        return run
 
-    row("tiny kernel call, one eval per 200 calls", amortised(k_metal), "mlx cuda_kernel", amortised(k_cuda))
-    row("tiny kernel call with its own eval", best(lambda: mx.eval(k_metal(**kw)[0]), repeat=200),
-        "mlx cuda_kernel", best(lambda: mx.eval(k_cuda(**kw)[0]), repeat=200))
+    paired("tiny kernel call, one eval per 200 calls", amortised(k_metal), "mlx cuda_kernel", amortised(k_cuda),
+           repeat=10, per=n)
+    paired("tiny kernel call with its own eval", lambda: mx.eval(k_metal(**kw)[0]), "mlx cuda_kernel",
+           lambda: mx.eval(k_cuda(**kw)[0]), repeat=200)
 
 
 def bench_between_mlx_ops():
@@ -166,16 +204,20 @@ def bench_between_mlx_ops():
         def run():
             for _ in range(20):
                 mx.eval(step(k))
-        return best(run, repeat=10) / 20
+        return run
 
-    row("exp then a kernel of exp's size (16 MB), an eval each", loop(k_metal), "mlx cuda_kernel", loop(k_cuda))
+    paired("exp then a kernel of exp's size (16 MB), an eval each", loop(k_metal), "mlx cuda_kernel", loop(k_cuda),
+           repeat=10, per=20)
 
 
 def main():
+    global ROUNDS
     p = argparse.ArgumentParser()
     p.add_argument("--out")
     p.add_argument("--cpu", action="store_true", help="MLX's CPU backend (grid_sample rows only)")
+    p.add_argument("--rounds", type=int, default=ROUNDS, help="alternating rounds per pair")
     a = p.parse_args()
+    ROUNDS = a.rounds
     gpu = not a.cpu
     if gpu:
         assert mx.cuda.is_available(), "needs MLX with its CUDA backend (mlx-cuda-13), or --cpu"
@@ -187,9 +229,10 @@ def main():
         bench_between_mlx_ops()
     if a.out:
         with open(a.out, "w") as f:
-            f.write("| what | alloy.mlx | peer | peer time | ratio |\n|---|---|---|---|---|\n")
-            for what, t, peer, pt, r in rows:
-                f.write(f"| {what} | {fmt(t)} | {peer} | {fmt(pt)} | {r:.2f}x |\n")
+            f.write(f"| what | alloy.mlx | peer | peer time | ratio (median of {ROUNDS} rounds) | rounds' range |\n"
+                    "|---|---|---|---|---|---|\n")
+            for what, t, peer, pt, r, spread in rows:
+                f.write(f"| {what} | {fmt(t)} | {peer} | {fmt(pt)} | {r:.2f}x | {spread} |\n")
 
 
 if __name__ == "__main__":
