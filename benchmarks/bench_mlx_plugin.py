@@ -122,6 +122,19 @@ def bench_grid_sample(gpu):
     _, fwd10_a = paired("grid_sample forward, 10 per eval",
                         lambda: mx.eval([seed_mlx.grid_sample(xm, gm) for _ in range(10)]), "alloy own",
                         lambda: ax.eval([seed_alloy.grid_sample(xa, ga) for _ in range(10)]), repeat=10, per=10)
+    # The seed's kernel call alone, without the seed's @custom_function: on
+    # the development machine MLX's custom_function costs 3.4 us a call and
+    # Alloy's under 0.1, most of the build-time difference between the paths.
+    body = (ROOT / "examples" / "seeds" / "grid_sample.py").read_text().split('source = """')[1].split('"""')[0]
+
+    def bare_call(m, xv, gv):
+        kernel = m.fast.metal_kernel(name="grid_sample", input_names=["x", "grid"], output_names=["out"], source=body)
+        return kernel(inputs=[xv, gv], template=[("T", xv.dtype)], output_shapes=[(B, gh, gw, C)],
+                      output_dtypes=[xv.dtype], grid=(B * gh * gw * C, 1, 1), threadgroup=(256, 1, 1))[0]
+
+    paired("info: forward kernel call without custom_function, 10 per eval",
+           lambda: mx.eval([bare_call(mx, xm, gm) for _ in range(10)]), "alloy own",
+           lambda: ax.eval([bare_call(ax, xa, ga) for _ in range(10)]), repeat=10, per=10)
     if gpu:
         # The same forward through MLX's own cuda_kernel, the algorithm as
         # hand-written CUDA (benchmarks/cuda/grid_sample.cu): what MLX's
