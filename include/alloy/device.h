@@ -31,6 +31,15 @@ struct Stream {
 // Whether a device of this type can run work here (the GPU needs a driver).
 bool is_available(const Device& d);
 
+// Waits for what the GPU backend loads in the background after the first
+// GPU op (cuBLAS, its handle and a first GEMM, backend/cuda/device.cpp).
+// Alloy's Python modules call it at the start of Python's shutdown; a C++
+// program that may return from main within a few hundred milliseconds of
+// its first GPU op calls it first, so that exit's teardown of the
+// libraries does not run under that thread (a static's destructor joins it
+// too, but later than some libraries' teardown).
+void gpu_finish_background_loads();
+
 const Device& default_device();
 void set_default_device(const Device& d);
 

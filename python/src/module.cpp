@@ -1,6 +1,7 @@
 #include "bindings.h"
 
 #include "alloy/errors.h"
+#include "background_loads.h"
 #include "core/gpu_availability.h"
 
 NB_MODULE(core, m) {
@@ -55,11 +56,5 @@ NB_MODULE(core, m) {
   // The parts written in Python (function transforms, stream contexts)
   // attach themselves to this module.
   nb::module_::import_("alloy._core").attr("extend")(m);
-  // Libraries still loading in the background are waited for at the start
-  // of Python's shutdown, while everything they might touch is intact.
-  nb::module_::import_("atexit").attr("register")(
-      nb::cpp_function([] {
-        nb::gil_scoped_release release;
-        alloy::gpu_finish_background_loads();
-      }));
+  alloy::py::join_background_loads_at_exit();
 }

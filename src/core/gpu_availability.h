@@ -16,7 +16,4 @@ const std::string& gpu_kernel_arch();
 // The GPU's name and memory in bytes (device 0; the GPU must be available).
 std::string gpu_name();
 size_t gpu_total_memory();
-// Waits for libraries the GPU backend loads in the background (cuBLAS) to
-// finish loading: called before the process is torn down.
-void gpu_finish_background_loads();
 }  // namespace alloy

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "alloy/mlx/metal_kernel.h"
+#include "background_loads.h"
 #include "callable_object.h"
 #include "definition_cache.h"
 #include "keyword_call.h"
@@ -154,6 +155,8 @@ NB_MODULE(_ext, m) {
   // mlx.core registers the array, Dtype, Stream and Device types this module casts.
   nb::module_::import_("mlx.core");
   m.def("built_for_mlx_version", [] { return std::string(alloy::mlx::built_for_mlx_version()); });
+  // alloy.mlx imports Alloy's package, not alloy.core, which registers the same.
+  alloy::py::join_background_loads_at_exit();
 
   keywords = new alloy::py::KeywordOnly<kKeywordCount>(kKeywordNames, kThreadgroup + 1);  // never freed
   PyTypeObject* kernel_type = KernelType::create(
