@@ -39,7 +39,7 @@ struct KernelCall {
   // (alloy::KernelTimeout, alloy/errors.h)
   std::optional<double> timeout;
   // GPU, a metal_kernel body not bounds-checked: a read of an input out of
-  // bounds reads its element 0 (msl::KernelSpec::tolerate_input_reads).
+  // bounds reads its last element (msl::KernelSpec::tolerate_input_reads).
   // alloy.mlx sets it on MLX's CUDA backend.
   bool tolerate_input_reads = false;
 };

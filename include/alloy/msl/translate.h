@@ -62,7 +62,7 @@ struct KernelSpec {
   // naming the buffer, the index and the thread. metal_kernel bodies only.
   bool bounds_check = false;
   // With bounds_check: only the inputs' subscripts are checked, and one out
-  // of bounds reads the input's element 0; nothing is reported (the launch
+  // of bounds reads the input's last element; nothing is reported (the launch
   // passes no report). A Metal GPU reads whatever lies outside a buffer, and
   // kernels rely on it (the seed's grid_sample loads corners outside the
   // image before zeroing their weights); alloy.mlx on MLX's CUDA backend,

@@ -36,8 +36,8 @@ std::string math_mode_name(mxc::MathMode m) {
   throw std::invalid_argument("[metal_kernel] unknown math_mode.");
 }
 
-// On MLX's CUDA backend a read of an input out of bounds reads its element
-// 0, as a Metal GPU reads whatever lies there (KernelCall::
+// On MLX's CUDA backend a read of an input out of bounds reads its last
+// element, as a Metal GPU reads whatever lies there (KernelCall::
 // tolerate_input_reads): MLX puts a large array at the start of a mapping of
 // its own, so the seed's grid_sample, which loads corners outside the image
 // before zeroing them, faulted the GPU (its context lost) reading before `x`.
