@@ -48,12 +48,19 @@ class CudaTarget final : public CxxTarget {
       const GlueParam& gp = c.glue[g++];
       w.generated("\n    " + declaration(p, gp) + ",");
     }
-    if (c.spec.bounds_check) {
+    const bool inputs_only = c.spec.bounds_check && c.spec.tolerate_input_reads;
+    if (inputs_only) {
+      // The inputs' sizes only, and no report (CustomKernelLaunch passes the
+      // start of the same BoundsSizes).
+      const std::size_t n = c.spec.inputs.empty() ? 1 : c.spec.inputs.size();
+      w.generated("\n    const __grid_constant__ ::alloy_msl::InputSizes<" + std::to_string(n) + "> alloy_bc_sizes,");
+    } else if (c.spec.bounds_check) {
       // After the parameters, before the Dispatch (CustomKernelLaunch).
       w.generated("\n    const __grid_constant__ ::alloy_msl::BoundsSizes alloy_bc_sizes,");
       w.generated("\n    ::alloy_msl::BoundsReport* alloy_bc_report,");
     }
     w.generated("\n    alloy_msl::cuda::Dispatch d) {\n");
+    if (inputs_only) w.generated("  ::alloy_msl::BoundsReport* const alloy_bc_report = nullptr;  // tolerated reads report nothing\n");
     // 0-d inputs are loaded first: every address the kernel forms from one
     // (a row stride N, say) waits for that load, which then overlaps the
     // thread ids' arithmetic instead of following it. The pointer is valid

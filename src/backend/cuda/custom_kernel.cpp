@@ -188,8 +188,9 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
   const auto& params = bin->plan->params;
   size_t n_meta = 0;  // shape and strides parameters
   for (const auto& q : params) n_meta += q.kind == msl::GlueParam::Shape || q.kind == msl::GlueParam::Strides;
-  // A bounds-checked kernel takes its buffers' sizes and a report after them.
-  const size_t n_bounds = v.spec.bounds_check ? 2 : 0;
+  // A bounds-checked kernel takes its buffers' sizes and a report after them;
+  // one that only tolerates its inputs' reads, their sizes alone.
+  const size_t n_bounds = v.spec.bounds_check ? (v.spec.tolerate_input_reads ? 1 : 2) : 0;
   slots_.resize(params.size() + 1);
   args_.resize(params.size() + n_bounds + 1);
   shapes_.resize(n_meta);
@@ -258,7 +259,7 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
       bounds_report_ = reinterpret_cast<alloy_msl::BoundsReport*>(report);
     }
     args_[params.size()] = &bounds_sizes_;
-    args_[params.size() + 1] = &bounds_report_;
+    if (n_bounds == 2) args_[params.size() + 1] = &bounds_report_;
   }
   const size_t dispatch_arg = params.size() + n_bounds;
 

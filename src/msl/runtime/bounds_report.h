@@ -45,4 +45,13 @@ struct BoundsSizes {
   unsigned long long v[kMaxBoundsSlots];
 };
 
+// What a translation that checks only its inputs' reads
+// (KernelSpec::tolerate_input_reads) declares instead: the first N sizes of
+// the launch's BoundsSizes (its inputs'), and no report. A kernel parameter
+// of 512 bytes made each graph node of alloy.mlx's tiny kernel cost more.
+template <int N>
+struct InputSizes {
+  unsigned long long v[N];
+};
+
 }  // namespace alloy_msl
