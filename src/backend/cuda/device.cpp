@@ -24,9 +24,9 @@ namespace {
 // thread of its own, started by the first use of the GPU, it overlaps the
 // context's creation, which takes longer, so a program's first matmul does
 // not wait for it. Once the context exists the thread also makes cuBLAS's
-// handle and runs one small GEMM on a stream of its own (cublas.cpp's
-// prepare_handle): the 70-120 ms a cold process otherwise spent in its
-// first matmul. CPU-only programs never start it. The thread is
+// handle (cublas.cpp's prepare_handle; with ALLOY_CUBLAS_WARMUP=1 also one
+// small GEMM, which is not the default: see warm_up_enabled there). CPU-only
+// programs never start it. The thread is
 // joined before the process tears anything down (Python's atexit, else this
 // static's destructor): a program that ended while cuBLASLt's initialisers
 // still ran inside dlopen crashed (SIGSEGV after its last line, H200).
