@@ -32,7 +32,7 @@ struct Stream {
 bool is_available(const Device& d);
 
 // Waits for what the GPU backend loads in the background after the first
-// GPU op (cuBLAS, its handle and a first GEMM, backend/cuda/device.cpp).
+// GPU op (cuBLAS and its handle, backend/cuda/device.cpp).
 // Alloy's Python modules call it at the start of Python's shutdown; a C++
 // program that may return from main within a few hundred milliseconds of
 // its first GPU op calls it first, so that exit's teardown of the

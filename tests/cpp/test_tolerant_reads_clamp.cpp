@@ -65,4 +65,13 @@ TEST(TolerantReadsClamp, MatchesThePlainDefinition) {
   check_all<unsigned short>(sizes, indices);
 }
 
+TEST(TolerantReadsClamp, EnumerationsAndBoolsAsSubscripts) {
+  enum Corner { kFirst = 0, kFifth = 4, kPast = 40 };
+  unsigned long long slots[1] = {10};
+  const alloy_msl::BoundsCheck c{slots, nullptr, {}, nullptr};
+  EXPECT_EQ(static_cast<int>(alloy_msl::bounds_index<const float*, 0>(c, 0, 1, 0, kFifth)), 4);
+  EXPECT_EQ(static_cast<int>(alloy_msl::bounds_index<const float*, 0>(c, 0, 1, 0, kPast)), 9);
+  EXPECT_EQ(static_cast<int>(alloy_msl::bounds_index<const float*, 0>(c, 0, 1, 0, true)), 1);
+}
+
 }  // namespace

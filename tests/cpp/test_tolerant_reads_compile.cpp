@@ -39,6 +39,10 @@ TEST(TolerantReadsCompile, TheSeedsGridSampleCompilesForSm90) {
   s.bounds_check = s.tolerate_input_reads = true;
   const msl::TranslatedKernel t = msl::translate(s, msl::Target::Cuda);
   EXPECT_NE(t.source.find("ALLOY_BOUNDS_INPUT_READS_ONLY"), std::string::npos);
+  // The inputs' sizes alone as a parameter, and no report pointer: the
+  // launcher passes one bounds argument (CustomKernelLaunch).
+  EXPECT_NE(t.source.find("::alloy_msl::InputSizes<2> alloy_bc_sizes,"), std::string::npos) << t.source;
+  EXPECT_EQ(t.source.find("::alloy_msl::BoundsReport* alloy_bc_report,"), std::string::npos) << t.source;
   const CudaBuild b = build_for_cuda(s, t, jit::with_arch_features("sm_90"), "[metal_kernel] kernel 'grid_sample'");
   EXPECT_TRUE(b.cubin && b.cubin->size() > 0);
   EXPECT_FALSE(b.entry.empty());

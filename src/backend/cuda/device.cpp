@@ -25,11 +25,11 @@ namespace {
 // context's creation, which takes longer, so a program's first matmul does
 // not wait for it. Once the context exists the thread also makes cuBLAS's
 // handle (cublas.cpp's prepare_handle; with ALLOY_CUBLAS_WARMUP=1 also one
-// small GEMM, which is not the default: see warm_up_enabled there). CPU-only
-// programs never start it. The thread is
-// joined before the process tears anything down (Python's atexit, else this
-// static's destructor): a program that ended while cuBLASLt's initialisers
-// still ran inside dlopen crashed (SIGSEGV after its last line, H200).
+// small GEMM, which is not the default: see warm_up_enabled there).
+// CPU-only programs never start it. The thread is joined before the process
+// tears anything down (Python's atexit, else this static's destructor): a
+// program that ended while cuBLASLt's initialisers still ran inside dlopen
+// crashed (SIGSEGV after its last line, H200).
 class CublasPrefetch {
  public:
   void start() {

@@ -120,7 +120,9 @@ ALLOY_BOUNDS_COLD void out_of_bounds(const BoundsCheck& c, int slot, int dim, in
     bounds_fault(c, slot, dim, line, write, index, size);
 }
 
-// The largest value of an integer index type (no <limits> in the runtime).
+// The largest value of an index's type (no <limits> in the runtime, and
+// metal::numeric_limits has no enumerations, which kernels use as
+// subscripts: `enum { kRow = 4 }; x[kRow]`).
 template <class I>
 constexpr unsigned long long index_top() {
   constexpr bool is_signed = static_cast<I>(-1) < static_cast<I>(0);
