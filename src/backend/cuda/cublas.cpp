@@ -79,16 +79,15 @@ Handle handle_locked(const Loaded& L) {
 }
 
 // One 64^3 float GEMM on a stream of its own: cuBLAS sets up its heuristics
-// and loads its first kernel lazily, on the first GEMM, not in cublasCreate.
-// Only with ALLOY_CUBLAS_WARMUP=1: on by default it broke GPU fault
-// recovery (a process whose first kernel faulted while the thread's GEMM
-// ran died with SIGSEGV: test_gpu_faults.py's recovery and threads cases and
-// the kernel-timeout cases of test_kernel_faults.py, H200, 2026-12-06; all
-// pass with the handle alone). Without it the program's first matmul pays
-// that setup (30-50 ms on an H100, docs/benchmarks.md).
+// and loads its first kernel lazily, on the first GEMM, not in cublasCreate;
+// without it the program's first matmul pays that setup (30-50 ms on an
+// H100, docs/benchmarks.md). ALLOY_CUBLAS_WARMUP=0 leaves it out. A GPU
+// fault's context reset waits for it (fault.cpp): without that wait a
+// process whose first kernel faulted while this GEMM ran died with SIGSEGV
+// (H200, 2026-12-06).
 bool warm_up_enabled() {
   const char* v = std::getenv("ALLOY_CUBLAS_WARMUP");
-  return v && std::string(v) == "1";
+  return !(v && std::string(v) == "0");
 }
 
 void warm_up_locked(const Loaded& L, Handle handle) {

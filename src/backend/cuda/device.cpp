@@ -2,6 +2,8 @@
 #include "backend/cuda/graph_eval.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -24,8 +26,8 @@ namespace {
 // thread of its own, started by the first use of the GPU, it overlaps the
 // context's creation, which takes longer, so a program's first matmul does
 // not wait for it. Once the context exists the thread also makes cuBLAS's
-// handle (cublas.cpp's prepare_handle; with ALLOY_CUBLAS_WARMUP=1 also one
-// small GEMM, which is not the default: see warm_up_enabled there).
+// handle and runs one small GEMM (cublas.cpp's prepare_handle). A GPU
+// fault's context reset waits for it (wait_idle).
 // CPU-only programs never start it. The thread is joined before the process
 // tears anything down (Python's atexit, else this static's destructor): a
 // program that ended while cuBLASLt's initialisers still ran inside dlopen
@@ -35,16 +37,29 @@ class CublasPrefetch {
   void start() {
     std::call_once(started_, [this] {
       std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<std::mutex> done_lock(done_mutex_);  // until running_ and thread_id_ are set
+      running_ = true;
       // prepare_handle's ensure_context waits for the main thread's context
       // (make_current holds its mutex while creating it).
-      thread_ = std::thread([] {
+      thread_ = std::thread([this] {
         if (cuda::cublas::available()) cuda::cublas::prepare_handle();
+        std::lock_guard<std::mutex> lock(done_mutex_);
+        running_ = false;
+        done_.notify_all();
       });
+      thread_id_ = thread_.get_id();
     });
   }
   void join() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (thread_.joinable()) thread_.join();
+  }
+  // Waits until the thread's work is over, for at most `limit`; at once on
+  // the thread itself. Returns whether it is over.
+  bool wait_idle(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock(done_mutex_);
+    if (std::this_thread::get_id() == thread_id_) return true;
+    return done_.wait_for(lock, limit, [this] { return !running_; });
   }
   ~CublasPrefetch() { join(); }
 
@@ -52,6 +67,10 @@ class CublasPrefetch {
   std::once_flag started_;
   std::mutex mutex_;
   std::thread thread_;
+  std::mutex done_mutex_;
+  std::condition_variable done_;
+  bool running_ = false;       // under done_mutex_
+  std::thread::id thread_id_;  // under done_mutex_
 };
 
 CublasPrefetch& cublas_prefetch() {
@@ -63,6 +82,10 @@ CublasPrefetch& cublas_prefetch() {
 
 bool gpu_is_available() { return cuda_driver::is_available(); }
 void gpu_finish_background_loads() { cublas_prefetch().join(); }
+
+namespace cuda {
+bool wait_for_background_loads(std::chrono::milliseconds limit) { return cublas_prefetch().wait_idle(limit); }
+}  // namespace cuda
 const std::string& gpu_arch() { return cuda::device_arch(); }
 const std::string& gpu_kernel_arch() { return cuda::kernel_arch(); }
 std::string gpu_name() { return cuda_driver::device_name(0); }

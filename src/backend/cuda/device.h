@@ -1,6 +1,7 @@
 // The CUDA device as the backend sees it: context, streams, synchronisation.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "alloy/device.h"
@@ -13,6 +14,11 @@ using cuda_driver::CUstream;
 
 // Makes the context current on this thread (cheap after the first call).
 void ensure_context();
+// Waits, for at most `limit`, until the thread that loads cuBLAS (started
+// by the first ensure_context) is done with the GPU; true at once on that
+// thread or when it never started. A context reset under its cuBLAS calls
+// crashed the process (fault.cpp).
+bool wait_for_background_loads(std::chrono::milliseconds limit);
 // The CUDA stream behind an Alloy GPU stream (created on first use).
 CUstream stream_for(const Stream& s);
 // Blocks until every stream that ran work since the last call is idle.

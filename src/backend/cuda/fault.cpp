@@ -1,11 +1,13 @@
 #include "backend/cuda/fault.h"
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
 
+#include "backend/cuda/device.h"
 #include "fast/kernel_cache.h"
 #include "fast/prepared_launch.h"
 
@@ -98,6 +100,13 @@ void on_fault(cuda_driver::CUresult result, const char* where, const char* call)
     Guard() { in_handler = true; }
     ~Guard() { in_handler = false; }
   } guard;
+  // The cuBLAS thread (device.cpp) may be inside cuBLAS on this context: a
+  // reset under its warm-up GEMM killed the process (SIGSEGV, H200,
+  // test_gpu_faults.py's recovery case). On a faulted context its calls
+  // return at once, so it ends soon; the wait is bounded (and taken before
+  // rebuild_mutex) so that a thread holding something it needs cannot
+  // deadlock us.
+  wait_for_background_loads(std::chrono::seconds(5));
   // Threads that meet the fault together queue here: the first explains it
   // and rebuilds; the others then see what it left.
   std::lock_guard<std::mutex> lock(rebuild_mutex);
