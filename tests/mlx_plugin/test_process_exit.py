@@ -1,8 +1,8 @@
 """A script that ends right after its first kernel exits cleanly.
 
 On MLX's CUDA backend the first kernel starts Alloy's GPU backend, whose
-background thread loads cuBLAS, makes its handle and runs a first GEMM
-(not with ALLOY_CUBLAS_WARMUP=0) for a few hundred milliseconds.
+background thread loads cuBLAS and makes its handle (and with
+ALLOY_CUBLAS_WARMUP=1 runs a first GEMM) for a few hundred milliseconds.
 alloy.mlx imports Alloy's package but not alloy.core, so until alloy.mlx registered its own wait at Python's
 shutdown, such a script was torn down under that thread: SIGSEGV after its
 last line (H100, mlx-cuda-13 0.32.4; the seed past the edge in
@@ -33,9 +33,8 @@ np.save(sys.argv[4], x)
 """
 
 
-# With the warm-up GEMM (the default; ALLOY_CUBLAS_WARMUP=0 leaves it out)
-# the thread runs long enough that the script crashed in every run without
-# the wait (H100).
+# With ALLOY_CUBLAS_WARMUP=1 the thread also runs a GEMM, long enough that
+# the script crashed in every run without the wait (H100); =0 is the default.
 @pytest.mark.parametrize("warmup", ["0", "1"])
 def test_script_ending_after_its_first_kernel_exits_cleanly(rng, tmp_path, warmup):
     device = os.environ.get("ALLOY_TEST_DEVICE", "cpu")

@@ -95,8 +95,8 @@ print("ok")
 @pytest.mark.parametrize("warmup", ["1", "0"])
 @pytest.mark.parametrize("program", ["matmul", "exit"])
 def test_first_matmul_and_exit_around_the_cublas_thread(rng, warmup, program):
-    # On the GPU the first op starts a thread that makes cuBLAS's handle and
-    # runs a small GEMM (not with ALLOY_CUBLAS_WARMUP=0). A fresh
+    # On the GPU the first op starts a thread that makes cuBLAS's handle (and
+    # with ALLOY_CUBLAS_WARMUP=1 runs a small GEMM). A fresh
     # process's first matmuls, issued while that thread may still run, give
     # float64's numbers; one that exits at once (the thread still working)
     # exits cleanly. On the CPU no thread starts and both hold trivially.

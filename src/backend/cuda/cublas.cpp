@@ -80,14 +80,18 @@ Handle handle_locked(const Loaded& L) {
 
 // One 64^3 float GEMM on a stream of its own: cuBLAS sets up its heuristics
 // and loads its first kernel lazily, on the first GEMM, not in cublasCreate;
-// without it the program's first matmul pays that setup (30-50 ms on an
-// H100, docs/benchmarks.md). ALLOY_CUBLAS_WARMUP=0 leaves it out. A GPU
-// fault's context reset waits for it (fault.cpp): without that wait a
-// process whose first kernel faulted while this GEMM ran died with SIGSEGV
-// (H200, 2026-12-06).
+// without it the program's first matmul pays that setup (81 against 105 ms
+// for the cold-start program's matmul step, H100, docs/benchmarks.md). Only
+// with ALLOY_CUBLAS_WARMUP=1. A GPU fault's context reset now waits for the
+// thread (fault.cpp), which fixed the SIGSEGV of a process whose first
+// kernel faulted during this GEMM (test_gpu_faults.py passes either way);
+// but with it on, test_kernel_faults.py's GPU cases still failed or hung
+// when run in pytest's worker processes (faults, then endless kernels, in
+// one process; H100, 2026-12-06), while each case alone as a script passed.
+// Until that is understood the GEMM stays opt-in.
 bool warm_up_enabled() {
   const char* v = std::getenv("ALLOY_CUBLAS_WARMUP");
-  return !(v && std::string(v) == "0");
+  return v && std::string(v) == "1";
 }
 
 void warm_up_locked(const Loaded& L, Handle handle) {
