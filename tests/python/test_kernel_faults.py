@@ -169,6 +169,39 @@ def test_a_kernel_past_its_timeout_is_stopped(name, source, device):
     assert (mx.ones(3, stream=getattr(mx, device)) * 2).tolist() == [2.0, 2.0, 2.0]
 
 
+FIRST_WORK_ENDLESS = """
+import sys, time
+import alloy.core as mx
+mx.set_default_device(getattr(mx, sys.argv[2]))
+k = mx.fast.metal_kernel(name="spin_first", input_names=["a"], output_names=["out"], source=sys.argv[1])
+kw = dict(inputs=[mx.ones(256)], grid=(256, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(256,)],
+          output_dtypes=[mx.float32])
+for limit in (0.2, 0.3):
+    t0 = time.monotonic()
+    try:
+        mx.eval(k(**kw, timeout=limit)[0])
+        sys.exit("the endless kernel returned")
+    except TimeoutError as e:
+        assert "spin_first" in str(e), e
+    assert time.monotonic() - t0 < limit + 2, time.monotonic() - t0
+print((mx.ones(3) * 2).tolist())
+"""
+
+
+# The endless kernel as the process's first GPU work: on the GPU it runs while
+# the thread that loads cuBLAS starts (and with ALLOY_CUBLAS_WARMUP=1 queues a
+# GEMM). In pytest's workers that setting hung the timeout tests (H100,
+# 2026-12-06): a hang here is the subprocess's timeout, a failure.
+@pytest.mark.parametrize("warmup", ["1", "0"])
+@pytest.mark.parametrize("device", STOP_DEVICES)
+def test_an_endless_first_kernel_is_stopped_beside_the_cublas_thread(device, warmup):
+    env = dict(os.environ, ALLOY_CUBLAS_WARMUP=warmup)
+    r = subprocess.run([sys.executable, "-c", FIRST_WORK_ENDLESS, SPIN, device], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    assert r.stdout.strip().endswith("[2.0, 2.0, 2.0]"), r.stdout
+
+
 def test_timeout_leaves_quick_kernels_alone_and_rejects_bad_values(rng):
     a = rng.standard_normal(64).astype(np.float32)
     k = mx.fast.metal_kernel(name="quick", input_names=["a"], output_names=["out"],

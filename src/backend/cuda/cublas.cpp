@@ -90,7 +90,8 @@ Handle handle_locked(const Loaded& L) {
 // one process; H100, 2026-12-06), while each case alone as a script passed.
 // That GEMM was waited for and its buffer freed; it is now only queued
 // (queue_warm_up_locked), which no GPU has run yet: until it has passed
-// those tests the GEMM stays opt-in.
+// those tests (and test_kernel_faults.py's endless first kernel beside this
+// thread, which sets it on) the GEMM stays opt-in.
 bool warm_up_enabled() {
   const char* v = std::getenv("ALLOY_CUBLAS_WARMUP");
   return v && std::string(v) == "1";
