@@ -4,13 +4,14 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_d_stableOutBuffer (image_bytes)
 #include <zstd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "jit/digest.h"
@@ -38,6 +39,28 @@ bool next_line(std::string_view text, size_t* pos, std::string_view* line) {
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// The first `count` space-separated fields of `line`; false when it has fewer.
+// (std::istringstream per line made opening the archive's 4,700-line index
+// take several milliseconds of a cold start.)
+bool split_fields(std::string_view line, std::string_view* fields, size_t count) {
+  size_t pos = 0;
+  for (size_t i = 0; i < count; ++i) {
+    while (pos < line.size() && line[pos] == ' ') ++pos;
+    if (pos >= line.size()) return false;
+    const size_t end = std::min(line.find(' ', pos), line.size());
+    fields[i] = line.substr(pos, end - pos);
+    pos = end;
+  }
+  return true;
+}
+
+// `text`, all of it a decimal number, into `*n`.
+template <class N>
+bool parse_number(std::string_view text, N* n) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *n);
+  return error == std::errc() && end == text.data() + text.size();
+}
 
 // "<word> <n>" -> n, or false.
 bool count_line(std::string_view line, std::string_view word, size_t* n) {
@@ -85,8 +108,10 @@ std::unique_ptr<AotArchive> AotArchive::open(const std::string& path, std::strin
   for (size_t i = 0; i < n_blocks; ++i) {
     Block b{};
     if (!next_line(text, &pos, &line)) return fail("is truncated in its block table");
-    std::istringstream in{std::string(line)};
-    if (!(in >> b.offset >> b.compressed >> b.size)) return fail("has a malformed block line");
+    std::string_view f[3];
+    if (!split_fields(line, f, 3) || !parse_number(f[0], &b.offset) || !parse_number(f[1], &b.compressed) ||
+        !parse_number(f[2], &b.size))
+      return fail("has a malformed block line");
     a->blocks_.push_back(b);
   }
   if (!next_line(text, &pos, &line) || !count_line(line, "entries", &n)) return fail("has no entry count");
@@ -98,13 +123,17 @@ std::unique_ptr<AotArchive> AotArchive::open(const std::string& path, std::strin
   raw.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     if (!next_line(text, &pos, &line)) return fail("is truncated in its index");
-    std::istringstream in{std::string(line)};
+    // <source digest> <sm> <cubin|ptx> <block> <offset> <size> <checksum> <key>
+    std::string_view f[7];
     Raw r;
-    std::string kind;
-    if (!(in >> r.digest >> r.e.sm >> kind >> r.e.block >> r.e.offset >> r.e.size >> r.e.checksum) ||
-        (kind != "cubin" && kind != "ptx") || r.e.block >= n_blocks) {
+    if (!split_fields(line, f, 7) || !parse_number(f[1], &r.e.sm) || (f[2] != "cubin" && f[2] != "ptx") ||
+        !parse_number(f[3], &r.e.block) || !parse_number(f[4], &r.e.offset) || !parse_number(f[5], &r.e.size) ||
+        r.e.block >= n_blocks) {
       return fail("has a malformed index line " + std::to_string(i + 1));
     }
+    r.digest = std::string(f[0]);
+    r.e.checksum = std::string(f[6]);
+    const std::string_view kind = f[2];
     const Block& b = a->blocks_[r.e.block];
     if (r.e.offset > b.size || r.e.size > b.size - r.e.offset) {
       return fail("has an index line " + std::to_string(i + 1) + " outside its block");
@@ -129,23 +158,63 @@ std::unique_ptr<AotArchive> AotArchive::open(const std::string& path, std::strin
   return a;
 }
 
-std::shared_ptr<const std::string> AotArchive::block(uint64_t index) const {
+struct AotArchive::Decoded {
+  std::unique_ptr<char[]> bytes;  // the block's full size; [0, done) decompressed
+  uint64_t size = 0, done = 0;
+  ZSTD_DCtx* stream = nullptr;    // until the block is whole (or failed)
+  size_t consumed = 0;            // compressed bytes read so far
+  bool failed = false;
+  ~Decoded() { ZSTD_freeDCtx(stream); }
+};
+
+std::optional<std::string> AotArchive::image_bytes(const Entry& e) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  std::shared_ptr<Decoded> d;
   for (size_t i = 0; i < recent_.size(); ++i) {
-    if (recent_[i].first == index) {
+    if (recent_[i].first == e.block) {
       auto hit = recent_[i];
       recent_.erase(recent_.begin() + static_cast<std::ptrdiff_t>(i));
       recent_.push_back(hit);
-      return hit.second;
+      d = hit.second;
+      break;
     }
   }
-  const Block& b = blocks_[index];
-  auto out = std::make_shared<std::string>(b.size, '\0');
-  const size_t got = ZSTD_decompress(out->data(), out->size(), map_ + images_start_ + b.offset, b.compressed);
-  if (ZSTD_isError(got) || got != b.size) return nullptr;
-  if (recent_.size() == kRecentBlocks) recent_.erase(recent_.begin());
-  recent_.emplace_back(index, out);
-  return out;
+  const Block& b = blocks_[e.block];
+  if (!d) {
+    d = std::make_shared<Decoded>();
+    d->size = b.size;
+    d->bytes.reset(new char[b.size]);  // not zeroed: every byte read is decompressed first
+    d->stream = ZSTD_createDCtx();
+    d->failed = d->stream == nullptr;
+    // Decompress straight into the block's buffer, which then serves as the
+    // window: without it zstd keeps a window of its own as large as the block.
+    // (An experimental parameter of the stable call; a libzstd without it
+    // refuses it and decompresses through its own buffer.)
+    if (d->stream) ZSTD_DCtx_setParameter(d->stream, ZSTD_d_stableOutBuffer, 1);
+    if (recent_.size() == kRecentBlocks) recent_.erase(recent_.begin());
+    recent_.emplace_back(e.block, d);
+  }
+  const uint64_t need = e.offset + e.size;  // within the block (checked at open)
+  // Compressed input in steps, so that decompression stops soon after `need`.
+  constexpr size_t kStep = 64 << 10;
+  while (d->done < need && !d->failed) {
+    ZSTD_inBuffer in{map_ + images_start_ + b.offset, std::min<size_t>(b.compressed, d->consumed + kStep),
+                     d->consumed};
+    ZSTD_outBuffer out{d->bytes.get(), d->size, d->done};
+    const size_t left = ZSTD_decompressStream(d->stream, &out, &in);
+    const bool stuck = in.pos == d->consumed && out.pos == d->done;
+    d->consumed = in.pos;
+    d->done = out.pos;
+    if (ZSTD_isError(left) || (left == 0 && d->done != d->size) ||
+        (stuck && (in.pos == b.compressed || out.pos == d->size))) {
+      d->failed = true;  // bytes already decompressed stay usable (each image has its checksum)
+    } else if (left == 0) {
+      ZSTD_freeDCtx(d->stream);
+      d->stream = nullptr;
+    }
+  }
+  if (d->done < need) return std::nullopt;
+  return std::string(d->bytes.get() + e.offset, e.size);
 }
 
 std::optional<AotImage> AotArchive::find(std::string_view source_digest, int sm) const {
@@ -167,10 +236,8 @@ std::optional<AotImage> AotArchive::find(std::string_view source_digest, int sm)
   }
   std::sort(choices.begin(), choices.end(), [&](const Entry* x, const Entry* y) { return rank(*x) > rank(*y); });
   for (const Entry* e : choices) {
-    auto b = block(e->block);
-    if (!b) continue;
-    std::string bytes = b->substr(e->offset, e->size);
-    if (digest_hex(bytes) == e->checksum) return AotImage{std::move(bytes), e->sm, e->ptx};
+    std::optional<std::string> bytes = image_bytes(*e);
+    if (bytes && digest_hex(*bytes) == e->checksum) return AotImage{std::move(*bytes), e->sm, e->ptx};
   }
   return std::nullopt;
 }

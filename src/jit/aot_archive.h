@@ -13,7 +13,8 @@
 //   data
 //   <compressed blocks>
 // `sm` is major*10+minor. Block offsets count from the byte after "data\n";
-// an image's offset counts within its block once decompressed. The checksum
+// an image's offset counts within its block once decompressed. A block is
+// decompressed only as far as the images asked for reach. The checksum
 // is the digest of the image. Images are compressed in blocks of about 2 MB
 // rather than one by one because the cubins of one kernel family are nearly
 // alike: 57 MB of sm_90 op kernels become about 3 MB (one by one: 18 MB).
@@ -71,9 +72,14 @@ class AotArchive {
   struct Block {
     uint64_t offset, compressed, size;
   };
-  // Block `b` decompressed (the last few used are kept), or null when it
-  // does not decompress to its recorded size.
-  std::shared_ptr<const std::string> block(uint64_t b) const;
+  // A block as far as it has been decompressed: a process's first kernels
+  // each touch another block, and decompressing all of a 2 MB block for one
+  // image of 10-20 KB was most of what the archive cost a cold start.
+  struct Decoded;
+  // The bytes of `e`, decompressing its block only as far as they reach (the
+  // last few blocks used are kept, with what is decompressed so far); null
+  // when the block does not decompress.
+  std::optional<std::string> image_bytes(const Entry& e) const;
   AotArchive() = default;
 
   // The file, mapped read-only: images are paged in only when loaded.
@@ -84,7 +90,7 @@ class AotArchive {
   std::unordered_map<std::string, std::vector<Entry>> by_digest_;
   std::vector<Block> blocks_;
   mutable std::mutex mutex_;
-  mutable std::vector<std::pair<uint64_t, std::shared_ptr<const std::string>>> recent_;  // most recent last
+  mutable std::vector<std::pair<uint64_t, std::shared_ptr<Decoded>>> recent_;  // most recent last
   std::vector<int> cubin_archs_, ptx_archs_;
 };
 

@@ -2,11 +2,15 @@
 // which image a device of a given architecture gets (its own cubin, an older
 // cubin of the same major version, else PTX, never a cubin of an older
 // major); that a damaged image is passed over; and that a missing, foreign, truncated or corrupted archive is
-// refused.
+// refused. A block is decompressed only as far as the images asked for
+// reach: images of one block come back right in any order, and damage late
+// in a block leaves its earlier images readable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 
 #include "jit/aot_archive.h"
@@ -136,6 +140,78 @@ TEST_F(AotArchiveTest, PassesOverADamagedImage) {
   EXPECT_TRUE(img->ptx);
   EXPECT_EQ(img->bytes, a_ptx90);
   EXPECT_EQ(ar->find(a, 86)->bytes, a86);  // the others stay usable
+}
+
+// Many small images that compress together, as an op family's cubins do:
+// they share one block.
+struct AotArchiveBlockTest : ::testing::Test {
+  std::mt19937 rng{std::random_device{}()};
+  std::vector<std::string> sources, images;
+  std::string path = temp_file("block.aot").string();
+
+  void SetUp() override {
+    const std::string common = random_bytes(rng, 4096);
+    for (int i = 0; i < 120; ++i) {
+      sources.push_back("kernel " + std::to_string(i));
+      // A shared part, a part of its own, the shared part again.
+      images.push_back(common + random_bytes(rng, 1000 + 37 * i) + common);
+    }
+    AotArchiveWriter w;
+    for (size_t i = 0; i < images.size(); ++i) w.add("fam/k" + std::to_string(i), digest_hex(sources[i]), 90, false, images[i]);
+    w.write(path, "fp-1");
+  }
+};
+
+TEST_F(AotArchiveBlockTest, ImagesOfOneBlockInAnyOrder) {
+  std::string why;
+  auto ar = AotArchive::open(path, "fp-1", &why);
+  ASSERT_TRUE(ar) << why;
+  // Last first (the whole block), then the rest shuffled.
+  std::vector<size_t> order(images.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = order.size() - 1 - i;
+  std::shuffle(order.begin() + 1, order.end(), rng);
+  for (size_t i : order) {
+    auto img = ar->find(digest_hex(sources[i]), 90);
+    ASSERT_TRUE(img) << i;
+    EXPECT_EQ(img->bytes, images[i]) << i;
+  }
+  // A fresh reader from the front, a few at a time (each step decompresses a little further).
+  auto again = AotArchive::open(path, "fp-1", &why);
+  ASSERT_TRUE(again) << why;
+  auto check = [&](size_t i) {
+    auto img = again->find(digest_hex(sources[i]), 90);
+    ASSERT_TRUE(img) << i;
+    EXPECT_EQ(img->bytes, images[i]) << i;
+  };
+  for (size_t i = 0; i < images.size(); i += 7) check(i);
+  for (size_t i = images.size(); i-- > 0;) check(i);
+}
+
+TEST_F(AotArchiveBlockTest, DamageLateInABlockLeavesItsEarlyImages) {
+  const std::string text = [&] {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }();
+  const size_t data = text.find("\ndata\n") + 6;
+  ASSERT_LT(data, text.size());
+  const size_t at = data + (text.size() - data) * 9 / 10;  // in the last tenth of the one block
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(at));
+    const char c = static_cast<char>(text[at] ^ 0x5a);
+    f.write(&c, 1);
+  }
+  std::string why;
+  auto ar = AotArchive::open(path, "fp-1", &why);
+  ASSERT_TRUE(ar) << why;
+  for (size_t i : {size_t(0), size_t(5)}) {
+    auto img = ar->find(digest_hex(sources[i]), 90);
+    ASSERT_TRUE(img) << i;
+    EXPECT_EQ(img->bytes, images[i]) << i;
+  }
+  // The last image lies past the damage: it never comes back wrong.
+  auto last = ar->find(digest_hex(sources.back()), 90);
+  EXPECT_TRUE(!last || last->bytes == images.back());
 }
 
 }  // namespace
