@@ -73,7 +73,7 @@ warmup_check() {
   ALLOY_CUBLAS_WARMUP=1 python3 benchmarks/bench_cold_start.py --out "$out/cold_warmup.md" || rc=1
   return $rc
 }
-[[ " ${STEPS:-} " == *" warmup "* ]] && step warmup warmup.log warmup_check
+want warmup && step warmup warmup.log warmup_check
 # The guide's kernels through metal_library (examples/guide), each checked and timed.
 guide_all() {
   local rc=0

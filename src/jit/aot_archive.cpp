@@ -64,9 +64,8 @@ bool parse_number(std::string_view text, N* n) {
 
 // "<word> <n>" -> n, or false.
 bool count_line(std::string_view line, std::string_view word, size_t* n) {
-  if (!starts_with(line, std::string(word) + " ")) return false;
-  *n = std::strtoull(std::string(line.substr(word.size() + 1)).c_str(), nullptr, 10);
-  return true;
+  std::string_view f[2];
+  return split_fields(line, f, 2) && f[0] == word && parse_number(f[1], n);
 }
 
 }  // namespace
@@ -169,19 +168,21 @@ struct AotArchive::Decoded {
 
 std::optional<std::string> AotArchive::image_bytes(const Entry& e) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::shared_ptr<Decoded> d;
+  // Under the lock throughout: the image is copied out before it is released.
+  Decoded* d = nullptr;
   for (size_t i = 0; i < recent_.size(); ++i) {
     if (recent_[i].first == e.block) {
-      auto hit = recent_[i];
-      recent_.erase(recent_.begin() + static_cast<std::ptrdiff_t>(i));
-      recent_.push_back(hit);
-      d = hit.second;
+      std::rotate(recent_.begin() + static_cast<std::ptrdiff_t>(i), recent_.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                  recent_.end());
+      d = recent_.back().second.get();
       break;
     }
   }
   const Block& b = blocks_[e.block];
   if (!d) {
-    d = std::make_shared<Decoded>();
+    if (recent_.size() == kRecentBlocks) recent_.erase(recent_.begin());
+    recent_.emplace_back(e.block, std::make_unique<Decoded>());
+    d = recent_.back().second.get();
     d->size = b.size;
     d->bytes.reset(new char[b.size]);  // not zeroed: every byte read is decompressed first
     d->stream = ZSTD_createDCtx();
@@ -191,8 +192,6 @@ std::optional<std::string> AotArchive::image_bytes(const Entry& e) const {
     // (An experimental parameter of the stable call; a libzstd without it
     // refuses it and decompresses through its own buffer.)
     if (d->stream) ZSTD_DCtx_setParameter(d->stream, ZSTD_d_stableOutBuffer, 1);
-    if (recent_.size() == kRecentBlocks) recent_.erase(recent_.begin());
-    recent_.emplace_back(e.block, d);
   }
   const uint64_t need = e.offset + e.size;  // within the block (checked at open)
   // Compressed input in steps, so that decompression stops soon after `need`.

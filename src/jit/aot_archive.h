@@ -90,7 +90,7 @@ class AotArchive {
   std::unordered_map<std::string, std::vector<Entry>> by_digest_;
   std::vector<Block> blocks_;
   mutable std::mutex mutex_;
-  mutable std::vector<std::pair<uint64_t, std::shared_ptr<Decoded>>> recent_;  // most recent last
+  mutable std::vector<std::pair<uint64_t, std::unique_ptr<Decoded>>> recent_;  // most recent last
   std::vector<int> cubin_archs_, ptx_archs_;
 };
 
