@@ -9,8 +9,12 @@ start). Prints milliseconds per step:
 Alloy does. `--tiny-first` runs an 8x8x8 SGEMM before the first real one:
 how much of the first GEMM's cost is cuBLAS's start-up rather than the
 kernel that shape needs (what a warm-up on a background thread could hide).
+`--lt-heuristic-first` asks cuBLASLt for an algorithm for the same shape
+before the first SGEMM (host work only, nothing enqueued). Each SGEMM is
+timed in two steps: the call (host: planning, module loading, the launch)
+and the wait for the GPU.
 
-Usage: python3 benchmarks/cold_start_parts.py [--overlap] [--tiny-first] [--json]
+Usage: python3 benchmarks/cold_start_parts.py [--overlap] [--tiny-first] [--lt-heuristic-first] [--json]
 """
 import ctypes
 import ctypes.util
@@ -33,6 +37,34 @@ def load_cublas():
             if os.path.exists(path):
                 return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     raise SystemExit("libcublas not found")
+
+
+def lt_heuristic(m, n, k):
+    """cublasLtMatmulAlgoGetHeuristic for row-major (m x k) @ (k x n) in float32."""
+    lt = None
+    for name in ("libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"):
+        try:
+            lt = ctypes.CDLL(name)
+            break
+        except OSError:
+            pass
+    assert lt is not None, "libcublasLt not found"
+    handle, desc, pref = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    assert lt.cublasLtCreate(ctypes.byref(handle)) == 0
+    compute_32f, r_32f = 68, 0  # CUBLAS_COMPUTE_32F, CUDA_R_32F
+    assert lt.cublasLtMatmulDescCreate(ctypes.byref(desc), compute_32f, r_32f) == 0
+    layouts = []
+    for rows, cols in ((n, k), (k, m), (n, m)):  # column-major B, A, C as in the SGEMM below
+        lay = ctypes.c_void_p()
+        assert lt.cublasLtMatrixLayoutCreate(ctypes.byref(lay), r_32f, ctypes.c_uint64(rows), ctypes.c_uint64(cols),
+                                             ctypes.c_int64(rows)) == 0
+        layouts.append(lay)
+    assert lt.cublasLtMatmulPreferenceCreate(ctypes.byref(pref)) == 0
+    results = ctypes.create_string_buffer(256)  # one cublasLtMatmulHeuristicResult_t (96 bytes)
+    count = ctypes.c_int()
+    st = lt.cublasLtMatmulAlgoGetHeuristic(handle, desc, layouts[0], layouts[1], layouts[2], layouts[2], pref, 1,
+                                           results, ctypes.byref(count))
+    assert st == 0 and count.value >= 1, (st, count.value)
 
 
 def main():
@@ -76,6 +108,9 @@ def main():
         assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(count * 4)) == 0
         ptrs.append(p)
     mark("3 allocations")
+    if "--lt-heuristic-first" in sys.argv:
+        lt_heuristic(m, n, k)
+        mark("cuBLASLt heuristic for that shape")
     one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
     shapes = [("first SGEMM", n, m, k), ("second SGEMM", n, m, k)]
     if "--tiny-first" in sys.argv:
@@ -86,8 +121,9 @@ def main():
                                    ctypes.c_uint64(ptrs[0].value), gk, ctypes.byref(zero),
                                    ctypes.c_uint64(ptrs[2].value), gn)
         assert st == 0, st
+        mark(name + " (call)")
         assert cuda.cuCtxSynchronize() == 0
-        mark(name)
+        mark(name + " (wait)")
     steps["total"] = round(sum(v for key, v in steps.items()), 2)
     print(json.dumps(steps) if "--json" in sys.argv else "\n".join(f"{k:45s} {v:8.2f} ms" for k, v in steps.items()))
 

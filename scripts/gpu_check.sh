@@ -57,23 +57,12 @@ want cpp_msl && step cpp_msl msl.log .gpu/alloy_msl_tests
 # the GPU: the suite takes under 4 minutes, and each process's kernels wait
 # behind the others', which is how work queued late gets tested
 # (tests/python/test_gpu_buffer_reuse.py).
+# COLUMNS: the summary's FAILED lines keep their messages (the call's output
+# is often all that comes back of a failed run).
 want pytest_gpu && step pytest_gpu pytest_gpu.log env ALLOY_TEST_DEVICE=gpu ALLOY_AOT_LOG="$out/aot_misses.log" \
-  python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:--n 8 tests/python}
+  COLUMNS=240 python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:--n 8 tests/python}
 # First use in fresh processes with empty caches: AOT kernels against NVRTC and torch.
 want cold && step cold cold.log python3 benchmarks/bench_cold_start.py --out "$out/cold.md"
-# The opt-in cuBLAS warm-up GEMM (ALLOY_CUBLAS_WARMUP=1, cublas.cpp): the fault
-# and timeout tests with it on, as pytest's workers run them (they failed or
-# hung so on 2026-12-06), then the cold start with it. Not in the default
-# steps: name it (STEPS="warmup").
-warmup_check() {
-  ALLOY_CUBLAS_WARMUP=1 ALLOY_TEST_DEVICE=gpu python3 -m pytest -q -p no:cacheprovider -n 8 -rfE \
-    --timeout=120 -o faulthandler_timeout=60 tests/python/test_kernel_faults.py tests/python/test_gpu_faults.py \
-    tests/python/test_matmul_precision.py
-  local rc=$?
-  ALLOY_CUBLAS_WARMUP=1 python3 benchmarks/bench_cold_start.py --out "$out/cold_warmup.md" || rc=1
-  return $rc
-}
-want warmup && step warmup warmup.log warmup_check
 # The guide's kernels through metal_library (examples/guide), each checked and timed.
 guide_all() {
   local rc=0
@@ -145,7 +134,7 @@ want load && step load load.log load_probe
 
 echo
 echo "== alloy gpu_check on $(cat "$out/device.txt") =="
-for k in build $all_steps warmup mlx_plugin_gpu_direct mlx_plugin_gpu_graph mlx_plugin_bench_graph; do
+for k in build $all_steps mlx_plugin_gpu_direct mlx_plugin_gpu_graph mlx_plugin_bench_graph; do
   printf '%-11s %s\n' "$k" "${status[$k]:-not run}"; done
 echo
 [ -f "$out/bench.md" ] && cat "$out/bench.md"
@@ -153,7 +142,6 @@ echo
 [ -f "$out/fusion.log" ] && { echo; echo "mx.compile fusion:"; grep -E '^(\||device-to-device)' "$out/fusion.log"; }
 want pytest_gpu && { echo; echo "op kernels compiled at run time (not in the AOT archive): $(sort -u "$out/aot_misses.log" 2>/dev/null | wc -l)"; sort -u "$out/aot_misses.log" 2>/dev/null | head -20; }
 [ -f "$out/cold.md" ] && { echo; echo "cold start:"; cat "$out/cold.md"; }
-[ -f "$out/cold_warmup.md" ] && { echo; echo "cold start, ALLOY_CUBLAS_WARMUP=1:"; cat "$out/cold_warmup.md"; }
 want host && { echo; echo "host cost of a tiny call (us):"; grep '^|' "$out/host.log"; grep '^|' "$out/host_cpp.log"; grep -A30 "eval profile" "$out/host_profile.log"; }
 want load && { echo; echo "compile and disk-cache load (ms):"; cat "$out/load.log"; }
 [ -f "$out/mlx_plugin_bench.md" ] && { echo; echo "alloy.mlx on mlx-cuda:"; cat "$out/mlx_plugin_bench.md"; }

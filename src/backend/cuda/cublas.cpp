@@ -78,50 +78,6 @@ Handle handle_locked(const Loaded& L) {
   return made_handle;
 }
 
-// One 64^3 float GEMM on a stream of its own: cuBLAS sets up its heuristics
-// and loads its first kernel lazily, on the first GEMM, not in cublasCreate;
-// without it the program's first matmul pays that setup (81 against 105 ms
-// for the cold-start program's matmul step, H100, docs/benchmarks.md). Only
-// with ALLOY_CUBLAS_WARMUP=1. A GPU fault's context reset now waits for the
-// thread (fault.cpp), which fixed the SIGSEGV of a process whose first
-// kernel faulted during this GEMM (test_gpu_faults.py passes either way);
-// but with it on, test_kernel_faults.py's GPU cases still failed or hung
-// when run in pytest's worker processes (faults, then endless kernels, in
-// one process; H100, 2026-12-06), while each case alone as a script passed.
-// That GEMM was waited for and its buffer freed; it is now only queued
-// (queue_warm_up_locked), which no GPU has run yet: until it has passed
-// those tests (and test_kernel_faults.py's endless first kernel beside this
-// thread, which sets it on) the GEMM stays opt-in.
-bool warm_up_enabled() {
-  const char* v = std::getenv("ALLOY_CUBLAS_WARMUP");
-  return v && std::string(v) == "1";
-}
-
-// Queues the warm-up GEMM; what it is for happens on the host while it is
-// queued (the heuristics, the kernel's load), so nothing waits for it. Its
-// buffer is never freed and its stream is destroyed at once (the driver
-// releases it when the GEMM is done): cuMemFree waits for the whole device,
-// and a thread waiting there, or holding handle_mutex in a stream
-// synchronisation, while an endless kernel runs until its timeout could
-// hold up the main thread that is to stop it (a suspect for the failures
-// above, not yet checked on a GPU).
-void queue_warm_up_locked(const Loaded& L, Handle handle) {
-  const auto& api = cuda_driver::api();
-  constexpr int n = 64;
-  CUstream stream = nullptr;
-  if (api.cuStreamCreate(&stream, cuda_driver::kStreamNonBlocking) != 0) return;
-  cuda_driver::CUdeviceptr buffer = 0;
-  if (api.cuMemAlloc(&buffer, 3 * n * n * sizeof(float)) == 0 && L.api.set_stream(handle, stream) == 0) {
-    const auto* a = reinterpret_cast<const void*>(buffer);
-    const auto* b = reinterpret_cast<const void*>(buffer + n * n * sizeof(float));
-    auto* c = reinterpret_cast<void*>(buffer + 2 * n * n * sizeof(float));
-    const float one = 1.0f, zero = 0.0f;
-    L.api.gemm(handle, 0, 0, n, n, n, &one, a, R_32F, n, 0, b, R_32F, n, 0, &zero, c, R_32F, n, 0, 1, COMPUTE_32F, -1);
-  }
-  L.api.set_stream(handle, nullptr);
-  api.cuStreamDestroy(stream);
-}
-
 }  // namespace
 
 void prepare_handle() noexcept {
@@ -129,8 +85,7 @@ void prepare_handle() noexcept {
     const Loaded& L = loaded();
     if (!L.ok) return;
     std::lock_guard<std::mutex> lock(handle_mutex);
-    Handle handle = handle_locked(L);
-    if (warm_up_enabled()) queue_warm_up_locked(L, handle);
+    handle_locked(L);
   } catch (...) {
   }
 }

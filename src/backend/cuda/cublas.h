@@ -17,10 +17,11 @@ bool available();
 const std::string& unavailable_reason();
 
 // Creates the handle for the current context ahead of the first matmul (the
-// prefetch thread, once the context exists), and runs one small GEMM on a
-// stream of its own (cuBLAS's first-GEMM setup): together tens of ms a cold
-// process would otherwise spend in its first matmul. Never throws; a
-// failure is left for the matmul to report.
+// prefetch thread, once the context exists). Nothing is enqueued: cuBLAS's
+// first-GEMM setup (about 70 ms on an H100) stays with the first matmul,
+// because a warm-up GEMM on this thread failed the kernel-timeout tests
+// (2026-12-06/07, docs/design/faults.md). Never throws; a failure is left
+// for the matmul to report.
 void prepare_handle() noexcept;
 
 // C (col-major, m x n, ldc) = op(A) op(B) for `batch` matrices at fixed

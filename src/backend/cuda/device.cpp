@@ -26,8 +26,7 @@ namespace {
 // thread of its own, started by the first use of the GPU, it overlaps the
 // context's creation, which takes longer, so a program's first matmul does
 // not wait for it. Once the context exists the thread also makes cuBLAS's
-// handle (cublas.cpp's prepare_handle; with ALLOY_CUBLAS_WARMUP=1 also one
-// small GEMM, see warm_up_enabled there). A GPU fault's context reset waits
+// handle (cublas.cpp's prepare_handle). A GPU fault's context reset waits
 // for it (wait_idle).
 // CPU-only programs never start it. The thread is joined before the process
 // tears anything down (Python's atexit, else this static's destructor): a

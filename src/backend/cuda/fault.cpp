@@ -100,12 +100,12 @@ void on_fault(cuda_driver::CUresult result, const char* where, const char* call)
     Guard() { in_handler = true; }
     ~Guard() { in_handler = false; }
   } guard;
-  // The cuBLAS thread (device.cpp) may be inside cuBLAS on this context: a
-  // reset under its warm-up GEMM killed the process (SIGSEGV, H200,
-  // test_gpu_faults.py's recovery case). On a faulted context its calls
-  // return at once, so it ends soon; the wait is bounded (and taken before
-  // rebuild_mutex) so that a thread holding something it needs cannot
-  // deadlock us.
+  // The cuBLAS thread (device.cpp) may be inside cuBLAS on this context
+  // (dlopen's initialisers, cublasCreate): a reset under it killed the
+  // process (SIGSEGV, H200, test_gpu_faults.py's recovery case, when the
+  // thread also ran a GEMM). On a faulted context its calls return at once,
+  // so it ends soon; the wait is bounded (and taken before rebuild_mutex) so
+  // that a thread holding something it needs cannot deadlock us.
   wait_for_background_loads(std::chrono::seconds(5));
   // Threads that meet the fault together queue here: the first explains it
   // and rebuilds; the others then see what it left.
