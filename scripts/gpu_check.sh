@@ -5,7 +5,9 @@
 #   builds the Python extension against the prebuilt liballoy, runs the C++
 #   tests, the whole pytest suite on mx.gpu, and the GPU benchmarks, then
 #   prints a short table. Logs go to $OUT when set. STEPS="cpp_jit pytest_gpu ..."
-#   runs only the named steps (the build always runs); PYTEST_ARGS narrows pytest.
+#   runs only the named steps (the build always runs); PYTEST_ARGS narrows pytest;
+#   BUILD_TARGETS="core" builds only those targets (alloy.core alone, for a
+#   short call with little device time left).
 #   The alloy.mlx steps on MLX's CUDA backend need mlx-cuda-13 in /tmp/mlxsite,
 #   put there by the two calls ../shared/tools/mlx_cuda_wheel.sh prints.
 set -uo pipefail
@@ -36,7 +38,7 @@ step() {  # step NAME LOGFILE COMMAND...
 step build build.log bash -c "cmake -S . -B /tmp/build -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DALLOY_PREBUILT_LIB=$root/.gpu/lib/liballoy.so -DPython_EXECUTABLE=$(command -v python3) \
   -Dnanobind_DIR=\$(python3 -m nanobind --cmake_dir) -DALLOY_FMT_INCLUDE_DIR=$root/.gpu/include \
-  && cmake --build /tmp/build -j16"
+  && cmake --build /tmp/build -j16 ${BUILD_TARGETS:+--target $BUILD_TARGETS}"
 mkdir -p /tmp/pkg/alloy
 cp -r python/alloy/. /tmp/pkg/alloy/
 cp /tmp/build/python/core.*.so /tmp/pkg/alloy/ && cp -L .gpu/lib/liballoy.so.0 /tmp/pkg/alloy/
