@@ -38,7 +38,7 @@ Dtype to_dtype(const char* api, PyObject* d) {
 fast::TemplateArg to_template_value(const char* api, const std::string& name, PyObject* v) {
   if (nb::isinstance<Dtype>(nb::handle(v))) return to_dtype(api, v);
   if (PyBool_Check(v)) return v == Py_True;
-  if (PyLong_Check(v)) return nb::cast<int>(nb::handle(v));
+  if (PyLong_Check(v)) return py::to_int32(api, v, "template value for '" + name + "'");
   throw nb::type_error((std::string("[") + api + "] template value for '" + name +
                         "' must be a Dtype, int or bool, not " + Py_TYPE(v)->tp_name + ".").c_str());
 }
@@ -115,7 +115,9 @@ nb::object launch(Launcher& self, PyObject* const* args, size_t nargsf, PyObject
     if (n_shapes == call.output_shapes.size()) call.output_shapes.emplace_back();
     Shape& shape = call.output_shapes[n_shapes++];
     shape.clear();
-    for_each_item(api, s, "each output shape", [&](PyObject* d) { shape.push_back(static_cast<ShapeElem>(to_int64(api, d))); });
+    for_each_item(api, s, "each output shape", [&](PyObject* d) {
+      shape.push_back(static_cast<ShapeElem>(py::to_int32(api, d, "a dimension in output_shapes")));
+    });
   });
   call.output_shapes.resize(n_shapes);
   for_each_item(api, given[kOutputDtypes], "output_dtypes", [&](PyObject* d) { call.output_dtypes.push_back(to_dtype(api, d)); });

@@ -36,6 +36,18 @@ inline int64_t to_int64(const char* api, PyObject* x) {
   return v;
 }
 
+// An integer that must fit in 32 bits (an output dimension, a template
+// value): a ValueError naming `what` otherwise, never a wrapped value or a
+// bare std::bad_cast.
+inline int to_int32(const char* api, PyObject* x, const std::string& what) {
+  const int64_t v = to_int64(api, x);
+  if (v > INT32_MAX || v < INT32_MIN) {
+    throw std::invalid_argument(std::string("[") + api + "] " + what + " is " + std::to_string(v) +
+                                ", which does not fit in 32 bits.");
+  }
+  return static_cast<int>(v);
+}
+
 // The arguments that hold several values take a list or a tuple; anything
 // else is a TypeError naming the argument.
 inline void require_list(const char* api, PyObject* seq, const char* what) {

@@ -229,6 +229,12 @@ def test_bad_input_is_rejected_like_alloy_and_leaves_mlx_intact(rng):
         k(inputs=one, template=[["T", mx.float32]], **ok)
     with pytest.raises(TypeError, match="template value for 'T' must be a Dtype, int or bool, not float"):
         k(inputs=one, template=[("T", 1.5)], **ok)
+    # Integers past 32 bits: a ValueError naming the argument (a template
+    # value was a bare std::bad_cast; MLX aborts the process on such a shape).
+    with pytest.raises(ValueError, match="template value for 'T' is 1099511627776, which does not fit in 32 bits"):
+        k(inputs=one, template=[("T", 2**40)], **ok)
+    with pytest.raises(ValueError, match="a dimension in output_shapes is 1099511627776"):
+        k(inputs=one, **{**ok, "output_shapes": [(2**40,)]})
     # Keyword-only, as MLX's kernel: positional, unknown, missing and
     # non-integer arguments are TypeErrors naming them.
     with pytest.raises(TypeError, match="strict\\(\\) takes keyword arguments only"):

@@ -592,6 +592,33 @@ def test_bad_launch_arguments_raise_value_error(bad):
         k(**args)
 
 
+@pytest.mark.parametrize("change,message", [
+    (dict(output_shapes=[(2**40,)]), "a dimension in output_shapes is 1099511627776, which does not fit in 32 bits"),
+    (dict(output_shapes=[(3, -2**31 - 1)]), "a dimension in output_shapes is -2147483649"),
+    (dict(template=[("N", 2**40)]), "template value for 'N' is 1099511627776, which does not fit in 32 bits"),
+    (dict(template=[("N", -2**31 - 1)]), "template value for 'N' is -2147483649"),
+])
+def test_integers_past_32_bits_are_a_value_error_naming_the_argument(change, message):
+    # Before: an output dimension wrapped (2**40 became 0 elements, and the
+    # launch then reported a write past the end) and a template value was a
+    # bare RuntimeError std::bad_cast. MLX raises ValueError for the
+    # template value (checked below) and aborts the process for the shape.
+    k = _double_kernel()
+    with pytest.raises(ValueError) as e:
+        k(**_launch_args(**change))
+    assert message in str(e.value) and str(e.value).startswith("[metal_kernel]"), str(e.value)
+    if "template" in change:
+        import mlx.core as mlx_core
+        mk = mlx_core.fast.metal_kernel(name="twice", input_names=["a"], output_names=["out"],
+                                        source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2;")
+        with pytest.raises(ValueError):
+            mk(inputs=[mlx_core.array([1.0, 2.0, 3.0])], grid=(3, 1, 1), threadgroup=(3, 1, 1),
+               output_shapes=[(3,)], output_dtypes=[mlx_core.float32], **change)
+    # The largest 32-bit values still pass this check (the launch itself is fine).
+    edge = dict(template=[("N", 2**31 - 1)]) if "template" in change else {}
+    assert np.array(k(**_launch_args(**edge))[0]).tolist() == [2.0, 4.0, 6.0]
+
+
 def _double_kernel():
     return mx.fast.metal_kernel(name="twice", input_names=["a"], output_names=["out"],
                                 source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2;")

@@ -86,12 +86,7 @@ nb::object launch(KernelObject& self, PyObject* const* args, size_t nargsf, PyOb
   alloy::py::for_each_item(kApi, given[kOutputShapes], "output_shapes", [&](PyObject* s) {
     mxc::Shape shape;
     alloy::py::for_each_item(kApi, s, "each output shape", [&](PyObject* d) {
-      const int64_t v = alloy::py::to_int64(kApi, d);
-      if (v > INT32_MAX || v < INT32_MIN) {
-        throw std::invalid_argument("[metal_kernel] output_shapes holds " + std::to_string(v) +
-                                    ", which does not fit MLX's 32-bit dimensions.");
-      }
-      shape.push_back(static_cast<int>(v));
+      shape.push_back(alloy::py::to_int32(kApi, d, "a dimension in output_shapes"));
     });
     shapes.push_back(std::move(shape));
   });
@@ -118,7 +113,7 @@ nb::object launch(KernelObject& self, PyObject* const* args, size_t nargsf, PyOb
       } else if (nb::isinstance<nb::bool_>(v)) {
         targs.emplace_back(name, nb::cast<bool>(v));
       } else if (nb::isinstance<nb::int_>(v)) {
-        targs.emplace_back(name, nb::cast<int>(v));
+        targs.emplace_back(name, alloy::py::to_int32(kApi, v.ptr(), "template value for '" + name + "'"));
       } else {
         type_error("template value for '" + name + "' must be a Dtype, int or bool, not " +
                    nb::type_name(v.type()).c_str() + ".");
