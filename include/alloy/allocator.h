@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
+#include <string>
 
 #include "alloy/device.h"
 
@@ -27,6 +29,19 @@ struct Buffer {
   // A second stream already ordered after the writer, which reads it too
   // (kManyStreams: more than one).
   int also_read_on = kNoStream;
+};
+
+// An allocation the device cannot give: a std::bad_alloc (Python's
+// MemoryError) that says how much was asked of which device, and what the
+// allocator held then. MLX says "[malloc] Unable to allocate N bytes." (or
+// crashes, on its CPU backend, for a 4 TB request).
+class OutOfMemory : public std::bad_alloc {
+ public:
+  OutOfMemory(size_t bytes, Device device, size_t active_bytes);
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
 };
 
 class Allocator {

@@ -14,11 +14,10 @@
 #include "convert.h"
 #include "definition_cache.h"
 #include "kernel_launcher.h"
+#include "keyword_call.h"
 #include "stream_or_device.h"
 
 using namespace alloy;
-
-std::vector<std::string> to_names(nb::handle seq) { return nb::cast<std::vector<std::string>>(seq); }
 
 void init_fast(nb::module_& m) {
   nb::module_ f = m.def_submodule("fast", "Fused operations and custom kernels.");
@@ -46,6 +45,8 @@ void init_fast(nb::module_& m) {
           }
         }
         const bool checked = bounds_check ? *bounds_check : fast::default_bounds_check();
+        std::vector<std::string> ins = py::to_names("metal_kernel", input_names.ptr(), "input_names");
+        std::vector<std::string> outs = py::to_names("metal_kernel", output_names.ptr(), "output_names");
         // ($ALLOY_RACE_CHECK, read at each definition, is part of the definition.)
         nb::tuple key = nb::make_tuple("metal", name, nb::tuple(input_names), nb::tuple(output_names), source,
                                        header, ensure_row_contiguous, atomic_outputs, math_mode, checked,
@@ -53,7 +54,7 @@ void init_fast(nb::module_& m) {
         return alloy_python::cached_definition(key, [&] {
           std::string n = nb::cast<std::string>(name);
           return make_kernel_launcher("metal_kernel",
-                          fast::metal_kernel(n, to_names(input_names), to_names(output_names),
+                          fast::metal_kernel(n, std::move(ins), std::move(outs),
                                              nb::cast<std::string>(source), nb::cast<std::string>(header),
                                              ensure_row_contiguous, atomic_outputs, math_mode, checked),
                           n);
@@ -68,12 +69,14 @@ void init_fast(nb::module_& m) {
       "cuda_kernel",
       [](nb::str name, nb::object input_names, nb::object output_names, nb::str source, nb::str header,
          bool ensure_row_contiguous, int shared_memory) {
+        std::vector<std::string> ins = py::to_names("cuda_kernel", input_names.ptr(), "input_names");
+        std::vector<std::string> outs = py::to_names("cuda_kernel", output_names.ptr(), "output_names");
         nb::tuple key = nb::make_tuple("cuda", name, nb::tuple(input_names), nb::tuple(output_names), source,
                                        header, ensure_row_contiguous, shared_memory);
         return alloy_python::cached_definition(key, [&] {
           std::string n = nb::cast<std::string>(name);
           return make_kernel_launcher("cuda_kernel",
-                          fast::cuda_kernel(n, to_names(input_names), to_names(output_names),
+                          fast::cuda_kernel(n, std::move(ins), std::move(outs),
                                             nb::cast<std::string>(source), nb::cast<std::string>(header),
                                             ensure_row_contiguous, shared_memory),
                           n);

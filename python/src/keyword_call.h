@@ -73,6 +73,24 @@ void for_each_item(const char* api, PyObject* seq, const char* what, F&& f) {
   }
 }
 
+// input_names= / output_names=: a list or tuple of str (a bare str would be
+// taken letter by letter; anything else was a bare std::bad_cast).
+inline std::vector<std::string> to_names(const char* api, PyObject* seq, const char* what) {
+  require_list(api, seq, what);
+  std::vector<std::string> names;
+  for_each_item(api, seq, what, [&](PyObject* item) {
+    Py_ssize_t length = 0;
+    const char* chars = PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, &length) : nullptr;
+    if (!chars) {
+      if (PyErr_Occurred()) throw nb::python_error();
+      throw nb::type_error((std::string("[") + api + "] " + what + " must hold str, not " + Py_TYPE(item)->tp_name +
+                            ".").c_str());
+    }
+    names.emplace_back(chars, static_cast<size_t>(length));
+  });
+  return names;
+}
+
 // grid= and threadgroup=: three integers.
 inline std::array<int, 3> to_dims(const char* api, PyObject* h, const char* what) {
   if (!PyTuple_Check(h) && !PyList_Check(h)) {

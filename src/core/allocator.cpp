@@ -1,6 +1,7 @@
 #include "alloy/allocator.h"
 #include "core/streams.h"
 
+#include <cstdio>
 #include <mutex>
 #include <stdexcept>
 #include <unistd.h>
@@ -24,6 +25,26 @@ Allocator& allocator() {
   const Device* d = evaluating_device();
   return allocator(d ? *d : default_device());
 }
+
+namespace {
+std::string human_bytes(size_t bytes) {
+  const char* units[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 6) {
+    v /= 1024;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return text;
+}
+}  // namespace
+
+OutOfMemory::OutOfMemory(size_t bytes, Device device, size_t active_bytes)
+    : message_("[malloc] Unable to allocate " + std::to_string(bytes) + " bytes (" + human_bytes(bytes) + ") on the " +
+               (device.type == Device::cpu ? "CPU" : "GPU") + "; " + human_bytes(active_bytes) +
+               " were in use by arrays then.") {}
 
 namespace {
 template <typename F>

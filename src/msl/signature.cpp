@@ -16,6 +16,26 @@ bool is_identifier(const std::string& s) {
   return true;
 }
 
+// Words a parameter cannot be named: C++14's keywords (MSL's base, and what
+// both targets compile) and MSL's address spaces and function qualifiers.
+// As a name they broke the generated signature with a compiler error about
+// a line the user never wrote.
+bool is_reserved_word(const std::string& s) {
+  static const std::set<std::string> words = {
+      "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "char16_t", "char32_t",
+      "class", "const", "const_cast", "constexpr", "continue", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "nullptr", "operator", "private",
+      "protected", "public", "register", "reinterpret_cast", "return", "short", "signed", "sizeof", "static",
+      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
+      "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+      "wchar_t", "while",
+      // MSL
+      "device", "constant", "threadgroup", "threadgroup_imageblock", "thread", "ray_data", "object_data",
+      "kernel", "vertex", "fragment", "visible", "stitchable"};
+  return words.count(s) != 0;
+}
+
 bool is_integer(const std::string& s) {
   std::size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
   if (i >= s.size()) return false;
@@ -56,6 +76,9 @@ void check_spec(const KernelSpec& spec) {
     if (!is_identifier(p.name))
       bad(std::string(what) + " name '" + p.name + "' of kernel '" + spec.name +
           "' is not an identifier");
+    if (is_reserved_word(p.name))
+      bad(std::string(what) + " name '" + p.name + "' of kernel '" + spec.name +
+          "' is a reserved word of Metal and C++; rename it");
     if (p.type.empty()) bad(std::string(what) + " '" + p.name + "' has no type");
     if (!names.insert(p.name).second)
       bad("kernel '" + spec.name + "' names '" + p.name + "' twice");
@@ -68,6 +91,7 @@ void check_spec(const KernelSpec& spec) {
   }
   for (const TemplateArg& a : spec.template_args) {
     if (!is_identifier(a.name)) bad("template parameter name '" + a.name + "' is not an identifier");
+    if (is_reserved_word(a.name)) bad("template parameter name '" + a.name + "' is a reserved word of Metal and C++");
     if (a.kind == TemplateArg::Int && !is_integer(a.value))
       bad("template parameter '" + a.name + "' is an int but its value is '" + a.value + "'");
     if (a.kind == TemplateArg::Bool && a.value != "true" && a.value != "false" && a.value != "1" &&

@@ -217,6 +217,8 @@ def test_bad_input_is_rejected_like_alloy_and_leaves_mlx_intact(rng):
         k(inputs=[mx.ones((4,))], **{**ok, "output_dtypes": ["float32"]})
     with pytest.raises(ValueError, match="appears twice"):
         kernel("out[0] = 1;", inputs=("a", "a"))
+    with pytest.raises(TypeError, match="input_names must be a list, not str"):
+        mx.fast.metal_kernel(name="bare", input_names="a", output_names=["out"], source="out[0] = 1;")
     # The call's own arguments: lists or tuples of the right things.
     one = [mx.ones((4,))]
     with pytest.raises(TypeError, match="inputs must be a list"):

@@ -619,6 +619,36 @@ def test_integers_past_32_bits_are_a_value_error_naming_the_argument(change, mes
     assert np.array(k(**_launch_args(**edge))[0]).tolist() == [2.0, 4.0, 6.0]
 
 
+@pytest.mark.parametrize("names,message", [
+    (dict(input_names="a"), "input_names must be a list, not str"),
+    (dict(output_names=("out", 3)), "output_names must hold str, not int"),
+    (dict(input_names=["int"]), "input name 'int' of kernel 'named' is a reserved word"),
+    (dict(output_names=["device"]), "output name 'device' of kernel 'named' is a reserved word"),
+])
+def test_parameter_names_are_checked_before_any_code_is_generated(names, message):
+    # A bare str was taken letter by letter (or was a std::bad_cast), and a
+    # reserved word broke the generated signature with a compiler error about
+    # a line the user never wrote.
+    args = dict(name="named", input_names=["a"], output_names=["out"], source="out[0] = 1;")
+    args.update(names)
+    error = TypeError if "must" in message else ValueError
+    with pytest.raises(error) as e:
+        k = mx.fast.metal_kernel(**args)
+        k(inputs=[mx.array([1.0])], grid=(1, 1, 1), threadgroup=(1, 1, 1), output_shapes=[(1,)],
+          output_dtypes=[mx.float32])
+    assert message in str(e.value), str(e.value)
+
+
+def test_an_allocation_past_memory_is_a_memory_error_saying_how_much():
+    # MLX's CPU backend dies with SIGSEGV here; Alloy names the size and device.
+    kept = mx.arange(8, dtype=mx.float32) * 2
+    mx.eval(kept)
+    with pytest.raises(MemoryError, match=r"\[malloc\] Unable to allocate 18446744056529682436 bytes \(16.0 EB\) "
+                                          r"on the CPU"):
+        mx.eval(mx.zeros((2**31 - 1, 2**31 - 1), stream=mx.cpu))
+    assert np.array(kept).tolist() == [float(2 * i) for i in range(8)]
+
+
 def _double_kernel():
     return mx.fast.metal_kernel(name="twice", input_names=["a"], output_names=["out"],
                                 source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2;")

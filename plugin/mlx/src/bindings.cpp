@@ -27,18 +27,6 @@ namespace {
 
 [[noreturn]] void type_error(const std::string& what) { throw nb::type_error(("[metal_kernel] " + what).c_str()); }
 
-std::vector<std::string> to_names(nb::handle seq, const char* what) {
-  if (!nb::isinstance<nb::list>(seq) && !nb::isinstance<nb::tuple>(seq)) {
-    type_error(std::string(what) + " must be a list of strings.");
-  }
-  std::vector<std::string> names;
-  for (nb::handle h : seq) {
-    if (!nb::isinstance<nb::str>(h)) type_error(std::string(what) + " must be a list of strings.");
-    names.push_back(nb::cast<std::string>(h));
-  }
-  return names;
-}
-
 mxc::array to_array(nb::handle h) {
   mxc::array* a = nullptr;
   if (nb::try_cast<mxc::array*>(h, a) && a) return *a;
@@ -180,8 +168,8 @@ NB_MODULE(_ext, m) {
             else throw std::invalid_argument("[metal_kernel] math_mode must be 'safe', 'relaxed' or 'fast', not '" + mode + "'.");
           }
         }
-        std::vector<std::string> inputs = to_names(input_names, "input_names");
-        std::vector<std::string> outputs = to_names(output_names, "output_names");
+        std::vector<std::string> inputs = alloy::py::to_names(kApi, input_names.ptr(), "input_names");
+        std::vector<std::string> outputs = alloy::py::to_names(kApi, output_names.ptr(), "output_names");
         // Code that makes its kernel on every call (the seeds do) gets the
         // one made first for the same definition, as from Alloy's own
         // (ALLOY_BOUNDS_CHECK and ALLOY_RACE_CHECK, read at each definition, are part of it).

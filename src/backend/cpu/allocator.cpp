@@ -48,9 +48,7 @@ class CpuAllocator final : public Allocator {
     } else if (!base && rounded != 0) {
       base = std::aligned_alloc(64, rounded + 2 * guard);
     }
-    if (rounded != 0 && base == nullptr) {
-      throw std::bad_alloc();
-    }
+    if (rounded != 0 && base == nullptr) throw OutOfMemory(size, Device(Device::cpu, 0), active_.load());
     void* p = base ? static_cast<char*>(base) + guard : nullptr;
     size_t now = active_.fetch_add(rounded) + rounded;
     size_t peak = peak_.load();

@@ -67,7 +67,7 @@ class CudaAllocator final : public Allocator {
         release_cache_locked();  // give the cache back and try once more
         r = cuda_driver::api().cuMemAlloc(&d, b + 2 * guard);
         // Out of memory is bad_alloc; anything else (a lost context) says what it is.
-        if (r == 2 /* CUDA_ERROR_OUT_OF_MEMORY */) throw std::bad_alloc();
+        if (r == 2 /* CUDA_ERROR_OUT_OF_MEMORY */) throw OutOfMemory(b, Device(Device::gpu, 0), active_);
         if (r != cuda_driver::CUDA_SUCCESS) cuda::check(r, "gpu allocator", "cuMemAlloc");
       }
       p = reinterpret_cast<void*>(d + guard);
