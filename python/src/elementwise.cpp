@@ -136,6 +136,19 @@ struct OperatorEntry {
   BinaryFn fn;
 };
 
+// The bitwise operators refuse floating-point operands with a ValueError
+// before the op is made, as MLX's do (the functions, mx.bitwise_and and
+// friends, raise RuntimeError from the op, in MLX too). Returns `a`.
+const array& integer_operands(const char* words, const array& a, const array& b) {
+  for (const array* x : {&a, &b}) {
+    if (!is_integral(x->dtype()) && x->dtype() != Dtype::bool_) {
+      throw std::invalid_argument(std::string("Floating point types not allowed with ") + words + " (got " +
+                                  dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()) + ").");
+    }
+  }
+  return a;
+}
+
 const OperatorEntry kOperators[] = {
     {"__add__", "__radd__", "__iadd__", [](const array& a, const array& b, SD s) { return add(a, b, s); }},
     {"__sub__", "__rsub__", "__isub__", [](const array& a, const array& b, SD s) { return subtract(a, b, s); }},
@@ -147,14 +160,15 @@ const OperatorEntry kOperators[] = {
     {"__mod__", "__rmod__", "__imod__", [](const array& a, const array& b, SD s) { return remainder(a, b, s); }},
     {"__pow__", "__rpow__", "__ipow__", [](const array& a, const array& b, SD s) { return power(a, b, s); }},
     {"__and__", "__rand__", "__iand__",
-     [](const array& a, const array& b, SD s) { return bitwise_and(a, b, s); }},
-    {"__or__", "__ror__", "__ior__", [](const array& a, const array& b, SD s) { return bitwise_or(a, b, s); }},
+     [](const array& a, const array& b, SD s) { return bitwise_and(integer_operands("bitwise and", a, b), b, s); }},
+    {"__or__", "__ror__", "__ior__",
+     [](const array& a, const array& b, SD s) { return bitwise_or(integer_operands("bitwise or", a, b), b, s); }},
     {"__xor__", "__rxor__", "__ixor__",
-     [](const array& a, const array& b, SD s) { return bitwise_xor(a, b, s); }},
+     [](const array& a, const array& b, SD s) { return bitwise_xor(integer_operands("bitwise xor", a, b), b, s); }},
     {"__lshift__", "__rlshift__", "__ilshift__",
-     [](const array& a, const array& b, SD s) { return left_shift(a, b, s); }},
+     [](const array& a, const array& b, SD s) { return left_shift(integer_operands("left shift", a, b), b, s); }},
     {"__rshift__", "__rrshift__", "__irshift__",
-     [](const array& a, const array& b, SD s) { return right_shift(a, b, s); }},
+     [](const array& a, const array& b, SD s) { return right_shift(integer_operands("right shift", a, b), b, s); }},
     // Comparisons are their own reflections with the sides swapped.
     {"__eq__", nullptr, nullptr, [](const array& a, const array& b, SD s) { return equal(a, b, s); }},
     {"__ne__", nullptr, nullptr, [](const array& a, const array& b, SD s) { return not_equal(a, b, s); }},

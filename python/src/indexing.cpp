@@ -95,9 +95,20 @@ Index parse_index(const array& a, nb::handle idx, const char* op) {
   // ValueError, as MLX raises it (numpy's is IndexError).
   if (ellipses > 1) throw nb::value_error((std::string("[") + op + "] an index can only have one Ellipsis (...).").c_str());
   if (consuming > a.ndim()) {
-    throw nb::index_error((std::string("[") + op + "] too many indices: the array has " + std::to_string(a.ndim()) +
-                           " dimensions but " + std::to_string(consuming) + " were indexed.")
-                              .c_str());
+    // MLX raises ValueError here, numpy IndexError: an error that is both
+    // (alloy.core.TooManyIndicesError) answers code written for either.
+    static PyObject* too_many = [] {
+      PyObject* bases = PyTuple_Pack(2, PyExc_IndexError, PyExc_ValueError);
+      PyObject* type = PyErr_NewException("alloy.core.TooManyIndicesError", bases, nullptr);
+      Py_XDECREF(bases);
+      return type;  // kept for the life of the process
+    }();
+    if (!too_many) throw nb::python_error();
+    const std::string message = std::string("[") + op + "] too many indices: the array has " +
+                                std::to_string(a.ndim()) + " dimensions but " + std::to_string(consuming) +
+                                " were indexed.";
+    PyErr_SetString(too_many, message.c_str());
+    throw nb::python_error();
   }
   auto full_slice = [] { return Entry{Entry::Slice, 0, nb::steal(PySlice_New(nullptr, nullptr, nullptr))}; };
   for (auto& e : raw) {

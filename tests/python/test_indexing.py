@@ -214,8 +214,12 @@ def test_index_errors():
         a[3]
     with pytest.raises(IndexError, match=r"axis 1 with size 4"):
         a[0, -5]
+    # Too many indices: MLX's ValueError and numpy's IndexError at once.
     with pytest.raises(IndexError, match=r"too many indices"):
         a[0, 0, 0]
+    with pytest.raises(ValueError, match=r"too many indices"):
+        a[0, 0, 0]
+    same_error(lambda m, x: x[0, 0, 0], np.zeros((3, 4), np.float32))
     # host index data (lists, numpy) is checked eagerly, as numpy does
     with pytest.raises(IndexError, match=r"index 7 is out of bounds for axis 0 with size 3"):
         a[[0, 7]]

@@ -173,3 +173,15 @@ def test_taking_something_from_an_empty_axis_is_an_error():
 def test_bitwise_ops_refuse_floats_with_mlxs_error_type(rng, name):
     e = same_error(name, random_array(rng, (3,), "float32"), random_array(rng, (3,), "int32"))
     assert isinstance(e, RuntimeError) and name in str(e)
+
+
+@pytest.mark.parametrize("op", [operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift])
+def test_bitwise_operators_refuse_floats_with_mlxs_error_type(rng, op):
+    # The operators check before the op is made and raise ValueError in MLX
+    # (its functions, above, RuntimeError from the op).
+    ints, floats = random_array(rng, (3,), "int32"), random_array(rng, (3,), "float32")
+    e = same_error(lambda m, a: op(a, 1.5), ints)
+    assert isinstance(e, ValueError) and "Floating point types not allowed" in str(e), e
+    same_error(lambda m, a, b: op(a, b), floats, floats)
+    same_error(lambda m, a, b: op(b, a), ints, floats)
+    same(lambda m, a, b: op(a, b), ints, np.abs(ints) % 5)
