@@ -23,6 +23,22 @@ using namespace nb::literals;
 
 namespace {
 
+// An index that cannot be used: MLX raises ValueError, numpy IndexError.
+// alloy.core.InvalidIndexError is both, so code written for either catches
+// it. (An index past the end stays a plain IndexError: MLX reads outside
+// the array there.)
+[[noreturn]] void throw_invalid_index(const std::string& message) {
+  static PyObject* type = [] {
+    PyObject* bases = PyTuple_Pack(2, PyExc_IndexError, PyExc_ValueError);
+    PyObject* t = PyErr_NewException("alloy.core.InvalidIndexError", bases, nullptr);
+    Py_XDECREF(bases);
+    return t;  // kept for the life of the process
+  }();
+  if (!type) throw nb::python_error();
+  PyErr_SetString(type, message.c_str());
+  throw nb::python_error();
+}
+
 struct Entry {
   enum Kind { Int, Slice, NewAxis, Ellipsis, Array } kind;
   int64_t value = 0;  // Int
@@ -58,14 +74,14 @@ Entry parse_entry(nb::handle h) {
   bool is_array_like = nb::isinstance<array>(h) || nb::isinstance<nb::list>(h) || nb::hasattr(h, "__array__") ||
                        nb::hasattr(h, "__dlpack__");
   if (!is_array_like) {
-    throw nb::index_error((std::string("[getitem] cannot index with an object of type ") +
-                           nb::type_name(h.type()).c_str() + ".").c_str());
+    throw_invalid_index(std::string("[getitem] cannot index with an object of type ") + nb::type_name(h.type()).c_str() +
+                        ".");
   }
   array a = py::to_array(h);
   if (a.dtype() == Dtype::bool_) throw std::invalid_argument("[getitem] boolean mask indices are not supported.");
   if (!is_integral(a.dtype())) {
-    throw nb::index_error(
-        (std::string("[getitem] arrays used as indices must be integers, got ") + dtype_name(a.dtype()) + ".").c_str());
+    throw_invalid_index(std::string("[getitem] arrays used as indices must be integers, got ") + dtype_name(a.dtype()) +
+                        ".");
   }
   return {Entry::Array, 0, nb::object(), a, nb::isinstance<array>(h) ? nb::object() : nb::borrow<nb::object>(h)};
 }
@@ -95,20 +111,8 @@ Index parse_index(const array& a, nb::handle idx, const char* op) {
   // ValueError, as MLX raises it (numpy's is IndexError).
   if (ellipses > 1) throw nb::value_error((std::string("[") + op + "] an index can only have one Ellipsis (...).").c_str());
   if (consuming > a.ndim()) {
-    // MLX raises ValueError here, numpy IndexError: an error that is both
-    // (alloy.core.TooManyIndicesError) answers code written for either.
-    static PyObject* too_many = [] {
-      PyObject* bases = PyTuple_Pack(2, PyExc_IndexError, PyExc_ValueError);
-      PyObject* type = PyErr_NewException("alloy.core.TooManyIndicesError", bases, nullptr);
-      Py_XDECREF(bases);
-      return type;  // kept for the life of the process
-    }();
-    if (!too_many) throw nb::python_error();
-    const std::string message = std::string("[") + op + "] too many indices: the array has " +
-                                std::to_string(a.ndim()) + " dimensions but " + std::to_string(consuming) +
-                                " were indexed.";
-    PyErr_SetString(too_many, message.c_str());
-    throw nb::python_error();
+    throw_invalid_index(std::string("[") + op + "] too many indices: the array has " + std::to_string(a.ndim()) +
+                        " dimensions but " + std::to_string(consuming) + " were indexed.");
   }
   auto full_slice = [] { return Entry{Entry::Slice, 0, nb::steal(PySlice_New(nullptr, nullptr, nullptr))}; };
   for (auto& e : raw) {

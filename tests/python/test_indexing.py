@@ -227,6 +227,12 @@ def test_index_errors():
         a[:, np.array([[1], [-5]])]
     with pytest.raises(IndexError):
         a[mx.array([0.5])]
+    # Unusable index types: MLX's ValueError and numpy's IndexError at once.
+    for bad in (1.5, "a", object()):
+        with pytest.raises(IndexError, match="cannot index with an object of type"):
+            a[bad]
+        same_error(lambda m, x, bad=bad: x[bad], np.zeros((3, 4), np.float32))
+    same_error(lambda m, x: x[m.array([0.5])], np.zeros((3, 4), np.float32))
     with pytest.raises(ValueError, match=r"slice step cannot be zero"):
         a[::0]
     with pytest.raises(IndexError, match=r"out of bounds"):
