@@ -89,10 +89,15 @@ def tree_unflatten(tree):
         head, _, tail = key.partition(".")
         groups[head].append((tail, value))
 
-    first = items[0][0].partition(".")[0]
-    if first.isdigit():
+    # A list when every key of the level is an integer, and no two name the
+    # same one ("1" and "01"); otherwise a dict, as MLX decides.
+    try:
+        indices = {int(head): head for head in groups}
+    except ValueError:
+        indices = {}
+    if groups and len(indices) == len(groups):
         result = []
-        for index, head in sorted((int(h), h) for h in groups):
+        for index, head in sorted(indices.items()):
             result.extend({} for _ in range(index - len(result)))
             result.append(tree_unflatten(groups[head]))
         return result

@@ -31,6 +31,23 @@ def test_pooling_errors():
     for nn, core in ((ann, mx), (mnn, mc)):
         with pytest.raises(ValueError):
             nn.MaxPool2d(2)(core.ones((4, 4, 3)))  # no batch axis
+        # A window past the input by less than a stride: no windows, an
+        # empty output; further past it: an error (as MLX).
+        with pytest.raises(ValueError):
+            nn.AvgPool1d(5, stride=2)(core.ones((1, 2, 2)))
+
+
+@pytest.mark.parametrize("name,shape,kwargs", [
+    ("AvgPool1d", (1, 3, 2), dict(kernel_size=5)),
+    ("MaxPool1d", (2, 4, 3), dict(kernel_size=5, stride=2)),
+    ("MaxPool2d", (1, 3, 7, 2), dict(kernel_size=5)),
+])
+def test_pooling_with_no_whole_window_is_empty_as_mlx(rng, name, shape, kwargs):
+    x = rng.standard_normal(shape).astype(np.float32)
+    got = getattr(ann, name)(**kwargs)(mx.array(x))
+    with mc.stream(MLX_DEVICE):
+        want = getattr(mnn, name)(**kwargs)(mc.array(x))
+    assert tuple(got.shape) == tuple(want.shape) and 0 in got.shape and got.dtype == mx.float32
 
 
 @pytest.mark.parametrize("shape", [(8, 5), (4, 6, 5), (3, 4, 4, 5)])
@@ -150,6 +167,13 @@ def test_sinusoidal_positional_encoding(rng, kwargs):
         want = theirs(mc.array(x))
     assert_same_value(mine(mx.array(x)), want, rtol=1e-4, atol=1e-5)
     assert sorted(mine.parameters()) == sorted(theirs.parameters())
+
+
+@pytest.mark.parametrize("dims", [5, 0, -4])
+def test_sinusoidal_positional_encoding_needs_positive_even_dims(dims):
+    for nn in (ann, mnn):
+        with pytest.raises(ValueError, match="dims must be positive and even"):
+            nn.SinusoidalPositionalEncoding(dims)
 
 
 @pytest.mark.parametrize("offset,with_mask", [(0, False), (3, True)])

@@ -103,6 +103,10 @@ def test_schedule_errors():
             o.SGD(0.1, momentum=0.0, nesterov=True)
         with pytest.raises(ValueError):
             o.RMSprop(0.1, alpha=-1)
+        with pytest.raises(ValueError, match="decay_steps must be greater than 0"):
+            o.cosine_decay(0.1, -5)
+        with pytest.raises(ValueError, match="max_norm should be >=0"):
+            o.clip_grad_norm({"w": (ax if o is aopt else mc).ones(3)}, -1.0)
 
 
 @pytest.mark.parametrize("max_norm", [0.5, 1e3])

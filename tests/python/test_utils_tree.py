@@ -18,6 +18,14 @@ def random_tree(rng, depth=3):
     return children if kind == 1 else tuple(children)
 
 
+def test_unflatten_makes_a_list_only_of_integer_keys():
+    # A level with one non-integer key is a dict (Alloy read the first key
+    # and then failed on int("x")); "1" and "01" are two keys, so a dict too.
+    for flat in ([("a.0", 1), ("a.x", 2)], [("a.x", 1), ("a.0", 2)], [("a.1", 1), ("a.01", 2)],
+                 [("a.2", 1), ("a.0", 2)], [("0", 1), ("b", 2)]):
+        assert au.tree_unflatten(flat) == mu.tree_unflatten(flat), flat
+
+
 @pytest.mark.parametrize("trial", range(4))
 def test_flatten_unflatten_map_reduce(rng, trial):
     tree = {"root": random_tree(rng), "other": [random_tree(rng), 3]}

@@ -22,6 +22,9 @@ def step_decay(init, decay_rate, step_size):
 def cosine_decay(init, decay_steps, end=0.0):
     """Half a cosine from ``init`` down to ``end`` over ``decay_steps``, then
     ``end``."""
+    if decay_steps <= 0:
+        raise ValueError(f"decay_steps must be greater than 0, but got {decay_steps}.")
+
     def schedule(step):
         s = mx.minimum(step, decay_steps)
         decay = 0.5 * (1.0 + mx.cos((math.pi / decay_steps) * s))

@@ -42,7 +42,10 @@ class _Pool(Module):
         shape = x.shape
         spatial = shape[1:-1]
         out = [(n - k) // s + 1 for n, k, s in zip(spatial, self._kernel_size, self._stride)]
-        if any(o <= 0 for o in out):
+        # A window just too large gives no windows (an empty output), one
+        # further past the input an error, as MLX (its as_strided refuses the
+        # negative size).
+        if any(o < 0 for o in out):
             raise ValueError(f"[{self._name}] the window {self._kernel_size} does not fit the padded input "
                              f"{tuple(spatial)}.")
         # Row-major element strides of the padded input.

@@ -32,6 +32,8 @@ class SinusoidalPositionalEncoding(Module):
 
     def __init__(self, dims, min_freq=0.0001, max_freq=1, scale=None, cos_first=False, full_turns=False):
         super().__init__()
+        if dims <= 0 or dims % 2:
+            raise ValueError(f"[SinusoidalPositionalEncoding] dims must be positive and even but got {dims}.")
         half = dims // 2
         one_zero = 1 - mx.arange(0, half) / (half - 1)
         log_min, log_max = math.log(min_freq), math.log(max_freq)
