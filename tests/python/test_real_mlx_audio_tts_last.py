@@ -12,10 +12,9 @@ generate() lays them out).
 import sys
 
 import numpy as np
-import pytest
-from model_checks import check_cached_decoding, check_forward_and_gradient, features
+from model_checks import features
 from test_real_mlx_audio_tts import cached, tokens
-from test_real_mlx_audio_tts_more import build_models, params, prefix_mask, seed, sibling
+from test_real_mlx_audio_tts_more import model_tests, prefix_mask, seed, sibling
 
 
 # LongCat AudioDiT: a UMT5 text encoder (relative-position buckets in every
@@ -310,21 +309,4 @@ MODELS = {
 }
 
 
-@pytest.fixture
-def models(rng, monkeypatch, request):
-    return build_models(rng, monkeypatch, MODELS, request.param)
-
-
-@pytest.mark.parametrize("models", params(MODELS, MODELS), indirect=True)
-def test_forward_and_gradient_match_mlx(rng, models):
-    spec, (mlx_model, _), (alloy_model, _) = models
-    check_forward_and_gradient(rng, spec, mlx_model, alloy_model)
-
-
-DECODERS = [name for name, spec in MODELS.items() if "decode" in spec]
-
-
-@pytest.mark.parametrize("models", params(MODELS, DECODERS), indirect=True)
-def test_cached_decoding_matches_mlx(rng, models):
-    spec, *built = models
-    check_cached_decoding(rng, spec, built)
+models, test_forward_and_gradient_match_mlx, test_cached_decoding_matches_mlx = model_tests(MODELS)

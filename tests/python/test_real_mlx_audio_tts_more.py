@@ -817,34 +817,34 @@ def model_weights(rng, spec, model):
     return weights
 
 
-def build_models(rng, monkeypatch, table, name):
-    """As test_real_mlx_audio_tts.py's fixture, for a table of specs (this
-    file's MODELS, test_real_mlx_audio_tts_last.py's): the spec, and (model,
-    load) of MLX and of Alloy with the same fresh random weights."""
-    stand_in_missing(monkeypatch, MORE_STAND_INS)
-    spec = table[name]
-    return build_pair(name, f"{TTS}.{spec['folder']}", spec, lambda mlx_model: model_weights(rng, spec, mlx_model))
+def model_tests(table):
+    """The fixture and the two tests over a table of specs (this file's
+    MODELS, test_real_mlx_audio_tts_last.py's), each file assigning them to
+    its own module names: the spec, and (model, load) of MLX and of Alloy
+    with the same fresh random weights, as test_real_mlx_audio_tts.py's
+    fixture builds them."""
+    def params(names):
+        return [pytest.param(n, marks=table[n].get("marks", ())) for n in sorted(names)]
+
+    @pytest.fixture
+    def models(rng, monkeypatch, request):
+        stand_in_missing(monkeypatch, MORE_STAND_INS)
+        spec = table[request.param]
+        return build_pair(request.param, f"{TTS}.{spec['folder']}", spec,
+                          lambda mlx_model: model_weights(rng, spec, mlx_model))
+
+    @pytest.mark.parametrize("models", params(table), indirect=True)
+    def test_forward_and_gradient_match_mlx(rng, models):
+        spec, (mlx_model, _), (alloy_model, _) = models
+        check_forward_and_gradient(rng, spec, mlx_model, alloy_model)
+
+    @pytest.mark.parametrize("models", params(name for name, spec in table.items() if "decode" in spec),
+                             indirect=True)
+    def test_cached_decoding_matches_mlx(rng, models):
+        spec, *built = models
+        check_cached_decoding(rng, spec, built)
+
+    return models, test_forward_and_gradient_match_mlx, test_cached_decoding_matches_mlx
 
 
-def params(table, names):
-    return [pytest.param(n, marks=table[n].get("marks", ())) for n in sorted(names)]
-
-
-@pytest.fixture
-def models(rng, monkeypatch, request):
-    return build_models(rng, monkeypatch, MODELS, request.param)
-
-
-@pytest.mark.parametrize("models", params(MODELS, MODELS), indirect=True)
-def test_forward_and_gradient_match_mlx(rng, models):
-    spec, (mlx_model, _), (alloy_model, _) = models
-    check_forward_and_gradient(rng, spec, mlx_model, alloy_model)
-
-
-DECODERS = [name for name, spec in MODELS.items() if "decode" in spec]
-
-
-@pytest.mark.parametrize("models", params(MODELS, DECODERS), indirect=True)
-def test_cached_decoding_matches_mlx(rng, models):
-    spec, *built = models
-    check_cached_decoding(rng, spec, built)
+models, test_forward_and_gradient_match_mlx, test_cached_decoding_matches_mlx = model_tests(MODELS)
