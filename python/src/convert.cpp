@@ -259,8 +259,12 @@ array int_scalar_to(nb::handle obj, Dtype dtype) {
 }
 
 array to_array_like(nb::handle obj, const array& other) {
-  if (!is_python_scalar(obj)) return to_array(obj);
   Dtype od = other.dtype();
+  if (!is_python_scalar(obj)) {
+    // An array keeps its dtype; numpy arrays and scalars (and lists) take
+    // the array's, as MLX converts them.
+    return nb::isinstance<array>(obj) ? nb::cast<array>(obj) : to_array(obj, od);
+  }
   if (PyBool_Check(obj.ptr())) return array(obj.ptr() == Py_True, od);
   if (PyLong_Check(obj.ptr())) {
     // An int scalar keeps the array's dtype unless that is bool.

@@ -16,8 +16,10 @@ namespace alloy::py {
 // objects with __dlpack__. Throws ValueError/TypeError naming the problem.
 array to_array(nb::handle obj, std::optional<Dtype> dtype = std::nullopt);
 
-// An operand of a binary op: Python scalars are weakly typed and take the
-// other operand's dtype where that loses nothing (MLX's rule).
+// An operand of a binary op beside the array `other`: a Python scalar is
+// weakly typed and takes other's dtype where that loses nothing; anything
+// else that is not an array (numpy arrays and scalars) takes other's dtype
+// (MLX's rule); an array is returned as it is.
 array to_array_like(nb::handle obj, const array& other);
 // A Python int as `dtype`; ValueError where a dtype of under 8 bytes cannot hold it (MLX's rule).
 array int_scalar_to(nb::handle obj, Dtype dtype);

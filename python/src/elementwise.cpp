@@ -27,7 +27,7 @@ std::pair<array, array> operands(nb::handle a, nb::handle b) { return py::binary
 std::optional<array> operator_operand(nb::handle other, const array& self) {
   if (py::is_python_scalar(other)) return py::to_array_like(other, self);
   try {
-    return py::to_array(other);
+    return py::to_array_like(other, self);
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   }

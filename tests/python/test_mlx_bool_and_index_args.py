@@ -185,3 +185,27 @@ def test_bitwise_operators_refuse_floats_with_mlxs_error_type(rng, op):
     same_error(lambda m, a, b: op(a, b), floats, floats)
     same_error(lambda m, a, b: op(b, a), ints, floats)
     same(lambda m, a, b: op(a, b), ints, np.abs(ints) % 5)
+
+
+@pytest.mark.parametrize("array_dtype", ["int8", "uint32", "float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("other", ["np_int64", "np_float32", "np_float64", "np_bool", "np_0d_float", "np_1d_int",
+                                   "np_1d_float"])
+def test_numpy_operands_take_the_arrays_dtype_as_in_mlx(rng, array_dtype, other):
+    # MLX converts a numpy operand beside an array to the array's dtype
+    # (np.float32(2) * float16 array is float16; np.array([2.7]) + int8 is
+    # int8, truncated); Alloy promoted them as arrays of their own dtype.
+    x = random_array(rng, (4,), array_dtype)
+    value = {"np_int64": np.int64(rng.integers(1, 9)), "np_float32": np.float32(rng.uniform(0.5, 3)),
+             "np_float64": np.float64(rng.uniform(0.5, 3)), "np_bool": np.bool_(True),
+             "np_0d_float": np.array(rng.uniform(0.5, 3)), "np_1d_int": rng.integers(1, 9, 4),
+             "np_1d_float": rng.uniform(0.5, 3, 4)}[other]
+    # Operators with the array on the left (on the right, numpy's own
+    # operator runs first), and the functions both ways round.
+    for op in (operator.add, operator.mul, operator.sub):
+        same(lambda m, a: op(a, value), x)
+    for name in ("add", "multiply", "subtract", "maximum"):
+        same(lambda m, a: getattr(m, name)(a, value), x)
+        same(lambda m, a: getattr(m, name)(value, a), x)
+    same(lambda m, a: m.where(a > 0, a, value), x)
+    # No array among the operands: each keeps its own dtype.
+    same(lambda m: m.add(np.ones(2, np.float16), 2.5))
