@@ -22,10 +22,31 @@ struct ListReader {
   Shape shape;
   std::vector<std::complex<double>> values;  // all leaves, widened
   std::vector<int64_t> ints;                 // exact integers while kind <= Int
-  LeafKind kind = LeafKind::Bool;
+  LeafKind kind = LeafKind::Bool;            // of every leaf
   bool saw_leaf = false;
+  // Arrays in the list (MLX stacks them): their dtypes promoted, and the kind
+  // of the Python leaves beside them.
+  std::optional<Dtype> array_dtype;
+  LeafKind python_kind = LeafKind::Bool;
+  bool saw_python_leaf = false;
+  bool in_array = false;
 
   void read(nb::handle obj, size_t depth) {
+    if (nb::isinstance<array>(obj)) {
+      // An array in the list: its dtype joins the others', and its values
+      // are read as nested Python lists, as the rest of the list is.
+      array a = nb::cast<array>(obj);
+      array_dtype = array_dtype ? promote_types(*array_dtype, a.dtype()) : a.dtype();
+      const bool outer = in_array;
+      in_array = true;
+      read_items(a.ndim() == 0 ? to_scalar(a) : to_list(a), depth);
+      in_array = outer;
+      return;
+    }
+    read_items(obj, depth);
+  }
+
+  void read_items(nb::handle obj, size_t depth) {
     bool seq = nb::isinstance<nb::list>(obj) || nb::isinstance<nb::tuple>(obj);
     if (seq) {
       size_t n = nb::len(obj);
@@ -43,32 +64,35 @@ struct ListReader {
       throw std::invalid_argument("[array] inhomogeneous nested list: a scalar where a list was expected.");
     }
     saw_leaf = true;
-    if (nb::isinstance<array>(obj)) {
-      array a = nb::cast<array>(obj);
-      if (a.ndim() != 0) throw std::invalid_argument("[array] arrays inside lists must be scalars (0-d).");
-      read_leaf(to_scalar(a));
-      return;
-    }
     read_leaf(obj);
+  }
+
+  void note_kind(LeafKind k) {
+    kind = std::max(kind, k);
+    if (!in_array) {
+      python_kind = std::max(python_kind, k);
+      saw_python_leaf = true;
+    }
   }
 
   void read_leaf(nb::handle obj) {
     if (PyBool_Check(obj.ptr())) {
       values.emplace_back(obj.ptr() == Py_True ? 1.0 : 0.0, 0.0);
       ints.push_back(obj.ptr() == Py_True);
+      note_kind(LeafKind::Bool);
     } else if (PyLong_Check(obj.ptr())) {
       int64_t v = nb::cast<int64_t>(obj);
       values.emplace_back(static_cast<double>(v), 0.0);
       ints.push_back(v);
-      kind = std::max(kind, LeafKind::Int);
+      note_kind(LeafKind::Int);
     } else if (PyFloat_Check(obj.ptr())) {
       values.emplace_back(PyFloat_AsDouble(obj.ptr()), 0.0);
       ints.push_back(0);
-      kind = std::max(kind, LeafKind::Float);
+      note_kind(LeafKind::Float);
     } else if (PyComplex_Check(obj.ptr())) {
       values.emplace_back(PyComplex_RealAsDouble(obj.ptr()), PyComplex_ImagAsDouble(obj.ptr()));
       ints.push_back(0);
-      kind = LeafKind::Complex;
+      note_kind(LeafKind::Complex);
     } else if (nb::hasattr(obj, "item") && nb::hasattr(obj, "dtype")) {  // numpy scalar
       read_leaf(obj.attr("item")());
     } else {
@@ -88,12 +112,22 @@ Dtype default_dtype(LeafKind k, bool int_fits_32) {
   return Dtype::float32;
 }
 
+// The dtype of a list holding arrays: theirs and the Python leaves' own
+// (int32, float32, ...) promoted together, as MLX builds it ([int8 array,
+// 1] is int32; [float16 array, 2] float16).
+Dtype stacked_dtype(const ListReader& r, bool int_fits_32) {
+  Dtype d = *r.array_dtype;
+  return r.saw_python_leaf ? promote_types(d, default_dtype(r.python_kind, int_fits_32)) : d;
+}
+
 array from_list(nb::handle obj, std::optional<Dtype> dtype) {
   ListReader r;
   r.read(obj, 0);
   bool fits32 = true;
   for (auto v : r.ints) fits32 = fits32 && v >= INT32_MIN && v <= INT32_MAX;
-  Dtype out = dtype.value_or(default_dtype(r.kind, fits32));
+  // An empty list is float32 (MLX's default dtype), not bool.
+  Dtype out = dtype.value_or(r.array_dtype ? stacked_dtype(r, fits32)
+                                           : r.saw_leaf ? default_dtype(r.kind, fits32) : Dtype::float32);
   if (r.kind <= LeafKind::Int && !is_inexact(out)) {
     return array(r.ints, r.shape, out);
   }
@@ -220,6 +254,11 @@ array to_array(nb::handle obj, std::optional<Dtype> dtype) {
     nb::object arr = numpy_object ? np.attr("asarray")(obj)
                                   : np.attr("asarray")(nb::steal(PyMemoryView_FromObject(obj.ptr())));
     std::string name = nb::cast<std::string>(arr.attr("dtype").attr("name"));
+    if (name == "complex128") {
+      // MLX has no complex128: numpy narrows it to complex64 (MLX's dtype for it).
+      arr = arr.attr("astype")(np.attr("complex64"));
+      name = "complex64";
+    }
     if (name == "bfloat16") {
       // ascontiguousarray makes 0-d arrays 1-d: restore the shape after.
       nb::object bits = np.attr("ascontiguousarray")(arr).attr("view")(np.attr("uint16")).attr("reshape")(

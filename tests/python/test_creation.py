@@ -127,3 +127,46 @@ def test_creation_errors():
         mx.eye(-1)
     with pytest.raises(ValueError, match=r"\[linspace\]"):
         mx.linspace(0, 1, -2)
+
+
+# ---- mx.array from lists holding arrays, empty lists, complex128 (as MLX) --
+
+LIST_CASES = {
+    # MLX stacks arrays in a list, their dtypes promoted with those of the
+    # Python numbers beside them (int32, float32); Alloy refused arrays of
+    # rank 1 or more, and made an empty list bool.
+    "arrays": lambda m, a, b: m.array([a, b]),
+    "arrays_nested": lambda m, a, b: m.array([[a], [b]]),
+    "array_and_list": lambda m, a, b: m.array([a, [1, 2, 3]]),
+    "scalar_arrays_and_int": lambda m, a, b: m.array([a[0], b[1], 2]),
+    "array_and_float": lambda m, a, b: m.array([a[:2], [0.5, 1.5]]),
+    "empty": lambda m, a, b: m.array([]),
+    "empty_nested": lambda m, a, b: m.array([[], []]),
+    "empty_int": lambda m, a, b: m.array([], dtype=m.int32),
+    "arrays_as_int32": lambda m, a, b: m.array([a, b], dtype=m.int32),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LIST_CASES))
+@pytest.mark.parametrize("dtypes", [("float32", "float32"), ("int8", "int8"), ("float16", "int32"),
+                                    ("bool", "int16"), ("uint8", "float32")])
+def test_array_from_lists_of_arrays_as_mlx(rng, case, dtypes):
+    from mlx_oracle import random_array, same
+    a, b = (random_array(rng, (3,), d) for d in dtypes)
+    same(lambda m, x, y: LIST_CASES[case](m, x, y), a, b)
+
+
+def test_array_from_lists_of_arrays_errors_as_mlx(rng):
+    from mlx_oracle import same_error
+    same_error(lambda m, x, y: m.array([x, y]), np.ones(2, np.float32), np.zeros(3, np.float32))
+    same_error(lambda m, x: m.array([x, 1.0]), np.ones(2, np.float32))
+
+
+def test_array_from_complex128_is_complex64_as_mlx(rng):
+    from mlx_oracle import assert_same_value
+    import mlx.core as mc
+    z = rng.standard_normal(5) + 1j * rng.standard_normal(5)
+    got = mx.array(z)
+    assert got.dtype == mx.complex64
+    assert_same_value(got, mc.array(z))
+    np.testing.assert_allclose(np.array(got), z.astype(np.complex64))
