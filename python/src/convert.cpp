@@ -120,7 +120,27 @@ Dtype stacked_dtype(const ListReader& r, bool int_fits_32) {
   return r.saw_python_leaf ? promote_types(d, default_dtype(r.python_kind, int_fits_32)) : d;
 }
 
+// [a, b, ...] of arrays of one shape (the common case, and large ones): a
+// stack node rather than their elements read through Python lists. Empty
+// when the list is anything else.
+std::optional<array> stacked_arrays(nb::handle obj, std::optional<Dtype> dtype) {
+  const size_t n = nb::len(obj);
+  if (n == 0) return std::nullopt;
+  std::vector<array> items;
+  items.reserve(n);
+  for (nb::handle item : obj) {
+    if (!nb::isinstance<array>(item)) return std::nullopt;
+    items.push_back(nb::cast<array>(item));
+    if (items.back().ndim() == 0 || items.back().shape() != items.front().shape()) return std::nullopt;
+  }
+  Dtype d = items.front().dtype();
+  for (const array& a : items) d = promote_types(d, a.dtype());
+  for (array& a : items) a = astype(a, dtype.value_or(d));
+  return stack(items, 0);
+}
+
 array from_list(nb::handle obj, std::optional<Dtype> dtype) {
+  if (std::optional<array> stacked = stacked_arrays(obj, dtype)) return *stacked;
   ListReader r;
   r.read(obj, 0);
   bool fits32 = true;
