@@ -132,6 +132,12 @@ def test_mamba2_ssm_decode(rng):
 # A kernel of each whose launches are counted.
 KERNEL_ONLY = {"muse_spark": ("mlx_lm.kernels.qk_norm_rope", "_qk_norm_rope_kernel"),
                "bitnet": ("mlx_lm.models.bitlinear_layers", "_bitlinear_kernel")}
+# muse_spark casts each attention input to bfloat16 (its decoder layer's
+# input_layernorm(x).astype(mx.bfloat16)): a float32 rounding that differs
+# between the frameworks' ops can flip a bfloat16 rounding, 2^-8 of that
+# element, and the logits then differ by about 1e-3 of their largest on
+# some seeds (1.03e-3 at seed 2910917759). Its bound is bfloat16's scale.
+KERNEL_ONLY_RTOL = {"muse_spark": max(RTOL, 1e-2)}
 
 
 @pytest.mark.parametrize("name", sorted(KERNEL_ONLY))
@@ -170,4 +176,5 @@ def test_kernel_only_model_matches_alloys_own_path(rng, name):
         assert want.shape == got.shape and np.all(np.isfinite(want)), f"{name} step {i}"
         scale = np.max(np.abs(want))
         assert scale > 0, f"{name} step {i}: MLX's logits are all zero"
-        assert np.max(np.abs(got - want)) / scale < RTOL, f"{name} step {i}: logits differ from Alloy's own"
+        assert np.max(np.abs(got - want)) / scale < KERNEL_ONLY_RTOL.get(name, RTOL), (
+            f"{name} step {i}: logits differ from Alloy's own")
