@@ -24,6 +24,8 @@ std::pair<array, array> operands(nb::handle a, nb::handle b) { return py::binary
 
 // The other operand of an operator, or nothing when it is not array-like
 // (then Python tries the reflected operator or falls back, e.g. a == None).
+// A Python scalar's own conversion error (an int past the array's dtype) is
+// raised: it is the user's, not a reason to try the reflected operator.
 std::optional<array> operator_operand(nb::handle other, const array& self) {
   if (py::is_python_scalar(other)) return py::to_array_like(other, self);
   try {
@@ -138,15 +140,14 @@ struct OperatorEntry {
 
 // The bitwise operators refuse floating-point operands with a ValueError
 // before the op is made, as MLX's do (the functions, mx.bitwise_and and
-// friends, raise RuntimeError from the op, in MLX too). Returns `a`.
-const array& integer_operands(const char* words, const array& a, const array& b) {
+// friends, raise RuntimeError from the op, in MLX too).
+void require_integer_operands(const char* words, const array& a, const array& b) {
   for (const array* x : {&a, &b}) {
     if (!is_integral(x->dtype()) && x->dtype() != Dtype::bool_) {
       throw std::invalid_argument(std::string("Floating point types not allowed with ") + words + " (got " +
                                   dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()) + ").");
     }
   }
-  return a;
 }
 
 const OperatorEntry kOperators[] = {
@@ -160,15 +161,30 @@ const OperatorEntry kOperators[] = {
     {"__mod__", "__rmod__", "__imod__", [](const array& a, const array& b, SD s) { return remainder(a, b, s); }},
     {"__pow__", "__rpow__", "__ipow__", [](const array& a, const array& b, SD s) { return power(a, b, s); }},
     {"__and__", "__rand__", "__iand__",
-     [](const array& a, const array& b, SD s) { return bitwise_and(integer_operands("bitwise and", a, b), b, s); }},
+     [](const array& a, const array& b, SD s) {
+       require_integer_operands("bitwise and", a, b);
+       return bitwise_and(a, b, s);
+     }},
     {"__or__", "__ror__", "__ior__",
-     [](const array& a, const array& b, SD s) { return bitwise_or(integer_operands("bitwise or", a, b), b, s); }},
+     [](const array& a, const array& b, SD s) {
+       require_integer_operands("bitwise or", a, b);
+       return bitwise_or(a, b, s);
+     }},
     {"__xor__", "__rxor__", "__ixor__",
-     [](const array& a, const array& b, SD s) { return bitwise_xor(integer_operands("bitwise xor", a, b), b, s); }},
+     [](const array& a, const array& b, SD s) {
+       require_integer_operands("bitwise xor", a, b);
+       return bitwise_xor(a, b, s);
+     }},
     {"__lshift__", "__rlshift__", "__ilshift__",
-     [](const array& a, const array& b, SD s) { return left_shift(integer_operands("left shift", a, b), b, s); }},
+     [](const array& a, const array& b, SD s) {
+       require_integer_operands("left shift", a, b);
+       return left_shift(a, b, s);
+     }},
     {"__rshift__", "__rrshift__", "__irshift__",
-     [](const array& a, const array& b, SD s) { return right_shift(integer_operands("right shift", a, b), b, s); }},
+     [](const array& a, const array& b, SD s) {
+       require_integer_operands("right shift", a, b);
+       return right_shift(a, b, s);
+     }},
     // Comparisons are their own reflections with the sides swapped.
     {"__eq__", nullptr, nullptr, [](const array& a, const array& b, SD s) { return equal(a, b, s); }},
     {"__ne__", nullptr, nullptr, [](const array& a, const array& b, SD s) { return not_equal(a, b, s); }},
