@@ -14,7 +14,7 @@ the rounds' ratios, so a clock or load change during the run moves both
 sides of a ratio rather than one (earlier runs timed one side, then the
 other, and their forward ratio moved 1.12-1.46x between runs).
 
-Usage: python3 benchmarks/bench_mlx_plugin.py [--out table.md] [--rounds N]
+Usage: python3 benchmarks/bench_mlx_plugin.py [--out table.md] [--rounds N] [--only-fresh]
 (run by scripts/gpu_check.sh; needs MLX with CUDA). Also runs on MLX's CPU
 backend (mlx[cpu]) for the grid_sample rows, with --cpu.
 """
@@ -223,12 +223,39 @@ def bench_between_mlx_ops():
            repeat=10, per=20)
 
 
+def bench_fresh_output():
+    # A kernel writing an output MLX's allocator has just made: mx.clear_cache()
+    # before each call empties MLX's buffer cache. The plugin's outputs are
+    # managed memory (allocator::malloc), MLX cuda_kernel's device memory
+    # (cudaMallocAsync); a managed buffer's pages reach the GPU by page faults
+    # unless prefetched (ALLOY_MLX_PREFETCH=0 turns the plugin's prefetch off).
+    n = 1 << 24  # 64 MB of float32
+    x = mx.random.normal((n,))
+    mx.eval(x)
+    k_metal = mx.fast.metal_kernel(name="fresh_metal", input_names=["inp"], output_names=["out"],
+                                   source="uint i = thread_position_in_grid.x; out[i] = inp[i] + 1.0f;")
+    k_cuda = mx.fast.cuda_kernel(name="fresh_cuda", input_names=["inp"], output_names=["out"],
+                                 source="auto i = blockIdx.x * blockDim.x + threadIdx.x; out[i] = inp[i] + 1.0f;")
+    kw = dict(inputs=[x], grid=(n, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32])
+    assert np.array_equal(np.array(k_metal(**kw)[0]), np.array(k_cuda(**kw)[0]))
+
+    def fresh(k):
+        def run():
+            mx.clear_cache()
+            mx.eval(k(**kw)[0])
+        return run
+
+    paired("a kernel into a fresh 64 MB output (clear_cache before each)", fresh(k_metal), "mlx cuda_kernel",
+           fresh(k_cuda), repeat=5)
+
+
 def main():
     global ROUNDS
     p = argparse.ArgumentParser()
     p.add_argument("--out")
     p.add_argument("--cpu", action="store_true", help="MLX's CPU backend (grid_sample rows only)")
     p.add_argument("--rounds", type=int, default=ROUNDS, help="alternating rounds per pair")
+    p.add_argument("--only-fresh", action="store_true", help="only the fresh-output row")
     a = p.parse_args()
     ROUNDS = a.rounds
     gpu = not a.cpu
@@ -236,10 +263,14 @@ def main():
         assert mx.cuda.is_available(), "needs MLX with its CUDA backend (mlx-cuda-13), or --cpu"
         mx.set_default_device(mx.gpu)
     print(f"mlx {mx.__version__} on {mx.default_device()}")
+    if a.only_fresh:
+        bench_fresh_output()
+        return
     bench_grid_sample(gpu)
     if gpu:
         bench_tiny_call()
         bench_between_mlx_ops()
+        bench_fresh_output()
     if a.out:
         with open(a.out, "w") as f:
             f.write(f"| what | alloy.mlx | peer | peer time | ratio (median of {ROUNDS} rounds) | rounds' range |\n"

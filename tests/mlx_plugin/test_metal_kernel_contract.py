@@ -114,6 +114,30 @@ def test_init_value_and_partial_threadgroups_follow_dispatch_threads():
     np.testing.assert_array_equal(got, want)
 
 
+def test_outputs_in_fresh_and_reused_buffers_hold_every_element(rng):
+    # On MLX's CUDA backend the outputs are managed memory, prefetched to the
+    # GPU the first time the plugin sees each buffer (eval_cuda.cpp); after
+    # mx.clear_cache() they are fresh, and reading them on the host between
+    # calls moves their pages back. Two outputs, one filled by init_value
+    # and written in part, sizes around MLX's page rounding.
+    src = """
+        uint i = thread_position_in_grid.x;
+        out[i] = inp[i] * 3.0f + 1.0f;
+        if (i % 3 == 0) mask[i] = inp[i];
+    """
+    k = kernel(src, outputs=("out", "mask"), name="fresh_buffers")
+    for n in (1000, 4096, 1 << 20, (1 << 20) + 7, 1000):
+        x = rng.standard_normal(n).astype(np.float32)
+        for fresh in (True, False, False):
+            if fresh:
+                mx.clear_cache()
+            out, mask = k(inputs=[mx.array(x)], grid=(n, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(n,), (n,)],
+                          output_dtypes=[mx.float32, mx.float32], init_value=NAN)
+            np.testing.assert_allclose(np.array(out), x.astype(np.float64) * 3 + 1, rtol=1e-6, atol=1e-6)
+            i = np.arange(n)
+            np.testing.assert_array_equal(np.array(mask), np.where(i % 3 == 0, x, NAN))
+
+
 def test_atomic_outputs_sum_under_contention(rng):
     a = rng.integers(0, 10, 4096).astype(np.int32)
     src = """
