@@ -1,5 +1,8 @@
 // alloy.core._msl: the MSL front end and the JIT compilers for tools
 // (python -m alloy.msl), without arrays.
+#include <cstdlib>
+#include <fstream>
+
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -95,6 +98,12 @@ std::tuple<bool, std::string> compile_spec(const msl::KernelSpec& spec, const st
         b = fast::build_for_cuda(spec, t, arch, "[msl] kernel '" + spec.name + "'");
       } catch (const std::runtime_error& e) {
         return std::make_tuple(false, std::string(e.what()));
+      }
+      // ALLOY_MSL_CUBIN_OUT=file keeps the cubin (cuobjdump -sass reads it:
+      // a kernel's instructions without a GPU).
+      if (const char* path = std::getenv("ALLOY_MSL_CUBIN_OUT"); path && *path) {
+        std::ofstream f(path, std::ios::binary);
+        f.write(reinterpret_cast<const char*>(b.cubin->data()), static_cast<std::streamsize>(b.cubin->size()));
       }
       std::string dyn = b.dynamic_threadgroup
                             ? ", " + std::to_string(b.dynamic_threadgroup) + " bytes of dynamic threadgroup memory"

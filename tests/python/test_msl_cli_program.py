@@ -75,3 +75,15 @@ def test_quantized_tensor_parameters_bind_their_scales(capsys, target):
     example = GUIDE.parent / "metal4" / "mxfp8_matmul.metal"
     assert main([str(example), "--program", "--target", target]) == 0
     assert "compiled for" in capsys.readouterr().out
+
+
+def test_a_cuda_check_of_one_kernel_keeps_its_cubin_when_asked(tmp_path, monkeypatch, capsys):
+    # ALLOY_MSL_CUBIN_OUT: the compiled kernel, for cuobjdump -sass without a GPU.
+    body = tmp_path / "k.metal"
+    body.write_text("uint i = thread_position_in_grid.x;\nout[i] = inp[i] * 2.0f;\n")
+    cubin = tmp_path / "k.cubin"
+    monkeypatch.setenv("ALLOY_MSL_CUBIN_OUT", str(cubin))
+    assert main([str(body), "--input", "inp:float", "--output", "out:float", "--target", "cuda"]) == 0
+    assert "compiled for sm_" in capsys.readouterr().out
+    data = cubin.read_bytes()
+    assert data[:4] == b"\x7fELF" and b"alloy_kernel_main" in data
