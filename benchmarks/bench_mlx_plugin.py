@@ -195,18 +195,25 @@ def bench_tiny_call():
            lambda: mx.eval(k_cuda(**kw)[0]), repeat=200)
 
 
+def elementwise_pair(name, expression, n):
+    """A random input of n floats, `out[i] = expression` as a metal_kernel and
+    as MLX's own cuda_kernel, and their launch keywords (without inputs)."""
+    x = mx.random.normal((n,))
+    mx.eval(x)
+    k_metal = mx.fast.metal_kernel(name=f"{name}_metal", input_names=["inp"], output_names=["out"],
+                                   source=f"uint i = thread_position_in_grid.x; out[i] = {expression};")
+    k_cuda = mx.fast.cuda_kernel(name=f"{name}_cuda", input_names=["inp"], output_names=["out"],
+                                 source=f"auto i = blockIdx.x * blockDim.x + threadIdx.x; out[i] = {expression};")
+    kw = dict(grid=(n, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32])
+    return x, k_metal, k_cuda, kw
+
+
 def bench_between_mlx_ops():
     # A kernel whose output has the size of the MLX op's before it: the op's
     # device buffer, freed, waits in MLX's buffer cache for the next
     # allocation of its size, which is the kernel's output.
     n = 1 << 22
-    x = mx.random.normal((n,))
-    mx.eval(x)
-    k_metal = mx.fast.metal_kernel(name="after_exp_metal", input_names=["inp"], output_names=["out"],
-                                   source="uint i = thread_position_in_grid.x; out[i] = inp[i] * 2.0f;")
-    k_cuda = mx.fast.cuda_kernel(name="after_exp_cuda", input_names=["inp"], output_names=["out"],
-                                 source="auto i = blockIdx.x * blockDim.x + threadIdx.x; out[i] = inp[i] * 2.0f;")
-    kw = dict(grid=(n, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32])
+    x, k_metal, k_cuda, kw = elementwise_pair("after_exp", "inp[i] * 2.0f", n)
 
     def step(k):
         return k(inputs=[mx.exp(x)], **kw)[0]
@@ -229,14 +236,8 @@ def bench_fresh_output():
     # managed memory (allocator::malloc), MLX cuda_kernel's device memory
     # (cudaMallocAsync); a managed buffer's pages reach the GPU by page faults
     # unless prefetched (ALLOY_MLX_PREFETCH=0 turns the plugin's prefetch off).
-    n = 1 << 24  # 64 MB of float32
-    x = mx.random.normal((n,))
-    mx.eval(x)
-    k_metal = mx.fast.metal_kernel(name="fresh_metal", input_names=["inp"], output_names=["out"],
-                                   source="uint i = thread_position_in_grid.x; out[i] = inp[i] + 1.0f;")
-    k_cuda = mx.fast.cuda_kernel(name="fresh_cuda", input_names=["inp"], output_names=["out"],
-                                 source="auto i = blockIdx.x * blockDim.x + threadIdx.x; out[i] = inp[i] + 1.0f;")
-    kw = dict(inputs=[x], grid=(n, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(n,)], output_dtypes=[mx.float32])
+    x, k_metal, k_cuda, kw = elementwise_pair("fresh", "inp[i] + 1.0f", 1 << 24)  # 64 MB of float32
+    kw = dict(kw, inputs=[x])
     assert np.array_equal(np.array(k_metal(**kw)[0]), np.array(k_cuda(**kw)[0]))
 
     def fresh(k):
