@@ -51,8 +51,10 @@ bool launch_directly() {
 // the first time it is an output here; MLX's cache hands the same buffers
 // out again, and those are left alone (no host cost after the first use).
 // Memory that cannot be prefetched (pinned host memory, where the device
-// has no concurrent managed access) is left as it is. ALLOY_MLX_PREFETCH=0
-// turns it off (to measure it).
+// has no concurrent managed access) is left as it is, and so are outputs
+// under 64 KB: a few faults at most, and MLX keeps its scalars in shared
+// pages of one managed pool, which the host reads too (`item()`).
+// ALLOY_MLX_PREFETCH=0 turns it off (to measure it).
 void prefetch_fresh_outputs(const std::vector<mxc::array>& outputs, int device, CUstream stream) {
   static const bool on = [] {
     const char* v = std::getenv("ALLOY_MLX_PREFETCH");
@@ -66,7 +68,7 @@ void prefetch_fresh_outputs(const std::vector<mxc::array>& outputs, int device, 
   if (seen.size() > (1u << 16)) seen.clear();  // bounded; a buffer seen again is prefetched once more
   for (const auto& out : outputs) {
     const void* data = mxc::gpu_ptr<void>(out);
-    if (!data || out.nbytes() == 0 || !seen.insert(data).second) continue;
+    if (!data || out.nbytes() < (64u << 10) || !seen.insert(data).second) continue;
     api.cuMemPrefetchAsync(reinterpret_cast<alloy::cuda_driver::CUdeviceptr>(data), out.nbytes(),
                            {alloy::cuda_driver::kMemLocationDevice, device}, 0,
                            reinterpret_cast<alloy::cuda_driver::CUstream>(stream));
