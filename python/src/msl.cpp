@@ -104,6 +104,7 @@ std::tuple<bool, std::string> compile_spec(const msl::KernelSpec& spec, const st
       if (const char* path = std::getenv("ALLOY_MSL_CUBIN_OUT"); path && *path) {
         std::ofstream f(path, std::ios::binary);
         f.write(reinterpret_cast<const char*>(b.cubin->data()), static_cast<std::streamsize>(b.cubin->size()));
+        if (!f) return std::make_tuple(false, "[msl] ALLOY_MSL_CUBIN_OUT: cannot write " + std::string(path));
       }
       std::string dyn = b.dynamic_threadgroup
                             ? ", " + std::to_string(b.dynamic_threadgroup) + " bytes of dynamic threadgroup memory"

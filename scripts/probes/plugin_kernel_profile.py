@@ -30,9 +30,7 @@ import alloy.core as ax  # noqa: E402
 import alloy.mlx  # noqa: E402,F401
 from seeds import load  # noqa: E402
 
-_argv, sys.argv = sys.argv, sys.argv[:1]
 from bench_mlx_plugin import HAND_FORWARD_BODY  # noqa: E402
-sys.argv = _argv
 
 
 def main():

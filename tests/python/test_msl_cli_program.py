@@ -87,3 +87,12 @@ def test_a_cuda_check_of_one_kernel_keeps_its_cubin_when_asked(tmp_path, monkeyp
     assert "compiled for sm_" in capsys.readouterr().out
     data = cubin.read_bytes()
     assert data[:4] == b"\x7fELF" and b"alloy_kernel_main" in data
+
+
+def test_a_cubin_that_cannot_be_written_is_an_error(tmp_path, monkeypatch, capsys):
+    body = tmp_path / "k.metal"
+    body.write_text("uint i = thread_position_in_grid.x;\nout[i] = inp[i] * 2.0f;\n")
+    monkeypatch.setenv("ALLOY_MSL_CUBIN_OUT", str(tmp_path / "no_such_folder" / "k.cubin"))
+    assert main([str(body), "--input", "inp:float", "--output", "out:float", "--target", "cuda"]) == 1
+    captured = capsys.readouterr()
+    assert "cannot write" in captured.out + captured.err

@@ -12,6 +12,7 @@
 
 #include "backend/cuda/custom_kernel.h"
 #include "dtypes.h"
+#include "env_switch.h"
 #include "mlx/backend/cuda/allocator.h"
 #include "mlx/backend/cuda/device.h"
 #include "mlx/backend/cuda/utils.h"
@@ -56,10 +57,7 @@ bool launch_directly() {
 // pages of one managed pool, which the host reads too (`item()`).
 // ALLOY_MLX_PREFETCH=0 turns it off (to measure it).
 void prefetch_fresh_outputs(const std::vector<mxc::array>& outputs, int device, CUstream stream) {
-  static const bool on = [] {
-    const char* v = std::getenv("ALLOY_MLX_PREFETCH");
-    return !(v && std::string_view(v) == "0");
-  }();
+  static const bool on = alloy::mlx::switched_on("ALLOY_MLX_PREFETCH");
   const auto& api = alloy::cuda_driver::api();
   if (!on || !api.cuMemPrefetchAsync) return;
   static std::mutex mutex;

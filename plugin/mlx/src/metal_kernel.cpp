@@ -10,6 +10,7 @@
 
 #include "alloy/fast.h"
 #include "dtypes.h"
+#include "env_switch.h"
 #include "fast/prepared_launch.h"
 #include "mlx/ops.h"
 #include "mlx/version.h"
@@ -43,10 +44,7 @@ std::string math_mode_name(mxc::MathMode m) {
 // before zeroing them, faulted the GPU (its context lost) reading before `x`.
 // ALLOY_MLX_TOLERATE_READS=0 launches the kernels as written.
 bool tolerate_input_reads_on_gpu() {
-  static const bool on = [] {
-    const char* v = std::getenv("ALLOY_MLX_TOLERATE_READS");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = switched_on("ALLOY_MLX_TOLERATE_READS");
   return on;
 }
 
