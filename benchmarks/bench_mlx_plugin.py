@@ -232,10 +232,10 @@ def bench_between_mlx_ops():
 
 def bench_fresh_output():
     # A kernel writing an output MLX's allocator has just made: mx.clear_cache()
-    # before each call empties MLX's buffer cache. The plugin's outputs are
-    # managed memory (allocator::malloc), MLX cuda_kernel's device memory
-    # (cudaMallocAsync); a managed buffer's pages reach the GPU by page faults
-    # unless prefetched (ALLOY_MLX_PREFETCH=0 turns the plugin's prefetch off).
+    # before each call empties MLX's buffer cache. Both take device memory
+    # from MLX's cu::malloc_async; with ALLOY_MLX_DEVICE_OUTPUTS=0 the
+    # plugin's are managed memory (allocator::malloc), whose pages reach the
+    # GPU by page faults.
     x, k_metal, k_cuda, kw = elementwise_pair("fresh", "inp[i] + 1.0f", 1 << 24)  # 64 MB of float32
     kw = dict(kw, inputs=[x])
     assert np.array_equal(np.array(k_metal(**kw)[0]), np.array(k_cuda(**kw)[0]))

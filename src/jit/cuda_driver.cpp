@@ -102,7 +102,6 @@ Loaded load() {
   bind(lib, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, optional_missing);
   bind(lib, a.cuOccupancyMaxActiveBlocksPerMultiprocessor, {"cuOccupancyMaxActiveBlocksPerMultiprocessor"},
        optional_missing);
-  bind(lib, a.cuMemPrefetchAsync, {"cuMemPrefetchAsync_v2"}, optional_missing);
   if (!missing.empty()) {
     L.reason = "libcuda.so.1 lacks entry points: " + missing;
     return L;  // the library stays loaded: harmless, and unloading drivers is risky

@@ -61,13 +61,6 @@ struct GraphExecUpdateInfo {
   void* error_from_node;
 };
 
-// CUmemLocation, by value (cuMemPrefetchAsync_v2); type 1 is a device.
-struct MemLocation {
-  int type;
-  int id;
-};
-inline constexpr int kMemLocationDevice = 1;
-
 // The bound entry points. Every pointer is non-null once `api()` succeeds.
 struct Api {
   CUresult (*cuInit)(unsigned flags);
@@ -128,13 +121,6 @@ struct Api {
   // assume one block per SM.
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int* blocks, CUfunction fn, int block_size,
                                                           size_t dynamic_shared_bytes);
-  // Optional: moves managed memory's pages to a device ahead of the kernels
-  // that use it (alloy.mlx's outputs, which MLX's allocator makes managed).
-  // Bound by its versioned name, "cuMemPrefetchAsync_v2" (drivers of CUDA
-  // 12.2 and later), whose signature is the same in every header; the plain
-  // name had another one before CUDA 13.
-  CUresult (*cuMemPrefetchAsync)(CUdeviceptr ptr, size_t bytes, MemLocation location, unsigned flags,
-                                 CUstream stream);
   bool has_graphs() const {
     return cuStreamBeginCapture && cuStreamEndCapture && cuGraphInstantiateWithFlags && cuGraphExecUpdate &&
            cuGraphLaunch && cuGraphDestroy && cuGraphExecDestroy;

@@ -18,6 +18,7 @@
 #include "launch.h"
 #include "mlx/array.h"
 #include "mlx/stream.h"
+#include "private_symbol.h"
 
 namespace nb = nanobind;
 namespace mxc = ::mlx::core;
@@ -138,6 +139,13 @@ NB_MODULE(_ext, m) {
   // mlx.core registers the array, Dtype, Stream and Device types this module casts.
   nb::module_::import_("mlx.core");
   m.def("built_for_mlx_version", [] { return std::string(alloy::mlx::built_for_mlx_version()); });
+  // For tests: where find_private_symbol finds a name in libmlx (0: not
+  // found), and the name of the CUDA output allocator the GPU half looks up.
+  m.def("_private_symbol_address", [](const std::string& name) {
+    return reinterpret_cast<uintptr_t>(
+        alloy::mlx::find_private_symbol(reinterpret_cast<const void*>(&mxc::allocator::allocator), name));
+  });
+  m.attr("_mlx_cuda_malloc_async") = std::string(alloy::mlx::kMlxCudaMallocAsync);
   // alloy.mlx imports Alloy's package, not alloy.core, which registers the same.
   alloy::py::join_background_loads_at_exit();
 

@@ -6,9 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <string_view>
-#include <unordered_set>
 
 #include "backend/cuda/custom_kernel.h"
 #include "dtypes.h"
@@ -17,6 +15,7 @@
 #include "mlx/backend/cuda/device.h"
 #include "mlx/backend/cuda/utils.h"
 #include "primitive.h"
+#include "private_symbol.h"
 
 namespace mxc = ::mlx::core;
 
@@ -45,31 +44,33 @@ bool launch_directly() {
   }();
   return direct;
 }
-// MLX's allocator::malloc gives managed memory (see below), whose pages a
-// kernel that touches them first takes by page faults: a fresh 67 MB output
-// cost the seed's grid_sample 4.3 ms, against 79 us once its pages were on
-// the GPU (H100). Each buffer is prefetched to the device on MLX's stream
-// the first time it is an output here; MLX's cache hands the same buffers
-// out again, and those are left alone (no host cost after the first use).
-// Memory that cannot be prefetched (pinned host memory, where the device
-// has no concurrent managed access) is left as it is, and so are outputs
-// under 64 KB: a few faults at most, and MLX keeps its scalars in shared
-// pages of one managed pool, which the host reads too (`item()`).
-// ALLOY_MLX_PREFETCH=0 turns it off (to measure it).
-void prefetch_fresh_outputs(const std::vector<mxc::array>& outputs, int device, CUstream stream) {
-  static const bool on = alloy::mlx::switched_on("ALLOY_MLX_PREFETCH");
-  const auto& api = alloy::cuda_driver::api();
-  if (!on || !api.cuMemPrefetchAsync) return;
-  static std::mutex mutex;
-  static std::unordered_set<const void*> seen;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (seen.size() > (1u << 16)) seen.clear();  // bounded; a buffer seen again is prefetched once more
-  for (const auto& out : outputs) {
-    const void* data = mxc::gpu_ptr<void>(out);
-    if (!data || out.nbytes() < (64u << 10) || !seen.insert(data).second) continue;
-    api.cuMemPrefetchAsync(reinterpret_cast<alloy::cuda_driver::CUdeviceptr>(data), out.nbytes(),
-                           {alloy::cuda_driver::kMemLocationDevice, device}, 0,
-                           reinterpret_cast<alloy::cuda_driver::CUstream>(stream));
+
+// Outputs are allocated as MLX's own ops allocate theirs: cu::malloc_async
+// gives device memory from the device's pool on MLX's stream, through MLX's
+// buffer cache and its memory accounting. libmlx does not export it, so it
+// is found in libmlx's symbol table (private_symbol.h). Without it (a libmlx
+// without .symtab, or ALLOY_MLX_DEVICE_OUTPUTS=0) the exported
+// allocator::malloc is used, which gives managed memory (cudaMallocManaged):
+// a fresh buffer's pages then come to the GPU by page faults when a kernel
+// first touches them (a 67 MB output cost the seed's grid_sample 4.3 ms,
+// against 79 us once resident, H100), and a cached device buffer handed out
+// for it is first copied into new managed memory by MLX, synchronously.
+// The function's type as the installed MLX declares it (a Data in 0.32.4, a Buffer before).
+using MlxMallocAsync = decltype(mxc::cu::malloc_async)*;
+
+MlxMallocAsync mlx_malloc_async() {
+  static const auto fn = alloy::mlx::switched_on("ALLOY_MLX_DEVICE_OUTPUTS")
+                             ? reinterpret_cast<MlxMallocAsync>(alloy::mlx::find_private_symbol(
+                                   reinterpret_cast<const void*>(&mxc::allocator::allocator), alloy::mlx::kMlxCudaMallocAsync))
+                             : nullptr;
+  return fn;
+}
+
+void allocate_outputs(std::vector<mxc::array>& outputs, mxc::cu::CommandEncoder& encoder) {
+  if (const auto malloc_async = mlx_malloc_async()) {
+    for (auto& out : outputs) out.set_data(malloc_async(out.nbytes(), encoder));
+  } else {
+    for (auto& out : outputs) out.set_data(mxc::allocator::malloc(out.nbytes()));
   }
 }
 
@@ -82,14 +83,7 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
   auto& encoder = mxc::cu::get_command_encoder(stream);
   // MLX runs on the device's primary context, which Alloy's driver calls use too.
   alloy::cuda::ensure_context();
-  // MLX's own ops use cu::malloc_async (device memory from cudaMallocAsync),
-  // which libmlx does not export; its allocator's malloc gives managed memory
-  // (cudaMallocManaged), which kernels use at the same speed once its pages
-  // are on the GPU (a fresh 67 MB buffer's first kernel took 4.3 ms, later
-  // ones 79 us, H100). A cached device buffer of the size is first moved to
-  // managed memory by MLX (once: it returns to the cache as managed).
-  for (auto& out : outputs) out.set_data(mxc::allocator::malloc(out.nbytes()));
-  prefetch_fresh_outputs(outputs, stream.device.index, static_cast<cudaStream_t>(encoder.stream()));
+  allocate_outputs(outputs, encoder);
   // data_size(): the elements each buffer holds, a bounds-checked kernel's limit.
   std::vector<alloy::cuda::KernelInput> views;
   views.reserve(inputs.size());
