@@ -44,7 +44,12 @@ def alloy_ms(make, reps=9, batch=10, include_build=True):
     time. Without include_build only the eval is timed (the launches and the
     wait), as hand_ms times the hand-written kernels: the kernels' speed,
     apart from the host cost of building calls (timed on its own below)."""
-    mx.eval(make())  # warm: compile, uploads
+    # Warm: compile, uploads, and the builds specialized to the inputs'
+    # layouts, made after a few launches in the background (steady state).
+    for _ in range(3):
+        mx.eval(make())
+    mx.fast._wait_for_specialized_kernels()
+    mx.eval(make())
     times = []
     for _ in range(reps):
         t0 = time.perf_counter()

@@ -71,6 +71,15 @@ class CustomKernelFunction {
   std::shared_ptr<State> state_;
 };
 
+// On the GPU, a metal_kernel launched again and again with the same input
+// shapes and strides gets a build with those as constants, made on a
+// background thread (backend/cuda/specialize.h; ALLOY_SPECIALIZE=0: never).
+// Returns when none is being made: for a benchmark or test that wants them
+// in place after its warm-up.
+void wait_for_specialized_kernels();
+// How many such builds this process has made or loaded (tests).
+unsigned specialized_kernels_built();
+
 // $ALLOY_BOUNDS_CHECK: whether metal_kernel definitions that do not say are
 // bounds-checked ("1") or not ("0", unset).
 bool default_bounds_check();

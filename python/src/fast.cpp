@@ -23,6 +23,11 @@ void init_fast(nb::module_& m) {
   nb::module_ f = m.def_submodule("fast", "Fused operations and custom kernels.");
   init_kernel_launcher(f);
   init_metal_library(f);
+  f.def("_wait_for_specialized_kernels", &fast::wait_for_specialized_kernels,
+        "Waits for the GPU builds of metal_kernels specialized to their inputs' layouts being made "
+        "(Alloy only; for benchmarks and tests).");
+  f.def("_specialized_kernels_built", &fast::specialized_kernels_built,
+        "How many GPU builds specialized to input layouts this process has made (Alloy only; for tests).");
   f.def(
       "metal_kernel",
       [](nb::str name, nb::object input_names, nb::object output_names, nb::str source, nb::str header,

@@ -81,6 +81,13 @@ std::string cuda_plan_key(const msl::KernelSpec& spec, const std::string& arch) 
   for (const auto& p : spec.inputs) key.add("input", param_text(p));
   for (const auto& p : spec.outputs) key.add("output", param_text(p));
   for (const auto& t : spec.template_args) key.add("template", t.name + "|" + std::to_string(t.kind) + "|" + t.value);
+  for (const auto& l : spec.constant_layouts) {
+    std::string text;
+    for (int d : l.shape) text += std::to_string(d) + ",";
+    text += "|";
+    for (int64_t d : l.strides) text += std::to_string(d) + ",";
+    key.add("constant_layout", text);
+  }
   for (const auto& o : jit::nvrtc_options(opts)) key.add("option", o);
   return key.hex();
 }

@@ -41,6 +41,9 @@ struct KernelVariant {
   // publishes it and later launches run it, those reads giving element 0.
   std::shared_ptr<KernelVariant> checked;
   std::atomic<KernelVariant*> tolerant_ready{nullptr};
+  // CUDA target: builds specialized to input layouts and the launches
+  // counted toward them (backend/cuda/specialize.cpp; made under compile_mutex).
+  std::shared_ptr<void> cuda_specialized;
 };
 
 class KernelVariantCache {

@@ -23,6 +23,10 @@ class CudaTarget final : public CxxTarget {
   std::string argument(const GlueContext& c, const KernelParam& p,
                        const GlueParam& g) const override {
     if (g.kind == GlueParam::Scalar) return g.name + "_value";
+    if (const auto* layout = constant_layout(c, p)) {
+      if (g.kind == GlueParam::Ndim) return std::to_string(layout->shape.size());
+      if (g.kind == GlueParam::Shape || g.kind == GlueParam::Strides) return constant_name(g);
+    }
     if (g.kind == GlueParam::Shape || g.kind == GlueParam::Strides) return g.name + ".v";
     if (p.kind == KernelParam::Kind::Output && c.spec.atomic_outputs)
       return "reinterpret_cast<" + pointee_type(c.spec, p) + "*>(" + g.name + ")";
@@ -39,6 +43,7 @@ class CudaTarget final : public CxxTarget {
   }
 
   void glue(const GlueContext& c, const std::string& call, Writer& w) const override {
+    constant_layouts(c, w);
     const unsigned bound = c.spec.cuda_launch_bound;
     w.generated(std::string("extern \"C\" __global__ void ") +
                 (bound ? "__launch_bounds__(" + std::to_string(bound) + ") " : std::string()) + "alloy_kernel_main(");
@@ -101,6 +106,37 @@ class CudaTarget final : public CxxTarget {
   }
 
  private:
+  // KernelSpec::constant_layouts: the layout of the input `p` describes, if
+  // the variant has its inputs' layouts as constants.
+  static const KernelSpec::InputLayout* constant_layout(const GlueContext& c, const KernelParam& p) {
+    const bool meta = p.kind == KernelParam::Kind::Shape || p.kind == KernelParam::Kind::Strides ||
+                      p.kind == KernelParam::Kind::Ndim;
+    if (!meta || p.index < 0 || static_cast<std::size_t>(p.index) >= c.spec.constant_layouts.size()) return nullptr;
+    return &c.spec.constant_layouts[p.index];
+  }
+  static std::string constant_name(const GlueParam& g) { return "alloy_const_" + g.name; }
+
+  // The constants, as device arrays at namespace scope: the inlined body's
+  // subscripts with constant indices load known values, which the compiler folds.
+  static void constant_layouts(const GlueContext& c, Writer& w) {
+    std::size_t g = 0;
+    for (const KernelParam& p : c.params) {
+      if (p.kind == KernelParam::Kind::Attribute) continue;
+      const GlueParam& gp = c.glue[g++];
+      const auto* layout = constant_layout(c, p);
+      if (!layout || (gp.kind != GlueParam::Shape && gp.kind != GlueParam::Strides)) continue;
+      std::string values;
+      const bool shape = gp.kind == GlueParam::Shape;
+      const std::size_t n = layout->shape.size();
+      for (std::size_t i = 0; i < n; ++i) {
+        values += (i ? ", " : "") + (shape ? std::to_string(layout->shape[i]) : std::to_string(layout->strides[i]) + "l");
+      }
+      if (n == 0) values = "0";  // a 0-d input's: never read
+      w.generated(std::string("__device__ constexpr ") + (shape ? "int " : "long ") + constant_name(gp) + "[] = {" +
+                  values + "};\n");
+    }
+  }
+
   static std::string declaration(const KernelParam& p, const GlueParam& g) {
     switch (g.kind) {
       case GlueParam::Buffer:

@@ -4,34 +4,19 @@
 // runtime's clamp path (runtime/metal_bounds.h) compile as the GPU does.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "alloy/msl/translate.h"
 #include "fast/cuda_build.h"
 #include "jit/nvrtc.h"
+#include "seed_sources.h"
 
 namespace alloy::fast {
 namespace {
-
-// The seed's grid_sample kernel body (examples/seeds/grid_sample.py), whose
-// corner loads go outside `x` for a grid past the image's edge.
-std::string seed_grid_sample_body() {
-  std::ifstream in(std::string(ALLOY_SOURCE_DIR) + "/examples/seeds/grid_sample.py");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string s = text.str();
-  const size_t open = s.find("source = \"\"\"");
-  const size_t close = s.find("\"\"\"", open + 12);
-  if (open == std::string::npos || close == std::string::npos) return "";
-  return s.substr(open + 12, close - open - 12);
-}
 
 TEST(TolerantReadsCompile, TheSeedsGridSampleCompilesForSm90) {
   if (!jit::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available: " << jit::nvrtc_unavailable_reason();
   msl::KernelSpec s;
   s.name = "grid_sample";
-  s.source = seed_grid_sample_body();
+  s.source = test::seed_grid_sample_body();
   ASSERT_NE(s.source.find("I_nw = x["), std::string::npos) << "the seed's kernel body was not found";
   s.inputs = {{"x", "float", false, false}, {"grid", "float", false, false}};
   s.outputs = {{"out", "float", false, false}};

@@ -4,6 +4,7 @@
 // spelling and flags. Depends on the C++ standard library only.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -82,6 +83,17 @@ struct KernelSpec {
   // built again with 1024 here (the backend's CustomKernelLaunch), as Metal
   // runs any kernel in threadgroups of 1024.
   unsigned cuda_launch_bound = 0;
+  // CUDA target, a metal_kernel body: a variant specialized to one set of
+  // input layouts. Input i's shape and strides (and so its ndim) become
+  // constants of the translation in place of the values the launch passes
+  // (which the entry point still takes, unused), so the compiler folds the
+  // divisions and index arithmetic that use them, as a hand-written kernel
+  // with its sizes as template constants gets. Empty: read at run time.
+  struct InputLayout {
+    std::vector<int> shape;
+    std::vector<int64_t> strides;
+  };
+  std::vector<InputLayout> constant_layouts;
   // CPU target, a kernel that synchronises its threads: Auto splits it into
   // regions where it can (msl/cpu_regions.h), else makes its threads
   // coroutines where it can, else fibers (msl/cpu_threads.h); the others

@@ -18,6 +18,7 @@
 #include "backend/cuda/graph_eval.h"
 #include "backend/cuda/kernel_sources.h"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/specialize.h"
 #include "core/eval_profile.h"
 #include "core/streams.h"
 #include "fast/bounds_check.h"
@@ -39,9 +40,11 @@ struct CudaBinary {
   std::shared_ptr<const fast::CudaLaunchPlan> plan;
 };
 
-// The variant's launch plan: the one found on disk at lookup, else built
-// from its translation (and stored for later processes).
-std::shared_ptr<const fast::CudaLaunchPlan> plan_for(fast::KernelVariant& v) {
+}  // namespace
+
+namespace cuda {
+
+std::shared_ptr<const fast::CudaLaunchPlan> launch_plan(fast::KernelVariant& v) {
   if (v.cuda_plan) return v.cuda_plan;
   fast::CudaBuild built;
   eval_profile::timed("(cubin: cache or NVRTC)", [&] {
@@ -57,6 +60,10 @@ std::shared_ptr<const fast::CudaLaunchPlan> plan_for(fast::KernelVariant& v) {
   jit::Cache::global().put(fast::cuda_plan_key(v.spec, cuda::kernel_arch()), fast::encode_plan(*plan));
   return plan;
 }
+
+}  // namespace cuda
+
+namespace {
 
 // The variant's loaded kernel; it lives as long as the variant. After the
 // first launch this is one acquire load (KernelVariant::ready).
@@ -79,7 +86,7 @@ const CudaBinary* compiled_for(fast::KernelVariant& v) {
   }
   auto bin = std::make_shared<CudaBinary>();
   bin->generation = generation;
-  bin->plan = plan_for(v);
+  bin->plan = cuda::launch_plan(v);
   cuda::ensure_context();
   eval_profile::timed("(cuModuleLoadData)", [&] { bin->module = cuda_driver::Module(bin->plan->cubin->data()); });
   if (v.spec.dialect == msl::Dialect::Metal) cuda::install_cancel_flag(bin->module.get());
@@ -180,7 +187,13 @@ CustomKernelLaunch::CustomKernelLaunch(const fast::PreparedLaunch& p, const Kern
                                        const unsigned long long* output_elements, const KernelInput* output_views)
     : variant_(p.variant.get()) {
   fast::KernelVariant& v = *p.variant;
-  const CudaBinary* bin = compiled_for_threads(v, p.threadgroup[0] * p.threadgroup[1] * p.threadgroup[2]);
+  const unsigned threads = p.threadgroup[0] * p.threadgroup[1] * p.threadgroup[2];
+  const CudaBinary* bin = compiled_for_threads(v, threads);
+  // The build specialized to these inputs' layouts, once there is one
+  // (backend/cuda/specialize.h): the same parameters, the layouts as constants.
+  if (fast::KernelVariant* special = specialized_variant(v, *bin->plan, inputs, n_inputs)) {
+    bin = compiled_for_threads(*special, threads);
+  }
   function = bin->fn;
 
   // Kernel arguments in the glue's order: 8-byte slots for pointers and ints,

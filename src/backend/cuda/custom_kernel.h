@@ -6,10 +6,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "alloy/dtype.h"
 #include "backend/cuda/device.h"
+#include "fast/cuda_plan.h"
 #include "fast/prepared_launch.h"
 #include "msl/runtime/bounds_report.h"
 #include "msl/runtime/cuda_launch.h"
@@ -87,6 +89,10 @@ class CustomKernelLaunch {
   ArgBuffer<alloy_msl::cuda::StridesArg, 2> strides_;
   alloy_msl::cuda::Dispatch dispatch_{};
 };
+
+// The variant's launch plan: the one found on disk at lookup, else built
+// from its translation with NVRTC (and stored for later processes).
+std::shared_ptr<const fast::CudaLaunchPlan> launch_plan(fast::KernelVariant& v);
 
 // A kernel's init_value: fills n elements of `width` bytes at `data` with the
 // bit pattern `bits` (the value already in the output dtype).
