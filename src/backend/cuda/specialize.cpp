@@ -3,7 +3,9 @@
 #include "backend/cuda/specialize.h"
 
 #include <atomic>
+#include <algorithm>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <deque>
 #include <functional>
@@ -102,11 +104,12 @@ bool reads_layout(msl::GlueParam::Kind k) {
   return k == msl::GlueParam::Shape || k == msl::GlueParam::Strides || k == msl::GlueParam::Ndim;
 }
 
+// Input i's layout is read when bit i is set (at most 64 inputs are tracked).
 bool same_layouts(const std::vector<msl::KernelSpec::InputLayout>& a, const KernelInput* inputs, size_t n_inputs,
-                  const std::vector<bool>& read) {
+                  uint64_t read) {
   if (a.size() != n_inputs) return false;
   for (size_t i = 0; i < n_inputs; ++i) {
-    if (!read[i]) continue;
+    if (!(read >> i & 1u)) continue;
     const KernelInput& in = inputs[i];
     if (a[i].shape.size() != static_cast<size_t>(in.ndim) ||
         !std::equal(a[i].shape.begin(), a[i].shape.end(), in.shape) ||
@@ -127,12 +130,12 @@ fast::KernelVariant* specialized_variant(fast::KernelVariant& v, const fast::Cud
   }
   // Which inputs' layouts the body reads (an output's, in a metal_library
   // tensor kernel, never: those are not metal_kernel bodies).
-  std::vector<bool> read(n_inputs, false);
-  bool any = false;
+  if (n_inputs > 64) return nullptr;
+  uint64_t read = 0;
   for (const auto& p : plan.params) {
-    if (reads_layout(p.kind) && p.index >= 0 && static_cast<size_t>(p.index) < n_inputs) any = read[p.index] = true;
+    if (reads_layout(p.kind) && p.index >= 0 && static_cast<size_t>(p.index) < n_inputs) read |= uint64_t{1} << p.index;
   }
-  if (!any) return nullptr;
+  if (!read) return nullptr;
   {
     std::lock_guard<std::mutex> lock(v.compile_mutex);
     if (!v.cuda_specialized) v.cuda_specialized = std::make_shared<Specializations>();
@@ -151,7 +154,7 @@ fast::KernelVariant* specialized_variant(fast::KernelVariant& v, const fast::Cud
     auto e = std::make_unique<Seen>();
     e->layouts.resize(n_inputs);
     for (size_t i = 0; i < n_inputs; ++i) {
-      if (!read[i]) continue;
+      if (!(read >> i & 1u)) continue;
       e->layouts[i].shape.assign(inputs[i].shape, inputs[i].shape + inputs[i].ndim);
       e->layouts[i].strides.assign(inputs[i].strides, inputs[i].strides + inputs[i].ndim);
     }
