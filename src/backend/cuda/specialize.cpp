@@ -2,8 +2,10 @@
 // and the background thread that builds them.
 #include "backend/cuda/specialize.h"
 
-#include <atomic>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -52,10 +54,12 @@ class Builder {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return;
     jobs_.push_back(std::move(job));
-    if (!started_) {
-      started_ = true;
+    // A forked child has no builder thread (only the forking thread goes on).
+    if (started_in_ != getpid()) {
+      if (started_in_ == 0) std::atexit([] { builder().stop(); });
+      started_in_ = getpid();
+      busy_ = false;
       std::thread([this] { run(); }).detach();
-      std::atexit([] { builder().stop(); });
     }
     changed_.notify_all();
   }
@@ -95,7 +99,8 @@ class Builder {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::function<void()>> jobs_;
-  bool started_ = false, busy_ = false, stopping_ = false;
+  pid_t started_in_ = 0;  // the process whose builder thread runs
+  bool busy_ = false, stopping_ = false;
 };
 
 std::atomic<unsigned> built_count{0};
