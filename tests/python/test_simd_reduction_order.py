@@ -68,12 +68,25 @@ def simd_groups(n, tg):
             yield start + w, min(32, size - w)
 
 
+def inputs_that_tell_orders_apart(rng, n, tg):
+    """Values over six orders of magnitude, drawn again until some SIMD
+    group's fold gives other bits than adding its lanes in order (seed
+    3437925621 drew five groups of 20 whose sums came out the same)."""
+    add = lambda a, b: np.float32(a + b)  # noqa: E731
+    for _ in range(100):
+        x = (rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)).astype(np.float32)
+        if any(in_lane_order(x[first:first + lanes], lanes, add) != folded(x[first:first + lanes], lanes, 32, add)[0]
+               for first, lanes in simd_groups(n, tg)):
+            return x
+    raise AssertionError("no draw of 100 told the orders apart")
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("tg, n", [(64, 256), (20, 100), (78, 200)])
 def test_reductions_fold_in_the_cuda_targets_order(monkeypatch, capfd, rng, mode, tg, n):
     if DEVICE == "cpu":
         monkeypatch.setenv("ALLOY_CPU_SYNC", mode)
-    x = (rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)).astype(np.float32)
+    x = inputs_that_tell_orders_apart(rng, n, tg)
     y = (1 + 0.05 * rng.standard_normal(n)).astype(np.float32)
     k = mx.fast.metal_kernel(name="reduction_order", input_names=["x", "y"],
                              output_names=["sums", "quad_sums", "products"], source=SOURCE)
