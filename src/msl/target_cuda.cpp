@@ -132,8 +132,9 @@ class CudaTarget final : public CxxTarget {
         values += (i ? ", " : "") + (shape ? std::to_string(layout->shape[i]) : std::to_string(layout->strides[i]) + "l");
       }
       if (n == 0) values = "0";  // a 0-d input's: never read
-      w.generated(std::string("__device__ constexpr ") + (shape ? "int " : "long ") + constant_name(gp) + "[] = {" +
-                  values + "};\n");
+      // As long as the ShapeArg/StridesArg it replaces, zeros past ndim.
+      w.generated(std::string("__device__ constexpr ") + (shape ? "int " : "long ") + constant_name(gp) +
+                  "[alloy_msl::cuda::kMaxKernelDims] = {" + values + "};\n");
     }
   }
 
