@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "backend/cuda/custom_kernel.h"
+#include "core/env_switch.h"
 #include "dtypes.h"
-#include "env_switch.h"
 #include "mlx/backend/cuda/allocator.h"
 #include "mlx/backend/cuda/device.h"
 #include "mlx/backend/cuda/utils.h"
@@ -59,7 +59,7 @@ bool launch_directly() {
 using MlxMallocAsync = decltype(mxc::cu::malloc_async)*;
 
 MlxMallocAsync mlx_malloc_async() {
-  static const auto fn = alloy::mlx::switched_on("ALLOY_MLX_DEVICE_OUTPUTS")
+  static const auto fn = alloy::switched_on("ALLOY_MLX_DEVICE_OUTPUTS")
                              ? reinterpret_cast<MlxMallocAsync>(alloy::mlx::find_private_symbol(
                                    reinterpret_cast<const void*>(&mxc::allocator::allocator), alloy::mlx::kMlxCudaMallocAsync))
                              : nullptr;

@@ -9,8 +9,8 @@
 #include <stdexcept>
 
 #include "alloy/fast.h"
+#include "core/env_switch.h"
 #include "dtypes.h"
-#include "env_switch.h"
 #include "fast/prepared_launch.h"
 #include "mlx/ops.h"
 #include "mlx/version.h"
@@ -44,7 +44,7 @@ std::string math_mode_name(mxc::MathMode m) {
 // before zeroing them, faulted the GPU (its context lost) reading before `x`.
 // ALLOY_MLX_TOLERATE_READS=0 launches the kernels as written.
 bool tolerate_input_reads_on_gpu() {
-  static const bool on = switched_on("ALLOY_MLX_TOLERATE_READS");
+  static const bool on = alloy::switched_on("ALLOY_MLX_TOLERATE_READS");
   return on;
 }
 

@@ -18,6 +18,7 @@
 #include "alloy/errors.h"
 #include "alloy/ops.h"
 #include "alloy/detail/thread_pool.h"
+#include "core/env_switch.h"
 #include "core/eval_profile.h"
 #include "backend/cpu/strided.h"
 #include "fast/bounds_check.h"
@@ -85,7 +86,7 @@ std::optional<jit::PrivateOutput::Kind> private_add_kind(const std::string& msl)
 std::vector<jit::PrivateOutput> private_outputs(const fast::KernelVariant& v, const KernelOperands& operands) {
   std::vector<jit::PrivateOutput> found;
   if (v.translated.private_add_outputs.empty()) return found;
-  if (const char* env = std::getenv("ALLOY_CPU_PRIVATE_ADDS"); env && std::string(env) == "0") return found;
+  if (!switched_on("ALLOY_CPU_PRIVATE_ADDS")) return found;
   const size_t n_inputs = v.spec.inputs.size();
   for (int j : v.translated.private_add_outputs) {
     jit::PrivateOutput o;

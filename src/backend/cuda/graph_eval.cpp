@@ -29,6 +29,7 @@
 #include "alloy/primitive.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/fault.h"
+#include "core/env_switch.h"
 #include "core/streams.h"
 
 namespace alloy {
@@ -45,10 +46,7 @@ constexpr size_t kExecs = 64;       // executable graphs (segments) kept per thr
 std::atomic<uint64_t> launches{0};
 
 bool enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("ALLOY_CUDA_GRAPHS");
-    return !(e && std::strcmp(e, "0") == 0);
-  }();
+  static const bool on = switched_on("ALLOY_CUDA_GRAPHS");
   return on;
 }
 

@@ -12,11 +12,11 @@
 #include <deque>
 #include <functional>
 #include <mutex>
-#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "alloy/fast.h"
+#include "core/env_switch.h"
 #include "fast/kernel_support.h"
 
 namespace alloy::cuda {
@@ -24,10 +24,7 @@ namespace alloy::cuda {
 namespace {
 
 bool specializing_on() {
-  static const bool on = [] {
-    const char* v = std::getenv("ALLOY_SPECIALIZE");
-    return !(v && std::string_view(v) == "0");
-  }();
+  static const bool on = switched_on("ALLOY_SPECIALIZE");
   return on;
 }
 
