@@ -33,7 +33,11 @@ from seeds import load  # noqa: E402
 from bench_mlx_plugin import HAND_FORWARD_BODY  # noqa: E402
 
 
-def main():
+def forward_paths(per_eval=1):
+    """The seed's forward on bench_mlx_plugin.py's data through each path, as
+    {label: (build, evaluate)}: build() returns `per_eval` calls' outputs,
+    not evaluated; evaluate(outputs) evaluates them (on the GPU where MLX
+    has CUDA)."""
     seed_mlx = load("grid_sample")
     import grid_sample as seed_alloy
     rng = np.random.default_rng(0)
@@ -48,19 +52,26 @@ def main():
     xa, ga = ax.array(x), ax.array(g)
     mx.eval(xm, gm)
     ax.eval(xa, ga)
-    hand = gpu and mx.fast.cuda_kernel(name="grid_sample_hand", input_names=["x", "grid"], output_names=["out"],
-                               source=HAND_FORWARD_BODY)
-    runs = {
-        "alloy own": lambda: ax.eval(seed_alloy.grid_sample(xa, ga)),
-        "alloy.mlx": lambda: mx.eval(seed_mlx.grid_sample(xm, gm)),
-        "mlx hand cuda": lambda: mx.eval(hand(
-            inputs=[xm, gm], template=[("B", B), ("H", H), ("W", W), ("C", C), ("GH", gh), ("GW", gw)],
-            grid=(B * gh * gw * C, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(B, gh, gw, C)],
-            output_dtypes=[mx.float32])[0]),
+    paths = {
+        "alloy own": (lambda: [seed_alloy.grid_sample(xa, ga) for _ in range(per_eval)], ax.eval),
+        "alloy.mlx": (lambda: [seed_mlx.grid_sample(xm, gm) for _ in range(per_eval)], mx.eval),
     }
-    if not gpu:
-        del runs["mlx hand cuda"]
-    for name, fn in runs.items():
+    if gpu:
+        hand = mx.fast.cuda_kernel(name="grid_sample_hand", input_names=["x", "grid"], output_names=["out"],
+                                   source=HAND_FORWARD_BODY)
+
+        def mlx_hand():
+            return hand(inputs=[xm, gm], template=[("B", B), ("H", H), ("W", W), ("C", C), ("GH", gh), ("GW", gw)],
+                        grid=(B * gh * gw * C, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(B, gh, gw, C)],
+                        output_dtypes=[mx.float32])[0]
+
+        paths["mlx hand cuda"] = (lambda: [mlx_hand() for _ in range(per_eval)], mx.eval)
+    return paths
+
+
+def main():
+    for name, (build, evaluate) in forward_paths().items():
+        fn = lambda: evaluate(build())  # noqa: E731
         fn()
         t0 = time.perf_counter()
         for _ in range(5):
