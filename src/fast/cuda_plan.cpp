@@ -86,6 +86,7 @@ std::string cuda_plan_key(const msl::KernelSpec& spec, const std::string& arch) 
     for (int d : l.shape) text += std::to_string(d) + ",";
     text += "|";
     for (int64_t d : l.strides) text += std::to_string(d) + ",";
+    text += "|" + std::to_string(l.elements);
     key.add("constant_layout", text);
   }
   for (const auto& o : jit::nvrtc_options(opts)) key.add("option", o);

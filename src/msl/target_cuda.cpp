@@ -56,9 +56,12 @@ class CudaTarget final : public CxxTarget {
     const bool inputs_only = c.spec.bounds_check && c.spec.tolerate_input_reads;
     if (inputs_only) {
       // The inputs' sizes only, and no report (CustomKernelLaunch passes the
-      // start of the same BoundsSizes).
+      // start of the same BoundsSizes). A variant with constant sizes
+      // (constant_layouts) takes them, unused, under another name: the
+      // body's alloy_bc_sizes is then the constant at namespace scope.
       const std::size_t n = c.spec.inputs.empty() ? 1 : c.spec.inputs.size();
-      w.generated("\n    const __grid_constant__ ::alloy_msl::InputSizes<" + std::to_string(n) + "> alloy_bc_sizes,");
+      w.generated("\n    const __grid_constant__ ::alloy_msl::InputSizes<" + std::to_string(n) + "> alloy_bc_sizes" +
+                  (constant_sizes(c) ? "_passed," : ","));
     } else if (c.spec.bounds_check) {
       // After the parameters, before the Dispatch (CustomKernelLaunch).
       w.generated("\n    const __grid_constant__ ::alloy_msl::BoundsSizes alloy_bc_sizes,");
@@ -116,9 +119,24 @@ class CudaTarget final : public CxxTarget {
   }
   static std::string constant_name(const GlueParam& g) { return "alloy_const_" + g.name; }
 
+  // A translation that tolerates input reads, specialized to its inputs'
+  // layouts, has their element counts (KernelSpec::InputLayout::elements).
+  static bool constant_sizes(const GlueContext& c) {
+    return c.spec.bounds_check && c.spec.tolerate_input_reads && !c.spec.constant_layouts.empty() &&
+           c.spec.constant_layouts.size() == c.spec.inputs.size();
+  }
+
   // The constants, as device arrays at namespace scope: the inlined body's
   // subscripts with constant indices load known values, which the compiler folds.
   static void constant_layouts(const GlueContext& c, Writer& w) {
+    if (constant_sizes(c)) {
+      std::string values;
+      for (const auto& l : c.spec.constant_layouts) values += (values.empty() ? "" : ", ") + std::to_string(l.elements) + "ull";
+      if (values.empty()) values = "0ull";
+      const std::size_t n = c.spec.inputs.empty() ? 1 : c.spec.inputs.size();
+      w.generated("__device__ constexpr ::alloy_msl::InputSizes<" + std::to_string(n) + "> alloy_bc_sizes = {{" + values +
+                  "}};\n");
+    }
     std::size_t g = 0;
     for (const KernelParam& p : c.params) {
       if (p.kind == KernelParam::Kind::Attribute) continue;

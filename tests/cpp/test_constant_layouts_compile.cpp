@@ -73,5 +73,33 @@ TEST(ConstantLayoutsCompile, StridesAndNdimBecomeConstantsToo) {
   EXPECT_TRUE(b.cubin && b.cubin->size() > 0);
 }
 
+// alloy.mlx's builds clamp every input read to the input's last element
+// (tolerate_input_reads); specialized, the clamp's limits are constants too,
+// and the sizes the launch still passes arrive under another name.
+TEST(ConstantLayoutsCompile, ToleratedReadsClampToConstantSizes) {
+  msl::KernelSpec generic = seed_spec();
+  generic.bounds_check = true;
+  generic.tolerate_input_reads = true;
+  msl::KernelSpec special = generic;
+  special.constant_layouts = {{{8, 64, 64, 32}, {131072, 2048, 32, 1}, 1048576},
+                              {{8, 256, 256, 2}, {131072, 512, 2, 1}, 1048576}};
+  const msl::TranslatedKernel g = msl::translate(generic, msl::Target::Cuda);
+  const msl::TranslatedKernel t = msl::translate(special, msl::Target::Cuda);
+  EXPECT_NE(t.source.find("__device__ constexpr ::alloy_msl::InputSizes<2> alloy_bc_sizes = {{1048576ull, 1048576ull}};"),
+            std::string::npos)
+      << t.source;
+  EXPECT_NE(t.source.find("::alloy_msl::InputSizes<2> alloy_bc_sizes_passed,"), std::string::npos) << t.source;
+  EXPECT_NE(g.source.find("::alloy_msl::InputSizes<2> alloy_bc_sizes,"), std::string::npos) << g.source;
+  EXPECT_EQ(g.source.find("alloy_bc_sizes_passed"), std::string::npos) << g.source;
+  ASSERT_EQ(t.params.size(), g.params.size());
+  // Another element count is another build.
+  msl::KernelSpec other = special;
+  other.constant_layouts[1].elements = 1048577;
+  EXPECT_NE(cuda_plan_key(other, "sm_90"), cuda_plan_key(special, "sm_90"));
+  if (!jit::nvrtc_available()) GTEST_SKIP() << "NVRTC is not available: " << jit::nvrtc_unavailable_reason();
+  const CudaBuild b = build_for_cuda(special, t, jit::with_arch_features("sm_90"), "[metal_kernel] kernel 'grid_sample'");
+  EXPECT_TRUE(b.cubin && b.cubin->size() > 0);
+}
+
 }  // namespace
 }  // namespace alloy::fast

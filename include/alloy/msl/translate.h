@@ -89,9 +89,13 @@ struct KernelSpec {
   // (which the entry point still takes, unused), so the compiler folds the
   // divisions and index arithmetic that use them, as a hand-written kernel
   // with its sizes as template constants gets. Empty: read at run time.
+  // In a translation that tolerates input reads, each input's element count
+  // too, the limit its reads are clamped to (0 where the layout is not
+  // constant): the clamp is then a min against an immediate.
   struct InputLayout {
     std::vector<int> shape;
     std::vector<int64_t> strides;
+    unsigned long long elements = 0;
   };
   std::vector<InputLayout> constant_layouts;
   // CPU target, a kernel that synchronises its threads: Auto splits it into

@@ -66,6 +66,43 @@ MlxMallocAsync mlx_malloc_async() {
   return fn;
 }
 
+// MLX's encoder does not say whether graph nodes wait in it; its header
+// (the installed MLX's, which this file is compiled against) declares the
+// count private. An explicit instantiation may name a private member, so the
+// member pointer is taken there (standard C++, no layout assumed).
+template <auto Member, class Tag> struct PrivateMember {
+  friend constexpr auto private_member(Tag) { return Member; }
+};
+struct NodeCount {
+  friend constexpr auto private_member(NodeCount);
+};
+template struct PrivateMember<&mxc::cu::CommandEncoder::node_count_, NodeCount>;
+
+int pending_nodes(mxc::cu::CommandEncoder& encoder) { return encoder.*private_member(NodeCount{}); }
+
+// A large kernel launched directly must follow the graph nodes MLX holds,
+// so the encoder commits them first. With none pending a commit would only
+// hand MLX's kept inputs (add_temporary) to its completion worker: an event
+// recorded on the stream between two kernels and a host callback, which
+// left the GPU idle 3.8 us between consecutive direct launches (H100,
+// scripts/probes/plugin_timeline.py). Those inputs then stay kept until a
+// later commit (the eval's own, at the latest), so every
+// ALLOY_MLX_IDLE_COMMIT_EVERY-th (16) direct launch commits anyway, bounding
+// what is held; 1 commits before each, as before.
+bool commit_before_direct_launch(mxc::cu::CommandEncoder& encoder) {
+  static const unsigned every = [] {
+    const char* v = std::getenv("ALLOY_MLX_IDLE_COMMIT_EVERY");
+    const unsigned long n = v && *v ? std::strtoul(v, nullptr, 10) : 16;
+    return n == 0 ? 1u : static_cast<unsigned>(n);
+  }();
+  thread_local unsigned skipped = 0;
+  if (pending_nodes(encoder) > 0 || ++skipped >= every) {
+    skipped = 0;
+    return true;
+  }
+  return false;
+}
+
 void allocate_outputs(std::vector<mxc::array>& outputs, mxc::cu::CommandEncoder& encoder) {
   if (const auto malloc_async = mlx_malloc_async()) {
     for (auto& out : outputs) out.set_data(malloc_async(out.nbytes(), encoder));
@@ -113,8 +150,8 @@ extern "C" __attribute__((visibility("default"))) void alloy_mlx_eval_gpu(const 
                                      l.block[2];
   if (!l.bounds_checked() && threads >= commit_after_threads() && launch_directly()) {
     // The nodes before it go to the stream first; MLX's eval keeps the
-    // inputs alive until the stream has passed this point (add_temporary).
-    encoder.commit();
+    // inputs alive until the stream has passed a later commit (add_temporary).
+    if (commit_before_direct_launch(encoder)) encoder.commit();
     const auto cs = reinterpret_cast<alloy::cuda_driver::CUstream>(static_cast<cudaStream_t>(encoder.stream()));
     fill_outputs([&](mxc::array&, alloy::cuda::FillLaunch& fill) {
       const unsigned grid[3] = {fill.blocks, 1, 1}, block[3] = {fill.block, 1, 1};

@@ -106,14 +106,15 @@ bool reads_layout(msl::GlueParam::Kind k) {
   return k == msl::GlueParam::Shape || k == msl::GlueParam::Strides || k == msl::GlueParam::Ndim;
 }
 
-// Input i's layout is read when bit i is set (at most 64 inputs are tracked).
+// Input i's layout is read when bit i is set (at most 64 inputs are tracked);
+// with `sizes`, its element count too.
 bool same_layouts(const std::vector<msl::KernelSpec::InputLayout>& a, const KernelInput* inputs, size_t n_inputs,
-                  uint64_t read) {
+                  uint64_t read, bool sizes) {
   if (a.size() != n_inputs) return false;
   for (size_t i = 0; i < n_inputs; ++i) {
     if (!(read >> i & 1u)) continue;
     const KernelInput& in = inputs[i];
-    if (a[i].shape.size() != static_cast<size_t>(in.ndim) ||
+    if (a[i].shape.size() != static_cast<size_t>(in.ndim) || (sizes && a[i].elements != in.elements) ||
         !std::equal(a[i].shape.begin(), a[i].shape.end(), in.shape) ||
         !std::equal(a[i].strides.begin(), a[i].strides.end(), in.strides)) {
       return false;
@@ -137,6 +138,10 @@ fast::KernelVariant* specialized_variant(fast::KernelVariant& v, const fast::Cud
   for (const auto& p : plan.params) {
     if (reads_layout(p.kind) && p.index >= 0 && static_cast<size_t>(p.index) < n_inputs) read |= uint64_t{1} << p.index;
   }
+  // A build that clamps every input read (alloy.mlx's, KernelSpec::
+  // tolerate_input_reads) takes every input's element count as a constant.
+  const bool sizes = v.spec.bounds_check && v.spec.tolerate_input_reads && n_inputs > 0;
+  if (sizes) read = n_inputs == 64 ? ~uint64_t{0} : (uint64_t{1} << n_inputs) - 1;
   if (!read) return nullptr;
   {
     std::lock_guard<std::mutex> lock(v.compile_mutex);
@@ -146,7 +151,7 @@ fast::KernelVariant* specialized_variant(fast::KernelVariant& v, const fast::Cud
   std::lock_guard<std::mutex> lock(s.mutex);
   Seen* seen = nullptr;
   for (auto& e : s.seen) {
-    if (same_layouts(e->layouts, inputs, n_inputs, read)) {
+    if (same_layouts(e->layouts, inputs, n_inputs, read, sizes)) {
       seen = e.get();
       break;
     }
@@ -159,6 +164,7 @@ fast::KernelVariant* specialized_variant(fast::KernelVariant& v, const fast::Cud
       if (!(read >> i & 1u)) continue;
       e->layouts[i].shape.assign(inputs[i].shape, inputs[i].shape + inputs[i].ndim);
       e->layouts[i].strides.assign(inputs[i].strides, inputs[i].strides + inputs[i].ndim);
+      if (sizes) e->layouts[i].elements = inputs[i].elements;
     }
     seen = e.get();
     s.seen.push_back(std::move(e));
