@@ -85,3 +85,33 @@ def test_the_seeds_grid_sample_specialized_matches_float64(rng, monkeypatch):
     assert mx.fast._specialized_kernels_built() > before
     for out in outs:
         np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+# Entries of a shape or strides past the input's ndim: the generic build's
+# ShapeArg/StridesArg holds zeros there, and the specialized build's
+# constant arrays are as long, with zeros past ndim too.
+PAST_NDIM = """
+    uint i = thread_position_in_grid.x;
+    out[i] = inp[i] + float(inp_shape[3]) + float(inp_strides[5]) + float(inp_ndim);
+"""
+
+
+def test_a_shape_read_past_ndim_is_zero_in_both_builds(rng, monkeypatch):
+    # Read past ndim on purpose (Metal leaves it undefined; the CUDA builds
+    # agree on zeros), so unchecked.
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
+    k = mx.fast.metal_kernel(name="specialize_past_ndim", input_names=["inp"], output_names=["out"],
+                             source=PAST_NDIM)
+    x = rng.standard_normal((6, 10)).astype(np.float32)
+    a = mx.array(x)
+    before = mx.fast._specialized_kernels_built()
+
+    def run():
+        return np.array(k(inputs=[a], grid=(60, 1, 1), threadgroup=(32, 1, 1), output_shapes=[(6, 10)],
+                          output_dtypes=[mx.float32], init_value=float("nan"))[0])
+
+    for _ in range(4):
+        np.testing.assert_array_equal(run(), x + 2)
+    mx.fast._wait_for_specialized_kernels()
+    assert mx.fast._specialized_kernels_built() >= before + 1
+    np.testing.assert_array_equal(run(), x + 2)
