@@ -138,11 +138,13 @@ fast::KernelVariant* specialized_variant(fast::KernelVariant& v, const fast::Cud
   for (const auto& p : plan.params) {
     if (reads_layout(p.kind) && p.index >= 0 && static_cast<size_t>(p.index) < n_inputs) read |= uint64_t{1} << p.index;
   }
-  // A build that clamps every input read (alloy.mlx's, KernelSpec::
-  // tolerate_input_reads) takes every input's element count as a constant.
-  const bool sizes = v.spec.bounds_check && v.spec.tolerate_input_reads && n_inputs > 0;
-  if (sizes) read = n_inputs == 64 ? ~uint64_t{0} : (uint64_t{1} << n_inputs) - 1;
   if (!read) return nullptr;
+  // A build that clamps every input read (alloy.mlx's, KernelSpec::
+  // tolerate_input_reads) takes every input's layout and element count as
+  // constants. (A body that reads no layout is not specialized for its
+  // sizes alone: each build is an NVRTC compile in the background.)
+  const bool sizes = v.spec.bounds_check && v.spec.tolerate_input_reads;
+  if (sizes) read = n_inputs == 64 ? ~uint64_t{0} : (uint64_t{1} << n_inputs) - 1;
   {
     std::lock_guard<std::mutex> lock(v.compile_mutex);
     if (!v.cuda_specialized) v.cuda_specialized = std::make_shared<Specializations>();
