@@ -3,19 +3,19 @@
 Use it as MLX: ``import alloy.core as mx``.
 """
 
-import importlib.util as _importlib_util
 import os as _os
+import sys as _sys
 
 
 def _mlx_include_dir():
     """The include directory of an installed mlx package, found without
-    importing it (metal_kernel headers may #include MLX's kernel headers)."""
-    try:
-        spec = _importlib_util.find_spec("mlx")
-    except (ImportError, ValueError):
-        return None
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        inc = _os.path.join(root, "include")
+    importing it (metal_kernel headers may #include MLX's kernel headers):
+    the first sys.path folder whose mlx/ has them, as an import would find
+    an installed wheel. (importlib.util.find_spec did this before; importing
+    it took 2 of the 13 ms of `import alloy.core`, part of issue 17's cold
+    start.) ALLOY_MLX_INCLUDE names another place."""
+    for entry in _sys.path:
+        inc = _os.path.join(entry or ".", "mlx", "include")
         if _os.path.isdir(_os.path.join(inc, "mlx", "backend", "metal", "kernels")):
             return inc
     return None
@@ -31,10 +31,8 @@ def _nvidia_wheel_roots():
     """The sys.path folders holding NVIDIA's pip wheels (nvidia/cu13/lib,
     nvidia/cublas/lib ...), where the library looks for CUDA before
     CUDA_HOME and the toolkit's usual places."""
-    import sys
-
     roots = []
-    for entry in sys.path:
+    for entry in _sys.path:
         if entry and _os.path.isdir(_os.path.join(entry, "nvidia")) and entry not in roots:
             roots.append(entry)
     return roots
