@@ -105,6 +105,21 @@ HAND_FORWARD_BODY = """
 """
 
 
+def hand_forward(xm, gm):
+    """MLX's own cuda_kernel around HAND_FORWARD_BODY, for the input xm
+    (B, H, W, C) and the grid gm (B, GH, GW, 2): a function that returns the
+    forward's output (not evaluated)."""
+    (B, H, W, C), (_, gh, gw, _) = xm.shape, gm.shape
+    hand = mx.fast.cuda_kernel(name="grid_sample_hand", input_names=["x", "grid"], output_names=["out"],
+                               source=HAND_FORWARD_BODY)
+
+    def call():
+        return hand(inputs=[xm, gm], template=[("B", B), ("H", H), ("W", W), ("C", C), ("GH", gh), ("GW", gw)],
+                    grid=(B * gh * gw * C, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(B, gh, gw, C)],
+                    output_dtypes=[mx.float32])[0]
+    return call
+
+
 def bench_grid_sample(gpu):
     seed_mlx = load("grid_sample")
     import grid_sample as seed_alloy
@@ -145,14 +160,7 @@ def bench_grid_sample(gpu):
         # The same forward through MLX's own cuda_kernel, the algorithm as
         # hand-written CUDA (benchmarks/cuda/grid_sample.cu): what MLX's
         # graph costs around any custom kernel, with no Alloy in the path.
-        hand = mx.fast.cuda_kernel(name="grid_sample_hand", input_names=["x", "grid"], output_names=["out"],
-                                   source=HAND_FORWARD_BODY)
-
-        def mlx_hand():
-            return hand(inputs=[xm, gm], template=[("B", B), ("H", H), ("W", W), ("C", C), ("GH", gh), ("GW", gw)],
-                        grid=(B * gh * gw * C, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(B, gh, gw, C)],
-                        output_dtypes=[mx.float32])[0]
-
+        mlx_hand = hand_forward(xm, gm)
         np.testing.assert_allclose(np.array(mlx_hand()), np.array(seed_mlx.grid_sample(xm, gm)), rtol=1e-5,
                                    atol=1e-5)
         hand10 = lambda: mx.eval([mlx_hand() for _ in range(10)])  # noqa: E731

@@ -30,7 +30,7 @@ import alloy.core as ax  # noqa: E402
 import alloy.mlx  # noqa: E402,F401
 from seeds import load  # noqa: E402
 
-from bench_mlx_plugin import HAND_FORWARD_BODY  # noqa: E402
+from bench_mlx_plugin import hand_forward  # noqa: E402
 
 
 def forward_paths(per_eval=1):
@@ -57,14 +57,7 @@ def forward_paths(per_eval=1):
         "alloy.mlx": (lambda: [seed_mlx.grid_sample(xm, gm) for _ in range(per_eval)], mx.eval),
     }
     if gpu:
-        hand = mx.fast.cuda_kernel(name="grid_sample_hand", input_names=["x", "grid"], output_names=["out"],
-                                   source=HAND_FORWARD_BODY)
-
-        def mlx_hand():
-            return hand(inputs=[xm, gm], template=[("B", B), ("H", H), ("W", W), ("C", C), ("GH", gh), ("GW", gw)],
-                        grid=(B * gh * gw * C, 1, 1), threadgroup=(256, 1, 1), output_shapes=[(B, gh, gw, C)],
-                        output_dtypes=[mx.float32])[0]
-
+        mlx_hand = hand_forward(xm, gm)
         paths["mlx hand cuda"] = (lambda: [mlx_hand() for _ in range(per_eval)], mx.eval)
     return paths
 
