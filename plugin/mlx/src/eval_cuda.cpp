@@ -5,6 +5,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
@@ -24,10 +25,7 @@ namespace {
 // microseconds) to hide a graph launch behind it. ALLOY_MLX_COMMIT_THREADS
 // overrides it (a tuning knob, docs/design/mlx-plugin.md).
 unsigned long long commit_after_threads() {
-  static const unsigned long long threads = [] {
-    const char* v = std::getenv("ALLOY_MLX_COMMIT_THREADS");
-    return v && *v ? std::strtoull(v, nullptr, 10) : 1ull << 20;
-  }();
+  static const unsigned long long threads = alloy::env_count("ALLOY_MLX_COMMIT_THREADS", 1ull << 20);
   return threads;
 }
 
@@ -90,12 +88,8 @@ int pending_nodes(mxc::cu::CommandEncoder& encoder) { return encoder.*private_me
 // ALLOY_MLX_IDLE_COMMIT_EVERY-th (16) direct launch commits anyway, bounding
 // what is held; 1 commits before each, as before.
 bool commit_before_direct_launch(mxc::cu::CommandEncoder& encoder) {
-  static const unsigned every = [] {
-    const char* v = std::getenv("ALLOY_MLX_IDLE_COMMIT_EVERY");
-    const unsigned long n = v && *v ? std::strtoul(v, nullptr, 10) : 16;
-    return n == 0 ? 1u : static_cast<unsigned>(n);
-  }();
-  thread_local unsigned skipped = 0;
+  static const unsigned long long every = std::max(alloy::env_count("ALLOY_MLX_IDLE_COMMIT_EVERY", 16), 1ull);
+  thread_local unsigned long long skipped = 0;
   if (pending_nodes(encoder) > 0 || ++skipped >= every) {
     skipped = 0;
     return true;
