@@ -24,6 +24,7 @@ void init_fast(nb::module_& m) {
   init_kernel_launcher(f);
   init_metal_library(f);
   f.def("_wait_for_specialized_kernels", &fast::wait_for_specialized_kernels,
+        nb::call_guard<nb::gil_scoped_release>(),  // other Python threads run while this one waits
         "Waits for the GPU builds of metal_kernels specialized to their inputs' layouts being made "
         "(Alloy only; for benchmarks and tests).");
   f.def("_specialized_kernels_built", &fast::specialized_kernels_built,
