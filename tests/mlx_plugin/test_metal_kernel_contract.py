@@ -72,6 +72,24 @@ def test_outputs_are_lazy_mlx_arrays_with_shape_strides_ndim_template(rng):
     np.testing.assert_allclose(np.array(out), np.transpose(a, (2, 0, 1)) * 3.0 + 1.0, rtol=1e-6, atol=1e-6)
 
 
+def test_shape_and_strides_past_ndim_read_zero(rng, monkeypatch):
+    # Metal leaves them undefined; Alloy's launches, the plugin's included,
+    # hold 16 entries with zeros past ndim. Out of the shape vector on
+    # purpose, so unchecked.
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
+    src = """
+        uint i = thread_position_in_grid.x;
+        long past = 0;
+        for (int d = inp_ndim; d < 16; ++d) past += long(inp_shape[d]) + inp_strides[d];
+        out[i] = inp[i] + float(past) + float(inp_ndim);
+    """
+    for shape in [(7,), (2, 3, 4), (2, 1, 3, 2, 2)]:
+        a = rng.standard_normal(shape).astype(np.float32)
+        (out,) = kernel(src, name="past_ndim")(inputs=[mx.array(a)], grid=(a.size, 1, 1), threadgroup=(32, 1, 1),
+                                                 output_shapes=[shape], output_dtypes=[mx.float32], init_value=NAN)
+        np.testing.assert_array_equal(np.array(out), a + len(shape))
+
+
 def test_a_kernel_made_again_with_the_same_definition_is_the_same_object(rng):
     # Code that calls metal_kernel on every call (the seeds) reuses the first.
     src = "uint i = thread_position_in_grid.x; out[i] = inp[i] * 2.0f;"

@@ -178,6 +178,28 @@ def test_shape_strides_ndim_only_when_used(capfd):
     assert "b_shape" not in text and "a_strides" not in text
 
 
+# Every entry of a shape or strides past the input's ndim, up to the 16 the
+# GPU's launch holds: Metal leaves them undefined; both of Alloy's targets
+# read 0 there (the CPU's launch once read past the array's own vectors).
+PAST_NDIM_SUM = """
+    uint i = thread_position_in_grid.x;
+    long past = 0;
+    for (int d = inp_ndim; d < 16; ++d) past += long(inp_shape[d]) + inp_strides[d];
+    out[i] = inp[i] + float(past) + float(inp_ndim);
+"""
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 4), (2, 1, 3, 2, 2)])
+def test_shape_and_strides_past_ndim_read_zero(shape, monkeypatch):
+    # Out of the shape vector on purpose, which the bounds check would name.
+    monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
+    k = mx.fast.metal_kernel(name="past_ndim_sum", input_names=["inp"], output_names=["out"], source=PAST_NDIM_SUM)
+    x = np.random.default_rng().standard_normal(shape).astype(np.float32)
+    out = k(inputs=[mx.array(x)], grid=(x.size, 1, 1), threadgroup=(32, 1, 1), output_shapes=[shape],
+            output_dtypes=[mx.float32], init_value=float("nan"))[0]
+    np.testing.assert_array_equal(np.array(out), x + len(shape))
+
+
 # ---- dispatch semantics ------------------------------------------------------
 
 @pytest.mark.parametrize("grid,tg", [
