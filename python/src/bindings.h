@@ -3,6 +3,8 @@
 
 #include <nanobind/nanobind.h>
 
+#include "dtype_caster.h"
+
 namespace nb = nanobind;
 
 void init_dtypes(nb::module_& m);

@@ -7,6 +7,7 @@
 #include <nanobind/nanobind.h>
 
 #include "alloy/array.h"
+#include "dtype_caster.h"
 
 namespace nb = nanobind;
 

@@ -11,6 +11,11 @@ void init_dtypes(nb::module_& m) {
 #define ALLOY_BIND_DTYPE(name, type, kind, py, msl) dt.value(py, Dtype::name);
   ALLOY_DTYPES(ALLOY_BIND_DTYPE)
 #undef ALLOY_BIND_DTYPE
+  // The members, for dtype_caster.h (which converts every Dtype from here on).
+#define ALLOY_KEEP_DTYPE(name, type, kind, py_name, msl) \
+  alloy::py::dtype_members[static_cast<int>(Dtype::name)] = dt.attr(py_name).inc_ref().ptr();
+  ALLOY_DTYPES(ALLOY_KEEP_DTYPE)
+#undef ALLOY_KEEP_DTYPE
   dt.def_prop_ro("size", [](Dtype d) { return size_of(d); }, "Size of one element in bytes.");
   dt.def("__repr__", [](Dtype d) { return std::string("alloy.core.") + dtype_name(d); });
   dt.def("__str__", [](Dtype d) { return std::string("alloy.core.") + dtype_name(d); });
@@ -33,14 +38,36 @@ void init_dtypes(nb::module_& m) {
                         "number", "generic"}) {
     m.attr(c) = cat.attr(c);
   }
-  m.def("issubdtype", [](Dtype a, DtypeCategory c) { return issubdtype(a, c); }, nb::arg(), nb::arg());
-  m.def("issubdtype", [](Dtype a, Dtype b) { return a == b; }, nb::arg(), nb::arg());
-  m.def("issubdtype", [](DtypeCategory a, DtypeCategory b) {
-    if (a == b || b == DtypeCategory::generic) return true;
-    if (b == DtypeCategory::number) return a != DtypeCategory::generic;
-    if (b == DtypeCategory::inexact) return a == DtypeCategory::floating || a == DtypeCategory::complexfloating;
-    if (b == DtypeCategory::integer) return a == DtypeCategory::signedinteger || a == DtypeCategory::unsignedinteger;
-    return false;
-  });
+  // Either side a Dtype or a category; anything else (an int, a string) is
+  // MLX's ValueError naming the side. A category is never below a Dtype.
+  m.def(
+      "issubdtype",
+      [](nb::handle a, nb::handle b) {
+        struct Side {
+          bool is_dtype;
+          Dtype dtype;
+          DtypeCategory category;
+        };
+        auto side = [](nb::handle h, const char* which) {
+          Side s{true, Dtype::bool_, DtypeCategory::generic};
+          if (py::dtype_of(h.ptr(), s.dtype)) return s;
+          if (!nb::isinstance<DtypeCategory>(h))
+            throw nb::value_error((std::string("[issubdtype] Received invalid type for ") + which + " input.").c_str());
+          s.is_dtype = false;
+          s.category = nb::cast<DtypeCategory>(h);
+          return s;
+        };
+        const Side x = side(a, "first"), y = side(b, "second");
+        if (x.is_dtype) return y.is_dtype ? x.dtype == y.dtype : issubdtype(x.dtype, y.category);
+        if (y.is_dtype) return false;
+        const DtypeCategory c = x.category, parent = y.category;
+        if (c == parent || parent == DtypeCategory::generic) return true;
+        if (parent == DtypeCategory::number) return c != DtypeCategory::generic;
+        if (parent == DtypeCategory::inexact) return c == DtypeCategory::floating || c == DtypeCategory::complexfloating;
+        if (parent == DtypeCategory::integer)
+          return c == DtypeCategory::signedinteger || c == DtypeCategory::unsignedinteger;
+        return false;
+      },
+      nb::arg(), nb::arg(), "Whether the first dtype or category is the second or below it.");
   m.def("promote_types", &promote_types, nb::arg(), nb::arg(), "MLX's type promotion of two dtypes.");
 }

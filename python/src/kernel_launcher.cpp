@@ -21,22 +21,14 @@ namespace {
 
 // ---- converting arguments ---------------------------------------------
 
-// mx.float32 and friends are the enum's own members: comparing identities
-// answers without the enum's reverse lookup.
 Dtype to_dtype(const char* api, PyObject* d) {
-  static const auto members = [] {
-    std::array<PyObject*, kNumDtypes> m{};
-    for (size_t i = 0; i < kNumDtypes; ++i) m[i] = nb::cast(static_cast<Dtype>(i)).release().ptr();  // kept alive
-    return m;
-  }();
-  for (size_t i = 0; i < kNumDtypes; ++i)
-    if (members[i] == d) return static_cast<Dtype>(i);
-  if (!nb::isinstance<Dtype>(nb::handle(d))) throw nb::type_error((std::string("[") + api + "] output_dtypes must hold Dtypes.").c_str());
-  return nb::cast<Dtype>(nb::handle(d));
+  Dtype dtype;
+  if (!py::dtype_of(d, dtype)) throw nb::type_error((std::string("[") + api + "] output_dtypes must hold Dtypes.").c_str());
+  return dtype;
 }
 
 fast::TemplateArg to_template_value(const char* api, const std::string& name, PyObject* v) {
-  if (nb::isinstance<Dtype>(nb::handle(v))) return to_dtype(api, v);
+  if (Dtype d; py::dtype_of(v, d)) return d;
   if (PyBool_Check(v)) return v == Py_True;
   if (PyLong_Check(v)) return py::to_int32(api, v, "template value for '" + name + "'");
   throw nb::type_error((std::string("[") + api + "] template value for '" + name +

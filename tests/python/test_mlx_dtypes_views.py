@@ -87,6 +87,40 @@ def test_asarray_astype(rng):
     same(lambda m, a: m.astype(a.T, m.bfloat16), x)
 
 
+def test_a_dtype_argument_takes_only_dtypes(rng):
+    # MLX's Dtype is a class: an int (a dtype's index), a string or a numpy
+    # type is a TypeError wherever a Dtype goes.
+    x = random_array(rng, (3,), "float32")
+    for bad in (5, 0, "float32", np.float32, 1.0):
+        same_error("astype", x, bad)
+        same_error(lambda m, a, d=bad: a.astype(d), x)
+        same_error("zeros", (2,), bad)
+        same_error("ones", (2,), dtype=bad)
+        same_error("full", (2,), 1.0, bad)
+        same_error("arange", 3, dtype=bad)
+        same_error("view", x, bad)
+        same_error(lambda m, d=bad: m.eye(2, dtype=d))
+        same_error(lambda m, d=bad: m.random.normal((2,), dtype=d))
+    same_error(lambda m: m.finfo(5))
+
+
+CATEGORIES = ["complexfloating", "floating", "inexact", "signedinteger", "unsignedinteger", "integer", "number",
+              "generic"]
+
+
+def test_issubdtype_every_pair_of_dtypes_and_categories():
+    kinds = ALL + CATEGORIES
+    for a in kinds:
+        for b in kinds:
+            same(lambda m, a=a, b=b: m.issubdtype(getattr(m, a), getattr(m, b)))
+    # Anything else on either side is MLX's ValueError (an int was once
+    # taken as the category of that value).
+    for bad in (5, 0, "float32", None):
+        same_error(lambda m, d=bad: m.issubdtype(m.float32, d))
+        same_error(lambda m, d=bad: m.issubdtype(d, m.floating))
+        same_error(lambda m, d=bad: m.issubdtype(m.integer, d))
+
+
 def test_empty_and_empty_like(rng):
     same("empty", 3)
     same("empty", (2, 3), Dt("int8"))
