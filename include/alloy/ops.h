@@ -25,6 +25,8 @@ array arange(double start, double stop, double step, Dtype dtype, SD s = {});
 array arange(double start, double stop, double step = 1.0, SD s = {});  // int32 when all are integers
 array arange(double stop, SD s = {});
 array linspace(double start, double stop, int num = 50, Dtype dtype = float32, SD s = {});
+// endpoint false: num points spaced so that stop would be the next (MLX's and numpy's endpoint).
+array linspace(double start, double stop, int num, bool endpoint, Dtype dtype = float32, SD s = {});
 array eye(int n, int m = -1, int k = 0, Dtype dtype = float32, SD s = {});
 array identity(int n, Dtype dtype = float32, SD s = {});
 

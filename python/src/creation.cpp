@@ -20,9 +20,13 @@ bool is_int_arg(nb::handle h) { return PyLong_Check(h.ptr()) || (!PyFloat_Check(
 }  // namespace
 
 void init_creation(nb::module_& m) {
-  m.def("zeros", [](nb::handle shape, Dtype dtype, SD s) { return zeros(shape_arg(shape), dtype, s); }, "shape"_a,
+  m.def("zeros", [](nb::handle shape, std::optional<Dtype> dtype, SD s) {
+          return zeros(shape_arg(shape), dtype.value_or(Dtype::float32), s);
+        }, "shape"_a,
         "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(), "An array of zeros.");
-  m.def("ones", [](nb::handle shape, Dtype dtype, SD s) { return ones(shape_arg(shape), dtype, s); }, "shape"_a,
+  m.def("ones", [](nb::handle shape, std::optional<Dtype> dtype, SD s) {
+          return ones(shape_arg(shape), dtype.value_or(Dtype::float32), s);
+        }, "shape"_a,
         "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(), "An array of ones.");
   m.def("full",
         [](nb::handle shape, nb::handle vals, std::optional<Dtype> dtype, SD s) {
@@ -33,10 +37,19 @@ void init_creation(nb::module_& m) {
         },
         "shape"_a, "vals"_a, "dtype"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none(),
         "An array of the given shape filled with vals (broadcast); dtype defaults to vals' dtype.");
-  m.def("zeros_like", [](const array& a, SD s) { return zeros_like(a, s); }, "a"_a, nb::kw_only(),
-        "stream"_a = nb::none());
-  m.def("ones_like", [](const array& a, SD s) { return ones_like(a, s); }, "a"_a, nb::kw_only(),
-        "stream"_a = nb::none());
+  // As MLX: a dtype of None (the default) is a's.
+  m.def(
+      "zeros_like",
+      [](const array& a, std::optional<Dtype> dtype, SD s) {
+        return dtype && *dtype != a.dtype() ? zeros(a.shape(), *dtype, s) : zeros_like(a, s);
+      },
+      nb::arg(), "dtype"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none());
+  m.def(
+      "ones_like",
+      [](const array& a, std::optional<Dtype> dtype, SD s) {
+        return dtype && *dtype != a.dtype() ? ones(a.shape(), *dtype, s) : ones_like(a, s);
+      },
+      nb::arg(), "dtype"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none());
   m.def("full_like",
         [](const array& a, nb::handle vals, std::optional<Dtype> dtype, SD s) {
           return full(a.shape(), py::to_array(vals), dtype.value_or(a.dtype()), s);
@@ -44,6 +57,14 @@ void init_creation(nb::module_& m) {
         "a"_a, "vals"_a, "dtype"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none());
   m.def("arange",
         [](nb::handle first, nb::handle second, nb::handle third, std::optional<Dtype> dtype, SD s) {
+          // MLX's second form, arange(stop, step, dtype), with all three positional.
+          const nb::object zero = nb::int_(0);
+          if (Dtype d; !dtype && !second.is_none() && py::dtype_of(third.ptr(), d)) {
+            dtype = d;
+            third = second;
+            second = first;
+            first = zero;
+          }
           // arange(stop) or arange(start, stop[, step]); int32 when every given value is an int.
           bool ints = is_int_arg(first) && (second.is_none() || is_int_arg(second)) &&
                       (third.is_none() || is_int_arg(third));
@@ -55,13 +76,17 @@ void init_creation(nb::module_& m) {
         "start"_a, "stop"_a = nb::none(), "step"_a = nb::none(), "dtype"_a = nb::none(), nb::kw_only(),
         "stream"_a = nb::none(), "Evenly spaced values in [start, stop) (numpy's arange).");
   m.def("linspace",
-        [](double start, double stop, int num, Dtype dtype, SD s) { return linspace(start, stop, num, dtype, s); },
-        "start"_a, "stop"_a, "num"_a = 50, "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(),
-        "num evenly spaced values from start to stop inclusive.");
+        [](double start, double stop, int num, bool endpoint, std::optional<Dtype> dtype, SD s) {
+          return linspace(start, stop, num, endpoint, dtype.value_or(Dtype::float32), s);
+        },
+        "start"_a, "stop"_a, "num"_a = 50, "endpoint"_a = true, "dtype"_a = Dtype::float32, nb::kw_only(),
+        "stream"_a = nb::none(), "num evenly spaced values from start to stop (inclusive unless endpoint is false).");
   m.def("eye",
-        [](int n, std::optional<int> mcols, int k, Dtype dtype, SD s) { return eye(n, mcols.value_or(n), k, dtype, s); },
+        [](int n, std::optional<int> mcols, int k, std::optional<Dtype> dtype, SD s) {
+          return eye(n, mcols.value_or(n), k, dtype.value_or(Dtype::float32), s);
+        },
         "n"_a, "m"_a = nb::none(), "k"_a = 0, "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(),
         "An (n, m) matrix with ones on the k-th diagonal.");
-  m.def("identity", [](int n, Dtype dtype, SD s) { return identity(n, dtype, s); }, "n"_a,
+  m.def("identity", [](int n, std::optional<Dtype> dtype, SD s) { return identity(n, dtype.value_or(Dtype::float32), s); }, "n"_a,
         "dtype"_a = Dtype::float32, nb::kw_only(), "stream"_a = nb::none(), "The (n, n) identity matrix.");
 }

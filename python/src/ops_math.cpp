@@ -135,7 +135,8 @@ void bind_scans_and_counts(nb::module_& m) {
         auto axes = py::axes_arg(axis);
         return axes ? count_nonzero(x, *axes, keepdims, s) : count_nonzero(x, keepdims, s);
       },
-      "a"_a, nb::kw_only(), "axis"_a.none() = nb::none(), "keepdims"_a = false, "stream"_a = nb::none(),
+      // axis is positional too (MLX's binding takes it so, whatever its signature says).
+      "a"_a, "axis"_a.none() = nb::none(), nb::kw_only(), "keepdims"_a = false, "stream"_a = nb::none(),
       "Number of non-zero elements over the given axes, as int32.");
   m.def(
       "minmax",

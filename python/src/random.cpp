@@ -40,23 +40,26 @@ void init_random(nb::module_& parent) {
         },
         "shape"_a = nb::list(), "width"_a = 4, "key"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none());
   m.def("uniform",
-        [](nb::handle low, nb::handle high, nb::handle shape, Dtype dtype, std::optional<array> key, SD s) {
-          return random::uniform(py::to_array(low), py::to_array(high), shape_arg(shape), dtype, key_arg(key), s);
+        [](nb::handle low, nb::handle high, nb::handle shape, std::optional<Dtype> dtype, std::optional<array> key, SD s) {
+          return random::uniform(py::to_array(low), py::to_array(high), shape_arg(shape),
+                                 dtype.value_or(Dtype::float32), key_arg(key), s);
         },
         "low"_a = 0.0, "high"_a = 1.0, "shape"_a = nb::list(), "dtype"_a = Dtype::float32, "key"_a = nb::none(),
         nb::kw_only(), "stream"_a = nb::none(), "Uniform samples in [low, high).");
   m.def("normal",
-        [](nb::handle shape, Dtype dtype, nb::handle loc, nb::handle scale, std::optional<array> key, SD s) {
+        [](nb::handle shape, std::optional<Dtype> dtype, nb::handle loc, nb::handle scale, std::optional<array> key,
+           SD s) {
           std::optional<array> l, sc;
           if (!loc.is_none()) l = py::to_array(loc);
           if (!scale.is_none()) sc = py::to_array(scale);
-          return random::normal(shape_arg(shape), dtype, l, sc, key_arg(key), s);
+          return random::normal(shape_arg(shape), dtype.value_or(Dtype::float32), l, sc, key_arg(key), s);
         },
         "shape"_a = nb::list(), "dtype"_a = Dtype::float32, "loc"_a = nb::none(), "scale"_a = nb::none(),
         "key"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none(), "Normal samples (mean loc, std scale).");
   m.def("randint",
-        [](nb::handle low, nb::handle high, nb::handle shape, Dtype dtype, std::optional<array> key, SD s) {
-          return random::randint(py::to_array(low), py::to_array(high), shape_arg(shape), dtype, key_arg(key), s);
+        [](nb::handle low, nb::handle high, nb::handle shape, std::optional<Dtype> dtype, std::optional<array> key, SD s) {
+          return random::randint(py::to_array(low), py::to_array(high), shape_arg(shape), dtype.value_or(Dtype::int32),
+                                 key_arg(key), s);
         },
         "low"_a, "high"_a, "shape"_a = nb::list(), "dtype"_a = Dtype::int32, "key"_a = nb::none(), nb::kw_only(),
         "stream"_a = nb::none(), "Random integers in [low, high).");
@@ -66,22 +69,23 @@ void init_random(nb::module_& parent) {
         },
         "p"_a = 0.5, "shape"_a = nb::none(), "key"_a = nb::none(), nb::kw_only(), "stream"_a = nb::none());
   m.def("truncated_normal",
-        [](nb::handle lower, nb::handle upper, nb::handle shape, Dtype dtype, std::optional<array> key, SD s) {
-          return random::truncated_normal(py::to_array(lower), py::to_array(upper), optional_shape(shape), dtype,
-                                          key_arg(key), s);
+        [](nb::handle lower, nb::handle upper, nb::handle shape, std::optional<Dtype> dtype, std::optional<array> key,
+           SD s) {
+          return random::truncated_normal(py::to_array(lower), py::to_array(upper), optional_shape(shape),
+                                          dtype.value_or(Dtype::float32), key_arg(key), s);
         },
         "lower"_a, "upper"_a, "shape"_a = nb::none(), "dtype"_a = Dtype::float32, "key"_a = nb::none(),
         nb::kw_only(), "stream"_a = nb::none());
   m.def("gumbel",
-        [](nb::handle shape, Dtype dtype, std::optional<array> key, SD s) {
-          return random::gumbel(shape_arg(shape), dtype, key_arg(key), s);
+        [](nb::handle shape, std::optional<Dtype> dtype, std::optional<array> key, SD s) {
+          return random::gumbel(shape_arg(shape), dtype.value_or(Dtype::float32), key_arg(key), s);
         },
         "shape"_a = nb::list(), "dtype"_a = Dtype::float32, "key"_a = nb::none(), nb::kw_only(),
         "stream"_a = nb::none());
   // As MLX, stream is positional here too.
   m.def("laplace",
-        [](nb::handle shape, Dtype dtype, double loc, double scale, std::optional<array> key, SD s) {
-          return random::laplace(shape_arg(shape), dtype, loc, scale, key_arg(key), s);
+        [](nb::handle shape, std::optional<Dtype> dtype, double loc, double scale, std::optional<array> key, SD s) {
+          return random::laplace(shape_arg(shape), dtype.value_or(Dtype::float32), loc, scale, key_arg(key), s);
         },
         "shape"_a = nb::list(), "dtype"_a = Dtype::float32, "loc"_a = 0.0, "scale"_a = 1.0, "key"_a = nb::none(),
         "stream"_a = nb::none(),

@@ -121,8 +121,11 @@ void init_shape(nb::module_& m) {
         "arrays"_a, "axis"_a.none() = 0, nb::kw_only(), "stream"_a = nb::none(),
         "Joins arrays along an axis (flattened first when axis is None).");
   m.attr("concat") = m.attr("concatenate");
-  m.def("stack", [](nb::handle arrays, int axis, SD s) { return stack(arrays_arg(arrays), axis, s); }, "arrays"_a,
-        "axis"_a = 0, nb::kw_only(), "stream"_a = nb::none());
+  // axis None is 0, as in MLX.
+  m.def(
+      "stack",
+      [](nb::handle arrays, std::optional<int> axis, SD s) { return stack(arrays_arg(arrays), axis.value_or(0), s); },
+      "arrays"_a, "axis"_a.none() = 0, nb::kw_only(), "stream"_a = nb::none());
   m.def("split",
         [](const array& a, nb::handle ios, int axis, SD s) { return to_list(split_arg(a, ios, axis, s)); },
         "a"_a, "indices_or_sections"_a, "axis"_a = 0, nb::kw_only(), "stream"_a = nb::none(),

@@ -72,6 +72,13 @@ array linspace(double start, double stop, int num, Dtype dtype, SD s) {
   return array({num}, dtype, std::make_shared<Linspace>(to_stream(s), start, stop), {});
 }
 
+array linspace(double start, double stop, int num, bool endpoint, Dtype dtype, SD s) {
+  if (endpoint || num <= 1) return linspace(start, stop, num, dtype, s);
+  // The same points as num + 1 with the endpoint, less the last: their last
+  // is start + (num - 1) (stop - start) / num.
+  return linspace(start, start + (stop - start) * (num - 1) / num, num, dtype, s);
+}
+
 array eye(int n, int m, int k, Dtype dtype, SD s) {
   if (m < 0) m = n;
   if (n < 0) throw std::invalid_argument("[eye] n must be non-negative, got " + std::to_string(n) + ".");

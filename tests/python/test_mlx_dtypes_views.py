@@ -1,6 +1,8 @@
 """Differential tests against real MLX: dtype utilities (can_cast, result_type,
-isdtype, finfo, iinfo, asarray, astype, empty, empty_like) and the views
-(view, as_strided)."""
+isdtype, issubdtype, finfo, iinfo, asarray, astype, empty, empty_like), what a
+dtype argument takes (only Dtypes; None for the function's default), the
+positional forms MLX accepts (arange, linspace, count_nonzero, stack) and the
+views (view, as_strided)."""
 import numpy as np
 import pytest
 
@@ -102,6 +104,49 @@ def test_a_dtype_argument_takes_only_dtypes(rng):
         same_error(lambda m, d=bad: m.eye(2, dtype=d))
         same_error(lambda m, d=bad: m.random.normal((2,), dtype=d))
     same_error(lambda m: m.finfo(5))
+
+
+def test_a_dtype_of_none_is_the_functions_default(rng):
+    x = random_array(rng, (2, 3), "int16")
+    same("zeros", (2, 3), None)
+    same("ones", 4, dtype=None)
+    same("empty", (2,), None)
+    same("zeros_like", x, None)
+    same("ones_like", x, dtype=None)
+    same("zeros_like", x, Dt("float16"))
+    same("ones_like", x, Dt("bool_"))
+    same("empty_like", x, None)
+    same("full_like", x, 3, None)
+    same("linspace", 0, 1, 5, True, None)
+    same("eye", 3, dtype=None)
+    same("identity", 2, None)
+    same("arange", 3, dtype=None)
+    # Random functions: the shape and dtype their default gives.
+    for fn in (lambda m: m.random.normal((2,), dtype=None), lambda m: m.random.uniform(shape=(2,), dtype=None),
+               lambda m: m.random.randint(0, 5, (2,), dtype=None), lambda m: m.random.gumbel((2,), dtype=None),
+               lambda m: m.random.truncated_normal(-1, 1, (2,), dtype=None),
+               lambda m: m.random.laplace((2,), dtype=None)):
+        same(lambda m, fn=fn: m.zeros_like(fn(m)))
+
+
+def test_positional_forms_mlx_accepts():
+    # linspace(start, stop, num, endpoint, dtype)
+    same("linspace", 0, 1, 5, False)
+    same("linspace", -2.5, 7, 9, False, Dt("float16"))
+    same("linspace", 3, -1, 4, endpoint=False)
+    same("linspace", 0, 1, 1, False)
+    same("linspace", 0, 1, 0, False)
+    # arange(stop, step, dtype), all positional: MLX's second overload.
+    same("arange", 1, 7, Dt("float16"))
+    same("arange", 3, 7.5, Dt("float32"))
+    same("arange", 1.0, 2, 0.5, Dt("float16"))
+    x = np.array([[0, 1, 2], [3, 0, 5]], np.int32)
+    same("count_nonzero", x, -1)
+    same("count_nonzero", x, (0, 1))
+    same("count_nonzero", x, 0, keepdims=True)
+    same_error("count_nonzero", x, 0, True)  # keepdims is keyword-only
+    same(lambda m: m.stack([m.array(x), m.array(x)], None))
+    same(lambda m: m.stack([m.array(x), m.array(x)], axis=None))
 
 
 CATEGORIES = ["complexfloating", "floating", "inexact", "signedinteger", "unsignedinteger", "integer", "number",
