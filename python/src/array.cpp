@@ -11,6 +11,7 @@
 #include "alloy/ops.h"
 #include "alloy/transforms.h"
 #include "bindings.h"
+#include "buffer_protocol.h"
 #include "convert.h"
 #include "raw_call.h"
 #include "stream_or_device.h"
@@ -130,7 +131,7 @@ PyObject* eval_arrays(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }  // namespace
 
 void init_array(nb::module_& m) {
-  nb::class_<array>(m, "array", "A lazy n-dimensional array.")
+  nb::class_<array>(m, "array", nb::type_slots(array_buffer_slots()), "A lazy n-dimensional array.")
       .def("__init__",
            [](array* self, nb::handle obj, std::optional<Dtype> dtype) { new (self) array(py::to_array(obj, dtype)); },
            nb::arg("val"), nb::arg("dtype") = nb::none())
