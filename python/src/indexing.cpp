@@ -422,6 +422,16 @@ void init_indexing(nb::module_& m) {
   def_array_method("__getitem__", [](const array& a, nb::handle idx) { return getitem(a, idx); }, nb::arg("index").none());
   // In place for the Python object (as MLX): `a` now names the updated array.
   def_array_method("__setitem__", [](array& a, nb::handle idx, nb::handle v) {
+    // A Python bool alone, as MLX takes it (numpy's rule): True sets every
+    // element, False none; either way the value must broadcast to
+    // (1, *a.shape).
+    if (PyBool_Check(idx.ptr())) {
+      Shape target = a.shape();
+      target.insert(target.begin(), 1);
+      broadcast_shapes(py::to_array_like(v, a).shape(), target);
+      if (idx.ptr() == Py_True) a = update_at(a, nb::borrow(Py_Ellipsis), v, UpdateOp::set, "setitem");
+      return;
+    }
     a = update_at(a, idx, v, UpdateOp::set, "setitem");
   }, nb::arg("index").none(), nb::arg("value"));
 

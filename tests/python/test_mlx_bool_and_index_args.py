@@ -3,7 +3,8 @@
 - arithmetic on bool arrays, which MLX computes in bool (a - b of two masks is
   their difference as a mask, floor/sign/square of a mask is the mask);
 - 0-d integer arrays wherever an int is asked for (a pad width, a shift, an
-  axis, a shape entry), since MLX arrays convert through `__index__`.
+  axis, a shape entry), since MLX arrays convert through `__index__`;
+- a Python bool as the whole index of an assignment (`a[cond] = v`).
 """
 import operator
 
@@ -209,3 +210,21 @@ def test_numpy_operands_take_the_arrays_dtype_as_in_mlx(rng, array_dtype, other)
     same(lambda m, a: m.where(a > 0, a, value), x)
     # No array among the operands: each keeps its own dtype.
     same(lambda m: m.add(np.ones(2, np.float16), 2.5))
+
+
+def set_with_bool(flag, value):
+    def run(m, a):
+        a = m.array(a)
+        a[flag] = value(m) if callable(value) else value
+        return a
+    return run
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_assigning_through_a_python_bool_sets_all_or_nothing(rng, flag):
+    x = random_array(rng, (2, 3), "float32")
+    same(set_with_bool(flag, 5.0), x)
+    row = random_array(rng, (3,), "float32")
+    same(set_with_bool(flag, lambda m: m.array(row)), x)
+    same(set_with_bool(flag, lambda m: m.ones((1, 2, 3))), x)
+    same_error(set_with_bool(flag, lambda m: m.ones((4,))), x)
