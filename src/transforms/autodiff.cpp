@@ -59,14 +59,6 @@ std::vector<array> traced_tape(const std::vector<array>& outputs, const std::uno
   return tape;
 }
 
-void check_differentiable(const array& a, size_t index, const char* op) {
-  if (!is_inexact(a.dtype())) {
-    throw std::invalid_argument(std::string("[") + op + "] cannot differentiate with respect to argument " +
-                                std::to_string(index) + " of integer or boolean dtype " + dtype_name(a.dtype()) +
-                                "; only floating-point (or complex) inputs have gradients.");
-  }
-}
-
 using CotangentsFor = std::function<std::vector<array>(const std::vector<array>& outputs)>;
 
 // Reverse mode, with the cotangents chosen once the outputs are known.
@@ -205,6 +197,8 @@ std::pair<std::vector<array>, std::vector<array>> jvp(const Function& fun, const
   return {outputs, out_tangents};
 }
 
+// Integer and boolean inputs have gradients too, as in MLX: the backward
+// pass runs in their dtypes (grad of sum(2 x) for int32 x is int32 2s).
 ValueAndGradFn value_and_grad(const Function& fun, const std::vector<int>& argnums) {
   if (argnums.empty()) throw std::invalid_argument("[grad] argnums must name at least one argument.");
   return [fun, argnums](const std::vector<array>& inputs) {
@@ -213,7 +207,6 @@ ValueAndGradFn value_and_grad(const Function& fun, const std::vector<int>& argnu
         throw std::invalid_argument("[grad] argnum " + std::to_string(a) + " is out of range for " +
                                     std::to_string(inputs.size()) + " arguments.");
       }
-      check_differentiable(inputs[a], a, "grad");
     }
     std::vector<array> diff_inputs;
     for (int a : argnums) diff_inputs.push_back(inputs[a]);
