@@ -24,7 +24,6 @@
 #include "fast/bounds_check.h"
 #include "fast/prepared_launch.h"
 #include "jit/cpu_kernel.h"
-#include "msl/runtime/cuda_launch.h"
 #include "primitives/custom_kernel.h"
 
 namespace alloy {
@@ -134,42 +133,6 @@ void compile_custom_kernel(fast::KernelVariant& v) { compiled_for(v); }
 
 namespace {
 
-// Shapes and strides as the kernel reads them: an entry past an operand's
-// ndim is 0, as in the CUDA builds (their ShapeArg/StridesArg hold
-// kMaxKernelDims entries, zero-filled), where the array's own vectors end at
-// ndim and such a read took whatever followed them on the heap. Metal leaves
-// those entries undefined; both of Alloy's targets now agree on 0. An
-// operand of more dimensions than that (the GPU refuses it) keeps its own.
-class PaddedLayouts {
- public:
-  static constexpr int kDims = alloy_msl::cuda::kMaxKernelDims;
-  PaddedLayouts(const KernelOperands& operands, size_t count)
-      : shape_values_(count * kDims, 0), stride_values_(count * kDims, 0), shapes_(count), strides_(count) {
-    for (size_t i = 0; i < count; ++i) {
-      const int ndim = operands.ndims[i];
-      shapes_[i] = operands.shapes[i];
-      strides_[i] = operands.strides[i];
-      if (ndim < 0 || ndim > kDims) continue;
-      if (const int* s = operands.shapes[i]) {
-        std::copy(s, s + ndim, &shape_values_[i * kDims]);
-        shapes_[i] = &shape_values_[i * kDims];
-      }
-      if (const int64_t* s = operands.strides[i]) {
-        std::copy(s, s + ndim, &stride_values_[i * kDims]);
-        strides_[i] = &stride_values_[i * kDims];
-      }
-    }
-  }
-  const int* const* shapes() const { return shapes_.data(); }
-  const int64_t* const* strides() const { return strides_.data(); }
-
- private:
-  std::vector<int> shape_values_;
-  std::vector<int64_t> stride_values_;
-  std::vector<const int*> shapes_;
-  std::vector<const int64_t*> strides_;
-};
-
 // One launch of `v`'s compiled kernel. A checked variant writes `report`
 // (bounds_sizes from `operands`); errors name the kernel, except a memory
 // fault, which comes back as jit::CpuKernelFault for run_custom_kernel.
@@ -178,9 +141,8 @@ void launch_variant(fast::KernelVariant& v, const KernelOperands& operands, cons
   const jit::CpuKernel* kernel = compiled_for(v);
   alloy_msl::cpu::Launch launch{};
   launch.buffers = operands.buffers;
-  const PaddedLayouts layouts(operands, v.spec.inputs.size() + v.spec.outputs.size());
-  launch.shapes = layouts.shapes();
-  launch.strides = layouts.strides();
+  launch.shapes = operands.shapes;
+  launch.strides = operands.strides;
   launch.ndims = operands.ndims;
   for (int i = 0; i < 3; ++i) {
     launch.grid[i] = grid[i];
@@ -324,11 +286,15 @@ OperandTables::OperandTables(size_t n_inputs, size_t n_outputs) : n_inputs_(n_in
     strides_heap_.resize(n_inputs + n_outputs);
     ndims_heap_.resize(n_inputs + n_outputs);
     elements_heap_.resize(n_inputs + n_outputs);
+    shape_rows_heap_.resize((n_inputs + n_outputs) * kDims);
+    stride_rows_heap_.resize((n_inputs + n_outputs) * kDims);
     buffers_ = buffers_heap_.data();
     shapes_ = shapes_heap_.data();
     strides_ = strides_heap_.data();
     ndims_ = ndims_heap_.data();
     elements_ = elements_heap_.data();
+    shape_rows_ = shape_rows_heap_.data();
+    stride_rows_ = stride_rows_heap_.data();
   }
 }
 

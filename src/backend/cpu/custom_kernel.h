@@ -2,6 +2,7 @@
 // CustomKernel node and the MLX plugin's primitive (plugin/mlx) share it.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -11,12 +12,16 @@
 #include "alloy/dtype.h"
 #include "fast/kernel_cache.h"
 #include "fast/prepared_launch.h"
+#include "msl/runtime/cuda_launch.h"
 
 namespace alloy::cpu {
 
 // A launch's operands, in the kernel's parameter order: every input, then
 // every output (buffers), with each one's shape, strides and ndim (an
-// output's where given: metal_library's tensor parameters read them).
+// output's where given: metal_library's tensor parameters read them). Shapes
+// and strides hold kMaxKernelDims entries, zeros past ndim, as the CUDA
+// launch's ShapeArg/StridesArg do: a body that reads past ndim (Metal leaves
+// it undefined) gets 0 on either device.
 struct KernelOperands {
   void* const* buffers;
   const int* const* shapes;
@@ -26,7 +31,8 @@ struct KernelOperands {
 };
 
 // The tables behind KernelOperands, on the stack for the usual handful of
-// buffers. Filled from any array type (Alloy's, MLX's).
+// buffers. Filled from any array type (Alloy's, MLX's); shapes and strides
+// are copied into zero-padded rows (an array's own vectors end at ndim).
 class OperandTables {
  public:
   OperandTables(size_t n_inputs, size_t n_outputs);
@@ -38,39 +44,61 @@ class OperandTables {
   void set_input(size_t i, void* data, const int* shape, const int64_t* strides, int ndim,
                  unsigned long long elements = kUnknownElements) {
     buffers_[i] = data;
-    shapes_[i] = shape;
-    strides_[i] = strides;
     ndims_[i] = ndim;
     elements_[i] = elements;
+    keep_layout(i, shape, strides, ndim);
   }
   void set_output(size_t i, void* data, unsigned long long elements = kUnknownElements, const int* shape = nullptr,
                   const int64_t* strides = nullptr, int ndim = 0) {
     buffers_[n_inputs_ + i] = data;
     elements_[n_inputs_ + i] = elements;
-    shapes_[n_inputs_ + i] = shape;
-    strides_[n_inputs_ + i] = strides;
     ndims_[n_inputs_ + i] = ndim;
+    keep_layout(n_inputs_ + i, shape, strides, ndim);
   }
   KernelOperands view() const { return {buffers_, shapes_, strides_, ndims_, elements_}; }
 
  private:
   static constexpr size_t kInline = 16;
+  static constexpr int kDims = alloy_msl::cuda::kMaxKernelDims;
+  // Slot i's shape and strides as padded rows (an operand of more
+  // dimensions, which the GPU refuses, keeps its own vectors).
+  void keep_layout(size_t i, const int* shape, const int64_t* strides, int ndim) {
+    shapes_[i] = shape;
+    strides_[i] = strides;
+    if (ndim < 0 || ndim > kDims) return;
+    if (shape) {
+      int* row = shape_rows_ + i * kDims;
+      std::fill(std::copy(shape, shape + ndim, row), row + kDims, 0);
+      shapes_[i] = row;
+    }
+    if (strides) {
+      int64_t* row = stride_rows_ + i * kDims;
+      std::fill(std::copy(strides, strides + ndim, row), row + kDims, int64_t{0});
+      strides_[i] = row;
+    }
+  }
   size_t n_inputs_;
   void* buffers_inline_[kInline];
   const int* shapes_inline_[kInline];
   const int64_t* strides_inline_[kInline];
   int ndims_inline_[kInline];
   unsigned long long elements_inline_[kInline];
+  int shape_rows_inline_[kInline * kDims];
+  int64_t stride_rows_inline_[kInline * kDims];
   std::vector<void*> buffers_heap_;
   std::vector<const int*> shapes_heap_;
   std::vector<const int64_t*> strides_heap_;
   std::vector<int> ndims_heap_;
   std::vector<unsigned long long> elements_heap_;
+  std::vector<int> shape_rows_heap_;
+  std::vector<int64_t> stride_rows_heap_;
   void** buffers_ = buffers_inline_;
   const int** shapes_ = shapes_inline_;
   const int64_t** strides_ = strides_inline_;
   int* ndims_ = ndims_inline_;
   unsigned long long* elements_ = elements_inline_;
+  int* shape_rows_ = shape_rows_inline_;
+  int64_t* stride_rows_ = stride_rows_inline_;
 };
 
 // Compiles the variant's translation unless done before (the content-
