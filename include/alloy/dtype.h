@@ -85,6 +85,8 @@ Dtype promote_types(Dtype a, Dtype b);
 // MLX's categories for mx.issubdtype.
 enum class DtypeCategory { complexfloating, floating, inexact, signedinteger, unsignedinteger, integer, number, generic };
 bool issubdtype(Dtype d, DtypeCategory c);
+// A category below another (floating below inexact, number and generic).
+bool issubdtype(DtypeCategory c, DtypeCategory parent);
 
 // Compile-time mapping dtype <-> C++ type.
 template <Dtype D>

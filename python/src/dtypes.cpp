@@ -59,14 +59,7 @@ void init_dtypes(nb::module_& m) {
         };
         const Side x = side(a, "first"), y = side(b, "second");
         if (x.is_dtype) return y.is_dtype ? x.dtype == y.dtype : issubdtype(x.dtype, y.category);
-        if (y.is_dtype) return false;
-        const DtypeCategory c = x.category, parent = y.category;
-        if (c == parent || parent == DtypeCategory::generic) return true;
-        if (parent == DtypeCategory::number) return c != DtypeCategory::generic;
-        if (parent == DtypeCategory::inexact) return c == DtypeCategory::floating || c == DtypeCategory::complexfloating;
-        if (parent == DtypeCategory::integer)
-          return c == DtypeCategory::signedinteger || c == DtypeCategory::unsignedinteger;
-        return false;
+        return !y.is_dtype && issubdtype(x.category, y.category);
       },
       nb::arg(), nb::arg(), "Whether the first dtype or category is the second or below it.");
   m.def("promote_types", &promote_types, nb::arg(), nb::arg(), "MLX's type promotion of two dtypes.");

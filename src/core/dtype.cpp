@@ -70,4 +70,16 @@ bool issubdtype(Dtype d, DtypeCategory c) {
   return false;
 }
 
+bool issubdtype(DtypeCategory c, DtypeCategory parent) {
+  switch (parent) {
+    case DtypeCategory::generic: return true;
+    case DtypeCategory::number: return c != DtypeCategory::generic;
+    case DtypeCategory::inexact:
+      return c == parent || c == DtypeCategory::floating || c == DtypeCategory::complexfloating;
+    case DtypeCategory::integer:
+      return c == parent || c == DtypeCategory::signedinteger || c == DtypeCategory::unsignedinteger;
+    default: return c == parent;
+  }
+}
+
 }  // namespace alloy
