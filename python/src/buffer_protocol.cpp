@@ -65,19 +65,19 @@ int get_buffer(PyObject* self, Py_buffer* view, int flags) {
                       "array, and a.view(mx.uint16) a buffer of its bits.");
       return -1;
     }
-    {
-      nb::gil_scoped_release release;
-      a.eval();
-    }
     // GPU memory is not host memory, and a buffer of a host copy would let
     // np.array(a, copy=False), which numpy answers from a buffer first,
     // copy silently; refused, numpy goes on to __array__ (which copies, or
-    // refuses copy=False).
+    // refuses copy=False). Known before evaluating.
     if (a.device().type != Device::cpu) {
       PyErr_SetString(PyExc_BufferError,
                       "alloy.core.array: the array lives in GPU memory, which offers no buffer; np.array(a) copies "
                       "it to the host.");
       return -1;
+    }
+    {
+      nb::gil_scoped_release release;
+      a.eval();
     }
     // Without PyBUF_STRIDES the consumer reads the memory as C-contiguous.
     const bool strided_ok = (flags & PyBUF_STRIDES) == PyBUF_STRIDES;

@@ -58,11 +58,12 @@ void init_creation(nb::module_& m) {
   m.def("arange",
         [](nb::handle first, nb::handle second, nb::handle third, std::optional<Dtype> dtype, SD s) {
           // MLX's second form, arange(stop, step, dtype), with all three positional.
-          const nb::object zero = nb::int_(0);
+          nb::object zero;  // keeps the start of that form alive
           if (Dtype d; !dtype && !second.is_none() && py::dtype_of(third.ptr(), d)) {
             dtype = d;
             third = second;
             second = first;
+            zero = nb::int_(0);
             first = zero;
           }
           // arange(stop) or arange(start, stop[, step]); int32 when every given value is an int.
