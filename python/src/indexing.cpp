@@ -426,10 +426,11 @@ void init_indexing(nb::module_& m) {
     // element, False none; either way the value must broadcast to
     // (1, *a.shape).
     if (PyBool_Check(idx.ptr())) {
+      const array value = py::to_array_like(v, a);
       Shape target = a.shape();
       target.insert(target.begin(), 1);
-      broadcast_shapes(py::to_array_like(v, a).shape(), target);
-      if (idx.ptr() == Py_True) a = update_at(a, nb::borrow(Py_Ellipsis), v, UpdateOp::set, "setitem");
+      broadcast_shapes(value.shape(), target);
+      if (idx.ptr() == Py_True) a = update_at(a, nb::borrow(Py_Ellipsis), nb::cast(value), UpdateOp::set, "setitem");
       return;
     }
     a = update_at(a, idx, v, UpdateOp::set, "setitem");

@@ -190,11 +190,11 @@ PAST_NDIM_SUM = """
 
 
 @pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 4), (2, 1, 3, 2, 2)])
-def test_shape_and_strides_past_ndim_read_zero(shape, monkeypatch):
+def test_shape_and_strides_past_ndim_read_zero(shape, rng, monkeypatch):
     # Out of the shape vector on purpose, which the bounds check would name.
     monkeypatch.setenv("ALLOY_BOUNDS_CHECK", "0")
     k = mx.fast.metal_kernel(name="past_ndim_sum", input_names=["inp"], output_names=["out"], source=PAST_NDIM_SUM)
-    x = np.random.default_rng().standard_normal(shape).astype(np.float32)
+    x = rng.standard_normal(shape).astype(np.float32)
     out = k(inputs=[mx.array(x)], grid=(x.size, 1, 1), threadgroup=(32, 1, 1), output_shapes=[shape],
             output_dtypes=[mx.float32], init_value=float("nan"))[0]
     np.testing.assert_array_equal(np.array(out), x + len(shape))
