@@ -3,11 +3,12 @@ mlx.core (or a submodule, or mx.array's methods) with random positional and
 keyword arguments drawn from a small pool (arrays of several dtypes and
 shapes, ints, floats, None, tuples, lists, strings, bools, dtypes) through
 mlx.core and alloy.core alike, and prints the calls MLX answers where Alloy
-raises or answers with another shape or dtype (values are the differential
-tests' business). What Alloy accepts and MLX refuses is not printed: being
+raises or answers with another shape or dtype, and with --values other
+values (beyond float32 rounding). What Alloy accepts and MLX refuses is not printed: being
 more lenient breaks no MLX program.
 
     python scripts/probes/mlx_parity_fuzz.py [--seed N] [--target core|methods|linalg|fft|random] [--tries N]
+                                             [--values]
 
 Found this way (sixty-second session): dtype=None refused, an int taken as
 a Dtype, linspace's endpoint, count_nonzero's positional axis, stack's
@@ -59,11 +60,32 @@ def describe(item):
     return f"array{tuple(np.shape(value))}:{np.asarray(value).dtype}" if kind == "array" else repr(value)
 
 
-def outcome(call):
+class Values:
+    """An array's values, equal to another's within float32 rounding (NaNs
+    in the same places); kept out of the printed summary."""
+
+    def __init__(self, v, core):
+        self.v = np.array(v.astype(core.float32) if v.dtype == core.bfloat16 else v)
+
+    def __eq__(self, other):
+        a, b = self.v, other.v
+        if a.shape != b.shape:
+            return False
+        if a.dtype.kind in "fc":
+            return bool(np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True))
+        return bool(np.array_equal(a, b))
+
+    def __repr__(self):
+        return np.array2string(self.v, threshold=8, precision=4).replace("\n", "")
+
+
+def outcome(call, values):
     def summary(v):
         if isinstance(v, (mx.array, ax.array)):
-            (mx if isinstance(v, mx.array) else ax).eval(v)
-            return ("array", tuple(v.shape), str(v.dtype).split(".")[-1])
+            core = mx if isinstance(v, mx.array) else ax
+            core.eval(v)
+            meta = ("array", tuple(v.shape), str(v.dtype).split(".")[-1])
+            return meta + (Values(v, core),) if values else meta
         if isinstance(v, (list, tuple)):
             return tuple(summary(e) for e in v)
         return type(v).__name__
@@ -88,6 +110,7 @@ def main():
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--target", default="core", choices=["core", "methods", "linalg", "fft", "random"])
     p.add_argument("--tries", type=int, default=10, help="calls per function and argument count")
+    p.add_argument("--values", action="store_true", help="compare the arrays' values too (not for random)")
     args = p.parse_args()
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**31)
     print(f"seed {seed}", file=sys.stderr)
@@ -111,7 +134,7 @@ def main():
                         fn = getattr(module if args.target == "core" else getattr(module, args.target), name)
                     positional = [make(module, i) for i in items]
                     named = {k: make(module, v) for k, v in keywords.items()}
-                    results.append(outcome(lambda: fn(*positional, **named)))
+                    results.append(outcome(lambda: fn(*positional, **named), args.values))
                 want, got = results
                 if want[0] == "ok" and want != got:
                     call = (describe(receiver) + "." if args.target == "methods" else "") + name + "(" + ", ".join(
