@@ -127,14 +127,43 @@ def test_training_step_matches_mlx(rng, name):
     np.testing.assert_allclose(float(got_loss.item()), float(want_loss.item()), rtol=1e-5)
     from alloy.utils import tree_flatten as alloy_flatten
 
+    # A gradient can jump where an input crosses a kink (gemma3n's
+    # activation sparsity cuts each token's units at mean + 1.645 std, and
+    # the cutoff's own gradient reaches every unit of the token): a unit
+    # within float32 rounding of its cutoff lands on either side, and MLX's
+    # float32 can differ from Alloy's by a quarter of the gradient's largest
+    # (seed 952429830 with OpenBLAS's Sandybridge kernels). Where Alloy's
+    # float32 differs from MLX's, it must then match MLX's float64 run of
+    # the same step, which lands on one side too.
+    def mlx_float64():
+        model, _ = build("mlx", name)
+        model.load_weights([(k, v.astype(mx.float64)) for k, v in weights], strict=True)
+        with mx.stream(mx.cpu):
+            _, grads = train_step(mx, mnn, mopt, model, tokens)
+        return {"gradient": dict(tree_flatten(grads)), "updated weight": dict(tree_flatten(model.parameters()))}
+
+    def error(got, want):
+        want = np.array(want.astype(mx.float32))
+        return np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-6)
+
+    exact = None
     for what, want_tree, got_tree in (("gradient", want_grads, got_grads),
                                       ("updated weight", mlx_model.parameters(), alloy_model.parameters())):
         want, got = dict(tree_flatten(want_tree)), dict(alloy_flatten(got_tree))
         assert want.keys() == got.keys(), f"{name}: {what}s of {sorted(set(want) ^ set(got))} on one side only"
         for k in want:
-            w, g = np.array(want[k].astype(mx.float32)), np.array(got[k].astype(ax.float32))
-            scale = max(np.max(np.abs(w)), 1e-6)
-            assert np.max(np.abs(g - w)) / scale < 1e-3, f"{name}: {what} {k} differs from MLX's"
+            g = np.array(got[k].astype(ax.float32))
+            err = error(g, want[k])
+            if err < 1e-3:
+                continue
+            try:
+                exact = exact or mlx_float64()
+            except Exception as e:  # noqa: BLE001 - an op MLX lacks in float64 leaves the first verdict
+                raise AssertionError(f"{name}: {what} {k} differs from MLX's by {err:.2e} of its largest; "
+                                     f"no float64 arbiter ({type(e).__name__}: {e})") from e
+            err64 = error(g, exact[what][k])
+            assert err64 < 1e-3, (f"{name}: {what} {k} differs from MLX's by {err:.2e} of its largest, "
+                                  f"and from MLX's float64 step by {err64:.2e}")
 
 
 # mlx-lm's samplers (sample_utils.py, its compiled top-k/top-p/min-p/XTC
