@@ -48,6 +48,14 @@ std::optional<std::string> vector_pointee(const std::vector<Token>& toks, const 
   return text;
 }
 
+// Whether toks[b, e) is a pointer type into device or constant memory.
+bool memory_pointer_type(const std::vector<Token>& toks, std::size_t b, std::size_t e) {
+  if (e <= b || !toks[e - 1].is_punct("*")) return false;
+  for (std::size_t k = b; k < e; ++k)
+    if (toks[k].is_ident("device") || toks[k].is_ident("constant")) return true;
+  return false;
+}
+
 // One past the unary expression a C-style cast at `k` applies to: prefix
 // operators, then a name, a literal or a parenthesised expression, then
 // subscripts, calls, member accesses and `++`/`--`. 0 when it is not one
@@ -127,6 +135,8 @@ void vector_pointer_declarations(const std::vector<Token>& toks, Out& out) {
 // become `::alloy_msl::vector_cast<const float4>(row + d)`: accesses through
 // it work at any address the elements may have, as on Apple's GPUs, where
 // CUDA's vector loads need the vector's alignment (metal_vector_cast.h).
+// `reinterpret_cast` to another pointer into device or constant memory
+// becomes `::alloy_msl::pointer_cast`, which also takes such a vector pointer.
 void rewrite_vector_casts(const std::vector<Token>& toks, Out& out) {
   for (std::size_t i = 0; i < toks.size(); ++i) {
     const Token& t = toks[i];
@@ -148,7 +158,13 @@ void rewrite_vector_casts(const std::vector<Token>& toks, Out& out) {
       const std::size_t close = closing_angle(toks, i + 1);
       if (close == 0 || close + 1 >= toks.size() || !toks[close + 1].is_punct("(")) continue;
       const std::optional<std::string> pointee = vector_pointee(toks, out, i + 2, close);
-      if (!pointee) continue;
+      if (!pointee) {
+        // A scalar pointer, `reinterpret_cast<const device int8_t*>(p4)`:
+        // its operand may be a vector pointer variable, a class here.
+        if (t.is_ident("reinterpret_cast") && memory_pointer_type(toks, i + 2, close))
+          out[i] = "::alloy_msl::pointer_cast";
+        continue;
+      }
       out[i] = "::alloy_msl::vector_cast";
       out[i + 1] = "<" + *pointee;
       for (std::size_t k = i + 2; k < close; ++k) out[k] = "";

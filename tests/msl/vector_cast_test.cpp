@@ -94,5 +94,25 @@ TEST(MslVectorCast, OtherCastsAndTypesAreLeftAsWritten) {
   EXPECT_TRUE(has(k, "first(::alloy_msl::vector_cast<const float4>((a))).x")) << k;
 }
 
+TEST(MslVectorCast, AReinterpretCastToAScalarMemoryPointerTakesVectorPointersToo) {
+  // `reinterpret_cast` cannot take a vector_cast_ptr (a class): a cast to a
+  // scalar pointer into device or constant memory goes through pointer_cast,
+  // which also takes plain pointers. C-style and static casts stay as
+  // written (vector_cast_ptr converts explicitly to any pointer).
+  const std::string body =
+      "const device char4* p4 = (const device char4*)(a);\n"
+      "float r = float(reinterpret_cast<const device int8_t*>(p4)[3]);\n"
+      "float c = float(((const device int8_t*)p4)[2]);\n"
+      "thread float* local = reinterpret_cast<thread float*>(&r);\n"
+      "out[0] = r + c + *local + float(reinterpret_cast<uintptr_t>(a) != 0);\n";
+  for (Target t : {Target::Cpp, Target::Cuda}) {
+    const std::string k = translated(body, t);
+    EXPECT_TRUE(has(k, "::alloy_msl::pointer_cast<const int8_t*>(p4)[3]")) << k;
+    EXPECT_TRUE(has(k, "((const int8_t*)p4)[2]")) << k;
+    EXPECT_TRUE(has(k, "reinterpret_cast<float*>(&r)")) << k;  // thread memory: as written
+    EXPECT_TRUE(has(k, "reinterpret_cast<uintptr_t>(a)")) << k;
+  }
+}
+
 }  // namespace
 }  // namespace alloy::msl

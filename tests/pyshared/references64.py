@@ -2,7 +2,7 @@
 shared by Alloy's own tests and alloy.mlx's: parakeet-mlx's local attention
 (`local_qk_perf`, `local_pv_matmul`: query i attends keys S_k - S_q + i - w ..
 + w, queries stuck to the right end), mlx-mfa's Conv3D and its TurboQuant
-paged decode."""
+paged decode, mtplx's decode attention over the last QL positions."""
 import numpy as np
 
 
@@ -106,3 +106,19 @@ def check_tq_decode(module, mx, rng, bits, dtype):
     got = np.array(out.astype(mx.float32))[0, :, 0]
     tol = {"float16": 2e-3, "bfloat16": 1.5e-2}[dtype]
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def tail_causal_attention(q, k, v, offset, scale, window_start=0):
+    """mtplx's decode attention contract: query row j of QL attends keys
+    window_start <= n <= offset - QL + j; query head h reads key/value head
+    h // (HQ / HK). q (1, HQ, QL, D), k and v (1, HK, N, D)."""
+    _, hq, ql, d = q.shape
+    group = hq // k.shape[1]
+    out = np.zeros(q.shape)
+    for h in range(hq):
+        for j in range(ql):
+            n = offset - ql + j + 1
+            s = k[0, h // group, window_start:n] @ q[0, h, j] * scale
+            p = np.exp(s - s.max())
+            out[0, h, j] = (p / p.sum()) @ v[0, h // group, window_start:n]
+    return out

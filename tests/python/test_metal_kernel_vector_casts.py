@@ -195,3 +195,25 @@ struct FloatRow {
     b = np.arange(ROWS) * 7 + 3
     want = r[b] + r[b + 3] - 2 * (r[b + 4] + r[b + 7])
     np.testing.assert_allclose(np.array(out), want, rtol=1e-5, atol=1e-5)
+
+
+BACK_TO_SCALAR = """
+    uint i = thread_position_in_grid.x;
+    const device float4* p4 = (const device float4*)(a + i * 10 + 1);
+    float head = p4[0].y;                                               // the vector read
+    float c = ((const device float*)p4)[4];                             // back by a C-style cast
+    float s = static_cast<const device float*>(p4)[5];                  // by static_cast
+    float r = reinterpret_cast<const device float*>(p4)[6];             // by reinterpret_cast
+    const device uchar* bytes = reinterpret_cast<const device uchar*>(p4 + 1);  // through arithmetic, to bytes
+    out[i] = head + 2 * c - 3 * s + 4 * r + float(bytes[0] == ((const device uchar*)(a + i * 10 + 5))[0]);
+"""
+
+
+def test_a_vector_pointer_variable_casts_back_to_a_scalar_pointer(rng):
+    # mtplx's q8 paged attention reads `((const device int8_t*)key_ptr4)[i]`
+    # for the elements past its last whole char4.
+    a = rng.standard_normal(ROWS * 10 + 8).astype(np.float32)
+    got = run("vector_cast_back_to_scalar", BACK_TO_SCALAR, a, (ROWS,))
+    r = a.astype(np.float64)[np.arange(ROWS)[:, None] * 10 + 1 + np.arange(7)]
+    want = r[:, 1] + 2 * r[:, 4] - 3 * r[:, 5] + 4 * r[:, 6] + 1
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -16,6 +16,7 @@ import pytest
 
 import alloy.core as mx
 from real_mlx_code import load
+from references64 import tail_causal_attention
 
 DEVICE = os.environ.get("ALLOY_TEST_DEVICE", "cpu")
 cuda_layout = pytest.mark.xfail(DEVICE == "gpu", strict=True,
@@ -60,21 +61,6 @@ def test_mlx_nax_tile_gemm(rng, dtype, tol, ta, tb):
     a64, b64 = as64(a), as64(b)
     want = (a64.T if ta else a64) @ (b64.T if tb else b64)
     np.testing.assert_allclose(as64(c), want, rtol=tol, atol=tol * np.sqrt(K))
-
-
-def tail_causal_attention(q, k, v, offset, scale):
-    """mtplx's contract: query row j of QL attends keys n <= offset - QL + j;
-    query head h reads key/value head h // (HQ / HK)."""
-    _, hq, ql, d = q.shape
-    group = hq // k.shape[1]
-    out = np.zeros(q.shape)
-    for h in range(hq):
-        for j in range(ql):
-            n = offset - ql + j + 1
-            s = k[0, h // group, :n] @ q[0, h, j] * scale
-            p = np.exp(s - s.max())
-            out[0, h, j] = (p / p.sum()) @ v[0, h // group, :n]
-    return out
 
 
 @cuda_layout

@@ -162,6 +162,10 @@ template <class V> struct vector_cast_ptr {
   // `const device float4* q = (device float4*)x;`
   template <class U> ALLOY_FUNC vector_cast_ptr(vector_cast_ptr<U> o) : p(o.p) {}
   ALLOY_FUNC operator V*() const { return p; }
+  // Back to a scalar (or another) pointer, `((const device int8_t*)p4)[i]`
+  // as Metal reinterprets any pointer within its address space: explicit,
+  // so C-style casts and static_cast take it and nothing converts silently.
+  template <class U> ALLOY_FUNC explicit operator U*() const { return (U*)(p); }
   ALLOY_FUNC typename vector_cast_access<V>::type operator*() const { return vector_cast_access<V>::at(p); }
   template <class I, metal::enable_if_t<metal::is_integral_v<I>, int> = 0>
   ALLOY_FUNC typename vector_cast_access<V>::type operator[](I i) const { return vector_cast_access<V>::at(p + i); }
@@ -190,5 +194,11 @@ template <class V, class P> ALLOY_FUNC vector_cast_ptr<V> vector_cast(P* x) {
 template <class V, class P> ALLOY_FUNC vector_cast_ptr<V> vector_cast(vector_cast_ptr<P> x) {
   return vector_cast_ptr<V>((V*)(x.p));
 }
+
+// `reinterpret_cast<const device int8_t*>(x)` -> `pointer_cast<const int8_t*>(x)`:
+// `x` is a pointer or an address, or a vector pointer variable, which
+// reinterpret_cast cannot take (a class here).
+template <class T, class P> ALLOY_FUNC T pointer_cast(P x) { return reinterpret_cast<T>(x); }
+template <class T, class V> ALLOY_FUNC T pointer_cast(vector_cast_ptr<V> x) { return reinterpret_cast<T>(x.p); }
 
 }  // namespace alloy_msl
