@@ -62,8 +62,10 @@ bool includes_tensor_header(const Token& t) {
   return d.find("<metal_tensor>") != std::string::npos || d.find("MetalPerformancePrimitives/") != std::string::npos;
 }
 
-// MLX's utils.h (mlx_utils.h).
-constexpr std::string_view kMlxUtilsNames[] = {"ceildiv", "Limits", "elem_to_loc"};
+// MLX's utils.h (mlx_utils.h), and complex64_t, which it includes.
+constexpr std::string_view kMlxUtilsNames[] = {"ceildiv",       "Limits",  "elem_to_loc", "complex64_t",
+                                               "WorkPerThread", "cast_to", "ConditionalType",
+                                               "MLX_MTL_PRAGMA_UNROLL"};
 
 template <std::size_t N>
 bool in(const std::string_view (&names)[N], std::string_view s) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "alloy/msl/program.h"
 #include "msl/lexer.h"
@@ -14,14 +15,15 @@
 namespace alloy::msl {
 namespace {
 
-constexpr std::string_view kWhere = "metal_library";
-
 struct Found {
   FunctionConstant constant;
   std::size_t attribute_begin = 0, attribute_end = 0;  // the `[[function_constant(i)]]` bytes
 };
 
-std::vector<Found> scan(const std::string& source, const std::vector<Token>& toks) {
+// `where` and `file` name the op and the text in errors ("metal_library",
+// "source"; "metal_kernel", "header").
+std::vector<Found> scan(const std::string& source, const std::vector<Token>& toks, std::string_view where,
+                        const std::string& file) {
   std::vector<Found> out;
   int braces = 0;
   for (std::size_t i = 0; i < toks.size(); ++i) {
@@ -33,7 +35,7 @@ std::vector<Found> scan(const std::string& source, const std::vector<Token>& tok
     // A kernel parameter with [[function_constant(name)]] (an optional argument) is not a declaration.
     if (braces != 0) continue;
     auto bad = [&](const std::string& what) {
-      throw_compile_error(kWhere, "source", source, t.line, t.col, what);
+      throw_compile_error(where, file, source, t.line, t.col, what);
     };
     const Token& name = toks[i - 2];
     if (name.kind != TokenKind::Identifier) bad("a function constant is declared `constant T name [[function_constant(index)]];`");
@@ -81,38 +83,72 @@ std::vector<Found> scan(const std::string& source, const std::vector<Token>& tok
 
 std::vector<FunctionConstant> find_function_constants(const std::string& source) {
   std::vector<FunctionConstant> out;
-  for (Found& f : scan(source, lex(source))) out.push_back(std::move(f.constant));
+  for (Found& f : scan(source, lex(source), "metal_library", "source")) out.push_back(std::move(f.constant));
   return out;
 }
 
-std::string specialize_function_constants(const std::string& source, const std::map<std::string, std::string>& values) {
-  const std::vector<Token> toks = lex(source);
-  const std::vector<Found> found = scan(source, toks);
-  if (found.empty()) return source;
-  std::map<std::string, bool> defined;
-  for (const Found& f : found) defined[f.constant.name] = values.count(f.constant.name) > 0;
-  // Edits as (begin, end, text), applied back to front.
-  std::vector<std::tuple<std::size_t, std::size_t, std::string>> edits;
-  for (const Found& f : found) {
-    auto it = values.find(f.constant.name);
-    const std::string value = it != values.end() ? it->second : f.constant.type + "()";
-    edits.emplace_back(f.attribute_begin, f.attribute_end, "= static_cast<" + f.constant.type + ">(" + value + ")");
-  }
+namespace {
+
+using Edits = std::vector<std::tuple<std::size_t, std::size_t, std::string>>;  // (begin, end, text)
+
+// Each `is_function_constant_defined(name)` of `text` becomes true or false.
+void resolve_defined(const std::string& text, const std::vector<Token>& toks, const std::map<std::string, bool>& defined,
+                     std::string_view where, const std::string& file, Edits& edits) {
   for (std::size_t i = 0; i + 3 < toks.size(); ++i) {
     if (!toks[i].is_ident("is_function_constant_defined") || !toks[i + 1].is_punct("(") ||
         toks[i + 2].kind != TokenKind::Identifier || !toks[i + 3].is_punct(")"))
       continue;
     auto it = defined.find(toks[i + 2].text);
     if (it == defined.end()) {
-      throw_compile_error(kWhere, "source", source, toks[i + 2].line, toks[i + 2].col,
+      throw_compile_error(where, file, text, toks[i + 2].line, toks[i + 2].col,
                           "'" + toks[i + 2].text + "' is not a function constant");
     }
     edits.emplace_back(toks[i].begin, toks[i + 3].end, it->second ? "true" : "false");
   }
+}
+
+// The declarations of `found` given `values` (a constant without one: T()).
+void give_values(const std::vector<Found>& found, const std::map<std::string, std::string>& values, Edits& edits) {
+  for (const Found& f : found) {
+    auto it = values.find(f.constant.name);
+    const std::string value = it != values.end() ? it->second : f.constant.type + "()";
+    edits.emplace_back(f.attribute_begin, f.attribute_end, "= static_cast<" + f.constant.type + ">(" + value + ")");
+  }
+}
+
+// `text` with `edits` made, back to front.
+std::string edited(std::string text, Edits edits) {
   std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
-  std::string out = source;
-  for (const auto& [begin, end, text] : edits) out.replace(begin, end - begin, text);
-  return out;
+  for (const auto& [begin, end, what] : edits) text.replace(begin, end - begin, what);
+  return text;
+}
+
+}  // namespace
+
+std::string specialize_function_constants(const std::string& source, const std::map<std::string, std::string>& values) {
+  const std::vector<Token> toks = lex(source);
+  const std::vector<Found> found = scan(source, toks, "metal_library", "source");
+  if (found.empty()) return source;
+  std::map<std::string, bool> defined;
+  for (const Found& f : found) defined[f.constant.name] = values.count(f.constant.name) > 0;
+  Edits edits;
+  give_values(found, values, edits);
+  resolve_defined(source, toks, defined, "metal_library", "source", edits);
+  return edited(source, std::move(edits));
+}
+
+std::pair<std::string, std::string> specialize_kernel_function_constants(const std::string& header,
+                                                                         const std::string& source) {
+  const std::vector<Token> header_toks = lex(header);
+  const std::vector<Found> found = scan(header, header_toks, "metal_kernel", "header");
+  if (found.empty()) return {header, source};
+  std::map<std::string, bool> defined;
+  for (const Found& f : found) defined[f.constant.name] = false;
+  Edits header_edits, source_edits;
+  give_values(found, {}, header_edits);
+  resolve_defined(header, header_toks, defined, "metal_kernel", "header", header_edits);
+  resolve_defined(source, lex(source), defined, "metal_kernel", "source", source_edits);
+  return {edited(header, std::move(header_edits)), edited(source, std::move(source_edits))};
 }
 
 }  // namespace alloy::msl

@@ -2,7 +2,9 @@
 
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
+#include "alloy/msl/program.h"
 #include "msl/analysis.h"
 #include "msl/cpu_inline_helpers.h"
 #include "msl/cpu_inline_macros.h"
@@ -55,6 +57,16 @@ TranslatedKernel translate_lexed(const KernelSpec& spec, const LexedKernel& lexe
 
 TranslatedKernel translate(const KernelSpec& spec, Target target) {
   check_spec(spec);
+  // Function constants a metal_kernel's header declares (MLX's quantized.h
+  // does, for kernels it makes itself) get no values: Metal compiles them
+  // unread, and reads them as unspecified. Here each is its type's T() and
+  // `is_function_constant_defined` false; the Metal form keeps them as written.
+  if (spec.program_entry.empty() && spec.dialect == Dialect::Metal && target != Target::Metal &&
+      spec.header.find("function_constant") != std::string::npos) {
+    KernelSpec specialized = spec;
+    std::tie(specialized.header, specialized.source) = specialize_kernel_function_constants(spec.header, spec.source);
+    if (specialized.header != spec.header) return translate(specialized, target);
+  }
   // Each text is lexed once, here: the passes that follow all read these tokens.
   const LexedKernel lexed = lex_kernel(spec);
   // On the CPU, a macro or a helper of the header that synchronises is

@@ -53,5 +53,24 @@ TEST(MslFunctionConstants, BadDeclarationsQuoteTheLine) {
                CompileError);
 }
 
+TEST(MslFunctionConstants, AKernelHeadersConstantsGetNoValues) {
+  // A metal_kernel's header declares them (MLX's quantized.h); no kernel
+  // parameter gives values, so each is T() and undefined in either text.
+  const std::string header = "constant bool align_M [[function_constant(200)]];\n";
+  const std::string source = "out[0] = is_function_constant_defined(align_M) ? 1.0f : 0.0f;\n";
+  auto [h, s] = specialize_kernel_function_constants(header, source);
+  EXPECT_EQ(h, "constant bool align_M = static_cast<bool>(bool());\n");
+  EXPECT_EQ(s, "out[0] = false ? 1.0f : 0.0f;\n");
+  try {
+    specialize_kernel_function_constants(header, "float x = 0;\nbool b = is_function_constant_defined(other);\n");
+    FAIL() << "accepted";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 2);  // the body's own line
+    EXPECT_NE(std::string(e.what()).find("metal_kernel"), std::string::npos) << e.what();
+  }
+  // No function constants: both texts as they were.
+  EXPECT_EQ(specialize_kernel_function_constants("int a;", source).second, source);
+}
+
 }  // namespace
 }  // namespace alloy::msl

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace alloy::msl {
@@ -83,6 +84,13 @@ std::vector<FunctionConstant> find_function_constants(const std::string& source)
 // `is_function_constant_defined(name)` becomes true or false. Line numbers
 // are kept, so errors still quote the user's lines.
 std::string specialize_function_constants(const std::string& source, const std::map<std::string, std::string>& values);
+
+// A metal_kernel's header and body, where the function constants the header
+// declares get no values (MLX's quantized.h declares some for its own
+// pipelines): each is its type's T(), and `is_function_constant_defined`
+// false in either text. Line numbers kept.
+std::pair<std::string, std::string> specialize_kernel_function_constants(const std::string& header,
+                                                                         const std::string& source);
 
 // parse_program, then every check the translation makes of the program and
 // its header (brackets, vector types, included MLX headers), as Apple's

@@ -1,6 +1,7 @@
 // Shared by both targets: the utilities MLX prepends to every metal_kernel
 // (its kernels/utils.h), which user kernels call: elem_to_loc and its
-// variants, ceildiv, Limits<T>. Global scope, as in MLX. Written from MLX's
+// variants, ceildiv, Limits<T>, complex64_t, WorkPerThread, ConditionalType,
+// cast_to, MLX_MTL_PRAGMA_UNROLL. Global scope, as in MLX. Written from MLX's
 // documented behaviour (index type template defaulting to int64_t).
 #pragma once
 
@@ -130,3 +131,23 @@ ALLOY_FUNC constexpr bool operator!=(complex64_t a, complex64_t b) { return !(a 
 
 // ---- calculation
 template <class T, class U> ALLOY_FUNC T ceildiv(T n, U m) { return (n + m - 1) / m; }
+
+// ---- types: the elements a thread of MLX's elementwise kernels takes (8
+// bytes' worth), a type chosen by a condition, and MLX's casts (to bool:
+// nonzero, either part of a complex number).
+template <class U> struct WorkPerThread {
+  static_assert(sizeof(U) <= 8, "WorkPerThread: an element of at most 8 bytes");
+  static constexpr int n = 8 / sizeof(U);
+};
+template <bool Condition, class T, class U> struct ConditionalType { using type = U; };
+template <class T, class U> struct ConditionalType<true, T, U> { using type = T; };
+template <class U, class T> ALLOY_FUNC U cast_to(T v) { return static_cast<U>(v); }
+template <> ALLOY_FUNC bool cast_to<bool, complex64_t>(complex64_t v) { return v.real != 0 || v.imag != 0; }
+
+// `MLX_MTL_PRAGMA_UNROLL` before a loop: clang's full unroll under Metal;
+// CUDA's unroll hint here, and none for the host compiler (its own choice).
+#if defined(__CUDACC__)
+#define MLX_MTL_PRAGMA_UNROLL _Pragma("unroll")
+#else
+#define MLX_MTL_PRAGMA_UNROLL
+#endif
