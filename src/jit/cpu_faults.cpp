@@ -111,10 +111,11 @@ std::string describe(int sig, void* address, int code) {
 
 }  // namespace
 
-void StoppableThreads::add(pthread_t t) {
+bool StoppableThreads::add(pthread_t t) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (stopping_) return false;  // joined after the stop
   threads_.push_back(t);
-  if (stopping_) pthread_kill(t, kStopSignal);  // joined after the stop
+  return true;
 }
 
 void StoppableThreads::remove(pthread_t t) {
@@ -138,19 +139,27 @@ bool run_catching_faults(const std::function<void()>& fn, std::string& what, Sto
   ensure_alternate_stack();
   sigjmp_buf target;
   sigjmp_buf* outer = jump_target;  // a nested launch on this thread
-  if (sigsetjmp(target, 1) != 0) {
-    jump_target = outer;
+  // Off the stoppable list with no jump target: a stop request arriving while
+  // the list's lock is held finds no target and is ignored (jumping out would
+  // leave the lock held).
+  auto leave = [&] {
+    jump_target = nullptr;
     if (stoppable) stoppable->remove(pthread_self());
+    jump_target = outer;
+  };
+  if (sigsetjmp(target, 1) != 0) {
+    leave();
     what = describe(fault_signal, fault_address, fault_code);
     return false;
   }
-  jump_target = &target;
-  if (stoppable) stoppable->add(pthread_self());
+  jump_target = &target;  // before it is on the list, so a stop always finds it
+  if (stoppable && !stoppable->add(pthread_self())) {
+    jump_target = outer;
+    what = describe(kStopSignal, nullptr, 0);
+    return false;
+  }
   fn();
-  // Off the list before the jump target goes: a stop request arriving after
-  // this finds no target and is ignored.
-  if (stoppable) stoppable->remove(pthread_self());
-  jump_target = outer;
+  leave();
   return true;
 }
 

@@ -24,7 +24,10 @@ namespace alloy::jit {
 // jumps back to its run_catching_faults, as a fault does.
 class StoppableThreads {
  public:
-  void add(pthread_t t);
+  // False (and not added) once stop_all() has run: the thread must not
+  // enter the kernel. (Signalling itself here would jump out of add() with
+  // the list's lock held.)
+  bool add(pthread_t t);
   void remove(pthread_t t);
   void stop_all();
 

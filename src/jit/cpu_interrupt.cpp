@@ -17,8 +17,13 @@ constexpr int kSignals[] = {SIGINT, SIGALRM};
 
 struct sigaction previous[NSIG];
 sem_t wake;
-// The last signal seen by the handler (read by the watcher).
+// The last signal seen by the handler (read by the watcher), and how many
+// it has seen (windows compare counts).
 std::atomic<int> last_signal{0};
+std::atomic<std::uint64_t> signals_seen{0};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the handler counts signals");
+
+thread_local InterruptWindow* open_window = nullptr;
 
 void on_signal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
@@ -29,6 +34,7 @@ void on_signal(int sig, siginfo_t* info, void* context) {
     prev.sa_handler(sig);
   }
   last_signal.store(sig);
+  signals_seen.fetch_add(1);
   sem_post(&wake);  // async-signal-safe
   errno = saved_errno;
 }
@@ -49,17 +55,22 @@ struct InterruptRegistry {
       if (sem_wait(&wake) != 0) continue;  // EINTR
       const int sig = last_signal.load();
       std::lock_guard<std::mutex> lock(mutex);
-      for (InterruptScope* s : active) {
-        s->signal_.store(sig);
-        if (s->stop_) {
-          s->stop_(s->stop_arg_);
-          continue;
-        }
-        s->cancel_->store(1, std::memory_order_relaxed);
-        s->threads_->stop_all();
-      }
+      for (InterruptScope* s : active) stop(s, sig);
     }
   }
+
+  // Under `mutex`.
+  static void stop(InterruptScope* s, int sig) {
+    s->signal_.store(sig);
+    if (s->stop_) {
+      s->stop_(s->stop_arg_);
+      return;
+    }
+    s->cancel_->store(1, std::memory_order_relaxed);
+    s->threads_->stop_all();
+  }
+
+  void enter(InterruptScope* s);
 };
 
 void arm_interrupts() {
@@ -86,17 +97,42 @@ void arm_interrupts() {
   }
 }
 
+InterruptWindow::InterruptWindow(bool open) : open_(open) {
+  if (!open_) return;
+  outer_ = open_window;
+  if (outer_) {
+    seen_at_ = outer_->seen_at_;
+  } else {
+    arm_interrupts();  // from here on the signals come to on_signal, which counts them
+    seen_at_ = signals_seen.load();
+  }
+  open_window = this;
+}
+
+InterruptWindow::~InterruptWindow() {
+  if (open_) open_window = outer_;
+}
+
+int InterruptWindow::signal() const {
+  if (!open_ || signals_seen.load() == seen_at_) return 0;
+  const int sig = last_signal.load();
+  return sig ? sig : SIGINT;
+}
+
+void InterruptRegistry::enter(InterruptScope* s) {
+  std::lock_guard<std::mutex> lock(mutex);
+  active.push_back(s);
+  // Under the lock, so the watcher cannot stop it a second time meanwhile.
+  if (const int sig = open_window ? open_window->signal() : 0) stop(s, sig);
+}
+
 InterruptScope::InterruptScope(std::atomic<int>* cancel, StoppableThreads* threads)
     : cancel_(cancel), threads_(threads) {
-  auto& r = InterruptRegistry::get();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.active.push_back(this);
+  InterruptRegistry::get().enter(this);
 }
 
 InterruptScope::InterruptScope(void (*stop)(void*), void* arg) : stop_(stop), stop_arg_(arg) {
-  auto& r = InterruptRegistry::get();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.active.push_back(this);
+  InterruptRegistry::get().enter(this);
 }
 
 InterruptScope::~InterruptScope() {

@@ -11,9 +11,15 @@
 // (KeyboardInterrupt, or whatever the alarm handler raises).
 //
 // A signal whose disposition is the default or "ignore" is left alone.
+//
+// A launch prepared slowly (its kernel still compiling when the alarm rings)
+// opens an InterruptWindow first: a signal that comes inside the window stops
+// the launch that follows, as one during it would; otherwise the program's
+// handler would have run alone and the endless kernel would start anyway.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 #include "jit/cpu_faults.h"
 
@@ -23,7 +29,27 @@ namespace alloy::jit {
 // (again, when the program replaced it since). A few system calls.
 void arm_interrupts();
 
-// Marks one launch as stoppable by an interrupt while it is alive.
+// See above. Windows nest (an inner one keeps the outer one's start); the
+// InterruptScopes opened on this thread while one is open see its signal.
+// A closed window (open = false) costs nothing, for launches whose kernel is
+// already compiled.
+class InterruptWindow {
+ public:
+  explicit InterruptWindow(bool open = true);
+  ~InterruptWindow();
+  InterruptWindow(const InterruptWindow&) = delete;
+  InterruptWindow& operator=(const InterruptWindow&) = delete;
+  // The signal that came since the window opened, or 0.
+  int signal() const;
+
+ private:
+  bool open_ = false;
+  std::uint64_t seen_at_ = 0;  // signals seen when it opened
+  InterruptWindow* outer_ = nullptr;
+};
+
+// Marks one launch as stoppable by an interrupt while it is alive; if a
+// window open on this thread saw a signal already, it starts stopped.
 class InterruptScope {
  public:
   InterruptScope(std::atomic<int>* cancel, StoppableThreads* threads);

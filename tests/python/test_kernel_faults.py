@@ -314,6 +314,68 @@ def test_a_signal_stops_an_endless_kernel(case, body, name, source, device):
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
 
 
+# The alarm rings while the kernel is still compiling, before any thread runs
+# it: an empty cache, and a header whose 800 inlined steps take the compiler
+# about a second here (five times the alarm's 0.2 s). The program's handler
+# runs and raises nothing; the launch that follows must still stop, not spin
+# until its 20 s timeout.
+SLOW_TO_COMPILE_HEADER = """
+template <int N> struct Chain {
+  static float step(float x) { return Chain<N / 2>::step(Chain<(N - 1) / 2>::step(x) * 1.0001f + float(N % 7)); }
+};
+template <> struct Chain<0> { static float step(float x) { return x; } };
+"""
+SLOW_TO_COMPILE_SPIN = """
+    uint i = thread_position_in_grid.x;
+    threadgroup float t[64];
+    float v = Chain<800>::step(a[i]);
+    while (v > -1.0f) v += 1.0f;
+    t[thread_position_in_threadgroup.x] = v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[i] = t[0];
+"""
+SIGNAL_WHILE_COMPILING = r"""
+import os, signal, sys, time
+import numpy as np
+import alloy.core as mx
+sys.path.insert(0, {here!r})
+from test_kernel_faults import SLOW_TO_COMPILE_HEADER, SLOW_TO_COMPILE_SPIN
+
+k = mx.fast.metal_kernel(name="spin_cold", input_names=["a"], output_names=["out"], source=SLOW_TO_COMPILE_SPIN,
+                         header=SLOW_TO_COMPILE_HEADER)
+quick = mx.fast.metal_kernel(name="twice", input_names=["a"], output_names=["out"],
+                             source="uint i = thread_position_in_grid.x; out[i] = a[i] * 2;")
+kw = dict(grid=(256, 1, 1), threadgroup=(64, 1, 1), output_shapes=[(256,)], output_dtypes=[mx.float32],
+          stream=mx.{device})
+spinning = k(inputs=[mx.ones(256)], timeout=20, **kw)[0]  # built, not compiled: that happens in eval
+seen = []
+signal.signal(signal.SIGALRM, lambda s, f: seen.append(s))
+t0 = time.monotonic()
+signal.setitimer(signal.ITIMER_REAL, 0.2)
+try:
+    mx.eval(spinning)
+    sys.exit("the endless kernel returned")
+except TimeoutError as e:
+    sys.exit(f"the alarm during the compile was lost: the kernel ran to its timeout ({{e}})")
+except RuntimeError as e:
+    assert "stopped by SIGALRM" in str(e) and "not valid" in str(e), e
+took = time.monotonic() - t0
+assert seen == [signal.SIGALRM], seen  # the program's own handler ran too
+assert took < 15, took
+again = quick(inputs=[mx.arange(256, dtype=mx.float32)], **kw)[0]
+assert (np.array(again) == 2 * np.arange(256)).all()
+print("ok", round(took, 3))
+"""
+
+
+@pytest.mark.parametrize("device", STOP_DEVICES)
+def test_a_signal_while_the_kernel_compiles_stops_its_launch(tmp_path, device):
+    code = SIGNAL_WHILE_COMPILING.format(here=os.path.dirname(os.path.abspath(__file__)), device=device)
+    env = dict(os.environ, ALLOY_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("ok"), r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("device", STOP_DEVICES)
 def test_a_stopped_kernel_inside_grad(rng, device):
     # The backward pass runs an endless kernel with a timeout: grad raises

@@ -23,6 +23,7 @@
 #include "backend/cpu/strided.h"
 #include "fast/bounds_check.h"
 #include "fast/prepared_launch.h"
+#include "jit/cpu_interrupt.h"
 #include "jit/cpu_kernel.h"
 #include "primitives/custom_kernel.h"
 
@@ -327,6 +328,9 @@ void fill_elements(void* p, size_t n, Dtype d, double value) {
 }  // namespace cpu
 
 void CustomKernel::eval_cpu(const std::vector<array>& inputs_in, std::vector<array>& outputs) {
+  // A kernel not compiled yet may compile past the alarm meant to stop it:
+  // a signal from here on stops the launch (jit/cpu_interrupt.h).
+  jit::InterruptWindow window(variant().ready.load(std::memory_order_acquire) == nullptr);
   // Copies of the inputs only where input_needs_copy says.
   const std::vector<array>* inputs_p = &inputs_in;
   std::vector<array> copied;

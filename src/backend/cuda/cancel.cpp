@@ -64,6 +64,13 @@ void request_cancel() {
   write_flag(1);
 }
 
+void stop_if_interrupted(const jit::InterruptWindow& window, const std::string& what) {
+  if (const int sig = window.signal()) {
+    throw KernelInterrupted("[" + what + "] stopped by " + signal_name(sig) +
+                            " before its launch (the signal came while it was prepared); its outputs are not valid");
+  }
+}
+
 void wait_stoppable(CUstream s, double timeout_s, const std::string& what) {
   const auto& api = cuda_driver::api();
   cuda_driver::CUresult r = api.cuStreamQuery(s);

@@ -25,6 +25,7 @@
 #include "fast/cuda_build.h"
 #include "fast/cuda_plan.h"
 #include "fast/kernel_support.h"
+#include "jit/cpu_interrupt.h"
 #include "primitives/custom_kernel.h"
 
 namespace alloy {
@@ -375,6 +376,9 @@ FillLaunch::FillLaunch(void* data, size_t n, unsigned width, uint64_t bits)
 }  // namespace cuda
 
 void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<array>& outputs) {
+  // A kernel not compiled yet may compile past the alarm meant to stop it:
+  // a signal from here on stops it before its launch (jit/cpu_interrupt.h).
+  jit::InterruptWindow window(variant().ready.load(std::memory_order_acquire) == nullptr);
   cuda::CUstream cs = cached_stream(stream());
 
   // Copies of the inputs only where input_needs_copy says.
@@ -432,6 +436,7 @@ void CustomKernel::eval_gpu(const std::vector<array>& inputs_in, std::vector<arr
     cuda::check(cuda_driver::api().cuMemsetD8Async(l.bounds_report(), 0, sizeof(alloy_msl::BoundsReport), cs),
                 "metal_kernel", "cuMemsetD8Async (bounds report)");
   }
+  cuda::stop_if_interrupted(window, fast::kernel_label(variant()));
   const uint64_t number = cuda::note_custom_launch(launch().variant);
   eval_profile::timed("(cuLaunchKernel)",
                       [&] { cuda_driver::launch(l.function, l.blocks, l.block, l.shared_bytes, cs, l.args()); });

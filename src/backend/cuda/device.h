@@ -7,6 +7,10 @@
 #include "alloy/device.h"
 #include "jit/cuda_driver.h"
 
+namespace alloy::jit {
+class InterruptWindow;
+}  // namespace alloy::jit
+
 namespace alloy::cuda {
 
 using cuda_driver::CUdeviceptr;
@@ -63,6 +67,9 @@ void request_cancel();
 // same; throws KernelInterrupted / KernelTimeout naming `what` then, after
 // the flag is cleared. The caller's outputs are not valid after a throw.
 void wait_stoppable(CUstream s, double deadline_s, const std::string& what);
+// Throws KernelInterrupted naming `what` when a signal came inside `window`
+// (the kernel was compiling): called before the launch, which then never runs.
+void stop_if_interrupted(const jit::InterruptWindow& window, const std::string& what);
 // "sm_90" for the current device.
 const std::string& device_arch();
 // What user kernels (metal_kernel, metal_library, cuda_kernel) are compiled
