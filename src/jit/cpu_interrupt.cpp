@@ -109,6 +109,14 @@ InterruptWindow::InterruptWindow(bool open) : open_(open) {
   open_window = this;
 }
 
+InterruptWindow::InterruptWindow(Mark continued) : open_(continued.open) {
+  if (!open_) return;
+  arm_interrupts();  // again, in case the program replaced its handler since
+  seen_at_ = continued.seen_at;
+  outer_ = open_window;
+  open_window = this;
+}
+
 InterruptWindow::~InterruptWindow() {
   if (open_) open_window = outer_;
 }

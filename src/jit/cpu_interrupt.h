@@ -36,6 +36,15 @@ void arm_interrupts();
 class InterruptWindow {
  public:
   explicit InterruptWindow(bool open = true);
+  // Where a window started, for the thread that launches when that is not
+  // the one that opened it (alloy.mlx queues its CPU launches to MLX's
+  // stream thread): a window made from it there counts the same signals.
+  struct Mark {
+    bool open = false;
+    std::uint64_t seen_at = 0;
+  };
+  Mark mark() const { return {open_, seen_at_}; }
+  explicit InterruptWindow(Mark continued);
   ~InterruptWindow();
   InterruptWindow(const InterruptWindow&) = delete;
   InterruptWindow& operator=(const InterruptWindow&) = delete;

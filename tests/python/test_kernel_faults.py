@@ -315,31 +315,16 @@ def test_a_signal_stops_an_endless_kernel(case, body, name, source, device):
 
 
 # The alarm rings while the kernel is still compiling, before any thread runs
-# it: an empty cache, and a header whose 800 inlined steps take the compiler
-# about a second here (five times the alarm's 0.2 s). The program's handler
+# it: an empty cache, and a kernel slow to compile (slow_kernels.py: about a
+# second here, five times the alarm's 0.2 s). The program's handler
 # runs and raises nothing; the launch that follows must still stop, not spin
 # until its 20 s timeout.
-SLOW_TO_COMPILE_HEADER = """
-template <int N> struct Chain {
-  static float step(float x) { return Chain<N / 2>::step(Chain<(N - 1) / 2>::step(x) * 1.0001f + float(N % 7)); }
-};
-template <> struct Chain<0> { static float step(float x) { return x; } };
-"""
-SLOW_TO_COMPILE_SPIN = """
-    uint i = thread_position_in_grid.x;
-    threadgroup float t[64];
-    float v = Chain<800>::step(a[i]);
-    while (v > -1.0f) v += 1.0f;
-    t[thread_position_in_threadgroup.x] = v;
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    out[i] = t[0];
-"""
 SIGNAL_WHILE_COMPILING = r"""
 import os, signal, sys, time
 import numpy as np
 import alloy.core as mx
-sys.path.insert(0, {here!r})
-from test_kernel_faults import SLOW_TO_COMPILE_HEADER, SLOW_TO_COMPILE_SPIN
+sys.path.insert(0, {pyshared!r})
+from slow_kernels import SLOW_TO_COMPILE_HEADER, SLOW_TO_COMPILE_SPIN
 
 k = mx.fast.metal_kernel(name="spin_cold", input_names=["a"], output_names=["out"], source=SLOW_TO_COMPILE_SPIN,
                          header=SLOW_TO_COMPILE_HEADER)
@@ -370,7 +355,8 @@ print("ok", round(took, 3))
 
 @pytest.mark.parametrize("device", STOP_DEVICES)
 def test_a_signal_while_the_kernel_compiles_stops_its_launch(tmp_path, device):
-    code = SIGNAL_WHILE_COMPILING.format(here=os.path.dirname(os.path.abspath(__file__)), device=device)
+    pyshared = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "pyshared")
+    code = SIGNAL_WHILE_COMPILING.format(pyshared=os.path.abspath(pyshared), device=device)
     env = dict(os.environ, ALLOY_CACHE_DIR=str(tmp_path / "cache"))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("ok"), r.stdout + r.stderr

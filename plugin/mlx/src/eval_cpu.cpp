@@ -11,6 +11,7 @@
 
 #include "backend/cpu/custom_kernel.h"
 #include "dtypes.h"
+#include "jit/cpu_interrupt.h"
 #include "mlx/allocator.h"
 #include "mlx/backend/common/utils.h"
 #include "mlx/backend/cpu/encoder.h"
@@ -55,6 +56,10 @@ void allocate_output(mxc::array& out, size_t tail, bool align) {
 }  // namespace
 
 void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::vector<mxc::array>& outputs) {
+  // A signal from here on (while the kernel compiles, or while its task
+  // waits in MLX's queue) stops the launch, as one during it would
+  // (jit/cpu_interrupt.h); the task continues this window on its thread.
+  jit::InterruptWindow window;
   // Compiled here, on the thread that called eval, so a compile error is
   // raised by that eval rather than inside MLX's stream thread.
   cpu::compile_custom_kernel(*launch_.variant);
@@ -73,7 +78,9 @@ void MetalKernelPrimitive::eval_cpu(const std::vector<mxc::array>& inputs, std::
   outs.reserve(outputs.size());
   for (auto& in : inputs) ins.push_back(mxc::array::unsafe_weak_copy(in));
   for (auto& out : outputs) outs.push_back(mxc::array::unsafe_weak_copy(out));
-  encoder.dispatch([launch = launch_, ins = std::move(ins), outs = std::move(outs), align]() mutable {
+  encoder.dispatch([launch = launch_, ins = std::move(ins), outs = std::move(outs), align,
+                    opened = window.mark()]() mutable {
+    jit::InterruptWindow continued(opened);
     // What the outputs hold before a launch (and again before a rerun).
     auto set_up_outputs = [&] {
       for (auto& out : outs) {
