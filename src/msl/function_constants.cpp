@@ -91,14 +91,16 @@ namespace {
 
 using Edits = std::vector<std::tuple<std::size_t, std::size_t, std::string>>;  // (begin, end, text)
 
-// Each `is_function_constant_defined(name)` of `text` becomes true or false.
+// Each `is_function_constant_defined(name)` of `text` becomes true or false
+// (a name not in `defined` is an error, unless `others_left` leaves it).
 void resolve_defined(const std::string& text, const std::vector<Token>& toks, const std::map<std::string, bool>& defined,
-                     std::string_view where, const std::string& file, Edits& edits) {
+                     std::string_view where, const std::string& file, Edits& edits, bool others_left = false) {
   for (std::size_t i = 0; i + 3 < toks.size(); ++i) {
     if (!toks[i].is_ident("is_function_constant_defined") || !toks[i + 1].is_punct("(") ||
         toks[i + 2].kind != TokenKind::Identifier || !toks[i + 3].is_punct(")"))
       continue;
     auto it = defined.find(toks[i + 2].text);
+    if (it == defined.end() && others_left) continue;
     if (it == defined.end()) {
       throw_compile_error(where, file, text, toks[i + 2].line, toks[i + 2].col,
                           "'" + toks[i + 2].text + "' is not a function constant");
@@ -149,6 +151,18 @@ std::pair<std::string, std::string> specialize_kernel_function_constants(const s
   resolve_defined(header, header_toks, defined, "metal_kernel", "header", header_edits);
   resolve_defined(source, lex(source), defined, "metal_kernel", "source", source_edits);
   return {edited(header, std::move(header_edits)), edited(source, std::move(source_edits))};
+}
+
+std::string specialize_included_function_constants(const std::string& text, const std::string& file,
+                                                   std::map<std::string, bool>& declared) {
+  const std::vector<Token> toks = lex(text);
+  const std::vector<Found> found = scan(text, toks, "metal_kernel", file);
+  for (const Found& f : found) declared[f.constant.name] = false;
+  Edits edits;
+  give_values(found, {}, edits);
+  // A name no include declared may be the kernel's own (its header comes after).
+  resolve_defined(text, toks, declared, "metal_kernel", file, edits, /*others_left=*/true);
+  return edits.empty() ? text : edited(text, std::move(edits));
 }
 
 }  // namespace alloy::msl

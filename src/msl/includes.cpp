@@ -2,9 +2,11 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
+#include "alloy/msl/program.h"
 #include "msl/source_text.h"
 
 namespace alloy::msl {
@@ -41,6 +43,10 @@ class Resolver {
                               : "cannot include '" + *path + "': no such file under ALLOY_MLX_INCLUDE=" + dir_;
         throw_compile_error("msl::translate", text.file, text.text, t.line, t.col, why);
       }
+      // Function constants an MLX header declares for its own pipelines get
+      // no value from a metal_kernel (as on Metal): T(), and undefined.
+      if (content->find("function_constant") != std::string::npos)
+        content = specialize_included_function_constants(*content, *path, declared_constants_);
       IncludedFile f;
       f.path = *path;
       f.text = std::make_unique<std::string>(std::move(*content));
@@ -56,6 +62,7 @@ class Resolver {
   std::string dir_;
   std::set<std::string> seen_;
   std::vector<IncludedFile> files_;
+  std::map<std::string, bool> declared_constants_;  // by the files read so far
 };
 
 }  // namespace

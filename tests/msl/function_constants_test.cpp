@@ -72,5 +72,31 @@ TEST(MslFunctionConstants, AKernelHeadersConstantsGetNoValues) {
   EXPECT_EQ(specialize_kernel_function_constants("int a;", source).second, source);
 }
 
+TEST(MslFunctionConstants, AnIncludedMlxHeadersConstantsGetNoValues) {
+  // quantized.h, read from the installed mlx package: its constants get T(),
+  // and is_function_constant_defined of one an include declared (this one or
+  // an earlier one) is false; a name none declared is left to the kernel's
+  // own header (which comes after the includes).
+  std::map<std::string, bool> declared;
+  const std::string first = "constant bool align_M [[function_constant(200)]];\n";
+  EXPECT_EQ(specialize_included_function_constants(first, "a.h", declared),
+            "constant bool align_M = static_cast<bool>(bool());\n");
+  const std::string second =
+      "constant int n [[function_constant(7)]];\n"
+      "bool f() { return is_function_constant_defined(align_M) || is_function_constant_defined(mine); }\n";
+  EXPECT_EQ(specialize_included_function_constants(second, "b.h", declared),
+            "constant int n = static_cast<int>(int());\n"
+            "bool f() { return false || is_function_constant_defined(mine); }\n");
+  EXPECT_EQ(declared.size(), 2u);
+  // A malformed declaration names the header and its line.
+  try {
+    specialize_included_function_constants("int x;\nconstant int bad [[function_constant(x)]];\n", "c.h", declared);
+    FAIL() << "accepted";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(std::string(e.what()).find("c.h"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace alloy::msl

@@ -75,3 +75,44 @@ except Exception as e:
     assert out.returncode == 0, out.stderr
     assert "steel/gemm/gemm.h" in out.stdout and "header:1" in out.stdout, out.stdout
     assert '#include "mlx/backend/metal/kernels/steel/gemm/gemm.h"' in out.stdout, out.stdout
+
+
+# MLX's quantized.h declares function constants (align_M/N/K) for the
+# pipelines MLX makes itself; a metal_kernel gives them no value (on Metal
+# they stay undefined), which the CPU and CUDA translations must accept. Its
+# qmv_impl (4-bit affine weights, 64 threads per 8 output rows) then runs
+# as MLX's affine_qmv kernel calls it. quantized.h uses steel's GEMM
+# templates without including them, so MLX's own quantized.metal (and this
+# header) includes steel/gemm/gemm.h first.
+QMV_HEADER = """
+#include "mlx/backend/metal/kernels/steel/gemm/gemm.h"
+#include "mlx/backend/metal/kernels/quantized.h"
+"""
+QMV_SOURCE = """
+    qmv_impl<T, 64, 4>(w, scales, biases, x, y, in_vec_size, out_vec_size, threadgroup_position_in_grid,
+                       simdgroup_index_in_threadgroup, thread_index_in_simdgroup);
+"""
+
+
+@pytest.mark.parametrize("dtype,tol", [(mx.float32, 1e-4), (mx.float16, 2e-2)])
+def test_mlx_quantized_header_qmv_matches_numpy(rng, dtype, tol):
+    O, K, group = 40, 512, 64
+    codes = rng.integers(0, 16, (O, K))
+    words = (codes.reshape(O, K // 8, 8).astype(np.uint64) << (4 * np.arange(8, dtype=np.uint64))).sum(-1)
+    scales = rng.uniform(0.01, 0.1, (O, K // group))
+    biases = rng.normal(0, 0.2, (O, K // group))
+    x = rng.standard_normal(K)
+    as_t = lambda a: mx.array(a.astype(np.float32)).astype(dtype)  # noqa: E731
+    s_t, b_t, x_t = as_t(scales), as_t(biases), as_t(x)
+    k = mx.fast.metal_kernel(name="mlx_qmv", input_names=["w", "scales", "biases", "x", "in_vec_size",
+                                                           "out_vec_size"],
+                             output_names=["y"], source=QMV_SOURCE, header=QMV_HEADER)
+    (y,) = k(inputs=[mx.array(words.astype(np.uint32)), s_t, b_t, x_t, mx.array(K, dtype=mx.int32),
+                     mx.array(O, dtype=mx.int32)],
+             output_shapes=[(O,)], output_dtypes=[dtype], grid=(32, 2 * (O // 8), 1), threadgroup=(32, 2, 1),
+             template=[("T", dtype)], init_value=float("nan"))
+    as64 = lambda a: np.array(a.astype(mx.float32)).astype(np.float64)  # noqa: E731
+    w64 = codes * np.repeat(as64(s_t), group, axis=1) + np.repeat(as64(b_t), group, axis=1)
+    want = w64 @ as64(x_t)
+    assert y.shape == (O,) and y.dtype == dtype
+    np.testing.assert_allclose(as64(y), want, rtol=tol, atol=tol * np.abs(want).max())

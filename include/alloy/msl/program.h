@@ -92,6 +92,14 @@ std::string specialize_function_constants(const std::string& source, const std::
 std::pair<std::string, std::string> specialize_kernel_function_constants(const std::string& header,
                                                                          const std::string& source);
 
+// The same for one of MLX's headers a kernel includes (quantized.h declares
+// align_M/N/K for its own pipelines, and includes are read as they are
+// installed): its constants get T(), and `is_function_constant_defined`
+// of one it or an earlier include declared (`declared`, which this extends)
+// becomes false. `file` names the header in errors.
+std::string specialize_included_function_constants(const std::string& text, const std::string& file,
+                                                   std::map<std::string, bool>& declared);
+
 // parse_program, then every check the translation makes of the program and
 // its header (brackets, vector types, included MLX headers), as Apple's
 // compiler makes them when the library is created.
