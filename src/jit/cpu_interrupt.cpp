@@ -111,7 +111,8 @@ InterruptWindow::InterruptWindow(bool open) : open_(open) {
 
 InterruptWindow::InterruptWindow(Mark continued) : open_(continued.open) {
   if (!open_) return;
-  arm_interrupts();  // again, in case the program replaced its handler since
+  // Armed where it opened; the launch that follows arms again (the program
+  // may have replaced its handler since).
   seen_at_ = continued.seen_at;
   outer_ = open_window;
   open_window = this;
@@ -122,9 +123,8 @@ InterruptWindow::~InterruptWindow() {
 }
 
 int InterruptWindow::signal() const {
-  if (!open_ || signals_seen.load() == seen_at_) return 0;
-  const int sig = last_signal.load();
-  return sig ? sig : SIGINT;
+  // The handler stores the signal before counting it.
+  return !open_ || signals_seen.load() == seen_at_ ? 0 : last_signal.load();
 }
 
 void InterruptRegistry::enter(InterruptScope* s) {
