@@ -8,6 +8,7 @@
 #include "msl/analysis.h"
 #include "msl/cpu_inline_helpers.h"
 #include "msl/cpu_inline_macros.h"
+#include "msl/cpu_lockstep.h"
 #include "msl/emitter.h"
 #include "msl/lexer.h"
 #include "msl/signature.h"
@@ -53,6 +54,9 @@ TranslatedKernel translate_lexed(const KernelSpec& spec, const LexedKernel& lexe
   return k;
 }
 
+TranslatedKernel translate_cpu_passes(const KernelSpec& spec, const LexedKernel& lexed, Target target,
+                                      const std::string& note_so_far);
+
 }  // namespace
 
 TranslatedKernel translate(const KernelSpec& spec, Target target) {
@@ -69,13 +73,36 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
   }
   // Each text is lexed once, here: the passes that follow all read these tokens.
   const LexedKernel lexed = lex_kernel(spec);
+  // On the CPU, threadgroup memory the lanes of a SIMD group share between
+  // statements with no barrier gets a SIMD-group barrier (cpu_lockstep.h);
+  // the body so written is lexed in its turn. The race check
+  // (KernelSpec::race_check) reports such sharing instead: by Metal's
+  // memory model it is a race, which only lockstep lanes settle.
+  if (target == Target::Cpp && spec.program_entry.empty() && spec.dialect == Dialect::Metal &&
+      !(spec.race_check && spec.bounds_check)) {
+    if (std::optional<LockstepPoints> points = add_lockstep_points(spec, lexed)) {
+      KernelSpec written = spec;
+      written.source = std::move(points->source);
+      return translate_cpu_passes(written, lex_kernel(written), target, points->note);
+    }
+  }
+  return translate_cpu_passes(spec, lexed, target, "");
+}
+
+namespace {
+
+// The passes of the CPU target that write the body's synchronising macros
+// and helpers out (then regions may take it); `note` says what was already
+// written into the body.
+TranslatedKernel translate_cpu_passes(const KernelSpec& spec, const LexedKernel& lexed, Target target,
+                                      const std::string& note_so_far) {
   // On the CPU, a macro or a helper of the header that synchronises is
   // written out at its calls (cpu_inline_macros.h, cpu_inline_helpers.h),
   // where that lets regions take the kernel; the texts so written are lexed
   // in their turn.
   if (target == Target::Cpp && spec.program_entry.empty() && spec.dialect == Dialect::Metal &&
       spec.cpu_sync == KernelSpec::CpuSync::Auto) {
-    std::string why_not, note;
+    std::string why_not, note = note_so_far;
     const char* what = "macros";
     KernelSpec written = spec;
     std::optional<LexedKernel> rewritten;  // `written`'s texts lexed, once they differ from the kernel's
@@ -85,7 +112,7 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
       if (std::optional<InlinedHelpers> macros = inline_sync_macros(spec, lexed, &why_not)) {
         written.source = std::move(macros->source);
         written.header = std::move(macros->header);
-        note = std::move(macros->note);
+        note += (note.empty() ? "" : "; ") + macros->note;
         rewritten.emplace(lex_kernel(written));
       }
       const bool wrote_macros = rewritten.has_value();
@@ -111,10 +138,12 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
     }
     if (!why_not.empty())
       return translate_lexed(spec, lexed, target,
-                             std::string("The header's synchronising ") + what +
+                             (note_so_far.empty() ? "" : note_so_far + "; ") + "The header's synchronising " + what +
                                  " are not written out in the body: " + why_not);
   }
-  return translate_lexed(spec, lexed, target, "");
+  return translate_lexed(spec, lexed, target, note_so_far);
 }
+
+}  // namespace
 
 }  // namespace alloy::msl
