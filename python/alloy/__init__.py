@@ -27,6 +27,35 @@ if "ALLOY_MLX_INCLUDE" not in _os.environ:
         _os.environ["ALLOY_MLX_INCLUDE"] = _inc
 
 
+def _offer_mlx_include(inc):
+    """Code written for MLX reads MLX's kernel headers itself, at
+    Path(mx.__file__).parent / "include" (mtplx, jang and mlx-vlm inline
+    them into their kernels' headers). Alloy's mx.__file__ is alloy/core...so,
+    so the package offers the same place: alloy/include, a link to the
+    headers Alloy reads (ALLOY_MLX_INCLUDE), made or mended at import where
+    the package folder is writable; a read-only install goes without, as
+    does ALLOY_MLX_INCLUDE_LINK=0. A real folder there is left alone."""
+    link = _os.path.join(_os.path.dirname(__file__), "include")
+    try:
+        if _os.path.islink(link):
+            if _os.readlink(link) == inc:
+                return
+        elif _os.path.exists(link):
+            return
+        tmp = f"{link}.{_os.getpid()}.tmp"
+        _os.symlink(inc, tmp)
+        _os.replace(tmp, link)  # atomic: another process may be doing the same
+    except OSError:
+        try:
+            _os.unlink(tmp)
+        except (OSError, NameError):
+            pass
+
+
+if _os.environ.get("ALLOY_MLX_INCLUDE") and _os.environ.get("ALLOY_MLX_INCLUDE_LINK", "1") != "0":
+    _offer_mlx_include(_os.environ["ALLOY_MLX_INCLUDE"])
+
+
 def _nvidia_wheel_roots():
     """The sys.path folders holding NVIDIA's pip wheels (nvidia/cu13/lib,
     nvidia/cublas/lib ...), where the library looks for CUDA before

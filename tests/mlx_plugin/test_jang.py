@@ -75,6 +75,11 @@ def test_jangh_gather_qmv(rng, real, jangh, bits, K, N):
     jc.check_jangh_gather_qmv("mlx", mx, rng, real, jangh, bits, K, N)
 
 
+@pytest.mark.parametrize("bits", [2, 4])
+def test_jangh_gather_qmm_sorted_on_mlx_headers(rng, real, jangh, bits):
+    jc.check_jangh_gather_qmm_sorted("mlx", mx, rng, real, jangh, bits)
+
+
 def test_dsv4_heads16_prefill_attention(rng, real, monkeypatch):
     jc.check_dsv4_heads16_prefill_attention("mlx", mx, rng, real, monkeypatch)
 

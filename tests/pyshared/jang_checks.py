@@ -556,6 +556,44 @@ def check_jangh_gather_qmv(framework, mx, rng, real, jangh, bits, K, N):
     assert fused == {f"jangtq2t_qmv_b{bits}_fused_float_{aligned}"}
 
 
+
+def check_jangh_gather_qmm_sorted(framework, mx, rng, real, jangh, bits):
+    """gather_qmm_sorted's steel path (prefill, rows sorted by expert): MLX's
+    steel GEMM tiles (steel/gemm/gemm.h, quantized_utils.h, quantized.h, which
+    the file reads itself from Path(mx.__file__).parent / "include" and
+    inlines into its header) with jang's level decode in the loader; alone
+    and as the fused gate/up with the clamped SwiGLU (two launches). The
+    reference is float64 of format.dequant_rows."""
+    jk = jangh
+    fmt = real["format"]
+    mlx_core = core_of("mlx")
+    E, M, K, N = 3, 37, 128, 40
+
+    def quantized():  # the scales in float16, as jangh's encode stores them (the kernel reads half)
+        q, s = zip(*(fmt.encode_rows(mlx_array(normal(rng, N, K)), bits) for _ in range(E)))
+        s = [se.astype(mlx_core.float16) for se in s]
+        packed = np.array(fmt.pack_bitstream(mlx_core.stack(q), bits))
+        w = np.stack([np.array(fmt.dequant_rows(qe, se.astype(mlx_core.float32), bits))
+                      for qe, se in zip(q, s)]).astype(np.float64)
+        return packed, np.stack([np.array(se) for se in s]), w
+
+    (pg, sg, wg), (pu, su, wu) = on_real_mlx(lambda: (quantized(), quantized()))
+    idx = np.sort(rng.integers(0, E, M)).astype(np.uint32)
+    x = normal(rng, M, K)
+    got, names = launched_during(jk, lambda: np.array(jk.gather_qmm_sorted(
+        mx.array(x), mx.array(pg), mx.array(sg), None, mx.array(idx), bits)))
+    assert names == {f"jangtq2_qmm_steel_b{bits}_float"}
+    g, g_bound = gather_reference(x.astype(np.float64), wg, idx)
+    assert (np.abs(got - g) - g_bound).max() <= 0, f"single: {np.abs(got - g).max():.3g} from float64"
+    limit = 0.5 * float(np.abs(g).max())
+    act = np.array(jk.gather_qmm_sorted(mx.array(x), mx.array(pg), mx.array(sg), None, mx.array(idx), bits,
+                                        packed_u=mx.array(pu), scales_u=mx.array(su), limit=limit))
+    u, u_bound = gather_reference(x.astype(np.float64), wu, idx)
+    want = swiglu64(g, u, float(np.float32(limit)))
+    silu = np.abs(g / (1 + np.exp(-g)))
+    bound = 1.1 * g_bound * np.abs(u) + silu * u_bound + 8 * EPS32 * np.abs(want)
+    assert (np.abs(act - want) - bound).max() <= 0, f"fused: {np.abs(act - want).max():.3g} from float64"
+
 # ---- DSV4 attention and indexer kernels ---------------------------------------
 
 H, D = 64, 512  # baked into the DSV4 kernels

@@ -116,3 +116,19 @@ def test_mlx_quantized_header_qmv_matches_numpy(rng, dtype, tol):
     want = w64 @ as64(x_t)
     assert y.shape == (O,) and y.dtype == dtype
     np.testing.assert_allclose(as64(y), want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+def test_mlx_headers_lie_where_code_written_for_mlx_reads_them():
+    """Code written for MLX reads MLX's headers itself from
+    Path(mx.__file__).parent / "include" (mtplx, jang, mlx-vlm inline them):
+    with `import alloy.core as mx` that is the alloy package's include link,
+    which holds the installed mlx's headers (the ones metal_kernel reads)."""
+    from pathlib import Path
+
+    import mlx.core as real_mx
+
+    ours = Path(mx.__file__).parent / "include"
+    theirs = Path(real_mx.__file__).parent / "include"
+    for header in ("mlx/backend/metal/kernels/utils.h", "mlx/backend/metal/kernels/steel/gemm/gemm.h"):
+        assert (ours / header).read_bytes() == (theirs / header).read_bytes(), header
+    assert Path(os.environ["ALLOY_MLX_INCLUDE"]).samefile(ours)

@@ -363,8 +363,7 @@ def test_nemotron_diffusion_small_row_linear_and_swiglu(rng, dtype, K):
     bias, and gate/up projections fused with SiLU. The file has no fallback
     inside them (they return None without Metal, and the caller takes its
     ops): against float64 numpy on the same rounded inputs. (Its other
-    linear, on MLX's steel GEMM header, runs through alloy.mlx:
-    tests/mlx_plugin/test_mlx_vlm_kernels.py.)"""
+    linear, on MLX's steel GEMM header: the next test.)"""
     m = load(NEMOTRON_DIFFUSION, "alloy", kernels=True, substitutes=MLX_VLM_DIFFUSION_STAND_INS)
     t = getattr(ax, dtype)
     rows, O = 5, 48
@@ -389,6 +388,28 @@ def test_nemotron_diffusion_small_row_linear_and_swiglu(rng, dtype, K):
     np.testing.assert_allclose(np.array(out.astype(ax.float32)), x64 @ w64.T + b64, rtol=tol, atol=tol)
     np.testing.assert_allclose(np.array(fused.astype(ax.float32)), g / (1 + np.exp(-g)) * u, rtol=tol, atol=tol)
 
+
+
+def test_nemotron_diffusion_bm32_linear_on_mlx_steel_gemm(rng):
+    """The diffusion LM's 32-row linear: the file reads MLX's steel GEMM
+    header (GEMMKernel, its loaders and simdgroup MMA) from
+    Path(mx.__file__).parent / "include" at import and builds its kernel on
+    it; on Alloy that path is the alloy package's include link to the
+    installed mlx's headers (without it the file finds no header and the
+    kernel is None). bfloat16 against float64 numpy on the same inputs."""
+    m = load(NEMOTRON_DIFFUSION, "alloy", kernels=True, substitutes=MLX_VLM_DIFFUSION_STAND_INS)
+    assert m._BM32_LINEAR_KERNEL is not None, "the file found no MLX steel GEMM header under mx.__file__"
+    K, O, rows = 96, 192, 32
+    lin = m.nn.Linear(K, O)
+    lin.weight = ax.array(normal(rng, O, K, scale=K**-0.5)).astype(ax.bfloat16)
+    lin.bias = ax.array(normal(rng, O)).astype(ax.bfloat16)
+    x = ax.array(normal(rng, 1, rows, K)).astype(ax.bfloat16)
+    as64 = lambda a: np.array(a.astype(ax.float32)).astype(np.float64)  # noqa: E731
+    out = m._bm32_linear(lin, x)
+    assert out is not None and out.dtype == ax.bfloat16 and out.shape == (1, rows, O)
+    want = as64(x) @ as64(lin.weight).T + as64(lin.bias)
+    # bfloat16 output (8 bits of mantissa), the bias added in bfloat16.
+    np.testing.assert_allclose(as64(out), want, rtol=2e-2, atol=2e-2)
 
 # --- mlx_vlm/models/deepseek_v4/hyper_connection.py: hyper-connections ------
 
