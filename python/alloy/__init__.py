@@ -21,10 +21,11 @@ def _mlx_include_dir():
     return None
 
 
+_installed_mlx_include = None
 if "ALLOY_MLX_INCLUDE" not in _os.environ:
-    _inc = _mlx_include_dir()
-    if _inc:
-        _os.environ["ALLOY_MLX_INCLUDE"] = _inc
+    _installed_mlx_include = _mlx_include_dir()
+    if _installed_mlx_include:
+        _os.environ["ALLOY_MLX_INCLUDE"] = _installed_mlx_include
 
 
 def _offer_mlx_include(inc):
@@ -32,28 +33,28 @@ def _offer_mlx_include(inc):
     Path(mx.__file__).parent / "include" (mtplx, jang and mlx-vlm inline
     them into their kernels' headers). Alloy's mx.__file__ is alloy/core...so,
     so the package offers the same place: alloy/include, a link to the
-    headers Alloy reads (ALLOY_MLX_INCLUDE), made or mended at import where
-    the package folder is writable; a read-only install goes without, as
-    does ALLOY_MLX_INCLUDE_LINK=0. A real folder there is left alone."""
+    installed mlx package's headers, made at import where the package folder
+    is writable (a read-only install goes without, as does
+    ALLOY_MLX_INCLUDE_LINK=0). Every process using the install shares it, so
+    one that exists and leads somewhere is left as it is (a process's own
+    ALLOY_MLX_INCLUDE does not move it); a dangling one is mended."""
     link = _os.path.join(_os.path.dirname(__file__), "include")
+    tmp = f"{link}.{_os.getpid()}.tmp"
     try:
-        if _os.path.islink(link):
-            if _os.readlink(link) == inc:
-                return
-        elif _os.path.exists(link):
-            return
-        tmp = f"{link}.{_os.getpid()}.tmp"
         _os.symlink(inc, tmp)
         _os.replace(tmp, link)  # atomic: another process may be doing the same
     except OSError:
         try:
             _os.unlink(tmp)
-        except (OSError, NameError):
+        except OSError:
             pass
 
 
-if _os.environ.get("ALLOY_MLX_INCLUDE") and _os.environ.get("ALLOY_MLX_INCLUDE_LINK", "1") != "0":
-    _offer_mlx_include(_os.environ["ALLOY_MLX_INCLUDE"])
+if _os.environ.get("ALLOY_MLX_INCLUDE_LINK", "1") != "0" and not _os.path.exists(
+        _os.path.join(_os.path.dirname(__file__), "include")):
+    _installed_mlx_include = _installed_mlx_include or _mlx_include_dir()
+    if _installed_mlx_include:
+        _offer_mlx_include(_installed_mlx_include)
 
 
 def _nvidia_wheel_roots():
