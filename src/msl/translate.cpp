@@ -8,7 +8,7 @@
 #include "msl/analysis.h"
 #include "msl/cpu_inline_helpers.h"
 #include "msl/cpu_inline_macros.h"
-#include "msl/cpu_lockstep.h"
+#include "msl/lockstep.h"
 #include "msl/emitter.h"
 #include "msl/lexer.h"
 #include "msl/signature.h"
@@ -73,14 +73,14 @@ TranslatedKernel translate(const KernelSpec& spec, Target target) {
   }
   // Each text is lexed once, here: the passes that follow all read these tokens.
   const LexedKernel lexed = lex_kernel(spec);
-  // On the CPU, threadgroup memory the lanes of a SIMD group share between
-  // statements with no barrier gets a SIMD-group barrier (cpu_lockstep.h);
-  // the body so written is lexed in its turn. The race check
-  // (KernelSpec::race_check) reports such sharing instead: by Metal's
-  // memory model it is a race, which only lockstep lanes settle.
-  if (target == Target::Cpp && spec.program_entry.empty() && spec.dialect == Dialect::Metal &&
-      !(spec.race_check && spec.bounds_check)) {
-    if (std::optional<LockstepPoints> points = add_lockstep_points(spec, lexed)) {
+  // Threadgroup memory the lanes of a SIMD group share between statements
+  // with no barrier gets one (lockstep.h); the body so written is lexed in
+  // its turn. The race check (KernelSpec::race_check) reports such sharing
+  // instead: by Metal's memory model it is a race, which lockstep lanes
+  // settle.
+  if ((target == Target::Cpp || target == Target::Cuda) && spec.program_entry.empty() &&
+      spec.dialect == Dialect::Metal && !(spec.race_check && spec.bounds_check)) {
+    if (std::optional<LockstepPoints> points = add_lockstep_points(spec, lexed, target)) {
       KernelSpec written = spec;
       written.source = std::move(points->source);
       return translate_cpu_passes(written, lex_kernel(written), target, points->note);

@@ -1,12 +1,12 @@
 // Threadgroup memory the lanes of a SIMD group share between statements with
-// no barrier: a SIMD-group barrier written in for the CPU (msl/cpu_lockstep.h).
+// no barrier: a barrier written in (msl/lockstep.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 
 #include "alloy/msl/translate.h"
-#include "msl/cpu_lockstep.h"
+#include "msl/lockstep.h"
 #include "msl/lexer.h"
 #include "test_kernels.h"
 
@@ -27,10 +27,11 @@ std::string line(const std::string& text, int n) {
 
 const std::string kGroupPoint = "threadgroup_barrier(mem_flags::mem_threadgroup);";
 const std::string kSimdPoint = "simdgroup_barrier(mem_flags::mem_threadgroup);";
+const std::string kWarpPoint = "::alloy_msl::lockstep_point();";
 
-std::optional<LockstepPoints> points(const std::string& body) {
+std::optional<LockstepPoints> points(const std::string& body, Target target = Target::Cpp) {
   const KernelSpec s = test::kernel(body);
-  return add_lockstep_points(s, lex_kernel(s));
+  return add_lockstep_points(s, lex_kernel(s), target);
 }
 
 // xLSTM-metal's per-head layer norm: every lane reads tmp[0], then each
@@ -55,10 +56,18 @@ TEST(MslLockstep, AWriteAfterOtherLanesReadWaitsForThem) {
   const std::string written = kReadThenWriteOthers;
   EXPECT_EQ(std::count(p->source.begin(), p->source.end(), '\n'), std::count(written.begin(), written.end(), '\n'));
   EXPECT_TRUE(contains(p->note, "A barrier is written in at line 8: ")) << p->note;
-  // The translation runs it and says so; other targets keep the body as written.
+  // The translation runs it and says so; the Metal form keeps the body as written.
   const TranslatedKernel k = translate(test::kernel(kReadThenWriteOthers), Target::Cpp);
   EXPECT_TRUE(contains(k.source, "// " + p->note + ".\n")) << k.source;
-  EXPECT_FALSE(contains(translate(test::kernel(kReadThenWriteOthers), Target::Cuda).source, "simdgroup_barrier("));
+  EXPECT_FALSE(contains(translate(test::kernel(kReadThenWriteOthers), Target::Metal).source, "_barrier(mem_flags::mem_threadgroup); tmp"));
+  // CUDA: the warp's lanes executing the point, wherever it is.
+  const auto c = points(kReadThenWriteOthers, Target::Cuda);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(line(c->source, 8), kWarpPoint + " tmp[lane] = d * d;") << c->source;
+  EXPECT_TRUE(contains(c->note, "The warp's lanes wait for each other at line 8: ")) << c->note;
+  const TranslatedKernel cuda = translate(test::kernel(kReadThenWriteOthers), Target::Cuda);
+  EXPECT_TRUE(contains(cuda.source, "// " + c->note + ".\n")) << cuda.source;
+  EXPECT_TRUE(contains(cuda.source, kWarpPoint)) << cuda.source;
 }
 
 TEST(MslLockstep, AWarpSynchronousReductionGetsAPointBeforeEachStep) {
@@ -81,6 +90,9 @@ out[tid] = s[0];
   EXPECT_EQ(line(p->source, 7), "  " + kSimdPoint + " s[tid] += s[tid + 16];");
   EXPECT_EQ(line(p->source, 8), "  " + kSimdPoint + " s[tid] += s[tid + 8];");
   EXPECT_TRUE(contains(p->note, "Barriers are written in at lines 7, 8: ")) << p->note;
+  const auto c = points(body, Target::Cuda);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(line(c->source, 7), "  " + kWarpPoint + " s[tid] += s[tid + 16];");
 }
 
 TEST(MslLockstep, ALoopThatSharesAcrossItsTripsWaitsAtTheEndOfEach) {

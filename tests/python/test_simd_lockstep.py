@@ -1,9 +1,10 @@
 """Kernels that lean on a SIMD group's lanes running in lockstep, as Apple's
 GPUs run them: threadgroup memory one lane writes and another reads between
 two statements with no barrier. The CPU runs a group's threads one after the
-other between barriers, so such a body gets a SIMD-group barrier between the
-statements there (msl/cpu_lockstep.h); before, these gave wrong numbers and
-no error. References: numpy float64 on the same inputs.
+other between barriers, and nvcc keeps a lane's element in a register across
+such statements, so both translations get a barrier between them
+(msl/lockstep.h); before, these gave wrong numbers and no error. References:
+numpy float64 on the same inputs.
 """
 import numpy as np
 import pytest

@@ -195,10 +195,14 @@ struct TranslatedKernel {
   // "fibers", then ": " and why not the one before where it was asked for
   // (msl/cpu_threads.h); "" otherwise.
   std::string cpu_threads;
-  // CPU target, a kernel calling synchronising helpers of its header: which
-  // are written out at their calls in the body so that regions can take it
-  // ("block_sum_once is written out at its 2 calls in the body (...)"), or
-  // why none is (msl/cpu_inline_helpers.h); "" for a kernel without them.
+  // What was written into the body before it was translated, for the
+  // translation's comment: the barriers between statements that share
+  // threadgroup memory between lockstep lanes (msl/lockstep.h; CPU and
+  // CUDA targets), and, CPU target, a kernel calling synchronising helpers
+  // of its header: which are written out at their calls in the body so that
+  // regions can take it ("block_sum_once is written out at its 2 calls in
+  // the body (...)"), or why none is (msl/cpu_inline_helpers.h); "" for
+  // none of these.
   std::string cpu_inlined;
   // CPU target: the -O level to compile at. A kernel split into regions is
   // loops over the group's threads around the user's own; g++ vectorises

@@ -72,6 +72,15 @@ ALLOY_FUNC bool in_converged_statement() { return ((simd_group_state[threadIdx.x
 }  // namespace cuda
 #endif
 
+// Between two statements of a metal_kernel body that share threadgroup
+// memory between a SIMD group's lanes with no barrier (msl/lockstep.h): the
+// warp's lanes executing this point wait for each other and see each
+// other's stores, as lockstep lanes do on Apple's GPUs. Without it nvcc kept
+// a lane's element in a register across such statements and stored it once
+// after all of them. The lanes executing it, not those present: it may sit
+// in a branch only some take, where a wait for absent lanes would hang.
+ALLOY_FUNC void lockstep_point() { __syncwarp(__activemask()); }
+
 }  // namespace alloy_msl
 
 // Apple's compiler builtin for the lane, which MLX's NAX headers call directly.

@@ -1,4 +1,4 @@
-#include "msl/cpu_lockstep.h"
+#include "msl/lockstep.h"
 
 #include <map>
 #include <set>
@@ -16,12 +16,15 @@ namespace {
 
 using Kind = BodyStmt::Kind;
 
-// Where every thread of the group runs the block (the body's own scope, or
-// a block that has a threadgroup barrier of its own), a threadgroup barrier,
-// which the CPU's regions take anywhere such a barrier may be; elsewhere (a
-// branch some lanes take) a SIMD-group barrier of the lanes present.
+// The CPU: where every thread of the group runs the block (the body's own
+// scope, or a block that has a threadgroup barrier of its own), a
+// threadgroup barrier, which the CPU's regions take anywhere such a barrier
+// may be; elsewhere (a branch some lanes take) a SIMD-group barrier of the
+// lanes present. CUDA: the lanes of the warp executing together, anywhere
+// (runtime/cuda_sync.h).
 constexpr const char* kGroupPoint = "threadgroup_barrier(mem_flags::mem_threadgroup);";
 constexpr const char* kSimdPoint = "simdgroup_barrier(mem_flags::mem_threadgroup);";
+constexpr const char* kWarpPoint = "::alloy_msl::lockstep_point();";
 
 // One subscripted use of a threadgroup array.
 struct Access {
@@ -32,7 +35,8 @@ struct Access {
 
 class Lockstep {
  public:
-  Lockstep(const std::vector<Token>& t, std::set<std::string> thread_names) : t_(t), thread_(std::move(thread_names)) {}
+  Lockstep(const std::vector<Token>& t, std::set<std::string> thread_names, Target target)
+      : t_(t), thread_(std::move(thread_names)), target_(target) {}
 
   // The arrays of threadgroup storage the body declares.
   void find_arrays() {
@@ -77,7 +81,7 @@ class Lockstep {
     bool pointed = false;
     for (const BodyStmt& s : list)
       whole_group = whole_group || (regions::is_barrier_statement(t_, s) && t_[s.begin].is("threadgroup_barrier"));
-    const char* point = whole_group ? kGroupPoint : kSimdPoint;
+    const char* point = target_ == Target::Cuda ? kWarpPoint : whole_group ? kGroupPoint : kSimdPoint;
     for (const BodyStmt& s : list) {
       nested(s);
       if (s.kind == Kind::Directive) continue;
@@ -201,18 +205,19 @@ class Lockstep {
 
   const std::vector<Token>& t_;
   std::set<std::string> thread_;
+  Target target_;
   std::set<std::string> arrays_;
   std::set<std::size_t> declared_at_;  // their names' tokens in their declarations
 };
 
 }  // namespace
 
-std::optional<LockstepPoints> add_lockstep_points(const KernelSpec& spec, const LexedKernel& lexed) {
+std::optional<LockstepPoints> add_lockstep_points(const KernelSpec& spec, const LexedKernel& lexed, Target target) {
   const std::vector<Token>& t = lexed.source.tokens;
   std::set<std::string> thread_names = per_thread_attributes();
   for (const LexedText* text : {&lexed.source, &lexed.header})
     thread_names.insert(text->macros_naming_anything.begin(), text->macros_naming_anything.end());
-  Lockstep pass(t, std::move(thread_names));
+  Lockstep pass(t, std::move(thread_names), target);
   pass.find_arrays();
   if (!pass.has_arrays()) return std::nullopt;
   std::vector<BodyStmt> body;
@@ -242,7 +247,10 @@ std::optional<LockstepPoints> add_lockstep_points(const KernelSpec& spec, const 
     }
   }
   out.source.append(src, copied, std::string::npos);
-  out.note = pass.lines.size() > 1 ? "Barriers are written in at lines " : "A barrier is written in at line ";
+  out.note = target == Target::Cuda ? (pass.lines.size() > 1 ? "The warp's lanes wait for each other at lines "
+                                                               : "The warp's lanes wait for each other at line ")
+             : pass.lines.size() > 1    ? "Barriers are written in at lines "
+                                        : "A barrier is written in at line ";
   bool first = true;
   for (int line : pass.lines) {
     out.note += (first ? "" : ", ") + std::to_string(line);
