@@ -151,9 +151,13 @@ class Parser {
       while (open > 0 && !toks_[open].is_punct("[[")) --open;
       for (std::size_t j = open + 1; j + 1 < k; ++j) {
         const Token& t = toks_[j];
+        // host_name("add_" "f16"): adjacent literals are one string, as in C++.
         if (t.is_ident("host_name") && j + 2 < k && toks_[j + 2].kind == TokenKind::String) {
-          const std::string& s = toks_[j + 2].text;
-          a.host_name = s.size() >= 2 ? s.substr(1, s.size() - 2) : s;
+          a.host_name.clear();
+          for (std::size_t q = j + 2; q < k && toks_[q].kind == TokenKind::String; ++q) {
+            const std::string& s = toks_[q].text;
+            a.host_name += s.size() >= 2 && s.front() == '"' ? s.substr(1, s.size() - 2) : s;
+          }
         }
         if (t.is_ident("max_total_threads_per_threadgroup") && j + 2 < k &&
             toks_[j + 2].kind == TokenKind::Number) {
@@ -168,10 +172,21 @@ class Parser {
     return k;
   }
 
-  // The kernel whose `kernel` keyword is at `i`: returns the index of its last token.
+  // The kernel whose `kernel` keyword is at `i` (`kernel void f(...)`, or the
+  // attribute form `[[kernel]] void f(...)`): returns the index of its last token.
   std::size_t kernel_at(std::size_t i, std::map<std::string, ProgramKernel>& templates) {
     KernelAttributes attrs;
-    std::size_t first = attributes_before(i, attrs);
+    // The attribute form: the return type follows the attributes after the
+    // group holding `kernel`, which are read with those before it.
+    std::size_t type_at = i + 1;
+    if (i > 0 && (toks_[i - 1].is_punct("[[") || toks_[i - 1].is_punct(","))) {
+      while (type_at < toks_.size() && !toks_[type_at].is_punct("]]")) ++type_at;
+      while (type_at + 1 < toks_.size() && toks_[type_at + 1].is_punct("[["))
+        for (++type_at; type_at < toks_.size() && !toks_[type_at].is_punct("]]");) ++type_at;
+      if (type_at >= toks_.size()) fail(toks_[i], "the attribute `[[kernel]]` is not closed");
+      ++type_at;
+    }
+    std::size_t first = attributes_before(type_at == i + 1 ? i : type_at, attrs);
     // `template <...>` before: a templated definition; a bare `template`: an
     // explicit instantiation.
     bool is_template = false, is_instantiation = false;
@@ -188,7 +203,7 @@ class Parser {
       }
       if (k > 0 && toks_[k - 1].is_ident("template")) is_template = true;
     }
-    std::size_t j = i + 1;
+    std::size_t j = type_at;
     if (j >= toks_.size() || !toks_[j].is_ident("void")) fail(toks_[i], "a kernel must return void");
     ++j;
     if (j >= toks_.size() || toks_[j].kind != TokenKind::Identifier) fail(toks_[i], "the kernel needs a name");

@@ -279,3 +279,50 @@ def test_verbose_prints_the_program_and_its_translation(lib, capfd):
     out = capfd.readouterr().out
     assert 'template [[host_name("square_f32")]]' in out
     assert "---- translated for" in out and "square<float>(" in out
+
+
+# The attribute form of an entry point (`[[kernel]]`, alone or with other
+# attributes) and a host name written as adjacent literals, as AIX's shader
+# library writes its kernels (godrays/AIX, aixDeviceMetalShaders.hpp).
+ATTRIBUTE_FORM = r"""
+#include <metal_stdlib>
+using namespace metal;
+
+[[kernel]] void negate(const device float* a [[buffer(0)]], device float* r [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+  r[i] = -a[i];
+}
+
+template <typename T>
+[[kernel]] void axpy(const device T* x [[buffer(0)]], const device T* y [[buffer(1)]],
+                     device T* r [[buffer(2)]], constant float& a [[buffer(3)]],
+                     uint i [[thread_position_in_grid]]) {
+  r[i] = T(a * float(x[i]) + float(y[i]));
+}
+template [[host_name("axpy_" "f32")]] [[kernel]] void axpy(const device float* x [[buffer(0)]],
+    const device float* y [[buffer(1)]], device float* r [[buffer(2)]], constant float& a [[buffer(3)]],
+    uint i [[thread_position_in_grid]]);
+template [[host_name("axpy_" "f16")]]
+[[kernel, max_total_threads_per_threadgroup(64)]] void axpy(const device half* x [[buffer(0)]],
+    const device half* y [[buffer(1)]], device half* r [[buffer(2)]], constant float& a [[buffer(3)]],
+    uint i [[thread_position_in_grid]]);
+"""
+
+
+def test_attribute_form_kernels_and_concatenated_host_names(rng):
+    lib = mx.fast.metal_library(ATTRIBUTE_FORM)
+    assert lib.kernel_names == ["negate", "axpy_f32", "axpy_f16"]
+    assert lib.kernel("axpy_f16").max_total_threads_per_threadgroup == 64
+    n = 300
+    x = rng.standard_normal(n).astype(np.float32)
+    (r,) = lib.kernel("negate")(args={"a": mx.array(x), "r": ((n,), mx.float32)}, grid=(n, 1, 1),
+                                threadgroup=(64, 1, 1))
+    np.testing.assert_array_equal(np.array(r), -x)
+    y = rng.standard_normal(n).astype(np.float32)
+    a = float(rng.uniform(0.5, 2))
+    for name, dtype, tol in (("axpy_f32", mx.float32, 1e-6), ("axpy_f16", mx.float16, 2e-3)):
+        xs, ys = mx.array(x).astype(dtype), mx.array(y).astype(dtype)
+        (r,) = lib.kernel(name)(args={"x": xs, "y": ys, "r": ((n,), dtype), "a": a}, grid=(n, 1, 1),
+                                threadgroup=(64, 1, 1))
+        assert r.dtype == dtype
+        np.testing.assert_allclose(f64(r), np.float32(a) * f64(xs) + f64(ys), rtol=tol, atol=tol)
