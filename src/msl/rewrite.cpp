@@ -522,7 +522,7 @@ class Rewriter {
     } else if (t.is("device") || t.is("thread")) {
       out[i] = "";
     } else if (t.is("constant")) {
-      if (program_scope) {
+      if (program_scope && !qualifies_pointee(toks, i)) {
         out[i] = "ALLOY_PROGRAM_CONSTANT";
         drop_const_specifiers(toks, i, out);
       } else {
@@ -761,6 +761,27 @@ class Rewriter {
       const Token& t = toks[k];
       if (t.is_ident("namespace")) return true;
       if (t.kind != TokenKind::Identifier && !t.is_punct("::")) return false;
+    }
+    return false;
+  }
+
+  // `constant` at program scope that qualifies what a pointer or reference
+  // points to, not a variable of its own: a function's return type
+  // (`const constant size_t* shape_of(...)`) or an alias (`using P = const
+  // constant size_t*;`), as AIX's shader library writes them. A `*` or `&`
+  // before the declaration's name, initializer or parameter list.
+  static bool qualifies_pointee(const std::vector<Token>& toks, std::size_t i) {
+    int angles = 0;
+    for (std::size_t j = i + 1; j < toks.size(); ++j) {
+      const Token& t = toks[j];
+      if (t.is_punct("<")) ++angles;
+      if (t.is_punct(">")) --angles;
+      if (t.is_punct(">>")) angles -= 2;
+      if (angles > 0) continue;
+      if (t.is_punct("*") || t.is_punct("&")) return true;
+      if (t.is_punct("=") || t.is_punct(";") || t.is_punct("{") || t.is_punct("(") || t.is_punct("[") ||
+          t.is_punct(","))
+        return false;
     }
     return false;
   }

@@ -326,3 +326,29 @@ def test_attribute_form_kernels_and_concatenated_host_names(rng):
                                 threadgroup=(64, 1, 1))
         assert r.dtype == dtype
         np.testing.assert_allclose(f64(r), np.float32(a) * f64(xs) + f64(ys), rtol=tol, atol=tol)
+
+
+# `constant` qualifying what a helper's returned pointer, or an alias,
+# points to (AIX's preamble), not a program-scope constant of its own.
+CONSTANT_POINTEES = r"""
+#include <metal_stdlib>
+using namespace metal;
+using shape_ptr = const constant uint*;
+METAL_FUNC uint rank_of(const constant uint* layout) { return layout[0]; }
+METAL_FUNC const constant uint* shape_of(const constant uint* layout) { return layout + 1; }
+METAL_FUNC shape_ptr strides_of(const constant uint* layout) { return layout + 1 + rank_of(layout); }
+kernel void offsets(const constant uint* layout [[buffer(0)]], device uint* out [[buffer(1)]],
+                    uint i [[thread_position_in_grid]]) {
+  out[i] = shape_of(layout)[i] * strides_of(layout)[i] + rank_of(layout);
+}
+"""
+
+
+def test_constant_in_a_helpers_return_type_and_an_alias(rng):
+    rank = 3
+    shape, strides = rng.integers(1, 9, rank), rng.integers(1, 99, rank)
+    layout = np.concatenate([[rank], shape, strides]).astype(np.uint32)
+    lib = mx.fast.metal_library(CONSTANT_POINTEES)
+    (out,) = lib.kernel("offsets")(args={"layout": mx.array(layout), "out": ((rank,), mx.uint32)},
+                                   grid=(rank, 1, 1), threadgroup=(rank, 1, 1))
+    np.testing.assert_array_equal(np.array(out), shape * strides + rank)
