@@ -16,7 +16,16 @@ from conftest import DEVICE
 # xLSTM-metal's per-head layer norm): every lane reads the mean from buf[0],
 # then writes its own partial sum of squares into buf[lane], with no barrier
 # between the read and the write.
-LAYER_NORM = """
+# Lane 0 adds the 32 partial sums in buf into buf[0], between barriers.
+GROUP_TOTAL = """
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lane == 0u) {
+        float total = 0.0f;
+        for (uint l = 0u; l < 32u; ++l) total += buf[l];
+        buf[0] = total;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);"""
+LAYER_NORM = f"""
     uint gid = thread_position_in_grid.x;
     uint lane = gid & 31u;
     uint row = gid / 32u;
@@ -24,25 +33,11 @@ LAYER_NORM = """
     threadgroup float buf[32];
     float s = 0.0f;
     for (uint i = lane; i < D; i += 32u) s += x[row * D + i];
-    buf[lane] = s;
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (lane == 0u) {
-        float total = 0.0f;
-        for (uint l = 0u; l < 32u; ++l) total += buf[l];
-        buf[0] = total;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+    buf[lane] = s;{GROUP_TOTAL}
     float mean = buf[0] / float(D);
     float q = 0.0f;
-    for (uint i = lane; i < D; i += 32u) { float d = x[row * D + i] - mean; q += d * d; }
-    buf[lane] = q;
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (lane == 0u) {
-        float total = 0.0f;
-        for (uint l = 0u; l < 32u; ++l) total += buf[l];
-        buf[0] = total;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint i = lane; i < D; i += 32u) {{ float d = x[row * D + i] - mean; q += d * d; }}
+    buf[lane] = q;{GROUP_TOTAL}
     float inv = rsqrt(buf[0] / float(D) + 1e-6f);
     for (uint i = lane; i < D; i += 32u) out[row * D + i] = (x[row * D + i] - mean) * inv;
 """
