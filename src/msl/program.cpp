@@ -213,7 +213,10 @@ class Parser {
       std::size_t close = closing_angle(toks_, j);
       if (close == 0) fail(toks_[j], "unclosed template argument list");
       // A closing `>>` also closes the last argument's own list (`<4>>`).
-      targs = "<" + join(toks_, j + 1, close) + (toks_[close].is_punct(">>") ? ">>" : ">");
+      // The body's `char` is int8_t (MSL's char is a signed byte of data,
+      // rewrite.cpp), so a `char` argument names that type too (AIX's
+      // `matrixMulTiled<char, ...>` instantiations).
+      targs = "<" + join_data_chars(j + 1, close) + (toks_[close].is_punct(">>") ? ">>" : ">");
       j = close + 1;
     }
     if (j >= toks_.size() || !toks_[j].is_punct("(")) fail(name, "expected the parameter list of kernel '" + name.text + "'");
@@ -271,6 +274,15 @@ class Parser {
     k.name = attrs.host_name.empty() ? name.text : attrs.host_name;
     info_.kernels.push_back(std::move(k));
     return last;
+  }
+
+  // join() of tokens [b, e) with each data `char` written int8_t.
+  std::string join_data_chars(std::size_t b, std::size_t e) const {
+    Tokens copy(toks_.begin() + b, toks_.begin() + e);
+    for (std::size_t q = 0; q < copy.size(); ++q)
+      if (copy[q].is_ident("char") && !(q > 0 && (copy[q - 1].is_ident("signed") || copy[q - 1].is_ident("unsigned"))))
+        copy[q].text = "int8_t";
+    return join(copy, 0, copy.size());
   }
 
   // Parameters between tokens [b, e), split at top-level commas.

@@ -352,3 +352,27 @@ def test_constant_in_a_helpers_return_type_and_an_alias(rng):
     (out,) = lib.kernel("offsets")(args={"layout": mx.array(layout), "out": ((rank,), mx.uint32)},
                                    grid=(rank, 1, 1), threadgroup=(rank, 1, 1))
     np.testing.assert_array_equal(np.array(out), shape * strides + rank)
+
+
+# An instantiation whose template argument is `char` (a signed byte of data
+# in MSL, as AIX's int8 kernels instantiate their templates).
+CHAR_ARGUMENT = r"""
+#include <metal_stdlib>
+using namespace metal;
+template <typename T, int N>
+kernel void shift(const device T* a [[buffer(0)]], device T* r [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  r[i] = T(a[i] / T(2) + T(N));
+}
+template [[host_name("shift_i8")]] kernel void shift<char, 3>(const device char* a [[buffer(0)]],
+    device char* r [[buffer(1)]], uint i [[thread_position_in_grid]]);
+"""
+
+
+def test_a_char_template_argument_is_a_byte_of_data(rng):
+    n = 200
+    a = rng.integers(-120, 120, n).astype(np.int8)
+    (r,) = mx.fast.metal_library(CHAR_ARGUMENT).kernel("shift_i8")(
+        args={"a": mx.array(a), "r": ((n,), mx.int8)}, grid=(n, 1, 1), threadgroup=(64, 1, 1))
+    assert r.dtype == mx.int8
+    # C's division truncates toward zero.
+    np.testing.assert_array_equal(np.array(r), (np.trunc(a / 2) + 3).astype(np.int8))
