@@ -174,13 +174,14 @@ void init_msl(nb::module_& m) {
          const std::string& target, const std::string& arch, unsigned threadgroup_bytes) {
         std::vector<std::tuple<std::string, bool, std::string>> results;
         msl::ProgramInfo info;
+        const std::string program = msl::expand_kernel_macros(source);  // as metal_library reads it
         try {
-          info = msl::check_program(source, header);
+          info = msl::check_program(program, header);
         } catch (const msl::CompileError& e) {
           results.emplace_back("", false, e.what());
           return results;
         }
-        for (const msl::KernelSpec& spec : program_specs(info, source, header, math_mode, threadgroup_bytes)) {
+        for (const msl::KernelSpec& spec : program_specs(info, program, header, math_mode, threadgroup_bytes)) {
           auto [ok, message] = compile_spec(spec, target, arch);
           results.emplace_back(spec.name, ok, message);
         }
@@ -195,8 +196,9 @@ void init_msl(nb::module_& m) {
          const std::string& target) {
         // Each kernel's translation as the launcher compiles it: [(kernel, source)].
         std::vector<std::tuple<std::string, std::string>> out;
-        const msl::ProgramInfo info = msl::check_program(source, header);
-        for (const msl::KernelSpec& spec : program_specs(info, source, header, math_mode, 32768u))
+        const std::string program = msl::expand_kernel_macros(source);  // as metal_library reads it
+        const msl::ProgramInfo info = msl::check_program(program, header);
+        for (const msl::KernelSpec& spec : program_specs(info, program, header, math_mode, 32768u))
           out.emplace_back(spec.name, msl::translate(spec, to_target(target)).source);
         return out;
       },

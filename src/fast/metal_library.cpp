@@ -173,10 +173,10 @@ MetalLibrary metal_library(const std::string& source, const std::string& header,
     throw std::invalid_argument("[metal_library] math_mode must be 'safe', 'relaxed' or 'fast', not '" + math_mode +
                                 "'.");
   auto s = std::make_shared<MetalLibrary::State>();
-  s->source = source;
+  s->source = msl::expand_kernel_macros(source);  // kernels written by macros are kernels too
   s->header = header;
   s->math_mode = math_mode;
-  s->info = msl::check_program(source, header);
+  s->info = msl::check_program(s->source, header);
   s->definition_key = "metal_library\x1f" + source + "\x1f" + header + "\x1f" + math_mode;
   return MetalLibrary(s);
 }

@@ -376,3 +376,44 @@ def test_a_char_template_argument_is_a_byte_of_data(rng):
     assert r.dtype == mx.int8
     # C's division truncates toward zero.
     np.testing.assert_array_equal(np.array(r), (np.trunc(a / 2) + 3).astype(np.int8))
+
+
+# Instantiations written by a macro, as AIX writes all of its kernels
+# (`SpecializeAdd("f32", float4);`): found as kernels, the line numbers
+# after them kept (an error below still quotes its own line).
+MACRO_INSTANTIATIONS = r"""
+#include <metal_stdlib>
+using namespace metal;
+template <typename T>
+[[kernel]] void scale(const device T* a [[buffer(0)]], device T* r [[buffer(1)]],
+                      constant float& k [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  r[i] = T(float(a[i]) * k);
+}
+#define SpecializeScale(tname, type)  \
+    template [[ host_name("scale_" tname) ]]  \
+    [[kernel]] void scale(const device type* a [[buffer(0)]], \
+                          device type* r [[buffer(1)]], \
+                          constant float& k [[buffer(2)]], \
+                          uint i [[thread_position_in_grid]])
+
+SpecializeScale("f32",  float);
+SpecializeScale("f16",  half);
+"""
+
+
+def test_instantiations_written_by_a_macro(rng):
+    lib = mx.fast.metal_library(MACRO_INSTANTIATIONS)
+    assert lib.kernel_names == ["scale_f32", "scale_f16"]
+    n, k = 64, float(rng.uniform(0.5, 2))
+    x = rng.standard_normal(n).astype(np.float32)
+    (r,) = lib.kernel("scale_f32")(args={"a": mx.array(x), "r": ((n,), mx.float32), "k": k}, grid=(n, 1, 1),
+                                   threadgroup=(32, 1, 1))
+    np.testing.assert_allclose(f64(r), x.astype(np.float64) * np.float32(k), rtol=1e-6, atol=1e-6)
+    xh = mx.array(x).astype(mx.float16)
+    (r,) = lib.kernel("scale_f16")(args={"a": xh, "r": ((n,), mx.float16), "k": k}, grid=(n, 1, 1),
+                                   threadgroup=(32, 1, 1))
+    np.testing.assert_allclose(f64(r), f64(xh) * np.float32(k), rtol=2e-3, atol=2e-3)
+    broken = MACRO_INSTANTIATIONS + "kernel void late(device float* y [[buffer(0)]]) { y[0] = undefined_name; }\n"
+    with pytest.raises(RuntimeError, match=r"source:18:.*undefined_name"):
+        lib = mx.fast.metal_library(broken)
+        lib.kernel("late")(args={"y": ((1,), mx.float32)}, grid=(1, 1, 1), threadgroup=(1, 1, 1))

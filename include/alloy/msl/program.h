@@ -105,4 +105,16 @@ std::string specialize_included_function_constants(const std::string& text, cons
 // compiler makes them when the library is created.
 ProgramInfo check_program(const std::string& source, const std::string& header);
 
+// `source` with each call of a function-like macro that writes kernels (its
+// body names `kernel`: AIX's `SpecializeAdd("f32", float4);`, whose body is
+// a `template [[host_name(...)]] [[kernel]] void add(...)` instantiation)
+// written out on the call's own line, each parameter its argument, as the
+// preprocessor would: parse_program reads the program before macros are
+// expanded, and would not find those kernels. Taken: a macro defined once,
+// its parameters named, no `#` or `##` in its body, called as a statement
+// of its own at program scope (`NAME(args);`); other macros and calls are
+// left to the compiler. Line numbers are kept. The source as it is when
+// there is none (or it does not lex: parse_program then says why).
+std::string expand_kernel_macros(const std::string& source);
+
 }  // namespace alloy::msl
