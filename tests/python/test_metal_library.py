@@ -417,3 +417,27 @@ def test_instantiations_written_by_a_macro(rng):
     with pytest.raises(RuntimeError, match=r"source:18:.*undefined_name"):
         lib = mx.fast.metal_library(broken)
         lib.kernel("late")(args={"y": ((1,), mx.float32)}, grid=(1, 1, 1), threadgroup=(1, 1, 1))
+
+
+# Apple's internal logical traits, as AIX's preamble reads them.
+INTERNAL_TRAITS = r"""
+#include <metal_stdlib>
+using namespace metal;
+#pragma METAL internals : enable
+template <typename T>
+constexpr constant bool atomic_native = _disjunction<is_same<T, int>, is_same<T, uint>, is_same<T, float>>::value;
+template <typename T>
+constexpr constant bool small_float = _conjunction<is_floating_point<T>, _negation<is_same<T, float>>>::value;
+#pragma METAL internals : disable
+kernel void traits(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  const int bits[6] = {atomic_native<int>, atomic_native<half>, atomic_native<float>,
+                       small_float<half>, small_float<float>, small_float<int>};
+  out[i] = bits[i];
+}
+"""
+
+
+def test_internal_logical_traits():
+    (out,) = mx.fast.metal_library(INTERNAL_TRAITS).kernel("traits")(
+        args={"out": ((6,), mx.int32)}, grid=(6, 1, 1), threadgroup=(6, 1, 1))
+    assert np.array(out).tolist() == [1, 0, 1, 1, 0, 0]

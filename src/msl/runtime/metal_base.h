@@ -107,6 +107,17 @@ template <class T, T v> struct integral_constant {
 template <bool B> using bool_constant = integral_constant<bool, B>;
 typedef bool_constant<true> true_type;
 typedef bool_constant<false> false_type;
+// The logical traits of Apple's metal_type_traits under their internal names
+// (`_disjunction<is_same<T, int>, is_same<T, float>>::value`, which AIX's
+// shader library reads under `#pragma METAL internals : enable`): the first
+// trait whose value decides, as std::disjunction and std::conjunction.
+template <class... B> struct _disjunction : false_type {};
+template <class B> struct _disjunction<B> : B {};
+template <class B, class... R> struct _disjunction<B, R...> : conditional<bool(B::value), B, _disjunction<R...>>::type {};
+template <class... B> struct _conjunction : true_type {};
+template <class B> struct _conjunction<B> : B {};
+template <class B, class... R> struct _conjunction<B, R...> : conditional<bool(B::value), _conjunction<R...>, B>::type {};
+template <class B> struct _negation : bool_constant<!bool(B::value)> {};
 // Address spaces are dropped by the translation: nothing to remove.
 template <class T> struct remove_addrspace { typedef T type; };
 template <class T> using remove_addrspace_t = typename remove_addrspace<T>::type;
