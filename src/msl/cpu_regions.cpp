@@ -579,11 +579,19 @@ void plan_program(const KernelSpec& spec, const std::vector<Token>& t, RegionsPl
       if (t[k].begin == offset) return k;
     throw NotRegions{"a kernel body not on a token"};
   };
-  // A kernel's declaration: from `template` (if any) or `kernel` to its body's end.
+  // A kernel's declaration: from `template <...>` (if any; `template <>`
+  // for an explicit specialization), its attributes (`[[host_name(...)]]`,
+  // `[[kernel]]`) or `kernel` to its body's end.
   auto declaration_of = [&](const ProgramKernel& k) {
     std::size_t open = index_at(k.body_begin), close = index_at(k.body_end - 1);
     std::size_t start = open;
     while (start > 0 && !t[start].is_ident("kernel")) --start;
+    if (start > 0 && (t[start - 1].is_punct("[[") || t[start - 1].is_punct(",")))
+      while (start > 0 && !t[start].is_punct("[[")) --start;  // the group holding `kernel`
+    while (start > 0 && t[start - 1].is_punct("]]")) {        // the groups before it
+      --start;
+      while (start > 0 && !t[start].is_punct("[[")) --start;
+    }
     if (start > 0 && t[start - 1].is_punct(">")) {
       int depth = 0;
       std::size_t j = start - 1;

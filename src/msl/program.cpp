@@ -189,9 +189,14 @@ class Parser {
     std::size_t first = attributes_before(type_at == i + 1 ? i : type_at, attrs);
     // `template <...>` before: a templated definition; a bare `template`: an
     // explicit instantiation.
-    bool is_template = false, is_instantiation = false;
+    bool is_template = false, is_instantiation = false, is_specialization = false;
     if (first > 0 && toks_[first - 1].is_ident("template")) {
       is_instantiation = true;
+    } else if (first > 2 && toks_[first - 1].is_punct(">") && toks_[first - 2].is_punct("<") &&
+               toks_[first - 3].is_ident("template")) {
+      // `template <> [[host_name("k_i32")]] kernel void k<int>(...) { ... }`:
+      // an explicit specialization, an entry point with a body of its own.
+      is_specialization = true;
     } else if (first > 0 && toks_[first - 1].is_punct(">")) {
       std::size_t k = first - 1;
       int angles = 0;
@@ -263,6 +268,18 @@ class Parser {
       return last;
     }
     k.params = std::move(params);
+    if (is_specialization) {
+      if (attrs.host_name.empty())
+        fail(toks_[i], "an explicit specialization of kernel '" + name.text +
+                           "' needs a name: `template <> [[host_name(\"" + name.text + "_i32\")]] kernel void ...`");
+      if (!toks_[end].is_punct("{")) return last;  // a declaration
+      for (const ProgramParam& p : k.params)
+        if (p.role == ProgramParam::Role::Attribute) check_attribute_type(p);
+      k.name = attrs.host_name;
+      k.template_args = targs;
+      info_.kernels.push_back(std::move(k));
+      return last;
+    }
     if (is_template) {
       if (!toks_[end].is_punct("{")) return last;  // a declaration
       templates[name.text] = std::move(k);

@@ -441,3 +441,42 @@ def test_internal_logical_traits():
     (out,) = mx.fast.metal_library(INTERNAL_TRAITS).kernel("traits")(
         args={"out": ((6,), mx.int32)}, grid=(6, 1, 1), threadgroup=(6, 1, 1))
     assert np.array(out).tolist() == [1, 0, 1, 1, 0, 0]
+
+
+# An explicit specialization with a body of its own (AIX gives unsupported
+# types an empty one), between instantiations of a template that
+# synchronises, all in the attribute form: each entry keeps its own body.
+SPECIALIZATION = r"""
+#include <metal_stdlib>
+using namespace metal;
+template <typename T>
+[[kernel]] void simd_total(const device T* a [[buffer(0)]], device T* out [[buffer(1)]],
+                           uint i [[thread_position_in_grid]]) {
+  out[i] = simd_sum(a[i]);
+}
+template [[host_name("simd_total_f32")]] [[kernel]] void simd_total<float>(const device float* a [[buffer(0)]],
+    device float* out [[buffer(1)]], uint i [[thread_position_in_grid]]);
+template <> [[host_name("simd_total_i32")]] [[kernel]] void simd_total<int>(const device int* a [[buffer(0)]],
+    device int* out [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  out[i] = -a[i];
+}
+template [[host_name("simd_total_f16")]] [[kernel]] void simd_total<half>(const device half* a [[buffer(0)]],
+    device half* out [[buffer(1)]], uint i [[thread_position_in_grid]]);
+"""
+
+
+def test_an_explicit_specialization_is_an_entry_with_its_own_body(rng):
+    lib = mx.fast.metal_library(SPECIALIZATION)
+    assert lib.kernel_names == ["simd_total_f32", "simd_total_i32", "simd_total_f16"]
+    n = 96
+    x = rng.uniform(-1, 1, n).astype(np.float32)
+    sums = np.repeat(x.astype(np.float64).reshape(-1, 32).sum(1), 32)
+    for name, dtype, tol in (("simd_total_f32", mx.float32, 1e-5), ("simd_total_f16", mx.float16, 2e-2)):
+        xs = mx.array(x).astype(dtype)
+        (out,) = lib.kernel(name)(args={"a": xs, "out": ((n,), dtype)}, grid=(n, 1, 1), threadgroup=(n, 1, 1))
+        want = np.repeat(f64(xs).reshape(-1, 32).sum(1), 32) if dtype == mx.float16 else sums
+        np.testing.assert_allclose(f64(out), want, rtol=tol, atol=tol)
+    k = rng.integers(-50, 50, n).astype(np.int32)
+    (out,) = lib.kernel("simd_total_i32")(args={"a": mx.array(k), "out": ((n,), mx.int32)}, grid=(n, 1, 1),
+                                          threadgroup=(n, 1, 1))
+    np.testing.assert_array_equal(np.array(out), -k)
