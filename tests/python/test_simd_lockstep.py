@@ -55,39 +55,27 @@ def test_a_read_then_other_lanes_writes_without_a_barrier(rng, D):
     np.testing.assert_allclose(np.array(out), want, rtol=1e-4, atol=1e-4)
 
 
-# The warp-synchronous end of a tree reduction: the first SIMD group adds
-# halves of a 64-wide buffer in steps with no barrier between them.
-WARP_REDUCTION = """
+def reduction(steps):
+    """The warp-synchronous end of a tree reduction: the first SIMD group adds
+    halves of a 64-wide buffer in `steps` (the lines inside its `if`), with
+    no barrier between them."""
+    return f"""
     uint tid = thread_position_in_threadgroup.x;
     uint g = threadgroup_position_in_grid.x;
     threadgroup float s[64];
     s[tid] = x[g * 64 + tid];
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (tid < 32) {
-        s[tid] += s[tid + 32];
-        s[tid] += s[tid + 16];
-        s[tid] += s[tid + 8];
-        s[tid] += s[tid + 4];
-        s[tid] += s[tid + 2];
-        s[tid] += s[tid + 1];
-    }
+    if (tid < 32) {{
+{steps}
+    }}
     threadgroup_barrier(mem_flags::mem_threadgroup);
     if (tid == 0) out[g] = s[0];
 """
 
-# The same steps as a loop, one step a trip.
-LOOP_REDUCTION = """
-    uint tid = thread_position_in_threadgroup.x;
-    uint g = threadgroup_position_in_grid.x;
-    threadgroup float s[64];
-    s[tid] = x[g * 64 + tid];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (tid < 32) {
-        for (uint k = 32; k > 0; k >>= 1) s[tid] += s[tid + k];
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (tid == 0) out[g] = s[0];
-"""
+
+# Six steps, one a statement; the same steps as a loop, one a trip.
+WARP_REDUCTION = reduction("\n".join(f"        s[tid] += s[tid + {k}];" for k in (32, 16, 8, 4, 2, 1)))
+LOOP_REDUCTION = reduction("        for (uint k = 32; k > 0; k >>= 1) s[tid] += s[tid + k];")
 
 
 @pytest.mark.parametrize("source", [WARP_REDUCTION, LOOP_REDUCTION], ids=["steps", "loop"])
