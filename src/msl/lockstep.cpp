@@ -220,14 +220,15 @@ std::optional<LockstepPoints> add_lockstep_points(const KernelSpec& spec, const 
   Lockstep pass(t, std::move(thread_names), target);
   pass.find_arrays();
   if (!pass.has_arrays()) return std::nullopt;
-  std::vector<BodyStmt> body;
+  // A form the statement parser does not read (a `for` header without its
+  // two `;`): the body as written, whose errors the translation reports.
   try {
-    body = regions::parse_statements(t, 0, t.size());
+    const std::vector<BodyStmt> body = regions::parse_statements(t, 0, t.size());
+    pass.find_thread_names(body);
+    pass.list(body, nullptr, true);
   } catch (const regions::NotRegions&) {
-    return std::nullopt;  // a form the parser does not read: the body as written
+    return std::nullopt;
   }
-  pass.find_thread_names(body);
-  pass.list(body, nullptr, true);
   if (pass.before.empty() && pass.after.empty()) return std::nullopt;
 
   LockstepPoints out;
