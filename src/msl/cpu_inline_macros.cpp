@@ -78,13 +78,7 @@ std::optional<InlinedHelpers> inline_macros(const KernelSpec& spec, const LexedK
                   " is in another's arguments");
 
   InlinedHelpers out;
-  out.source = spec.source;
-  // From the end back, so that each call's offsets still hold.
-  for (auto c = calls.rbegin(); c != calls.rend(); ++c) {
-    const std::size_t b = s[c->name].begin, e = s[c->close].end;
-    const std::size_t newlines = std::count(out.source.begin() + b, out.source.begin() + e, '\n');
-    out.source.replace(b, e - b, expanded(s, *c, true) + std::string(newlines, '\n'));
-  }
+  out.source = expand_calls(spec.source, s, calls, true);
   out.header = spec.header;
   for (const auto& [name, m] : macros)
     for (std::size_t k = m.directive->begin; k < m.directive->end; ++k)

@@ -61,6 +61,8 @@ Call find_call(const Toks& s, std::size_t i, const Macro& m) {
   return c;
 }
 
+namespace {
+// The macro's body at call `c`, on one line.
 std::string expanded(const Toks& s, const Call& c, bool do_while_as_block) {
   const Macro& m = *c.macro;
   const Toks& t = m.body;
@@ -91,6 +93,18 @@ std::string expanded(const Toks& s, const Call& c, bool do_while_as_block) {
     out += (out.empty() ? "" : " ") + piece;
   }
   return out;
+}
+
+}  // namespace
+
+std::string expand_calls(std::string text, const Toks& s, const std::vector<Call>& calls, bool do_while_as_block) {
+  // From the end back, so that each call's offsets still hold.
+  for (auto c = calls.rbegin(); c != calls.rend(); ++c) {
+    const std::size_t b = s[c->name].begin, e = s[c->close].end;
+    const std::size_t newlines = std::count(text.begin() + b, text.begin() + e, '\n');
+    text.replace(b, e - b, expanded(s, *c, do_while_as_block) + std::string(newlines, '\n'));
+  }
+  return text;
 }
 
 }  // namespace alloy::msl::macro_calls

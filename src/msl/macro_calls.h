@@ -42,8 +42,13 @@ struct Call {
 // `;`, `{`, `}` or a directive).
 Call find_call(const std::vector<Token>& s, std::size_t i, const Macro& m);
 
-// The macro's body at call `c`, on one line: each parameter the argument's
-// text; with `do_while_as_block`, a body `do { X } while (0)` the block `{ X }`.
-std::string expanded(const std::vector<Token>& s, const Call& c, bool do_while_as_block);
+// `text` (whose tokens `s` are) with each of `calls` (in token order, none
+// inside another) replaced by the macro's body on the call's first line
+// (each parameter the argument's text; with `do_while_as_block`, a body
+// `do { X } while (0)` the block `{ X }`),
+// followed by as many newlines as the call spanned: every later line keeps
+// its number.
+std::string expand_calls(std::string text, const std::vector<Token>& s, const std::vector<Call>& calls,
+                        bool do_while_as_block);
 
 }  // namespace alloy::msl::macro_calls

@@ -50,14 +50,7 @@ std::string expand_kernel_macros(const std::string& source) {
     } catch (const NotTaken&) {
     }
   }
-  std::string out = source;
-  // From the end back, so that each call's offsets still hold.
-  for (auto c = calls.rbegin(); c != calls.rend(); ++c) {
-    const std::size_t b = t[c->name].begin, e = t[c->close].end;
-    const std::size_t newlines = std::count(out.begin() + b, out.begin() + e, '\n');
-    out.replace(b, e - b, expanded(t, *c, false) + std::string(newlines, '\n'));
-  }
-  return out;
+  return expand_calls(source, t, calls, false);
 }
 
 }  // namespace alloy::msl

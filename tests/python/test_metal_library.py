@@ -230,6 +230,14 @@ def test_program_errors_quote_the_line():
     with pytest.raises(RuntimeError, match="two kernels are named 'f'"):
         mx.fast.metal_library("kernel void f(device float* o [[buffer(0)]]) { o[0] = 1; }\n"
                               "kernel void f(device float* o [[buffer(0)]]) { o[0] = 2; }\n")
+    # The forms AIX writes, misused: a specialization needs its entry's name;
+    # an attribute group holding `kernel` must close.
+    with pytest.raises(RuntimeError, match=r"source:3:.*explicit specialization of kernel 'f' needs a name"):
+        mx.fast.metal_library("template <typename T> kernel void f(device T* o [[buffer(0)]]) { o[0] = 1; }\n"
+                              "template [[host_name(\"f_f32\")]] kernel void f<float>(device float* o [[buffer(0)]]);\n"
+                              "template <> kernel void f<int>(device int* o [[buffer(0)]]) { o[0] = 2; }\n")
+    with pytest.raises(RuntimeError, match=r"source:1:.*a kernel must return void"):
+        mx.fast.metal_library("[[kernel]] float f(device float* o [[buffer(0)]]) { o[0] = 1; }\n")
 
 
 def test_unknown_attribute_warns_and_compile_errors_name_the_line():
